@@ -1,0 +1,29 @@
+# Two entry points, both self-installing on a fresh machine (see README.md):
+#   make book   execute every chapter with papermill and build the Jupyter Book (the main job)
+#   make test   run the whole test suite, nbval on the executed chapters and the browser check included
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.embdiag-installed
+
+.PHONY: book test chromium bench
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+book: $(STAMP)
+	$(VENV)/bin/embdiag book
+
+chromium:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null)
+
+test: $(STAMP) chromium
+	$(PY) -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests book/chapters
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_metrics.py
+	$(PY) benchmarks/bench_interventions.py
+	$(PY) benchmarks/bench_data.py

@@ -1,0 +1,72 @@
+"""Input checks shared by every public function.
+
+Each check raises ``ValueError`` whose message names the argument and the problem,
+and returns the array converted to a floating dtype of at least float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def as_float(x, name: str, *, ndim: int | None = None, min_rows: int = 1,
+             finite: bool = True, dtype=None) -> np.ndarray:
+    """Return ``x`` as a floating array (float16/int upcast to float32).
+
+    Raises ``ValueError`` naming ``name`` for wrong dimensionality, too few rows,
+    non-numeric data or non-finite values. Memory-mapped float32/float64 inputs are
+    returned without a copy.
+    """
+    a = np.asarray(x)
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+        raise ValueError(f"{name}: expected a numeric array, got dtype {a.dtype}")
+    if np.iscomplexobj(a):
+        raise ValueError(f"{name}: complex values are not supported")
+    if dtype is not None:
+        a = a.astype(dtype, copy=False)
+    elif a.dtype not in (np.float32, np.float64):
+        a = a.astype(np.float32)
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError(f"{name}: expected a {ndim}-D array, got shape {a.shape}")
+    if a.ndim >= 1 and a.shape[0] < min_rows:
+        raise ValueError(f"{name}: needs at least {min_rows} row(s), got {a.shape[0]}")
+    if a.size == 0:
+        raise ValueError(f"{name}: empty array (shape {a.shape})")
+    if finite and not np.isfinite(a).all():
+        bad = int((~np.isfinite(a)).any(axis=tuple(range(1, a.ndim))).sum()) if a.ndim > 1 else int((~np.isfinite(a)).sum())
+        raise ValueError(f"{name}: contains NaN or infinite values ({bad} bad row(s))")
+    return a
+
+
+def as_matrix(x, name: str, *, min_rows: int = 1, finite: bool = True, dtype=None) -> np.ndarray:
+    """:func:`as_float` for an n x d matrix of row vectors."""
+    return as_float(x, name, ndim=2, min_rows=min_rows, finite=finite, dtype=dtype)
+
+
+def same_length(**arrays) -> int:
+    """Check that all named arrays have the same first dimension; return it."""
+    lengths = {k: len(v) for k, v in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+        raise ValueError(f"length mismatch: {desc}")
+    return next(iter(lengths.values()))
+
+
+def nonzero_rows(Z: np.ndarray, name: str) -> np.ndarray:
+    """Row norms of ``Z``; raise if any row has zero norm (cosine undefined)."""
+    norms = np.linalg.norm(Z, axis=1)
+    zero = np.flatnonzero(norms == 0)
+    if zero.size:
+        raise ValueError(f"{name}: {zero.size} zero-norm row(s) (first at index {zero[0]}); cosine is undefined")
+    return norms
+
+
+def check_k(k, n_candidates: int, name: str = "k") -> int:
+    """Validate a neighbour count: an integer with 1 <= k < n_candidates."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"{name}: expected an integer, got {k!r}")
+    if k < 1:
+        raise ValueError(f"{name}: must be at least 1, got {k}")
+    if k >= n_candidates:
+        raise ValueError(f"{name}: must be smaller than the number of candidates ({n_candidates}), got {k}")
+    return int(k)

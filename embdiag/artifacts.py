@@ -1,0 +1,137 @@
+"""Cached artifacts with a manifest of checksums and the parameters that made them.
+
+An artifact is a folder ``<root>/<name>/`` of ``.npy`` arrays plus ``manifest.json``
+recording each file's SHA-256, shape and dtype, the parameters that produced it and the
+command that regenerates it. Loading verifies every checksum and compares the stored
+parameters with the requested ones, so a corrupt or stale artifact raises instead of
+being used. Writes go to a temporary sibling folder that is renamed into place only when
+complete: a failed build leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Callable, Mapping
+
+import numpy as np
+
+MANIFEST = "manifest.json"
+
+
+class ArtifactError(ValueError):
+    """An artifact is missing, corrupt or was made with other parameters."""
+
+
+class MissingArtifactError(ArtifactError):
+    """No artifact of that name exists."""
+
+
+class CorruptArtifactError(ArtifactError):
+    """A file is missing or its checksum does not match the manifest."""
+
+
+class StaleArtifactError(ArtifactError):
+    """The artifact was made with parameters other than the requested ones."""
+
+
+def data_dir() -> Path:
+    """Root for artifacts: ``$EMBDIAG_DATA``, else the repository's ``data/`` folder."""
+    env = os.environ.get("EMBDIAG_DATA")
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parents[1]
+    return repo / "data" if (repo / "pyproject.toml").exists() else Path.cwd() / "data"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _canonical(params: Mapping) -> dict:
+    """Parameters as they round-trip through JSON (tuples become lists, etc.)."""
+    return json.loads(json.dumps(dict(params), sort_keys=True, default=str))
+
+
+def save(name: str, arrays: Mapping[str, np.ndarray], params: Mapping, *,
+         command: str = "", root: Path | None = None) -> Path:
+    """Write ``arrays`` as artifact ``name`` atomically; return its folder."""
+    root = Path(root) if root is not None else data_dir()
+    final = root / name
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        files = {}
+        for key, arr in arrays.items():
+            arr = np.asarray(arr)
+            if arr.dtype == object:
+                raise ArtifactError(f"{name}/{key}: object arrays cannot be stored safely")
+            fname = f"{key}.npy"
+            np.save(tmp / fname, arr, allow_pickle=False)
+            files[fname] = {"sha256": _sha256(tmp / fname), "shape": list(arr.shape), "dtype": str(arr.dtype)}
+        manifest = {"name": name, "params": _canonical(params), "command": command, "files": files}
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+def manifest(name: str, *, root: Path | None = None) -> dict:
+    """The manifest of artifact ``name`` (raises :class:`MissingArtifactError`)."""
+    root = Path(root) if root is not None else data_dir()
+    path = root / name / MANIFEST
+    if not path.exists():
+        raise MissingArtifactError(f"artifact {name!r}: no manifest at {path}")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise CorruptArtifactError(f"artifact {name!r}: unreadable manifest {path}: {e}") from e
+
+
+def load(name: str, params: Mapping | None = None, *, root: Path | None = None,
+         mmap: bool = False) -> dict[str, np.ndarray]:
+    """Load artifact ``name`` after verifying checksums and (if given) parameters."""
+    root = Path(root) if root is not None else data_dir()
+    m = manifest(name, root=root)
+    if params is not None and m["params"] != _canonical(params):
+        want, have = _canonical(params), m["params"]
+        diff = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
+        raise StaleArtifactError(
+            f"artifact {name!r} was made with other parameters (differ in: {', '.join(diff)}); "
+            f"regenerate it with: {m.get('command') or 'its build command'}")
+    out = {}
+    for fname, meta in m["files"].items():
+        path = root / name / fname
+        if not path.exists():
+            raise CorruptArtifactError(f"artifact {name!r}: file {fname} listed in the manifest is missing")
+        if _sha256(path) != meta["sha256"]:
+            raise CorruptArtifactError(f"artifact {name!r}: checksum mismatch for {fname}; the file is corrupt")
+        out[fname[:-4]] = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    return out
+
+
+def cached(name: str, params: Mapping, build: Callable[[], Mapping[str, np.ndarray]], *,
+           command: str = "", root: Path | None = None) -> dict[str, np.ndarray]:
+    """Load artifact ``name`` if present with these ``params``, else build, save and return it.
+
+    A stale artifact (other parameters) is rebuilt; a corrupt one raises, since a
+    checksum failure means something other than a parameter change went wrong.
+    """
+    try:
+        return load(name, params, root=root)
+    except (MissingArtifactError, StaleArtifactError):
+        pass
+    save(name, build(), params, command=command, root=root)
+    return load(name, params, root=root)

@@ -1,0 +1,80 @@
+"""Cached artifacts: checksums, parameters, atomic writes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from embdiag import artifacts
+
+PARAMS = {"n": 3, "seed": 0, "sizes": (1, 2)}
+
+
+def test_round_trip_with_manifest(tmp_path):
+    arrays = {"x": np.arange(6, dtype=np.float32).reshape(2, 3), "names": np.array(["a", "bb"])}
+    folder = artifacts.save("demo", arrays, PARAMS, command="make demo", root=tmp_path)
+    m = json.loads((folder / "manifest.json").read_text())
+    assert m["params"] == {"n": 3, "seed": 0, "sizes": [1, 2]}
+    assert m["files"]["x.npy"]["shape"] == [2, 3] and len(m["files"]["x.npy"]["sha256"]) == 64
+    out = artifacts.load("demo", PARAMS, root=tmp_path)
+    np.testing.assert_array_equal(out["x"], arrays["x"])
+    np.testing.assert_array_equal(out["names"], arrays["names"])
+
+
+def test_corrupt_file_is_detected(tmp_path):
+    folder = artifacts.save("demo", {"x": np.arange(100.0)}, PARAMS, root=tmp_path)
+    raw = bytearray((folder / "x.npy").read_bytes())
+    raw[-1] ^= 0xFF
+    (folder / "x.npy").write_bytes(bytes(raw))
+    with pytest.raises(artifacts.CorruptArtifactError, match="checksum mismatch for x.npy"):
+        artifacts.load("demo", PARAMS, root=tmp_path)
+    with pytest.raises(artifacts.CorruptArtifactError):
+        artifacts.cached("demo", PARAMS, lambda: {"x": np.zeros(1)}, root=tmp_path)
+
+
+def test_missing_file_is_detected(tmp_path):
+    folder = artifacts.save("demo", {"x": np.arange(3)}, PARAMS, root=tmp_path)
+    (folder / "x.npy").unlink()
+    with pytest.raises(artifacts.CorruptArtifactError, match="missing"):
+        artifacts.load("demo", root=tmp_path)
+
+
+def test_stale_parameters_are_detected_and_named(tmp_path):
+    artifacts.save("demo", {"x": np.arange(3)}, PARAMS, command="make demo", root=tmp_path)
+    with pytest.raises(artifacts.StaleArtifactError, match=r"differ in: seed.*make demo"):
+        artifacts.load("demo", {**PARAMS, "seed": 1}, root=tmp_path)
+
+
+def test_cached_builds_once_and_rebuilds_when_stale(tmp_path):
+    calls = []
+
+    def build():
+        calls.append(1)
+        return {"x": np.full(2, len(calls))}
+
+    assert artifacts.cached("c", PARAMS, build, root=tmp_path)["x"][0] == 1
+    assert artifacts.cached("c", PARAMS, build, root=tmp_path)["x"][0] == 1
+    assert artifacts.cached("c", {**PARAMS, "n": 4}, build, root=tmp_path)["x"][0] == 2
+    assert len(calls) == 2
+
+
+def test_failed_build_leaves_nothing_behind(tmp_path):
+    class Boom(Exception):
+        pass
+
+    def build():
+        raise Boom
+
+    with pytest.raises(Boom):
+        artifacts.cached("c", PARAMS, build, root=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(artifacts.ArtifactError, match="object arrays"):
+        artifacts.save("c", {"x": np.array([{}, 1], dtype=object)}, PARAMS, root=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_artifact(tmp_path):
+    with pytest.raises(artifacts.MissingArtifactError, match="no manifest"):
+        artifacts.load("nothing", root=tmp_path)
