@@ -106,6 +106,7 @@ def _atomic_write(nb, target: Path) -> None:
     os.close(fd)
     try:
         nbformat.write(nb, tmp)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -45,3 +45,45 @@ def anisotropic_gaussian(n: int, d: int, *, decay: float = 1.0, mean_norm: float
     Z = (rng.standard_normal((n, d)) * scales) @ basis.T
     mean = rng.standard_normal(d)
     return Z + mean_norm * mean / np.linalg.norm(mean)
+
+
+#: Class shares of three imbalanced label columns (like weather, scene, time of day).
+CLUSTER_ATTRIBUTES = {
+    "weather": (0.45, 0.2, 0.15, 0.1, 0.06, 0.04),
+    "scene": (0.5, 0.2, 0.12, 0.1, 0.05, 0.03),
+    "time": (0.55, 0.35, 0.1),
+}
+
+
+def labelled_clusters(n: int, *, d: int = 768, seed: int = 0, attributes=None,
+                      strength=(0.14, 0.15, 0.2), agreement: float = 0.7,
+                      encoder_seed: int = 12345):
+    """Unit vectors with labels: a stand-in for cached encoder outputs.
+
+    Each row is a shared mean direction + one class centre per attribute (scaled by
+    ``strength``) + Gaussian noise with a power-law spectrum, normalized to unit length.
+    The defaults give variance about 0.25, mean cosine about 0.75 and PR about 39, the
+    scale of the study's validation vectors. A share ``1 - agreement`` of labels is
+    redrawn from the class prior, so labels are only partly recoverable, as real
+    annotations are. ``encoder_seed`` fixes the centres and basis (the "encoder"),
+    ``seed`` draws the rows. Returns ``(Z, {attribute: int labels})``.
+    """
+    attributes = dict(attributes or CLUSTER_ATTRIBUTES)
+    if len(strength) != len(attributes):
+        raise ValueError(f"strength: needs one value per attribute ({len(attributes)}), got {len(strength)}")
+    enc = np.random.default_rng(encoder_seed)
+    mean = enc.standard_normal(d)
+    mean /= np.linalg.norm(mean)
+    centres = {a: enc.standard_normal((len(p), d)) / np.sqrt(d) for a, p in attributes.items()}
+    rot = _orthonormal(enc, d, d)
+    amplitude = np.arange(1, d + 1) ** -0.5
+    amplitude *= 0.55 / np.linalg.norm(amplitude)
+    rng = np.random.default_rng(seed)
+    labels = {a: rng.choice(len(p), size=n, p=p) for a, p in attributes.items()}
+    Z = mean + (rng.standard_normal((n, d)) * amplitude) @ rot
+    for (a, lab), s in zip(labels.items(), strength):
+        Z += s * centres[a][lab]
+    for a, p in attributes.items():
+        redraw = rng.random(n) > agreement
+        labels[a][redraw] = rng.choice(len(p), size=int(redraw.sum()), p=p)
+    return Z / np.linalg.norm(Z, axis=1, keepdims=True), labels

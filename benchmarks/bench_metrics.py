@@ -1,0 +1,221 @@
+"""Side-by-side timings of the metrics core, all measured in one run.
+
+    python benchmarks/bench_metrics.py            # full: 10k, 100k and 1M galleries
+    python benchmarks/bench_metrics.py --quick    # small sizes, for iteration
+
+Prints one table: the float32 GEMM roofline, exact top-10 (ours vs FAISS IndexFlatIP vs
+a chunked numpy baseline), peak extra memory of ``topk``, the grouped bootstrap,
+RankMe / participation ratio at 100k x 768 against a float64 SVD, and the whole
+metrics suite at the study's scale (2,000 train + 983 validation vectors, d = 768).
+Timings are best of ``--repeat`` runs; on a shared machine they are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+import tracemalloc
+
+import numpy as np
+
+from embdiag import geometry, retrieval, stats
+from embdiag.probe import LinearProbe, balanced_accuracy, eligible_classes
+
+D = 768
+K = 10
+NQ = 1000
+ROWS = []
+
+
+def row(section, name, value, note=""):
+    ROWS.append((section, name, value, note))
+    print(f"  {section:<10} {name:<44} {value:>14}  {note}", flush=True)
+
+
+def best_of(f, repeat):
+    best, out = np.inf, None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = f()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def unit(X):
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def make_gallery(n, seed, path=None, chunk=50_000):
+    """Clustered unit-free vectors (so top-k has structure); a memmap when ``path`` is given."""
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((256, D)).astype(np.float32)
+    G = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, D)) if path else \
+        np.empty((n, D), dtype=np.float32)
+    for a in range(0, n, chunk):
+        b = min(n, a + chunk)
+        G[a:b] = centers[rng.integers(0, 256, b - a)] + 1.5 * rng.standard_normal((b - a, D), dtype=np.float32)
+    if path:
+        G.flush()
+    return G
+
+
+def numpy_baseline(Q, G, k, chunk=8192):
+    """Chunked numpy matmul + argpartition (the obvious implementation)."""
+    Qn = unit(Q)
+    best_s = np.full((len(Q), k), -np.inf, dtype=np.float32)
+    best_i = np.zeros((len(Q), k), dtype=np.int64)
+    for a in range(0, len(G), chunk):
+        S = Qn @ unit(np.asarray(G[a:a + chunk])).T
+        part = np.argpartition(-S, k - 1, axis=1)[:, :k]
+        cand_s = np.concatenate([best_s, np.take_along_axis(S, part, 1)], axis=1)
+        cand_i = np.concatenate([best_i, part + a], axis=1)
+        order = np.argsort(-cand_s, axis=1, kind="stable")[:, :k]
+        best_s, best_i = np.take_along_axis(cand_s, order, 1), np.take_along_axis(cand_i, order, 1)
+    return best_s, best_i
+
+
+def gemm_rate(Qn, G, repeat, chunk=8192):
+    """Float32 GEMM rate on the search's own shapes (normalized chunks, no selection)."""
+    buf = np.empty((len(Qn), chunk), dtype=np.float32)
+
+    def run():
+        for a in range(0, len(G), chunk):
+            g = np.asarray(G[a:a + chunk])
+            np.matmul(Qn, g.T, out=buf[:, :len(g)])
+    t, _ = best_of(run, repeat)
+    return 2.0 * len(Qn) * len(G) * D / t
+
+
+def bench_topk(sizes, repeat, tmpdir):
+    import faiss
+
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        path = os.path.join(tmpdir, f"gallery_{n}.npy") if n >= 1_000_000 else None
+        G = make_gallery(n, seed=n, path=path)
+        Q = (np.asarray(G[rng.integers(0, n, NQ)]) + rng.standard_normal((NQ, D), dtype=np.float32)).astype(np.float32)
+        Qn = unit(Q).astype(np.float32)
+        rate = gemm_rate(Qn, G, repeat)
+        roof = 2.0 * NQ * n * D / rate
+        t_ours, (s, i) = best_of(lambda: retrieval.topk(Q, G, K), repeat)
+        index = faiss.IndexFlatIP(D)
+        Gn = np.empty((n, D), dtype=np.float32)
+        for a in range(0, n, 50_000):
+            Gn[a:a + 50_000] = unit(np.asarray(G[a:a + 50_000]))
+        index.add(Gn)
+        del Gn
+        t_faiss, (fs, fi) = best_of(lambda: index.search(Qn, K), repeat)
+        del index
+        t_np, (ns, ni) = best_of(lambda: numpy_baseline(Q, G, K), 1 if n >= 1_000_000 else repeat)
+        label = f"{n:,} gallery"
+        row("topk", f"{label}: GEMM rate (GFLOP/s)", f"{rate / 1e9:.1f}", "float32, search shapes")
+        row("topk", f"{label}: roofline 2qNd/rate (s)", f"{roof:.3f}")
+        row("topk", f"{label}: ours (s)", f"{t_ours:.3f}",
+            f"{t_ours / t_faiss:.2f}x FAISS, {t_ours / roof:.2f}x roofline")
+        row("topk", f"{label}: FAISS IndexFlatIP search (s)", f"{t_faiss:.3f}",
+            f"{t_faiss / roof:.2f}x roofline (pre-normalized, add not timed)")
+        row("topk", f"{label}: numpy matmul+argpartition (s)", f"{t_np:.3f}", f"{t_np / t_faiss:.2f}x FAISS")
+        same = np.mean(i == fi)
+        gap = np.abs(s - fs).max()
+        row("topk", f"{label}: agreement with FAISS ids", f"{same:.5f}", f"max score diff {gap:.1e}")
+        if n <= 100_000:
+            tracemalloc.start()
+            retrieval.topk(Q, G, K)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            row("memory", f"{label}: topk peak extra (MB)", f"{peak / 2**20:.1f}",
+                f"gallery is {G.nbytes / 2**20:.0f} MB")
+        del G
+        if path:
+            os.remove(path)
+
+
+def bench_bootstrap(repeat):
+    rng = np.random.default_rng(1)
+    groups = np.repeat(np.arange(1000), 5)
+    a, b = (rng.random(5000) < 0.97).astype(float), (rng.random(5000) < 0.96).astype(float)
+    t, res = best_of(lambda: stats.paired_bootstrap(a, b, groups=groups, n_draws=5000), repeat)
+    row("stats", "bootstrap 5,000 draws x 1,000 groups (s)", f"{t:.3f}", f"interval [{res.low:.4f}, {res.high:.4f}]")
+
+
+def bench_spectrum(n, repeat):
+    rng = np.random.default_rng(2)
+    V, _ = np.linalg.qr(rng.standard_normal((D, D)))
+    for name, scale in [("isotropic", np.ones(D)), ("collapsed, cond 1e5", np.logspace(0, -5, D))]:
+        Z = np.empty((n, D), dtype=np.float32)
+        for a in range(0, n, 20_000):
+            Z[a:a + 20_000] = (rng.standard_normal((min(20_000, n - a), D)) * scale) @ V.T + 0.1
+        t_r, rk = best_of(lambda: geometry.rankme(Z), repeat)
+        t_p, pr = best_of(lambda: geometry.participation_ratio(Z), repeat)
+        t_s, _ = best_of(lambda: geometry.summary(Z), repeat)
+        t_ref = time.perf_counter()
+        sv = np.linalg.svd(Z.astype(np.float64), compute_uv=False)
+        X = Z.astype(np.float64)
+        X -= X.mean(axis=0)
+        lam = np.linalg.svd(X, compute_uv=False) ** 2 / (n - 1)
+        t_ref = time.perf_counter() - t_ref
+        del X
+        p = sv / sv.sum() + 1e-7
+        rk_ref = np.exp(-np.sum(p * np.log(p)))
+        pr_ref = lam.sum() ** 2 / np.sum(lam**2)
+        label = f"{n:,}x{D} {name}"
+        row("geometry", f"{label}: RankMe (s)", f"{t_r:.3f}", f"rel. error {abs(rk - rk_ref) / rk_ref:.1e} vs float64 SVD")
+        row("geometry", f"{label}: PR (s)", f"{t_p:.3f}", f"rel. error {abs(pr - pr_ref) / pr_ref:.1e}")
+        row("geometry", f"{label}: summary, all four (s)", f"{t_s:.3f}", f"two float64 SVDs took {t_ref:.1f} s")
+
+
+def bench_suite(repeat):
+    """Geometry + three probes + three P@10 + margins at 2,000 train + 983 validation."""
+    rng = np.random.default_rng(3)
+    n_tr, n_va = 2000, 983
+    V, _ = np.linalg.qr(rng.standard_normal((D, D)))
+    spec = np.exp(-np.arange(D) / 30) + 0.02
+    attrs = {}
+    base = (rng.standard_normal((n_tr + n_va, D)) * np.sqrt(spec)) @ V.T + 0.4
+    for name, k in [("weather", 6), ("scene", 5), ("time", 3)]:
+        y = rng.choice(k, n_tr + n_va, p=np.linspace(3, 1, k) / np.linspace(3, 1, k).sum())
+        base += 0.08 * rng.standard_normal((k, D))[y]
+        attrs[name] = y
+    Z = base.astype(np.float32)
+    tr, va = slice(0, n_tr), slice(n_tr, None)
+
+    def suite():
+        out = {"geometry": geometry.summary(Z[va])}
+        for name, y in attrs.items():
+            classes = eligible_classes(y[tr])
+            p = LinearProbe().fit(Z[tr], y[tr])
+            out[f"{name} BA"] = balanced_accuracy(y[va], p.predict(Z[va]), classes)
+        s, i = retrieval.topk(Z[va], Z[va], K + 1, exclude_self=True)
+        for name, y in attrs.items():
+            out[f"{name} P@10"] = retrieval.precision_at_k(i[:, :K], y[va])
+        out["margin"] = retrieval.boundary_margin(s, K)
+        return out
+
+    t, out = best_of(suite, repeat)
+    t_probe, _ = best_of(lambda: LinearProbe().fit(Z[tr], attrs["weather"][tr]), repeat)
+    row("suite", "whole suite 2,000+983 x 768 (s)", f"{t:.3f}", "summary + 3 probes + top-11 + 3 P@10 + margins")
+    row("suite", "one probe, 7 C values + refit (s)", f"{t_probe:.3f}")
+    row("suite", "(check) weather BA / P@10", f"{out['weather BA']:.3f} / {out['weather P@10']:.3f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small sizes (10k, 50k galleries; 20k spectra)")
+    ap.add_argument("--no-1m", action="store_true", help="skip the 1M gallery (3 GB memmap + 3 GB FAISS copy)")
+    ap.add_argument("--repeat", type=int, default=None, help="repetitions per timing (best of)")
+    args = ap.parse_args()
+    repeat = args.repeat or (1 if args.quick else 3)
+    sizes = [10_000, 50_000] if args.quick else [10_000, 100_000] + ([] if args.no_1m else [1_000_000])
+    print(f"embdiag metrics benchmark: {os.cpu_count()} CPUs, numpy {np.__version__}, best of {repeat}")
+    print(f"  {'section':<10} {'measure':<44} {'value':>14}  note")
+    with tempfile.TemporaryDirectory() as tmpdir:
+        bench_topk(sizes, repeat, tmpdir)
+    bench_bootstrap(repeat)
+    bench_spectrum(20_000 if args.quick else 100_000, repeat)
+    bench_suite(repeat)
+
+
+if __name__ == "__main__":
+    main()
