@@ -15,35 +15,24 @@ import time
 
 import numpy as np
 
-from embdiag.interventions import SEVERITIES, CommonOffset, grid
+from embdiag.interventions import SEVERITIES, CommonOffset
 from embdiag.precision import STUDY_CONDITIONS, compare_conditions
 from embdiag.retrieval import random_floor
-from embdiag.suite import evaluate, frozen_classes
+from embdiag.suite import stress_grid
 from embdiag.synthetic import labelled_clusters
 
 N_TRAIN, N_EVAL, D, K = 2000, 983, 768, 10
 
 
-def grid_rows(train, ytr, val, yva, probes=True):
-    """One row per (intervention, severity), fitted on ``train``, measured on ``val``, with seconds."""
-    rows, classes = [], frozen_classes(yva)
-    for name, s, iv in grid():
-        t0 = time.perf_counter()
-        iv.fit(train)
-        row = evaluate(iv.transform(train), ytr, iv.transform(val), yva, k=K, classes=classes, probes=probes)
-        rows.append({"intervention": name, "s": s, **row, "time s": time.perf_counter() - t0})
-    return rows
-
-
 def print_grid(rows):
     cols = ["total_variance", "mean_cosine", "rankme", "participation_ratio"]
-    extra = [c for c in rows[0] if c.endswith(("BA", "P@10", " s"))]
+    extra = [c for c in rows[0] if c.endswith(("BA", f"P@{K}"))]
     print(f"{'intervention':17s} {'s':>5s} {'variance':>10s} {'mean cos':>9s} {'RankMe':>8s} {'PR':>7s} "
           + " ".join(f"{c:>12s}" for c in extra))
     for r in rows:
-        print(f"{r['intervention']:17s} {r['s']:5.2f} {r[cols[0]]:10.4g} {r[cols[1]]:9.6f} "
+        print(f"{r['intervention']:17s} {r['severity']:5.2f} {r[cols[0]]:10.4g} {r[cols[1]]:9.6f} "
               f"{r[cols[2]]:8.2f} {r[cols[3]]:7.2f} "
-              + " ".join(f"{r[c] if c.endswith(' s') else 100 * r[c]:12.2f}" for c in extra))
+              + " ".join(f"{100 * r[c]:12.2f}" for c in extra))
 
 
 def print_storage(results, labels, prefix=""):
@@ -69,7 +58,7 @@ def main():
           + ", ".join(f"{a} {100 * random_floor(y):.2f}" for a, y in yva.items()))
 
     t0 = time.perf_counter()
-    rows = grid_rows(train, ytr, val, yva, probes=not args.no_probes)
+    rows = stress_grid(train, ytr, val, yva, k=K, probes=not args.no_probes).to_dict("records")
     wall = time.perf_counter() - t0
     print(f"\n== stress-test grid: 4 interventions x {len(SEVERITIES)} severities, full metric suite ==")
     print_grid(rows)

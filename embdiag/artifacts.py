@@ -1,6 +1,7 @@
 """Cached artifacts with a manifest of checksums and the parameters that made them.
 
-An artifact is a folder ``<root>/<name>/`` of ``.npy`` arrays plus ``manifest.json``
+An artifact is a folder ``<root>/<name>/`` of ``.npy`` arrays and ``.csv`` tables (pandas
+DataFrames, floats written at full precision) plus ``manifest.json``
 recording each file's SHA-256, shape and dtype, the parameters that produced it and the
 command that regenerates it. Loading verifies every checksum and compares the stored
 parameters with the requested ones, so a corrupt or stale artifact raises instead of
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 import numpy as np
+import pandas as pd
 
 MANIFEST = "manifest.json"
 
@@ -56,14 +58,27 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def source_digest(*paths: Path) -> str:
+    """SHA-256 (16 hex digits) of source files: of each file given, and of every ``*.py``
+    under each folder given (sorted). Put it in an artifact's parameters so that results
+    made by older code are stale, never silently reused."""
+    h = hashlib.sha256()
+    for path in map(Path, paths):
+        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        for f in files:
+            h.update(f.relative_to(path.parent if path.is_dir() else f.parent).as_posix().encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def _canonical(params: Mapping) -> dict:
     """Parameters as they round-trip through JSON (tuples become lists, etc.)."""
     return json.loads(json.dumps(dict(params), sort_keys=True, default=str))
 
 
-def save(name: str, arrays: Mapping[str, np.ndarray], params: Mapping, *,
+def save(name: str, arrays: Mapping[str, "np.ndarray | pd.DataFrame"], params: Mapping, *,
          command: str = "", root: Path | None = None) -> Path:
-    """Write ``arrays`` as artifact ``name`` atomically; return its folder."""
+    """Write ``arrays`` (numpy arrays or DataFrames) as artifact ``name`` atomically; return its folder."""
     root = Path(root) if root is not None else data_dir()
     final = root / name
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -71,12 +86,18 @@ def save(name: str, arrays: Mapping[str, np.ndarray], params: Mapping, *,
     try:
         files = {}
         for key, arr in arrays.items():
-            arr = np.asarray(arr)
-            if arr.dtype == object:
-                raise ArtifactError(f"{name}/{key}: object arrays cannot be stored safely")
-            fname = f"{key}.npy"
-            np.save(tmp / fname, arr, allow_pickle=False)
-            files[fname] = {"sha256": _sha256(tmp / fname), "shape": list(arr.shape), "dtype": str(arr.dtype)}
+            if isinstance(arr, pd.DataFrame):
+                fname = f"{key}.csv"
+                arr.to_csv(tmp / fname, index=False, float_format="%.17g")
+                meta = {"shape": list(arr.shape), "dtype": "table"}
+            else:
+                arr = np.asarray(arr)
+                if arr.dtype == object:
+                    raise ArtifactError(f"{name}/{key}: object arrays cannot be stored safely")
+                fname = f"{key}.npy"
+                np.save(tmp / fname, arr, allow_pickle=False)
+                meta = {"shape": list(arr.shape), "dtype": str(arr.dtype)}
+            files[fname] = {"sha256": _sha256(tmp / fname), **meta}
         manifest = {"name": name, "params": _canonical(params), "command": command, "files": files}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         if final.exists():
@@ -101,7 +122,7 @@ def manifest(name: str, *, root: Path | None = None) -> dict:
 
 
 def load(name: str, params: Mapping | None = None, *, root: Path | None = None,
-         mmap: bool = False) -> dict[str, np.ndarray]:
+         mmap: bool = False) -> dict:
     """Load artifact ``name`` after verifying checksums and (if given) parameters."""
     root = Path(root) if root is not None else data_dir()
     m = manifest(name, root=root)
@@ -118,7 +139,10 @@ def load(name: str, params: Mapping | None = None, *, root: Path | None = None,
             raise CorruptArtifactError(f"artifact {name!r}: file {fname} listed in the manifest is missing")
         if _sha256(path) != meta["sha256"]:
             raise CorruptArtifactError(f"artifact {name!r}: checksum mismatch for {fname}; the file is corrupt")
-        out[fname[:-4]] = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+        if fname.endswith(".csv"):
+            out[fname[:-4]] = pd.read_csv(path)
+        else:
+            out[fname[:-4]] = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     return out
 
 

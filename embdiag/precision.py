@@ -305,6 +305,12 @@ class StorageResult:
         return 100.0 * (precision_at_k(self.neighbors, labels, query_labels)
                         - precision_at_k(self.reference_neighbors, labels, query_labels))
 
+    def agreement_kept(self, labels, query_labels=None) -> int:
+        """Changed queries whose own P@k is nevertheless unchanged (turnover hidden from relevance)."""
+        before = precision_at_k(self.reference_neighbors, labels, query_labels, per_query=True)
+        after = precision_at_k(self.neighbors, labels, query_labels, per_query=True)
+        return int((self.changed & (before == after)).sum())
+
     def summary(self) -> dict:
         """Flat row for a table."""
         return {

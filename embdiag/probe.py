@@ -85,9 +85,10 @@ def _stratified_split(y_idx: np.ndarray, val_size: float, seed: int):
 class _Basis:
     """Centered design in an orthonormal basis of its row span, ``Xt = (X - mu) V``.
 
-    ``V`` (d x r) spans the rows of the centered fit matrix, so the L2 optimum
-    ``W = V B`` loses nothing (exact, also when n < d). ``col_sq`` are the squared
-    column norms of ``Xt``, used as a diagonal preconditioner.
+    ``V`` (d x r) spans the rows of the centered fit matrix (directions with variance
+    below 1e-12 x the largest are dropped), so the L2 optimum ``W = V B`` loses nothing
+    (also when n < d, where r <= n), and the columns of ``Xt`` are orthogonal, which
+    makes a diagonal scaling a good preconditioner.
     """
 
     def __init__(self, X: np.ndarray):
@@ -159,7 +160,8 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_, C_ (chosen), val_scores_ (validation accuracy per ``Cs`` entry),
+    classes_, Cs_ (the grid, ascending), C_ (chosen), val_scores_ (validation accuracy
+    per ``Cs_`` entry; NaN when the grid has one value and no split is made),
     coef_ (n_classes x d, in the original feature space), intercept_, n_iter_.
 
     The grid is solved from strong to weak regularization, each fit warm-started from
@@ -204,7 +206,8 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
     def _solve(self, X, yi, K, Cs, basis=None, start=None):
         """Fit every C in ``Cs`` (ascending, warm-started) on X.
 
-        Yields ``(C, W, b, n_iter, basis)`` with logits ``X @ W + b`` in the original space.
+        Yields ``(C, W, b, n_iter, state)`` with logits ``X @ W + b`` in the original
+        space; ``state = (basis, (B, b_t))`` can warm-start a later fit in the same basis.
         """
         mean, std = self._scale_params(X)
         Xs = (X - mean) / std
@@ -235,9 +238,9 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         vs = float(self.val_size)
         if not 0 < vs < 1:
             raise ValueError(f"val_size: must lie strictly between 0 and 1, got {self.val_size}")
-        return self._fit(X, y, yi, K, vs, self._grid())
+        return self._fit(X, yi, K, vs, self._grid())
 
-    def _fit(self, X, y, yi, K, vs, Cs):
+    def _fit(self, X, yi, K, vs, Cs):
         basis, start = None, None
         if len(Cs) > 1:
             fit, val = _stratified_split(yi, vs, self.random_state)
@@ -254,6 +257,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         else:
             self.val_scores_ = np.array([np.nan])
             self.C_ = float(Cs[0])
+        self.Cs_ = Cs
         _, W, b, nit, _ = next(self._solve(X, yi, K, [self.C_], basis, start))
         self.coef_, self.intercept_, self.n_iter_ = W.T.copy(), b, nit
         self.n_features_in_ = X.shape[1]

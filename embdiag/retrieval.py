@@ -74,16 +74,16 @@ def _check_gallery(gallery) -> np.ndarray:
     return g
 
 
-def _schedule(N: int, cs: int, k: int):
-    """Gallery chunk bounds: start small and double up to ``cs``.
+def _schedule(start: int, stop: int, cs: int, k: int):
+    """Chunk bounds covering gallery rows ``start:stop``: start small, double up to ``cs``.
 
     The first chunk is selected with a full per-row top-k; later chunks only with a
     compare against the running k-th score. Doubling keeps the expected number of
     survivors per query and chunk near ``k`` from the start.
     """
-    g0, step = 0, min(cs, max(256, 16 * k))
-    while g0 < N:
-        g1 = min(N, g0 + step)
+    g0, step = start, min(cs, max(256, 16 * k))
+    while g0 < stop:
+        g1 = min(stop, g0 + step)
         yield g0, g1
         g0, step = g1, min(cs, 2 * step)
 
@@ -142,17 +142,7 @@ def _workers() -> int:
     return max(1, min(8, os.cpu_count() or 1))
 
 
-def _balance(chunks, n_workers: int):
-    """Deal ascending chunks to workers, each to the least-loaded one (deterministic)."""
-    jobs, load = [[] for _ in range(n_workers)], [0] * n_workers
-    for g0, g1 in chunks:
-        w = load.index(min(load))
-        jobs[w].append((g0, g1))
-        load[w] += g1 - g0
-    return jobs
-
-
-def _scan(Qb, q0, G, chunks, k, exclude_self, cs, dtype, stop):
+def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, stop):
     """Running top-k of the query block ``Qb`` (rows ``q0:``) over the given gallery chunks.
 
     Chunks must ascend. Returns ``(scores, indices)``, or ``(g0, None, error)`` if a
@@ -162,6 +152,7 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, cs, dtype, stop):
     q1 = q0 + nb
     bs = np.full((nb, k), -np.inf, dtype=dtype)
     bi = np.full((nb, k), -1, dtype=np.int64)
+    cs = max(g1 - g0 for g0, g1 in chunks)
     sbuf = np.empty(nb * cs, dtype=dtype)
     mbuf = np.empty(nb * cs, dtype=bool)
     gbuf = np.empty((cs, d), dtype=dtype)
@@ -254,19 +245,20 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
     elif isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
         raise ValueError(f"chunk_size: expected a positive integer, got {chunk_size!r}")
     cs = int(min(chunk_size, N))
-    chunks = list(_schedule(N, cs, k))
-    n_workers = min(_workers(), len(chunks))
+    # Each worker scans one contiguous share of the gallery (at least 4 chunks' worth).
+    n_workers = int(max(1, min(_workers(), N // (4 * max(256, 16 * k)))))
+    bounds = np.linspace(0, N, n_workers + 1).astype(int)
+    jobs = [list(_schedule(int(a), int(b), cs, k)) for a, b in zip(bounds[:-1], bounds[1:])]
     best_s = np.empty((nq, k), dtype=dtype)
     best_i = np.empty((nq, k), dtype=np.int64)
     for q0 in range(0, nq, qb):
         q1 = min(nq, q0 + qb)
-        jobs = _balance(chunks, n_workers)
         if n_workers == 1:
-            results = [_scan(Qn[q0:q1], q0, G, jobs[0], k, exclude_self, cs, dtype, None)]
+            results = [_scan(Qn[q0:q1], q0, G, jobs[0], k, exclude_self, dtype, None)]
         else:
             stop = threading.Event()
             with single_thread(), ThreadPoolExecutor(n_workers) as pool:
-                futures = [pool.submit(_scan, Qn[q0:q1], q0, G, job, k, exclude_self, cs, dtype, stop)
+                futures = [pool.submit(_scan, Qn[q0:q1], q0, G, job, k, exclude_self, dtype, stop)
                            for job in jobs]
                 results = [f.result() for f in futures]
         errors = [r for r in results if isinstance(r, tuple) and len(r) == 3]

@@ -43,3 +43,25 @@ def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Map
     for a, y in val_labels.items():
         row[f"{a} P@{k}"] = precision_at_k(neighbors, y)
     return row
+
+
+def stress_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
+                names=None, severities=None, k: int = 10, seed: int = 0, probes: bool = True):
+    """:func:`evaluate` for every intervention x severity, each fitted on ``train`` only.
+
+    Returns a DataFrame with columns ``intervention``, ``severity`` and the metric columns,
+    one row per grid point, in the grid's order (see :func:`embdiag.interventions.grid`).
+    Eligible classes are frozen once, from ``val_labels``, for every row.
+    """
+    import pandas as pd
+
+    from .interventions import INTERVENTIONS, SEVERITIES, grid
+
+    classes = frozen_classes(val_labels)
+    rows = []
+    for name, s, change in grid(tuple(names or INTERVENTIONS), tuple(severities or SEVERITIES), seed=seed):
+        change.fit(train)
+        row = evaluate(change.transform(train), train_labels, change.transform(val), val_labels,
+                       k=k, classes=classes, probes=probes)
+        rows.append({"intervention": name, "severity": s, **row})
+    return pd.DataFrame(rows)

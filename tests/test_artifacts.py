@@ -78,3 +78,13 @@ def test_failed_build_leaves_nothing_behind(tmp_path):
 def test_missing_artifact(tmp_path):
     with pytest.raises(artifacts.MissingArtifactError, match="no manifest"):
         artifacts.load("nothing", root=tmp_path)
+
+
+def test_tables_round_trip_exactly(tmp_path):
+    import pandas as pd
+
+    table = pd.DataFrame({"name": ["a", "b"], "x": [0.1 + 0.2, 1 / 3], "n": [1, 2]})
+    artifacts.save("t", {"table": table}, PARAMS, root=tmp_path)
+    back = artifacts.load("t", PARAMS, root=tmp_path)["table"]
+    pd.testing.assert_frame_equal(back, table, check_dtype=False)
+    assert back["x"].tolist() == table["x"].tolist()

@@ -36,11 +36,8 @@ DEFAULT_SIZES = {"train": 2000, "val": 983, "pool": 20000, "caption": 1000}
 def code_digest() -> str:
     """SHA-256 (16 hex digits) of the generator's source files: part of every cache key, so an
     edited generator never serves images made by an older one."""
-    h = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    for name in GENERATOR_FILES:
-        h.update((here / name).read_bytes())
-    return h.hexdigest()[:16]
+    return artifacts.source_digest(*(here / name for name in GENERATOR_FILES))
 
 
 def _workers(workers: int | None) -> int:
