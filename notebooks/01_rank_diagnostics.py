@@ -84,7 +84,7 @@ worked = pd.DataFrame(
     },
     index=pd.Index(["participation ratio", "RankMe"], name="metric"),
 )
-worked["difference"] = worked["embdiag"] - worked["closed form"]
+worked["difference"] = (worked["embdiag"] - worked["closed form"]).round(12)  # below 1e-12 is rounding noise
 worked.style.format({"closed form": "{:.4f}", "embdiag": "{:.4f}", "difference": "{:.1e}"})
 
 # %% [markdown]
