@@ -51,6 +51,7 @@ def interleaved(fns, repeat):
     best, out = {n: np.inf for n in fns}, {}
     for _ in range(repeat):
         for name, f in fns.items():
+            time.sleep(0.3)  # let the previous method's spinning BLAS/OpenMP threads go idle
             t = time.perf_counter()
             out[name] = f()
             best[name] = min(best[name], time.perf_counter() - t)

@@ -1,22 +1,22 @@
 """Label-free geometry of a set of embeddings: spread, direction, spectral breadth.
 
 ``Z`` is always an ``n x d`` matrix whose rows are embeddings. Every function reads
-``Z`` in row chunks and accumulates in float64, so float32 inputs (including
-``np.memmap``) are never copied whole and the results are as accurate as a float64
-SVD for all practical purposes.
+``Z`` in row chunks and accumulates in float64, so a float32/float64 ``Z`` (including an
+``np.memmap``) is never copied whole (integer and float16 input is converted to float32
+first).
 
 Spectra come from a d x d Gram matrix (n x n when ``n < d``) accumulated in float64
 over row chunks (BLAS syrk), shifted by the mean of the first chunk so that neither the
 centered nor the raw Gram suffers cancellation, then ``eigvalsh``. Eigenvalues below
 1e-12 x the largest (numerically rank-deficient data, where a Gram only resolves
-singular values to ~1e-8 x the largest) are recomputed from the data projected on their
-eigenvectors. Measured on 100,000 x 768 float32 (2-core EPYC, shared): about 0.8-1 s
-per spectrum, ~1.2 s for :func:`summary`; relative error of RankMe and participation
-ratio versus ``np.linalg.svd`` in float64 at most ~1e-12 on isotropic, power-law
-(condition number 1e5), rank-8, rank-1 + offset and common-offset matrices (see
-``benchmarks/bench_metrics.py`` and ``tests/test_geometry.py``). A float32 Gram is
-about twice as fast, but its eigenvalue error of ~1e-7 x the largest eigenvalue puts
-RankMe off by 1e-3 to 1e-2 on collapsed spectra, so it is not used.
+singular values to ~1e-8 x the largest) are recomputed from the data projected on
+their eigenvectors. Measured on 100,000 x 768 float32 (2-core EPYC, quiet): about 1.0 s
+per spectrum and 1.3-1.4 s for :func:`summary` (a float64 SVD takes ~4.5 s); relative
+error of RankMe and participation ratio versus ``np.linalg.svd`` in float64 at most
+~2e-12 on isotropic, power-law (condition number 1e5), rank-8, rank-3 + offset and
+common-offset matrices (``benchmarks/bench_metrics.py``, ``tests/test_geometry.py``).
+A float32 Gram is about twice as fast, but its eigenvalue error of ~1e-7 x the largest
+eigenvalue puts RankMe off by 1e-3 to 1e-2 on collapsed spectra, so it is not used.
 """
 
 from __future__ import annotations

@@ -173,8 +173,9 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
     on >= 97.6% of held-out points at C = 1000 and >= 99.6% for C <= 100; scikit-learn's
     default lbfgs (tol=1e-4, max_iter=100) is further off (objective 5e-2 to 1.8, 83%
     agreement at C = 1000). Cross-checked against ``LogisticRegression`` in
-    ``tests/test_probe.py``. About 0.4-0.8 s per probe (7 C values + refit) at 2,000 x 768
-    versus 2.5 s for scikit-learn cold. BLAS runs on one thread inside the solver.
+    ``tests/test_probe.py``. About 0.8 s per probe (7 C values + refit) at 2,000 x 768 on
+    the 2-core machine, versus ~2.5 s for scikit-learn's lbfgs cold. BLAS runs on one
+    thread inside the solver.
     """
 
     Cs_default = 10.0 ** np.arange(-3, 4)

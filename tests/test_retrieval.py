@@ -118,6 +118,22 @@ def test_topk_many_exact_ties_prefer_lower_index(exclude_self):
     assert i[1].tolist() == ([0, 2, 3] if exclude_self else [0, 1, 2])
 
 
+def test_topk_parallel_shares_merge_exactly(monkeypatch):
+    # >= 8,192 rows: the gallery is split between worker threads; ties cross the split.
+    monkeypatch.setattr(r, "_workers", lambda: 3)
+    rng = np.random.default_rng(8)
+    G = dyadic_unit_rows(rng, 12_500, 5)
+    Q = dyadic_unit_rows(rng, 40, 5)
+    for dtype in (np.float32, np.float64):
+        s, i = r.topk(Q, G, 7, dtype=dtype)
+        bs, bi = brute_topk(Q, G, 7)
+        assert np.array_equal(i, bi) and np.array_equal(s, bs)
+    same = np.ones((12_500, 3))
+    s, i = r.topk(same, same, 4, exclude_self=True)
+    lowest = np.array([[j for j in range(6) if j != q][:4] for q in range(12_500)])
+    assert np.array_equal(i, lowest)
+
+
 def test_integer_and_float16_inputs():
     rng = np.random.default_rng(6)
     G = rng.integers(-3, 4, size=(300, 8))
@@ -236,6 +252,17 @@ def test_topk_bad_gallery_rows_name_their_index(dtype):
         r.topk(np.ones((2, 3)), G, 3, chunk_size=8)
     with pytest.raises(ValueError, match="queries: zero-norm row at index 1"):
         r.topk(np.array([[1.0, 0, 0], [0, 0, 0]]), G[:5], 3)
+
+
+def test_topk_bad_row_in_a_parallel_share(monkeypatch):
+    monkeypatch.setattr(r, "_workers", lambda: 2)
+    G = np.ones((20_000, 3), dtype=np.float32)
+    G[15_000, 1] = np.nan
+    with pytest.raises(ValueError, match="gallery: contains NaN"):
+        r.topk(np.ones((4, 3)), G, 3)
+    G[15_000] = 0
+    with pytest.raises(ValueError, match="gallery: zero-norm row at index 15000"):
+        r.topk(np.ones((4, 3)), G, 3)
 
 
 def test_topk_huge_finite_values_do_not_overflow():
