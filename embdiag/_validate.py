@@ -70,3 +70,15 @@ def check_k(k, n_candidates: int, name: str = "k") -> int:
     if k >= n_candidates:
         raise ValueError(f"{name}: must be smaller than the number of candidates ({n_candidates}), got {k}")
     return int(k)
+
+
+def as_labels(y, name: str = "y") -> np.ndarray:
+    """A non-empty 1-D array of labels (any dtype; float labels must be finite)."""
+    a = np.asarray(y)
+    if a.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-D array of labels, got shape {a.shape}")
+    if a.size == 0:
+        raise ValueError(f"{name}: empty array")
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        raise ValueError(f"{name}: contains NaN or infinite labels")
+    return a

@@ -16,25 +16,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._blas import single_thread
-from ._validate import as_matrix, same_length
+from ._validate import as_labels, as_matrix, same_length
 
 __all__ = ["LinearProbe", "eligible_classes", "balanced_accuracy", "majority_floor"]
 
 
-def _labels(y, name: str = "y") -> np.ndarray:
-    a = np.asarray(y)
-    if a.ndim != 1:
-        raise ValueError(f"{name}: expected a 1-D array of labels, got shape {a.shape}")
-    if a.size == 0:
-        raise ValueError(f"{name}: empty array")
-    if a.dtype.kind == "f" and not np.isfinite(a).all():
-        raise ValueError(f"{name}: contains NaN or infinite labels")
-    return a
-
-
 def eligible_classes(y, min_support: int = 10) -> np.ndarray:
     """Classes with at least ``min_support`` samples in ``y``, sorted."""
-    y = _labels(y)
+    y = as_labels(y)
     if isinstance(min_support, bool) or not isinstance(min_support, (int, np.integer)) or min_support < 1:
         raise ValueError(f"min_support: expected a positive integer, got {min_support!r}")
     classes, counts = np.unique(y, return_counts=True)
@@ -47,9 +36,9 @@ def balanced_accuracy(y_true, y_pred, classes) -> float:
     Samples whose true label is not in ``classes`` are ignored; a prediction outside
     ``classes`` counts as an error. Needs at least two classes, each present in ``y_true``.
     """
-    y_true, y_pred = _labels(y_true, "y_true"), _labels(y_pred, "y_pred")
+    y_true, y_pred = as_labels(y_true, "y_true"), as_labels(y_pred, "y_pred")
     same_length(y_true=y_true, y_pred=y_pred)
-    classes = np.unique(_labels(classes, "classes"))
+    classes = np.unique(as_labels(classes, "classes"))
     if len(classes) < 2:
         raise ValueError(f"classes: needs at least 2 classes, got {len(classes)}")
     recalls = []
@@ -63,7 +52,7 @@ def balanced_accuracy(y_true, y_pred, classes) -> float:
 
 def majority_floor(y) -> float:
     """Accuracy of always predicting the most frequent class: its share of ``y``."""
-    _, counts = np.unique(_labels(y), return_counts=True)
+    _, counts = np.unique(as_labels(y), return_counts=True)
     return float(counts.max() / counts.sum())
 
 
@@ -230,7 +219,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
     # -- API ---------------------------------------------------------------------------
     def fit(self, X, y):
         X = as_matrix(X, "X", dtype=np.float64)
-        y = _labels(y)
+        y = as_labels(y)
         same_length(X=X, y=y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         K = len(self.classes_)
@@ -280,7 +269,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy on ``(X, y)``."""
-        y = _labels(y)
+        y = as_labels(y)
         pred = self.predict(X)
         same_length(X=pred, y=y)
         return float(np.mean(pred == y))

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from ._blas import single_thread
-from ._validate import as_float, as_matrix, check_k, same_length
+from ._validate import as_float, as_labels, as_matrix, check_k, same_length
 
 __all__ = [
     "topk",
@@ -297,17 +297,6 @@ def _neighbors(neighbors, name: str = "neighbors") -> np.ndarray:
     return a
 
 
-def _labels(labels, name: str) -> np.ndarray:
-    a = np.asarray(labels)
-    if a.ndim != 1:
-        raise ValueError(f"{name}: expected a 1-D array, got shape {a.shape}")
-    if a.size == 0:
-        raise ValueError(f"{name}: empty array")
-    if a.dtype.kind == "f" and not np.isfinite(a).all():
-        raise ValueError(f"{name}: contains NaN or infinite values")
-    return a
-
-
 def _check_range(nb: np.ndarray, n: int, name: str) -> None:
     if nb.min() < 0 or nb.max() >= n:
         raise ValueError(f"{name}: indices must lie in [0, {n}), got range [{nb.min()}, {nb.max()}]")
@@ -326,7 +315,7 @@ def precision_at_k(neighbors, labels, query_labels=None, per_query: bool = False
     neighbours raises ``ValueError``.
     """
     nb = _neighbors(neighbors)
-    lab = _labels(labels, "labels")
+    lab = as_labels(labels, "labels")
     _check_range(nb, len(lab), "neighbors")
     if query_labels is None:
         same_length(neighbors=nb, labels=lab)
@@ -334,7 +323,7 @@ def precision_at_k(neighbors, labels, query_labels=None, per_query: bool = False
             raise ValueError("neighbors: a query appears among its own neighbours; search with exclude_self=True")
         ql = lab
     else:
-        ql = _labels(query_labels, "query_labels")
+        ql = as_labels(query_labels, "query_labels")
         same_length(neighbors=nb, query_labels=ql)
     values = (lab[nb] == ql[:, None]).mean(axis=1)
     return _reduce(values, per_query)
@@ -343,7 +332,7 @@ def precision_at_k(neighbors, labels, query_labels=None, per_query: bool = False
 def random_floor(labels) -> float:
     """Random-neighbour floor of P@k: ``sum_c share_c**2``, the chance that a random item
     shares the label of a random query (drawn with replacement)."""
-    lab = _labels(labels, "labels")
+    lab = as_labels(labels, "labels")
     _, counts = np.unique(lab, return_counts=True)
     share = counts / counts.sum()
     return float(np.sum(share * share))
