@@ -6,7 +6,7 @@
 Timings generate without the disk cache (rendering, captions and instance tables; not
 saving), on two threads. Target on the 2-core CPU: 3,000 images at 64 x 64 px in under
 10 s wall time. The CPU-time column is less sensitive to other processes on the machine. The probe
-check fits the project's standardized :class:`~embdiag.probe.LinearProbe` on simple pooled
+check fits the project's standardized :class:`~embdiag.metrics.probe.LinearProbe` on simple pooled
 pixel features (8 x 8 average-pooled RGB plus per-channel mean and standard deviation) of
 the default 2,000 training images and scores the 983 validation images: the default
 difficulty should land well above the majority floor and clearly below 100%.
@@ -50,7 +50,7 @@ def pooled(images: np.ndarray) -> np.ndarray:
 
 
 def probe_check(ds) -> pd.DataFrame:
-    from embdiag.probe import LinearProbe, balanced_accuracy, eligible_classes, majority_floor
+    from embdiag.metrics.probe import LinearProbe, balanced_accuracy, eligible_classes, majority_floor
     tr, va = ds.subset("train"), ds.subset("val")
     Xtr, Xva = pooled(tr.images), pooled(va.images)
     rows = []

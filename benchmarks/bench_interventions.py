@@ -16,9 +16,9 @@ import time
 import numpy as np
 
 from embdiag.interventions import SEVERITIES, CommonOffset
-from embdiag.precision import STUDY_CONDITIONS, compare_conditions
-from embdiag.retrieval import random_floor
-from embdiag.suite import stress_grid
+from embdiag.interventions.precision import STUDY_CONDITIONS, compare_conditions
+from embdiag.metrics.retrieval import random_floor
+from embdiag.metrics.suite import stress_grid
 from embdiag.synthetic import labelled_clusters
 
 N_TRAIN, N_EVAL, D, K = 2000, 983, 768, 10

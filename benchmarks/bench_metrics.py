@@ -22,8 +22,8 @@ import tracemalloc
 
 import numpy as np
 
-from embdiag import geometry, retrieval, stats
-from embdiag.probe import LinearProbe, balanced_accuracy, eligible_classes
+from embdiag.metrics import geometry, retrieval, stats
+from embdiag.metrics.probe import LinearProbe, balanced_accuracy, eligible_classes
 
 D = 768
 K = 10

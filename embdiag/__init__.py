@@ -1,16 +1,15 @@
 """embdiag: can you trust an embedding?
 
-Four properties of one set of vectors, each measured by its own instrument:
+Four properties of one set of vectors, each measured by its own instrument. The package
+follows the design, one subpackage per part, each importing only those listed before it:
 
-- distribution, no labels: :mod:`embdiag.geometry`
-- recoverable labels: :mod:`embdiag.probe`
-- neighbour identity and relevance: :mod:`embdiag.retrieval`, with paired uncertainty
-  from :mod:`embdiag.stats`; :mod:`embdiag.suite` runs them together.
-
-Changes to cached vectors: :mod:`embdiag.interventions` (stress tests),
-:mod:`embdiag.compression` (Matryoshka prefix, PCA), :mod:`embdiag.precision` (storage
-formats, scoring arithmetic, top-k certificates). Data: :mod:`embdiag.data`. Cached
-results: :mod:`embdiag.artifacts`. The executable paper: :mod:`embdiag.paper`.
+- shared helpers: ``artifacts`` (checksummed cache), ``synthetic`` (matrices with known
+  spectra), ``_validate`` (argument checks), ``_blas`` (thread control);
+- :mod:`embdiag.metrics`: geometry, probes, retrieval, paired statistics, the suite;
+- :mod:`embdiag.data`: procedural driving scenes, BDD100K and COCO loaders;
+- :mod:`embdiag.interventions`: stress tests, compression, storage precision (uses metrics);
+- :mod:`embdiag.training` and :mod:`embdiag.encoders`: the two study designs (use data, metrics);
+- :mod:`embdiag.paper`: chapters, charts, the book and the command line (uses everything).
 """
 
 __version__ = "0.1.0"

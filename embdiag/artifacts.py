@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Callable, Mapping
@@ -22,7 +23,11 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from ._project import project_root
+
 MANIFEST = "manifest.json"
+#: Folder (under the data root) of regenerable entries; everything else under ``data/`` is committed.
+CACHE = "cache"
 
 
 class ArtifactError(ValueError):
@@ -42,12 +47,9 @@ class StaleArtifactError(ArtifactError):
 
 
 def data_dir() -> Path:
-    """Root for artifacts: ``$EMBDIAG_DATA``, else the repository's ``data/`` folder."""
+    """Root for artifacts: ``$EMBDIAG_DATA``, else ``data/`` of :func:`~embdiag._project.project_root`."""
     env = os.environ.get("EMBDIAG_DATA")
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parents[1]
-    return repo / "data" if (repo / "pyproject.toml").exists() else Path.cwd() / "data"
+    return Path(env) if env else project_root() / "data"
 
 
 def _sha256(path: Path) -> str:
@@ -136,9 +138,11 @@ def load(name: str, params: Mapping | None = None, *, root: Path | None = None,
     for fname, meta in m["files"].items():
         path = root / name / fname
         if not path.exists():
-            raise CorruptArtifactError(f"artifact {name!r}: file {fname} listed in the manifest is missing")
+            raise CorruptArtifactError(f"artifact {name!r}: file {fname} listed in the manifest is missing; "
+                                       f"regenerate it with: {m.get('command') or 'its build command'}")
         if _sha256(path) != meta["sha256"]:
-            raise CorruptArtifactError(f"artifact {name!r}: checksum mismatch for {fname}; the file is corrupt")
+            raise CorruptArtifactError(f"artifact {name!r}: checksum mismatch for {fname}; the file is corrupt; "
+                                       f"regenerate it with: {m.get('command') or 'its build command'}")
         if fname.endswith(".csv"):
             out[fname[:-4]] = pd.read_csv(path)
         else:
@@ -146,16 +150,26 @@ def load(name: str, params: Mapping | None = None, *, root: Path | None = None,
     return out
 
 
+def is_regenerable(name: str) -> bool:
+    """Whether artifact ``name`` is a regenerable cache entry (under ``cache/``, not committed)."""
+    return Path(name).parts[:1] == (CACHE,)
+
+
 def cached(name: str, params: Mapping, build: Callable[[], Mapping[str, np.ndarray]], *,
            command: str = "", root: Path | None = None) -> dict[str, np.ndarray]:
     """Load artifact ``name`` if present with these ``params``, else build, save and return it.
 
-    A stale artifact (other parameters) is rebuilt; a corrupt one raises, since a
-    checksum failure means something other than a parameter change went wrong.
+    A stale artifact (other parameters) is rebuilt. A corrupt one is rebuilt, with a note on
+    stderr, only when it is a regenerable cache entry (:func:`is_regenerable`); a corrupt
+    committed artifact raises with the command that regenerates it.
     """
     try:
         return load(name, params, root=root)
     except (MissingArtifactError, StaleArtifactError):
         pass
+    except CorruptArtifactError as e:
+        if not is_regenerable(name):
+            raise
+        print(f"embdiag: rebuilding a corrupt cache entry ({e})", file=sys.stderr)
     save(name, build(), params, command=command, root=root)
     return load(name, params, root=root)

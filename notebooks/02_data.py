@@ -40,7 +40,7 @@ coco_images = None  # e.g. .../coco/val2017
 # %%
 from IPython.display import Markdown, display
 
-from embdiag import charts
+from embdiag.paper import charts
 from embdiag.data import ATTRIBUTES, figures, load_study
 
 charts.enable()

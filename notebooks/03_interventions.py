@@ -16,7 +16,7 @@
 # few directions, adds noise, compresses them, or stores them with fewer bits. These changes
 # have exact mathematical effects, and the point of this chapter is to show which of the four
 # properties (distribution, labels, identity, relevance) each one moves, using the library's
-# primitives `embdiag.interventions`, `embdiag.compression` and `embdiag.precision`.
+# primitives of `embdiag.interventions` (`stress`, `compression` and `precision`).
 #
 # **Data used here.** Synthetic labelled vectors from `embdiag.synthetic.labelled_clusters`
 # (unit vectors built from a shared mean direction, one class centre per label column and
@@ -46,12 +46,11 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 import embdiag
-from embdiag import artifacts, charts
-from embdiag.compression import MatryoshkaPrefix, PCACompression
-from embdiag.interventions import INTERVENTIONS, CommonOffset, grid
-from embdiag.precision import STUDY_CONDITIONS, compare_conditions
-from embdiag.retrieval import random_floor
-from embdiag.suite import evaluate, frozen_classes, stress_grid
+from embdiag import artifacts
+from embdiag.paper import charts
+from embdiag.interventions import (INTERVENTIONS, STUDY_CONDITIONS, CommonOffset, MatryoshkaPrefix, PCACompression,
+                                   compare_conditions, grid, stress_grid)
+from embdiag.metrics import evaluate, frozen_classes, random_floor
 from embdiag.synthetic import labelled_clusters
 
 charts.enable()
@@ -70,7 +69,7 @@ display(Markdown(
 # ## The severity grid
 #
 # Each intervention takes a severity $s \in [0, 1)$, where $s = 0$ changes nothing. The
-# mapping from $s$ to the change is fixed in code (`embdiag.interventions`) and is fitted on
+# mapping from $s$ to the change is fixed in code (`embdiag.interventions.stress`) and is fitted on
 # training vectors only:
 #
 # | intervention | change at severity $s$ |
@@ -103,7 +102,7 @@ sizes.style.format("{:.4g}")
 # %% [markdown]
 # ## What each change does to the four properties
 #
-# Every row of the grid is measured with the whole suite (`embdiag.suite.evaluate`): the four
+# Every row of the grid is measured with the whole suite (`embdiag.metrics.suite.evaluate`): the four
 # geometry numbers of the evaluation vectors, standardized linear probes fitted on the
 # (changed) training vectors, and P@10 with each evaluation vector querying the others.
 
@@ -281,7 +280,7 @@ alt.Chart(margin_table).transform_fold(["queries", "changed"], as_=["which", "co
 # %% [markdown]
 # ### A certificate: which queries provably keep their top-10?
 #
-# From the stored vectors' reconstruction errors, `embdiag.precision` bounds how far any score
+# From the stored vectors' reconstruction errors, `embdiag.interventions.precision` bounds how far any score
 # of a query can move, including the floating-point rounding of the reference and of the
 # perturbed scoring. A query whose bound is below half its margin is **certified**: its top-10
 # set cannot change. Unlike the study's empirical check, this bound is rigorous under IEEE

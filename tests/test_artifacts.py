@@ -88,3 +88,21 @@ def test_tables_round_trip_exactly(tmp_path):
     back = artifacts.load("t", PARAMS, root=tmp_path)["table"]
     pd.testing.assert_frame_equal(back, table, check_dtype=False)
     assert back["x"].tolist() == table["x"].tolist()
+
+
+def test_cached_rebuilds_a_corrupt_cache_entry_but_not_a_committed_artifact(tmp_path, capsys):
+    calls = []
+
+    def build():
+        calls.append(1)
+        return {"x": np.arange(3.0)}
+
+    for name in ("cache/entry", "records/run"):
+        artifacts.cached(name, {"n": 3}, build, command="make it", root=tmp_path)
+        (tmp_path / name / "x.npy").write_bytes(b"flipped")
+    out = artifacts.cached("cache/entry", {"n": 3}, build, command="make it", root=tmp_path)
+    assert np.array_equal(out["x"], np.arange(3.0)) and len(calls) == 3
+    assert "rebuilding a corrupt cache entry" in capsys.readouterr().err
+    with pytest.raises(artifacts.CorruptArtifactError, match="regenerate it with: make it"):
+        artifacts.cached("records/run", {"n": 3}, build, command="make it", root=tmp_path)
+    assert len(calls) == 3

@@ -4,7 +4,7 @@ import tomllib
 
 import yaml
 
-from embdiag.paper import REPO
+from embdiag.paper.pipeline import REPO
 
 
 def test_environment_yml_matches_pyproject():

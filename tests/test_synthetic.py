@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from embdiag import synthetic
-from embdiag.geometry import mean_cosine, participation_ratio, total_variance
+from embdiag.metrics.geometry import mean_cosine, participation_ratio, total_variance
 
 
 def test_exact_singular_values_and_centering():

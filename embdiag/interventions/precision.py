@@ -1,0 +1,423 @@
+r"""Numerical storage and scoring precision, with a rigorous top-k certificate.
+
+Storage formats (:func:`store`, then ``.reconstruct()`` to float64):
+
+- ``"native"``: the vectors as given (no change);
+- ``"float32"`` / ``"float16"``: IEEE round-to-nearest cast (float16 overflow above
+  65504 raises ``ValueError``);
+- ``"int8"``: symmetric per-vector scale ``c = max|x| / 127`` (stored as float32),
+  codes ``q = clip(rint(x / c), -127, 127)`` (round to nearest, ties to even),
+  reconstruction ``q * c``. A zero row stores scale 0 and codes 0.
+
+Scoring is cosine: both sides are normalized, then dot products are taken. With
+``arithmetic="float64"`` the reconstructed vectors are normalized and scored in
+float64; ``arithmetic="float32"`` casts, normalizes and accumulates in float32 (the
+study's arithmetic-only condition). Reconstruction errors are measured in the units
+the score uses: ``e = || x_hat / ||x_hat|| - x / ||x|| ||_2``, computed in float64.
+
+:func:`compare_conditions` runs the study's conditions (:data:`STUDY_CONDITIONS`)
+against their own reference ranking (native vectors, float64 arithmetic) and returns
+one :class:`StorageResult` each. For the study's "offset + FP16 gallery" row, pass
+vectors already moved by :class:`embdiag.interventions.CommonOffset`: the reference
+is then the offset vectors scored in float64 ("common-offset reference").
+
+Certificate (see :func:`certificate_bound`): a query is certified when its bound on
+how far any of its computed scores can move is below half its computed reference
+margin (rank-k score minus rank-(k+1) score). The bound covers storage error *and*
+the floating-point rounding of normalization and accumulation in both the reference
+and the perturbed scoring, so a certified query provably keeps its top-k set.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validate import as_matrix, check_k, nonzero_rows, same_length
+from ..metrics.retrieval import boundary_margin, overlap_at_k, precision_at_k, topk
+
+__all__ = [
+    "FORMATS",
+    "ARITHMETICS",
+    "StoredVectors",
+    "store",
+    "reconstruction_error",
+    "normalization_bound",
+    "scoring_bound",
+    "certificate_bound",
+    "StorageCondition",
+    "STUDY_CONDITIONS",
+    "StorageResult",
+    "compare_storage",
+    "compare_conditions",
+]
+
+FORMATS = ("native", "float32", "float16", "int8")
+ARITHMETICS = ("float64", "float32")
+
+_U = {"float64": 2.0 ** -53, "float32": 2.0 ** -24}     # unit roundoff
+_TINY = {"float64": 2.0 ** -1074, "float32": 2.0 ** -149}  # smallest subnormal
+_U64 = _U["float64"]
+_CACHE_SCORES = 1 << 22  # keep the reference score matrix when it has at most this many entries
+
+
+def _check_choice(value, options, name):
+    if value not in options:
+        raise ValueError(f"{name}: expected one of {list(options)}, got {value!r}")
+    return value
+
+
+# ----------------------------------------------------------------------------- storage
+
+@dataclass(frozen=True, eq=False)
+class StoredVectors:
+    """Vectors as stored: ``codes`` in the storage dtype, ``scale`` (float32, per row) for int8."""
+
+    fmt: str
+    codes: np.ndarray
+    scale: np.ndarray | None = None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held, codes plus scales."""
+        return self.codes.nbytes + (0 if self.scale is None else self.scale.nbytes)
+
+    def reconstruct(self) -> np.ndarray:
+        """The stored vectors as float64 (for int8: ``codes * scale``, computed in float64)."""
+        if self.fmt == "int8":
+            return self.codes.astype(np.float64) * self.scale.astype(np.float64)[:, None]
+        return self.codes.astype(np.float64)
+
+
+def store(X, fmt: str = "float16") -> StoredVectors:
+    """Store the rows of ``X`` in ``fmt`` (one of :data:`FORMATS`; scheme in the module doc)."""
+    _check_choice(fmt, FORMATS, "fmt")
+    X = as_matrix(X, "X")
+    if fmt == "native":
+        return StoredVectors(fmt, X)
+    if fmt in ("float32", "float16"):
+        if fmt == "float16" and np.abs(X).max() > np.finfo(np.float16).max:
+            raise ValueError("X: values exceed the float16 range (|x| <= 65504)")
+        return StoredVectors(fmt, X.astype(fmt))
+    scale = (np.abs(X).max(axis=1).astype(np.float64) / 127.0).astype(np.float32)
+    div = np.where(scale > 0, scale, 1.0).astype(np.float64)[:, None]
+    codes = np.clip(np.rint(X.astype(np.float64) / div), -127, 127).astype(np.int8)
+    return StoredVectors(fmt, codes, scale)
+
+
+def _normalize(X: np.ndarray, dtype: str) -> np.ndarray:
+    """Cast to ``dtype``, then divide by the row norm computed in ``dtype``."""
+    a = np.asarray(X, dtype=dtype)
+    return a / np.sqrt(np.einsum("ij,ij->i", a, a))[:, None]
+
+
+def reconstruction_error(X, X_hat) -> np.ndarray:
+    """Per-row ``|| x_hat/||x_hat|| - x/||x|| ||_2`` in float64 (the error a cosine score sees)."""
+    X = as_matrix(X, "X", dtype=np.float64)
+    X_hat = as_matrix(X_hat, "X_hat", dtype=np.float64)
+    same_length(X=X, X_hat=X_hat)
+    if X.shape != X_hat.shape:
+        raise ValueError(f"X_hat: expected shape {X.shape}, got {X_hat.shape}")
+    nonzero_rows(X, "X")
+    nonzero_rows(X_hat, "X_hat")
+    w = _normalize(X_hat, "float64") - _normalize(X, "float64")
+    return np.sqrt(np.einsum("ij,ij->i", w, w))
+
+
+# ------------------------------------------------------------------- rounding bounds
+
+def _gamma(n: int, u: float) -> float:
+    return n * u / (1 - n * u) if n * u < 1 else math.inf
+
+
+def normalization_bound(d: int, arithmetic: str = "float64", min_sq_norm: float = 1.0) -> float:
+    r"""Bound ``eta`` on ``|| fl(x / ||x||) - x / ||x|| ||_2`` for a d-vector (cast, norm, divide).
+
+    Model (Higham, *Accuracy and Stability of Numerical Algorithms*, ch. 2-3), unit
+    roundoff ``u`` of ``arithmetic``: the cast gives ``a_i = x_i (1 + d_c)``; the sum of
+    squares, in *any* order with or without FMA, gives ``S~ = ||a||^2 (1 + t)`` with
+    ``|t| <= g = gamma_d + d * tiny / ||a||^2`` (``gamma_d = d u / (1 - d u)``; the
+    second term covers gradual underflow of tiny products); ``n~ = sqrt(S~)(1 + d_s)``;
+    ``u~_i = a_i / n~ (1 + d_q)^2`` (division, or reciprocal then multiply). With all
+    ``|d| <= u`` and ``||a|| / ||x|| in [1 - u, 1 + u]``, every ratio ``u~_i / u_i``
+    lies in ``[(1-u)^3 / ((1+u)^2 sqrt(1+g)), (1+u)^3 / ((1-u)^2 sqrt(1-g))]``, so
+    ``||u~ - u|| <= eta ||u|| = eta`` with ``eta`` the larger distance of these from 1.
+    ``min_sq_norm`` is the smallest ``||x||^2`` among the rows (only the underflow term
+    uses it). About ``(d / 2 + 5) u``: 4.3e-14 in float64, 2.3e-5 in float32 at d = 768.
+    """
+    _check_choice(arithmetic, ARITHMETICS, "arithmetic")
+    u, tiny = _U[arithmetic], _TINY[arithmetic]
+    if not min_sq_norm > 0:
+        return math.inf
+    g = _gamma(d, u) + d * tiny / ((1 - u) ** 2 * min_sq_norm)
+    if g >= 1:
+        return math.inf
+    hi = (1 + u) ** 3 / ((1 - u) ** 2 * math.sqrt(1 - g)) - 1
+    lo = 1 - (1 - u) ** 3 / ((1 + u) ** 2 * math.sqrt(1 + g))
+    return max(hi, lo)
+
+
+def scoring_bound(d: int, arithmetic: str = "float64", min_sq_norm: float = 1.0) -> float:
+    r"""Bound on ``|computed cosine - exact cosine|`` for any pair of d-vectors.
+
+    The computed score is ``s~ = fl(u~^T v~)`` of the computed unit vectors. The standard
+    dot-product bound (any summation order, FMA allowed) gives
+    ``|s~ - u~^T v~| <= gamma_d sum |u~_i v~_i| + d tiny <= gamma_d (1 + eta)^2 + d tiny``
+    (Cauchy-Schwarz, ``||u~|| <= 1 + eta``), and
+    ``|u~^T v~ - u^T v| <= ||u~ - u|| ||v~|| + ||u|| ||v~ - v|| <= eta (2 + eta)``, with
+    ``eta`` = :func:`normalization_bound`. So the bound is
+    ``gamma_d (1 + eta)^2 + d tiny + eta (2 + eta)``: about 1.7e-13 (float64) and 1e-4
+    (float32) at d = 768. Assumes no overflow (row norms far below the dtype's maximum).
+    """
+    eta = normalization_bound(d, arithmetic, min_sq_norm)
+    return _gamma(d, _U[arithmetic]) * (1 + eta) ** 2 + d * _TINY[arithmetic] + eta * (2 + eta)
+
+
+def _error_upper(err: np.ndarray, d: int, eta64: float) -> np.ndarray:
+    """Rigorous upper bound on the exact ``||u_hat - u||`` from its float64 measurement.
+
+    ``err = fl(sqrt(sum w~_i^2))``, ``w~ = fl(u~_hat - u~)``: undo the sqrt, sum and
+    subtraction roundings, then add the two normalization errors ``eta64``.
+    """
+    u, g = _U64, _gamma(d, _U64)
+    s = (err / (1 - u)) ** 2 + d * _TINY["float64"]
+    return (np.sqrt(s / (1 - g)) / (1 - u) + 2 * eta64) * (1 + 8 * u)
+
+
+def certificate_bound(query_error, gallery_error, d: int, *, arithmetic: str = "float64",
+                      reference_arithmetic: str = "float64", min_sq_norm: float = 1.0) -> np.ndarray:
+    r"""Per-query bound ``B_q`` on ``|s~_hat(q, g) - s~(q, g)|`` over every gallery vector g.
+
+    ``s~`` is the computed reference score (native vectors, ``reference_arithmetic``),
+    ``s~_hat`` the computed perturbed score (stored vectors, ``arithmetic``).
+    ``query_error`` (per query) and ``gallery_error`` (per gallery vector, or a scalar)
+    must be *upper bounds* on the exact errors ``e = ||u_hat - u||`` of the unit vectors
+    (0 where a side is not stored); :func:`compare_storage` derives them rigorously
+    from the measured errors.
+
+    Derivation. For exact unit vectors ``u, v`` and ``u_hat = u + e_q``, ``v_hat = v + e_g``:
+    ``u_hat^T v_hat - u^T v = u_hat^T (v_hat - v) + (u_hat - u)^T v``, and ``||u_hat|| =
+    ||v|| = 1``, so by Cauchy-Schwarz ``|s_hat - s| <= ||e_g|| + ||e_q||`` (no product
+    term is needed). Adding the computed-versus-exact gap of each side
+    (:func:`scoring_bound` ``R``) by the triangle inequality:
+    ``|s~_hat - s~| <= ||e_q|| + max_g ||e_g|| + R_ref + R_hat = B_q``
+    (inflated by ``1 + 8u`` to cover its own float64 evaluation).
+
+    Certificate. Let ``m_q = s~_(k) - s~_(k+1)`` be the computed reference margin. If
+    ``B_q < m_q / 2``, then for every reference top-k member j and every non-member l,
+    ``s~_hat(q,j) - s~_hat(q,l) >= m_q - 2 B_q > 0``: the perturbed computed top-k set
+    equals the reference one, strictly (tie-breaking cannot matter). This holds for any
+    BLAS summation order; it assumes IEEE arithmetic in the stated precision (no
+    extended-precision or Strassen-type products) and no overflow.
+    """
+    q = np.asarray(query_error, dtype=np.float64)
+    g = np.asarray(gallery_error, dtype=np.float64)
+    g_max = float(g.max()) if g.size else 0.0
+    rounding = (scoring_bound(d, reference_arithmetic, min_sq_norm)
+                + scoring_bound(d, arithmetic, min_sq_norm))
+    return (q + g_max + rounding) * (1 + 8 * _U64)
+
+
+# ----------------------------------------------------------------- conditions, results
+
+@dataclass(frozen=True)
+class StorageCondition:
+    """One storage/scoring condition: storage format of each side and the arithmetic."""
+
+    name: str
+    gallery: str = "native"
+    queries: str = "native"
+    arithmetic: str = "float64"
+
+    def __post_init__(self):
+        _check_choice(self.gallery, FORMATS, "gallery")
+        _check_choice(self.queries, FORMATS, "queries")
+        _check_choice(self.arithmetic, ARITHMETICS, "arithmetic")
+
+
+STUDY_CONDITIONS = (
+    StorageCondition("native reference"),
+    StorageCondition("FP16 gallery", gallery="float16"),
+    StorageCondition("FP16 queries + gallery", gallery="float16", queries="float16"),
+    StorageCondition("INT8 gallery", gallery="int8"),
+    StorageCondition("INT8 queries + gallery", gallery="int8", queries="int8"),
+    StorageCondition("FP32 arithmetic", arithmetic="float32"),
+)
+"""The study's storage conditions; apply them to offset vectors for the offset rows."""
+
+
+@dataclass(frozen=True, eq=False)
+class StorageResult:
+    """One condition compared with its own reference ranking (per-query arrays, length n_q).
+
+    ``max_score_error`` is the largest ``|s~_hat - s~|`` over all query x gallery pairs the
+    search ranks (self pairs excluded when the queries are the gallery). ``margins`` are
+    the computed reference rank-k minus rank-(k+1) scores; ``bound`` and ``certified``
+    are from :func:`certificate_bound`; errors are the measured float64 values.
+    """
+
+    condition: StorageCondition
+    k: int
+    max_score_error: float
+    changed: np.ndarray
+    overlap: np.ndarray
+    margins: np.ndarray
+    bound: np.ndarray
+    certified: np.ndarray
+    query_error: np.ndarray
+    gallery_error: np.ndarray
+    reference_neighbors: np.ndarray = field(repr=False)
+    neighbors: np.ndarray = field(repr=False)
+
+    @property
+    def n_changed(self) -> int:
+        """Queries whose top-k identity set changed."""
+        return int(self.changed.sum())
+
+    @property
+    def mean_overlap(self) -> float:
+        """Mean overlap@k with the reference top-k."""
+        return float(self.overlap.mean())
+
+    @property
+    def coverage(self) -> float:
+        """Fraction of queries certified."""
+        return float(self.certified.mean())
+
+    @property
+    def changed_margins(self) -> np.ndarray:
+        """Reference margins of the changed queries."""
+        return self.margins[self.changed]
+
+    @property
+    def violations(self) -> int:
+        """Certified queries that nevertheless changed (always 0 if the certificate is sound)."""
+        return int((self.certified & self.changed).sum())
+
+    def precision_change(self, labels, query_labels=None) -> float:
+        """P@k of the perturbed minus the reference ranking, in percentage points.
+
+        ``labels`` are the gallery labels; ``query_labels`` as in
+        :func:`embdiag.metrics.retrieval.precision_at_k` (omit when the queries are the gallery).
+        Computed from the integer count of relevant neighbours gained or lost, so an
+        unchanged P@k gives exactly 0.
+        """
+        before = precision_at_k(self.reference_neighbors, labels, query_labels, per_query=True)
+        after = precision_at_k(self.neighbors, labels, query_labels, per_query=True)
+        gained = int(np.rint((after - before) * self.k).sum())
+        return 100.0 * gained / (self.k * before.size)
+
+    def agreement_kept(self, labels, query_labels=None) -> int:
+        """Changed queries whose own P@k is nevertheless unchanged (turnover hidden from relevance)."""
+        before = precision_at_k(self.reference_neighbors, labels, query_labels, per_query=True)
+        after = precision_at_k(self.neighbors, labels, query_labels, per_query=True)
+        return int((self.changed & (before == after)).sum())
+
+    def summary(self) -> dict:
+        """Flat row for a table."""
+        return {
+            "condition": self.condition.name,
+            "max_score_error": self.max_score_error,
+            "changed_queries": self.n_changed,
+            "n_queries": int(self.changed.size),
+            f"overlap@{self.k}": self.mean_overlap,
+            "certified": int(self.certified.sum()),
+            "coverage": self.coverage,
+            "violations": self.violations,
+            "max_error_queries": float(self.query_error.max()),
+            "max_error_gallery": float(self.gallery_error.max()),
+        }
+
+
+# ------------------------------------------------------------------------- comparison
+
+def _stored(X: np.ndarray, fmt: str, name: str) -> np.ndarray:
+    if fmt == "native":
+        return X
+    Xs = store(X, fmt).reconstruct()
+    nonzero_rows(Xs, f"{name} stored as {fmt}")
+    return Xs
+
+
+def _max_score_error(Qr, Gr, Qp, Gp, exclude_self: bool, chunk: int, ref=None) -> float:
+    """Largest |perturbed - reference| score; ``ref`` is the full reference matrix if cached."""
+    worst = 0.0
+    for a in range(0, Qr.shape[0], chunk):
+        b = min(Qr.shape[0], a + chunk)
+        r = Qr[a:b] @ Gr.T if ref is None else ref[a:b]
+        diff = np.abs((Qp[a:b] @ Gp.T).astype(np.float64) - r)
+        if exclude_self:
+            diff[np.arange(b - a), np.arange(a, b)] = 0.0
+        worst = max(worst, float(diff.max()))
+    return worst
+
+
+def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k: int = 10,
+                       chunk_size: int = 1024) -> list[StorageResult]:
+    """Run each condition against one reference ranking; one :class:`StorageResult` each.
+
+    Each query searches ``gallery`` by cosine for its top ``k``; with ``gallery=None``
+    the queries search each other and the query itself is excluded. The reference is
+    the native vectors scored in float64; each condition stores queries and/or gallery
+    (:func:`store`), reconstructs to float64 and scores in its arithmetic.
+    """
+    Q = as_matrix(queries, "queries")
+    exclude_self = gallery is None
+    G = Q if exclude_self else as_matrix(gallery, "gallery")
+    if G.shape[1] != Q.shape[1]:
+        raise ValueError(f"gallery: expected {Q.shape[1]} columns like queries, got {G.shape[1]}")
+    nonzero_rows(Q, "queries")
+    nonzero_rows(G, "gallery")
+    k = check_k(k, G.shape[0] - int(exclude_self))
+    conditions = [conditions] if isinstance(conditions, StorageCondition) else list(conditions)
+    for c in conditions:
+        if not isinstance(c, StorageCondition):
+            raise ValueError(f"conditions: expected StorageCondition items, got {c!r}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+        raise ValueError(f"chunk_size: expected a positive integer, got {chunk_size!r}")
+    d = Q.shape[1]
+
+    ref_scores, ref_idx = topk(Q, G, k + 1, exclude_self=exclude_self, dtype=np.float64)
+    margins = np.asarray(boundary_margin(ref_scores, k), dtype=np.float64)
+    ref_nbrs = ref_idx[:, :k]
+    Qr = _normalize(Q, "float64")
+    Gr = Qr if exclude_self else _normalize(G, "float64")
+    sq = lambda A: np.einsum("ij,ij->i", A, A, dtype=np.float64)  # noqa: E731
+    sq_min_ref = float(min(sq(Q).min(), sq(G).min()))
+    ref_full = Qr @ Gr.T if Q.shape[0] * G.shape[0] <= _CACHE_SCORES else None
+
+    results = []
+    for c in conditions:
+        Qs = _stored(Q, c.queries, "queries")
+        Gs = Qs if exclude_self and c.gallery == c.queries else _stored(G, c.gallery, "gallery")
+        sq_min = min(sq_min_ref, float(sq(Qs).min()), float(sq(Gs).min())) * 0.5
+        eta64 = normalization_bound(d, "float64", sq_min)
+        q_err = np.zeros(Q.shape[0]) if c.queries == "native" else reconstruction_error(Q, Qs)
+        g_err = np.zeros(G.shape[0]) if c.gallery == "native" else reconstruction_error(G, Gs)
+        q_up = np.zeros_like(q_err) if c.queries == "native" else _error_upper(q_err, d, eta64)
+        g_up = np.zeros_like(g_err) if c.gallery == "native" else _error_upper(g_err, d, eta64)
+        bound = certificate_bound(q_up, g_up, d, arithmetic=c.arithmetic, min_sq_norm=sq_min)
+        big = np.finfo(c.arithmetic).max / 4
+        if max(sq(Qs).max(), sq(Gs).max()) > big:  # overflow possible: no guarantee
+            bound = np.full_like(bound, np.inf)
+        certified = (margins > 0) & (bound < margins * (1 - 4 * _U64) / 2)
+
+        _, idx = topk(Qs, Gs, k, exclude_self=exclude_self, dtype=np.dtype(c.arithmetic).type)
+        changed = np.any(np.sort(idx, axis=1) != np.sort(ref_nbrs, axis=1), axis=1)
+        overlap = np.asarray(overlap_at_k(ref_nbrs, idx, per_query=True), dtype=np.float64)
+        Qp = _normalize(Qs, c.arithmetic)
+        Gp = Qp if Gs is Qs else _normalize(Gs, c.arithmetic)
+        err = _max_score_error(Qr, Gr, Qp, Gp, exclude_self, chunk_size, ref_full)
+        results.append(StorageResult(c, k, err, changed, overlap, margins, bound, certified,
+                                     q_err, g_err, ref_nbrs, idx))
+    return results
+
+
+def compare_storage(queries, condition: StorageCondition, gallery=None, *, k: int = 10,
+                    chunk_size: int = 1024) -> StorageResult:
+    """:func:`compare_conditions` for a single condition."""
+    if not isinstance(condition, StorageCondition):
+        raise ValueError(f"condition: expected a StorageCondition, got {condition!r}")
+    return compare_conditions(queries, [condition], gallery, k=k, chunk_size=chunk_size)[0]

@@ -1,0 +1,241 @@
+"""Stress tests: post-hoc changes to cached vectors at a declared severity.
+
+Each intervention is a scikit-learn style transformer taking a severity ``s`` in
+``[0, 1)``; ``s = 0`` is the identity and ``s -> 1`` is the limit of the change. Fit on
+*training* vectors (never on evaluation vectors), transform any vectors. Outputs are
+float64: at ``s = .99`` a contraction or offset leaves cosine gaps near ``1e-5`` of
+the native ones, below what float32 resolves.
+
+=================  ==================================================================
+contraction        ``x -> (1 - s) x``; variance falls by ``(1 - s)**2``, cosines and
+                   normalized spectra are unchanged.
+common offset      ``x -> x + s / (1 - s) * r * u``: ``r`` the root-mean-square norm of
+                   the training vectors, ``u`` a fixed seeded random unit direction.
+                   Centered variance and PR unchanged; raw RankMe collapses toward 2.
+rank restriction   ``x -> m + P_k (x - m)``: ``m`` the training mean, ``P_k`` the
+                   projector onto the top ``k = ceil(d (1 - s))`` training principal
+                   directions (8 of 768 at ``s = .99``). Output stays d-dimensional.
+noise              ``x -> x + e``, ``e`` isotropic Gaussian of total variance
+                   ``(s / (1 - s))**2 * q`` (``q`` the mean squared training norm), i.e.
+                   per-coordinate variance ``(s / (1 - s))**2 * q / d``; seeded.
+=================  ==================================================================
+
+The study's ``.99`` rows (contraction by ``1 - s``, noise of total variance
+``(s / (1 - s))**2`` on unit vectors) follow from these mappings. Build one by name
+with :func:`make_intervention`; iterate a name x severity grid with :func:`grid`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import zlib
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from .._validate import as_float, as_matrix
+from ..metrics.suite import evaluate, frozen_classes
+from .compression import _Fitted, principal_axes
+
+__all__ = [
+    "SEVERITIES",
+    "INTERVENTIONS",
+    "Contraction",
+    "CommonOffset",
+    "RankRestriction",
+    "Noise",
+    "make_intervention",
+    "grid",
+    "check_severity",
+    "n_kept",
+]
+
+SEVERITIES: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 0.9, 0.99)
+"""The severity grid, declared before any measurement (headline: ``.99``)."""
+
+
+def check_severity(severity, name: str = "severity") -> float:
+    """Return ``severity`` as a float after checking ``0 <= severity < 1``."""
+    if isinstance(severity, bool) or not isinstance(severity, numbers.Real):
+        raise ValueError(f"{name}: expected a number in [0, 1), got {severity!r}")
+    s = float(severity)
+    if not (0.0 <= s < 1.0):
+        raise ValueError(f"{name}: must be in [0, 1), got {severity!r}")
+    return s
+
+
+def _check_seed(seed):
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+class _Intervention(_Fitted):
+    def __init__(self, severity: float):
+        check_severity(severity)
+        self.severity = severity
+
+    def fit(self, X, y=None):
+        """Check ``severity``, record ``n_features_in_`` and fit on training ``X``."""
+        self.severity_ = check_severity(self.severity)
+        X = as_matrix(X, "X", min_rows=self._min_rows)
+        self._fit(X)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    _min_rows = 1
+
+    def _fit(self, X):
+        pass
+
+
+class Contraction(_Intervention):
+    """Multiply every vector by ``scale_ = 1 - s``.
+
+    Total variance falls by ``(1 - s)**2``; cosines, cosine order, RankMe, PR,
+    standardized probes and P@10 are unchanged. ``fit`` needs no statistics.
+    """
+
+    def _fit(self, X):
+        self.scale_ = 1.0 - self.severity_
+
+    def transform(self, X) -> np.ndarray:
+        return self._check_input(X).astype(np.float64) * self.scale_
+
+
+class CommonOffset(_Intervention):
+    """Add one fixed vector ``offset_`` of norm ``s / (1 - s)`` x training RMS norm.
+
+    ``rms_norm_ = sqrt(mean ||x||^2)`` over the training rows. Direction: ``direction``
+    if given (normalized), else a standard Gaussian draw from ``seed``, normalized.
+    Centered variance, PR and centered probes are unchanged; mean cosine tends to 1
+    and raw RankMe to about 2 as ``s -> 1``.
+    """
+
+    def __init__(self, severity: float, *, seed: int = 0, direction=None):
+        super().__init__(severity)
+        self.seed = seed
+        self.direction = direction
+
+    def _fit(self, X):
+        d = X.shape[1]
+        if self.direction is None:
+            u = np.random.default_rng(_check_seed(self.seed)).standard_normal(d)
+        else:
+            u = as_float(self.direction, "direction", ndim=1, dtype=np.float64)
+            if u.shape[0] != d:
+                raise ValueError(f"direction: expected length {d}, got {u.shape[0]}")
+            if not np.any(u):
+                raise ValueError("direction: must be nonzero")
+        self.direction_ = u / np.linalg.norm(u)
+        self.rms_norm_ = float(np.sqrt(np.einsum("ij,ij->", X, X, dtype=np.float64) / X.shape[0]))
+        s = self.severity_
+        self.offset_ = (s / (1.0 - s)) * self.rms_norm_ * self.direction_
+
+    def transform(self, X) -> np.ndarray:
+        return self._check_input(X).astype(np.float64) + self.offset_
+
+
+def n_kept(d: int, severity: float) -> int:
+    """``ceil(d (1 - s))``, robust to the binary rounding of ``1 - s`` (e.g. 10, .7 -> 3)."""
+    return max(1, math.ceil(round(d * (1.0 - severity), 9)))
+
+
+class RankRestriction(_Intervention):
+    """Keep the top ``k = ceil(d (1 - s))`` training principal directions around the mean.
+
+    ``transform(X) = mean_ + (X - mean_) @ components_.T @ components_`` (d-dimensional,
+    so every metric applies). ``mean_`` and ``components_`` (k x d, orthonormal rows,
+    decreasing training variance) come from the training rows only; the output's
+    centered rank is at most ``k`` (exactly ``k`` for generic rows, n >= k + 1).
+    ``s = 0`` keeps all ``d`` directions (identity up to rounding). Needs 2 training rows.
+    """
+
+    _min_rows = 2
+
+    def _fit(self, X):
+        mean, V, lam = principal_axes(X)
+        k = n_kept(X.shape[1], self.severity_)
+        self.n_components_ = k
+        self.mean_, self.components_, self.explained_variance_ = mean.copy(), V[:k].copy(), lam[:k].copy()
+
+    def transform(self, X) -> np.ndarray:
+        Xc = self._check_input(X).astype(np.float64) - self.mean_
+        return self.mean_ + (Xc @ self.components_.T) @ self.components_
+
+
+class Noise(_Intervention):
+    """Add isotropic Gaussian noise of total variance ``(s / (1 - s))**2 * mean_sq_norm_``.
+
+    ``mean_sq_norm_`` is the mean squared row norm of the training vectors; each
+    coordinate gets variance ``noise_variance_ / d``. The draw is a deterministic
+    function of ``seed`` and the bytes of ``X``: the same rows always receive the same
+    noise (reproducible), while training and evaluation sets receive different draws.
+    """
+
+    def __init__(self, severity: float, *, seed: int = 0):
+        super().__init__(severity)
+        self.seed = seed
+
+    def _fit(self, X):
+        s = self.severity_
+        self.mean_sq_norm_ = float(np.einsum("ij,ij->", X, X, dtype=np.float64) / X.shape[0])
+        self.noise_variance_ = (s / (1.0 - s)) ** 2 * self.mean_sq_norm_
+        self.seed_ = _check_seed(self.seed)
+
+    def transform(self, X) -> np.ndarray:
+        X = self._check_input(X)
+        sd = math.sqrt(self.noise_variance_ / X.shape[1])
+        if sd == 0.0:
+            return X.astype(np.float64)
+        key = zlib.crc32(np.ascontiguousarray(X).view(np.uint8)) if X.size else 0
+        rng = np.random.default_rng([self.seed_, key, X.shape[0], X.shape[1]])
+        return X.astype(np.float64) + sd * rng.standard_normal(X.shape)
+
+
+INTERVENTIONS: dict[str, type] = {
+    "contraction": Contraction,
+    "common_offset": CommonOffset,
+    "rank_restriction": RankRestriction,
+    "noise": Noise,
+}
+"""Name -> class, in the order the study reports them."""
+
+
+def make_intervention(name: str, severity: float, *, seed: int = 0) -> _Intervention:
+    """Build an (unfitted) intervention by name, e.g. ``make_intervention("noise", .99)``.
+
+    ``seed`` is passed to the seeded ones (common offset, noise) and ignored otherwise.
+    """
+    try:
+        cls = INTERVENTIONS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"name: expected one of {sorted(INTERVENTIONS)}, got {name!r}") from None
+    if cls in (CommonOffset, Noise):
+        return cls(severity, seed=seed)
+    return cls(severity)
+
+
+def grid(names=tuple(INTERVENTIONS), severities=SEVERITIES, *, seed: int = 0):
+    """List of ``(name, severity, intervention)`` for every name x severity (unfitted)."""
+    return [(n, s, make_intervention(n, s, seed=seed)) for n in names for s in severities]
+
+
+def stress_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
+                names=None, severities=None, k: int = 10, seed: int = 0, probes: bool = True):
+    """:func:`~embdiag.metrics.suite.evaluate` for every intervention x severity, each fitted on ``train`` only.
+
+    Returns a DataFrame with columns ``intervention``, ``severity`` and the metric columns,
+    one row per grid point, in the grid's order (see :func:`grid`).
+    Eligible classes are frozen once, from ``val_labels``, for every row.
+    """
+    classes = frozen_classes(val_labels)
+    rows = []
+    for name, s, change in grid(tuple(names or INTERVENTIONS), tuple(severities or SEVERITIES), seed=seed):
+        change.fit(train)
+        row = evaluate(change.transform(train), train_labels, change.transform(val), val_labels,
+                       k=k, classes=classes, probes=probes)
+        rows.append({"intervention": name, "severity": s, **row})
+    return pd.DataFrame(rows)

@@ -1,0 +1,254 @@
+"""Label-free geometry of a set of embeddings: spread, direction, spectral breadth.
+
+``Z`` is always an ``n x d`` matrix whose rows are embeddings. Every function reads
+``Z`` in row chunks and accumulates in float64, so a float32/float64 ``Z`` (including an
+``np.memmap``) is never copied whole (integer and float16 input is converted to float32
+first).
+
+Spectra come from a d x d Gram matrix (n x n when ``n < d``) accumulated in float64
+over row chunks (BLAS syrk), shifted by the mean of the first chunk so that neither the
+centered nor the raw Gram suffers cancellation, then ``eigvalsh``. Eigenvalues below
+1e-12 x the largest (numerically rank-deficient data, where a Gram only resolves
+singular values to ~1e-8 x the largest) are recomputed from the data projected on
+their eigenvectors. Measured on 100,000 x 768 float32 (2-core EPYC, quiet): about 1.0 s
+per spectrum and 1.3-1.4 s for :func:`summary` (a float64 SVD takes ~4.5 s); relative
+error of RankMe and participation ratio versus ``np.linalg.svd`` in float64 at most
+~2e-12 on isotropic, power-law (condition number 1e5), rank-8, rank-3 + offset and
+common-offset matrices (``benchmarks/bench_metrics.py``, ``tests/test_geometry.py``).
+A float32 Gram is about twice as fast, but its eigenvalue error of ~1e-7 x the largest
+eigenvalue puts RankMe off by 1e-3 to 1e-2 on collapsed spectra, so it is not used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._blas import single_thread
+from .._validate import as_matrix
+
+__all__ = [
+    "total_variance",
+    "mean_cosine",
+    "rankme",
+    "participation_ratio",
+    "singular_values",
+    "covariance_eigenvalues",
+    "summary",
+]
+
+_CHUNK_ELEMENTS = 1 << 21  # float64 chunk of about 16 MB
+
+
+def _chunks(n: int, d: int):
+    step = max(64, _CHUNK_ELEMENTS // max(d, 1))
+    for start in range(0, n, step):
+        yield start, min(n, start + step)
+
+
+def _check(Z, min_rows: int = 1) -> np.ndarray:
+    return as_matrix(Z, "Z", min_rows=min_rows)
+
+
+def _scatter(Z: np.ndarray):
+    """One float64 pass: Gram ``Y^T Y`` of the shifted rows ``Y = Z - c`` and ``sum(Y)``.
+
+    ``c`` is the mean of the first chunk, so ``Y`` is nearly centered and neither the
+    centered nor the uncentered Gram suffers cancellation when rebuilt from it.
+    """
+    n, d = Z.shape
+    first = next(_chunks(n, d))
+    c = Z[first[0]:first[1]].mean(axis=0, dtype=np.float64)
+    G = np.zeros((d, d))
+    s = np.zeros(d)
+    for a, b in _chunks(n, d):
+        Y = Z[a:b].astype(np.float64) - c
+        G += Y.T @ Y  # numpy dispatches A.T @ A to BLAS syrk
+        s += Y.sum(axis=0)
+    return c, s, G
+
+
+_REFINE_BELOW = 1e-12  # eigenvalues below this share of the largest are recomputed
+
+
+def _refined_eigvals(G: np.ndarray, rows, keep: int) -> np.ndarray:
+    """Descending eigenvalues of the Gram ``G = sum R^T R`` over ``rows()`` (clipped at 0).
+
+    A float64 Gram fixes each eigenvalue only to about 1e-16 x the largest, so singular
+    values below ~1e-8 x the largest come out as rounding noise. When eigenvalues fall
+    below ``_REFINE_BELOW`` x the largest (numerically rank-deficient data), they are
+    recomputed from the data itself: projected onto their eigenvectors ``Vm`` when few,
+    otherwise with the large directions ``Vt`` projected out, ``R - (R Vt) Vt^T``.
+    Either way the new Gram has a small dynamic range, so its eigenvalues are accurate
+    to ~1e-16 x the largest *small* eigenvalue.
+    """
+    with single_thread():  # LAPACK on 2 threads is slower here, and erratic under load
+        lam = np.linalg.eigvalsh(G)[::-1]
+    top = lam[0]
+    if not (top > 0 and (lam[:keep] < _REFINE_BELOW * top).any()):
+        return np.clip(lam[:keep], 0.0, None)
+    with single_thread():
+        lam, V = np.linalg.eigh(G)
+    lam, V = lam[::-1].copy(), V[:, ::-1]
+    r = int(np.count_nonzero(lam >= _REFINE_BELOW * top))
+    m = len(lam) - r
+    H = np.zeros((m, m)) if m <= r else np.zeros_like(G)
+    Vm, Vt = V[:, r:], V[:, :r]
+    for R in rows():
+        P = R @ Vm if m <= r else R - (R @ Vt) @ Vt.T
+        H += P.T @ P
+    with single_thread():
+        small = np.linalg.eigvalsh(H)[::-1][:m]
+    lam[r:] = small
+    return np.clip(np.sort(lam)[::-1][:keep], 0.0, None)
+
+
+def _row_chunks(Z: np.ndarray, shift):
+    """Callable yielding float64 row chunks of ``Z - shift``."""
+    n, d = Z.shape
+
+    def rows():
+        for a, b in _chunks(n, d):
+            yield Z[a:b].astype(np.float64) - shift
+    return rows
+
+
+def _small_n_spectrum(Z: np.ndarray, centered: bool) -> np.ndarray:
+    """Eigenvalues of ``X^T X`` via the n x n Gram ``X X^T`` (for n < d)."""
+    X = Z.astype(np.float64)
+    if centered:
+        X -= X.mean(axis=0)
+    return _refined_eigvals(X @ X.T, lambda: iter([X.T]), X.shape[0])
+
+
+def _spectra(Z: np.ndarray, raw: bool = True, centered: bool = True):
+    """Eigenvalues of ``Z^T Z`` and of the centered scatter ``X^T X`` (``min(n, d)`` each)."""
+    n, d = Z.shape
+    if n < d:
+        return (_small_n_spectrum(Z, False) if raw else None,
+                _small_n_spectrum(Z, True) if centered else None)
+    c, s, G = _scatter(Z)
+    lam_raw = lam_c = None
+    if raw:
+        G_raw = G + np.outer(s, c) + np.outer(c, s) + n * np.outer(c, c)
+        lam_raw = _refined_eigvals(G_raw, _row_chunks(Z, 0.0), d)
+    if centered:
+        lam_c = _refined_eigvals(G - np.outer(s, s) / n, _row_chunks(Z, c + s / n), d)
+    return lam_raw, lam_c
+
+
+def singular_values(Z) -> np.ndarray:
+    """Singular values of the raw (uncentered) ``Z``, descending, ``min(n, d)`` of them.
+
+    Square roots of the eigenvalues of ``Z^T Z`` (``Z Z^T`` when n < d), accumulated in
+    float64; eigenvalues below 1e-12 x the largest are recomputed from the data projected
+    on their eigenvectors, so singular values are accurate to about 1e-15 x the largest.
+    """
+    return np.sqrt(_spectra(_check(Z), centered=False)[0])
+
+
+def covariance_eigenvalues(Z) -> np.ndarray:
+    """Eigenvalues of the centered covariance ``X^T X / (n - 1)``, descending.
+
+    ``X`` is ``Z`` minus its column means. Returns ``min(n, d)`` values (at most
+    ``n - 1`` of them can be nonzero). Needs ``n >= 2``.
+    """
+    Z = _check(Z, min_rows=2)
+    return _spectra(Z, raw=False)[1] / (len(Z) - 1)
+
+
+def total_variance(Z) -> float:
+    """Total variance: trace of the centered covariance (ddof=1), i.e. the sum of
+    per-dimension variances. Scales by ``c**2`` under ``Z -> c Z``; a common offset
+    leaves it unchanged. Needs ``n >= 2``."""
+    Z = _check(Z, min_rows=2)
+    n, d = Z.shape
+    mean = np.zeros(d)
+    for a, b in _chunks(n, d):
+        mean += Z[a:b].sum(axis=0, dtype=np.float64)
+    mean /= n
+    ss = 0.0
+    for a, b in _chunks(n, d):
+        Y = Z[a:b].astype(np.float64) - mean
+        ss += float(np.einsum("ij,ij->", Y, Y))
+    return ss / (n - 1)
+
+
+def mean_cosine(Z) -> float:
+    """Mean cosine similarity over the ``n (n - 1)`` ordered pairs of distinct rows.
+
+    With unit rows ``u_i``: ``(||sum_i u_i||^2 - n) / (n (n - 1))``, computed in float64
+    without an n x n matrix. Zero-norm rows raise ``ValueError``. Needs ``n >= 2``.
+    """
+    Z = _check(Z, min_rows=2)
+    n, d = Z.shape
+    total = np.zeros(d)
+    for a, b in _chunks(n, d):
+        Y = Z[a:b].astype(np.float64)
+        norms = np.linalg.norm(Y, axis=1)
+        zero = np.flatnonzero(norms == 0)
+        if zero.size:
+            raise ValueError(f"Z: zero-norm row at index {a + int(zero[0])}; cosine is undefined")
+        total += (Y / norms[:, None]).sum(axis=0)
+    return float((total @ total - n) / (n * (n - 1)))
+
+
+def _check_eps(eps) -> float:
+    eps = float(eps)
+    if not (eps > 0 and np.isfinite(eps)):
+        raise ValueError(f"eps: must be a positive finite number, got {eps!r}")
+    return eps
+
+
+def _rankme_from_sv(sigma: np.ndarray, eps: float) -> float:
+    total = sigma.sum()
+    if total == 0.0:
+        return 1.0
+    p = sigma / total + eps
+    return float(np.exp(-np.sum(p * np.log(p))))
+
+
+def rankme(Z, eps: float = 1e-7) -> float:
+    """RankMe (Garrido et al. 2023): effective rank of the raw, uncentered ``Z``.
+
+    With singular values ``s`` of ``Z`` (``min(n, d)`` of them), ``p = s / sum(s) + eps``
+    and RankMe ``= exp(-sum p ln p)``. Invariant to positive scaling, not to a common
+    offset (an offset adds one dominant direction). An exactly zero ``Z`` gives 1.
+    """
+    eps = _check_eps(eps)
+    return _rankme_from_sv(singular_values(Z), eps)
+
+
+def _pr_from_eig(lam: np.ndarray) -> float:
+    sq = float(np.sum(lam * lam))
+    if sq == 0.0:
+        return 1.0
+    return float(np.sum(lam) ** 2 / sq)
+
+
+def participation_ratio(Z) -> float:
+    """Participation ratio ``(sum l)^2 / sum l^2`` of the centered covariance eigenvalues ``l``.
+
+    Between 1 and ``min(n - 1, d)``; invariant to positive scaling and to a common
+    offset. A constant ``Z`` (zero spectrum) gives 1. Needs ``n >= 2``.
+    """
+    return _pr_from_eig(covariance_eigenvalues(Z))
+
+
+def summary(Z, eps: float = 1e-7) -> dict:
+    """All four measures of :mod:`embdiag.metrics.geometry` from two float64 passes over ``Z``
+    (one Gram for both spectra, one sum of unit vectors).
+
+    Returns ``{"total_variance", "mean_cosine", "rankme", "participation_ratio"}`` with
+    the same definitions as the individual functions (``eps`` is RankMe's). Needs
+    ``n >= 2`` and nonzero rows.
+    """
+    Z = _check(Z, min_rows=2)
+    eps = _check_eps(eps)
+    lam_raw, lam_c = _spectra(Z)
+    lam_c = lam_c / (len(Z) - 1)
+    return {
+        "total_variance": float(lam_c.sum()),
+        "mean_cosine": mean_cosine(Z),
+        "rankme": _rankme_from_sv(np.sqrt(lam_raw), eps),
+        "participation_ratio": _pr_from_eig(lam_c),
+    }

@@ -1,0 +1,453 @@
+"""Exact cosine top-k search and the neighbour metrics built on it.
+
+:func:`topk` returns, for each query, the ``k`` gallery rows of highest cosine
+similarity, sorted by descending score with ties broken by the lower gallery index.
+The gallery is read in row chunks (it may be an ``np.memmap`` larger than RAM); extra
+memory is bounded by one ``query block x chunk`` score buffer plus one normalized
+gallery chunk, independent of the gallery size.
+
+Identity metrics compare two rankings (:func:`overlap_at_k`, :func:`boundary_margin`);
+relevance metrics compare a ranking with labels or positives (:func:`precision_at_k`,
+:func:`hit_at_k`, :func:`recall_at_k`). Every metric takes ``per_query=True`` to
+return one value per query (for paired bootstraps) instead of the mean.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import torch
+
+from .._blas import single_thread
+from .._validate import as_float, as_labels, as_matrix, check_k, same_length
+
+__all__ = [
+    "topk",
+    "precision_at_k",
+    "random_floor",
+    "hit_at_k",
+    "recall_at_k",
+    "overlap_at_k",
+    "boundary_margin",
+]
+
+_BUFFER_BYTES = 1 << 25  # score buffer budget (32 MiB) used to pick default chunk sizes
+
+
+def _normalize(X: np.ndarray, name: str, dtype, offset: int = 0, out=None) -> np.ndarray:
+    """Unit rows in ``dtype``, written to ``out`` when given. Raises on zero rows.
+
+    Norms are accumulated in ``dtype`` (float64 if the squares overflow); NaN or
+    infinite entries show up as non-finite norms and are reported by ``as_matrix``.
+    """
+    X = X.astype(dtype, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    if not np.isfinite(norms).all():
+        X64 = as_matrix(X, name).astype(np.float64)  # raises on NaN/inf; else the squares overflowed
+        norms = np.sqrt(np.einsum("ij,ij->i", X64, X64))
+        X = X64
+    zero = np.flatnonzero(norms == 0)
+    if zero.size:
+        raise ValueError(f"{name}: zero-norm row at index {offset + int(zero[0])}; cosine is undefined")
+    inv = (1.0 / norms).astype(X.dtype)
+    if out is None:
+        return (X * inv[:, None]).astype(dtype, copy=False)
+    np.multiply(X, inv[:, None], out=out, casting="same_kind")
+    return out
+
+
+def _check_gallery(gallery) -> np.ndarray:
+    """Shape/dtype checks without converting or scanning the whole (possibly mapped) gallery."""
+    g = np.asarray(gallery)
+    if g.dtype == object or not (np.issubdtype(g.dtype, np.number) or g.dtype == bool):
+        raise ValueError(f"gallery: expected a numeric array, got dtype {g.dtype}")
+    if np.iscomplexobj(g):
+        raise ValueError("gallery: complex values are not supported")
+    if g.ndim != 2:
+        raise ValueError(f"gallery: expected a 2-D array, got shape {g.shape}")
+    if g.size == 0:
+        raise ValueError(f"gallery: empty array (shape {g.shape})")
+    return g
+
+
+def _first_chunk(k: int) -> int:
+    return max(1024, 16 * k)
+
+
+def _schedule(start: int, stop: int, cs: int, k: int):
+    """Chunk bounds covering gallery rows ``start:stop``: start small, double up to ``cs``.
+
+    The first chunk is selected with a full per-row top-k; later chunks only with a
+    compare against the running k-th score. Doubling keeps the expected number of
+    survivors per query and chunk near ``k`` from the start.
+    """
+    g0, step = start, min(cs, _first_chunk(k))
+    while g0 < stop:
+        g1 = min(stop, g0 + step)
+        yield g0, g1
+        g0, step = g1, min(cs, 2 * step)
+
+
+def _merge_lexsort(best_s, best_i, rows, cand_s, cand_i, k):
+    """Merge candidates into the running top-k of their rows, order (-score, index)."""
+    urows, inv = np.unique(rows, return_inverse=True)
+    m = len(urows)
+    all_r = np.concatenate([np.repeat(np.arange(m), k), inv])
+    all_s = np.concatenate([best_s[urows].ravel(), cand_s])
+    all_i = np.concatenate([best_i[urows].ravel(), cand_i])
+    order = np.lexsort((all_i, -all_s, all_r))
+    starts = np.concatenate([[0], np.cumsum(np.bincount(all_r, minlength=m))[:-1]])
+    take = order[starts[:, None] + np.arange(k)]
+    best_s[urows] = all_s[take]
+    best_i[urows] = all_i[take]
+
+
+def _merge(best_s, best_i, rows, cand_s, cand_i, k):
+    """Merge one chunk's candidates into the running top-k.
+
+    ``rows`` ascend and, within a row, candidate indices ascend and exceed every index
+    already held (chunks are visited in order). Each touched row is laid out as
+    ``[current top-k | candidates]`` and sorted by score with a *stable* sort, which
+    then orders equal scores by index. Rows with very many candidates (ties, adversarial
+    order) go through a lexsort instead, to keep the padded layout small.
+    """
+    urows, starts, counts = np.unique(rows, return_index=True, return_counts=True)
+    heavy = counts > 64 * k
+    if heavy.any():
+        sel = np.isin(rows, urows[heavy])
+        _merge_lexsort(best_s, best_i, rows[sel], cand_s[sel], cand_i[sel], k)
+        keep = ~sel
+        rows, cand_s, cand_i = rows[keep], cand_s[keep], cand_i[keep]
+        if not rows.size:
+            return
+        urows, starts, counts = np.unique(rows, return_index=True, return_counts=True)
+    u = len(urows)
+    width = k + int(counts.max())
+    S2 = np.full((u, width), -np.inf, dtype=best_s.dtype)
+    I2 = np.full((u, width), np.iinfo(np.int64).max, dtype=np.int64)
+    S2[:, :k] = best_s[urows]
+    I2[:, :k] = best_i[urows]
+    r = np.repeat(np.arange(u), counts)
+    c = k + np.arange(len(rows)) - np.repeat(starts, counts)
+    S2[r, c] = cand_s
+    I2[r, c] = cand_i
+    np.negative(S2, out=S2)
+    order = np.argsort(S2, axis=1, kind="stable")[:, :k]
+    best_s[urows] = -np.take_along_axis(S2, order, axis=1)
+    best_i[urows] = np.take_along_axis(I2, order, axis=1)
+
+
+def _workers() -> int:
+    """Worker threads for :func:`topk`: one per core (each runs single-threaded BLAS)."""
+    return max(1, min(8, os.cpu_count() or 1))
+
+
+def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, stop):
+    """Running top-k of the query block ``Qb`` (rows ``q0:``) over the given gallery chunks.
+
+    Chunks must ascend. Returns ``(scores, indices)``, or ``(g0, None, error)`` if a
+    chunk starting at ``g0`` is invalid (so the caller can report the first one).
+    """
+    nb, d = Qb.shape
+    q1 = q0 + nb
+    bs = np.full((nb, k), -np.inf, dtype=dtype)
+    bi = np.full((nb, k), -1, dtype=np.int64)
+    cs = max(g1 - g0 for g0, g1 in chunks)
+    sbuf = np.empty(nb * cs, dtype=dtype)
+    mbuf = np.empty(nb * cs, dtype=bool)
+    gbuf = np.empty((cs, d), dtype=dtype)
+    first = True
+    for g0, g1 in chunks:
+        if stop is not None and stop.is_set():
+            break
+        m = g1 - g0
+        try:
+            chunk = G[g0:g1]
+            if chunk.dtype not in (np.float32, np.float64):
+                chunk = as_matrix(chunk, "gallery")
+            Gc = _normalize(chunk, "gallery", dtype, offset=g0, out=gbuf[:m])
+        except ValueError as err:
+            if stop is not None:
+                stop.set()
+            return g0, None, err
+        S = sbuf[: nb * m].reshape(nb, m)
+        np.matmul(Qb, Gc.T, out=S)
+        if exclude_self:
+            lo, hi = max(q0, g0), min(q1, g1)
+            if lo < hi:
+                r = np.arange(lo, hi)
+                S[r - q0, r - g0] = -np.inf
+        M = mbuf[: nb * m].reshape(nb, m)
+        # Keep entries that beat the running k-th score. (An entry equal to it has a
+        # higher index than the entry holding it, so it never enters.)
+        dense = first
+        if not dense:
+            np.greater(S, bs[:, k - 1:k], out=M)
+            dense = np.count_nonzero(M) > 4 * k * nb
+        if dense and m > k:
+            # First chunk or an adversarial order: keep entries at least as high as the
+            # chunk's own k-th score (ties kept, so the lower index can win).
+            kth = torch.topk(torch.from_numpy(S), k, dim=1, sorted=False).values.numpy().min(axis=1)
+            if first:
+                np.greater_equal(S, kth[:, None], out=M)
+            else:
+                M &= S >= kth[:, None]
+        elif dense:
+            M[...] = True
+        first = False
+        flat = np.flatnonzero(M)
+        if flat.size:
+            rows, cols = np.divmod(flat, m)
+            _merge(bs, bi, rows, S.ravel()[flat], cols + g0, k)
+    return bs, bi
+
+
+def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int | None = None,
+         dtype=np.float32):
+    """Exact cosine top-``k`` of each query over the gallery rows.
+
+    Returns ``(scores, indices)``, both of shape ``(n_queries, k)``, sorted by descending
+    score; equal scores are ordered by the lower gallery index. Rows are normalized
+    and scored in ``dtype``: ``np.float32`` (default; scores within ~1e-6 of float64,
+    so the order of near-ties closer than that follows float32 rounding) or
+    ``np.float64`` (the exact reference, about 2x slower). With ``exclude_self=True``
+    query ``i`` is gallery row ``i`` and never its own neighbour (needs equal row
+    counts). ``k`` must be smaller than the number of candidates. At most
+    ``chunk_size`` gallery rows are scored at a time (default: a 32 MiB score buffer);
+    extra memory is that buffer, a boolean mask of a quarter of its size (float32) and
+    one normalized gallery chunk, whatever the gallery size (about 70 MB for 1,000
+    queries at d = 768). The gallery may be an ``np.memmap``; non-finite or zero rows
+    raise ``ValueError`` when their chunk is reached.
+
+    Each chunk is one BLAS GEMM; an entry is kept only if it beats the query's running
+    k-th score (the first chunk, and any chunk where too many pass, use the chunk's own
+    k-th score, ties kept), so selection costs one compare pass instead of a per-chunk
+    sort. Chunk sizes double from 1,024 rows up to ``chunk_size``. With two or more
+    cores and at least 8,192 gallery rows, the gallery is split into one contiguous
+    share per core, each scanned by a thread with single-threaded BLAS (so no serial
+    selection phase leaves a core idle), and the shares' top-k lists are merged.
+
+    Measured at 1,000 queries x d = 768 on the 2-core machine (quiet, runs interleaved):
+    1.08x / 1.07x / 0.97x the time of FAISS ``IndexFlatIP`` search (given pre-normalized
+    vectors) and 1.23x / 1.03x / 1.02x the float32 GEMM roofline at 10k / 100k / 1M
+    gallery rows; 2.2-2.5x faster than chunked numpy matmul + argpartition
+    (``benchmarks/bench_metrics.py``).
+    """
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype: expected float32 or float64, got {dtype}")
+    Q = as_matrix(queries, "queries")
+    G = _check_gallery(gallery)
+    nq, d = Q.shape
+    N = G.shape[0]
+    if G.shape[1] != d:
+        raise ValueError(f"gallery: has {G.shape[1]} columns but queries have {d}")
+    if exclude_self:
+        same_length(queries=Q, gallery=G)
+    k = check_k(k, N - 1 if exclude_self else N)
+    Qn = _normalize(Q, "queries", dtype)
+    qb = min(nq, 8192)
+    if chunk_size is None:
+        chunk_size = int(np.clip(_BUFFER_BYTES // (dtype.itemsize * qb * _workers()), 256, 16384))
+    elif isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+        raise ValueError(f"chunk_size: expected a positive integer, got {chunk_size!r}")
+    cs = int(min(chunk_size, N))
+    # Each worker scans one contiguous share of the gallery (at least 4 chunks' worth).
+    n_workers = int(max(1, min(_workers(), N // (4 * _first_chunk(k)))))
+    bounds = np.linspace(0, N, n_workers + 1).astype(int)
+    jobs = [list(_schedule(int(a), int(b), cs, k)) for a, b in zip(bounds[:-1], bounds[1:])]
+    best_s = np.empty((nq, k), dtype=dtype)
+    best_i = np.empty((nq, k), dtype=np.int64)
+    for q0 in range(0, nq, qb):
+        q1 = min(nq, q0 + qb)
+        if n_workers == 1:
+            results = [_scan(Qn[q0:q1], q0, G, jobs[0], k, exclude_self, dtype, None)]
+        else:
+            stop = threading.Event()
+            with single_thread(), ThreadPoolExecutor(n_workers) as pool:
+                futures = [pool.submit(_scan, Qn[q0:q1], q0, G, job, k, exclude_self, dtype, stop)
+                           for job in jobs]
+                results = [f.result() for f in futures]
+        errors = [r for r in results if isinstance(r, tuple) and len(r) == 3]
+        if errors:
+            raise min(errors, key=lambda e: e[0])[2]
+        bs, bi = results[0]
+        for s_, i_ in results[1:]:
+            _merge_lexsort(bs, bi, np.repeat(np.arange(q1 - q0), k), s_.ravel(), i_.ravel(), k)
+        best_s[q0:q1], best_i[q0:q1] = bs, bi
+    return best_s, best_i
+
+
+# ----------------------------------------------------------------------------- metrics
+
+def _neighbors(neighbors, name: str = "neighbors") -> np.ndarray:
+    a = np.asarray(neighbors)
+    if a.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-D (n_queries, k) index array, got shape {a.shape}")
+    if a.size == 0:
+        raise ValueError(f"{name}: empty array (shape {a.shape})")
+    if not np.issubdtype(a.dtype, np.integer):
+        raise ValueError(f"{name}: expected integer indices, got dtype {a.dtype}")
+    if a.min() < 0:
+        raise ValueError(f"{name}: negative index {a.min()}")
+    return a
+
+
+def _check_range(nb: np.ndarray, n: int, name: str) -> None:
+    if nb.min() < 0 or nb.max() >= n:
+        raise ValueError(f"{name}: indices must lie in [0, {n}), got range [{nb.min()}, {nb.max()}]")
+
+
+def _reduce(values: np.ndarray, per_query: bool):
+    return values if per_query else float(values.mean())
+
+
+def precision_at_k(neighbors, labels, query_labels=None, per_query: bool = False):
+    """P@k: share of each query's ``k`` neighbours whose label equals the query's, averaged.
+
+    ``neighbors`` is ``(n_queries, k)`` gallery indices; ``labels`` are the gallery labels.
+    Without ``query_labels`` the queries are the gallery rows themselves (query ``i`` is
+    row ``i``, searched with ``exclude_self=True``); a query listed among its own
+    neighbours raises ``ValueError``.
+    """
+    nb = _neighbors(neighbors)
+    lab = as_labels(labels, "labels")
+    _check_range(nb, len(lab), "neighbors")
+    if query_labels is None:
+        same_length(neighbors=nb, labels=lab)
+        if (nb == np.arange(len(nb))[:, None]).any():
+            raise ValueError("neighbors: a query appears among its own neighbours; search with exclude_self=True")
+        ql = lab
+    else:
+        ql = as_labels(query_labels, "query_labels")
+        same_length(neighbors=nb, query_labels=ql)
+    values = (lab[nb] == ql[:, None]).mean(axis=1)
+    return _reduce(values, per_query)
+
+
+def random_floor(labels) -> float:
+    """Random-neighbour floor of P@k: ``sum_c share_c**2``, the chance that a random item
+    shares the label of a random query (drawn with replacement)."""
+    lab = as_labels(labels, "labels")
+    _, counts = np.unique(lab, return_counts=True)
+    share = counts / counts.sum()
+    return float(np.sum(share * share))
+
+
+def _positives(positives, n_queries: int):
+    """Normalize ``positives`` to an int matrix of unique indices per row (padded with -1)."""
+    if isinstance(positives, np.ndarray) or (
+        isinstance(positives, (list, tuple)) and len(positives) and np.isscalar(positives[0])
+    ):
+        P = np.asarray(positives)
+        if P.dtype == bool:
+            if P.ndim != 2:
+                raise ValueError(f"positives: a boolean mask must be 2-D (n_queries, n_gallery), got shape {P.shape}")
+            rows = [np.flatnonzero(row) for row in P]
+            P = None
+        elif np.issubdtype(P.dtype, np.integer):
+            if P.ndim == 1:
+                P = P[:, None]
+            if P.ndim != 2 or P.shape[1] == 0:
+                raise ValueError(f"positives: expected 1-D or 2-D integer indices, got shape {np.shape(positives)}")
+        else:
+            raise ValueError(f"positives: expected integer indices or a boolean mask, got dtype {P.dtype}")
+    else:
+        rows = [np.asarray(sorted(row) if isinstance(row, (set, frozenset)) else row).ravel() for row in positives]
+        for row in rows:
+            if row.size and not np.issubdtype(row.dtype, np.integer):
+                raise ValueError(f"positives: expected integer indices, got dtype {row.dtype}")
+        P = None
+    if P is None:
+        if len(rows) != n_queries:
+            raise ValueError(f"length mismatch: neighbors has {n_queries}, positives has {len(rows)}")
+        width = max(1, max(row.size for row in rows))
+        P = np.full((n_queries, width), -1, dtype=np.int64)
+        for i, row in enumerate(rows):
+            P[i, : row.size] = row
+    elif len(P) != n_queries:
+        raise ValueError(f"length mismatch: neighbors has {n_queries}, positives has {len(P)}")
+    P = np.sort(P.astype(np.int64), axis=1)
+    if (P[P != -1] < 0).any() if P.size else False:
+        raise ValueError("positives: negative gallery index")
+    P[:, 1:][P[:, 1:] == P[:, :-1]] = -1  # drop duplicates
+    counts = np.count_nonzero(P >= 0, axis=1)
+    empty = np.flatnonzero(counts == 0)
+    if empty.size:
+        raise ValueError(f"positives: {empty.size} query(ies) without positives (first at index {empty[0]})")
+    return P, counts
+
+
+def _hits(nb: np.ndarray, positives):
+    P, counts = _positives(positives, len(nb))
+    return (nb[:, :, None] == P[:, None, :]).any(axis=2), counts
+
+
+def _first_k(nb: np.ndarray, k):
+    if k is None:
+        return nb
+    k = check_k(k, nb.shape[1] + 1, "k")
+    return nb[:, :k]
+
+
+_POSITIVES_DOC = """
+    ``positives`` lists each query's relevant gallery indices, in one of these forms:
+    a 1-D integer array (one positive per query, e.g. a caption's parent image), a 2-D
+    integer array (the same number of positives per query, e.g. an image's five
+    captions), a list of integer arrays or sets (any number, at least one), or a
+    boolean mask of shape ``(n_queries, n_gallery)``. ``k`` (default: all columns of
+    ``neighbors``) uses the first ``k`` neighbours only.
+"""
+
+
+def hit_at_k(neighbors, positives, k: int | None = None, per_query: bool = False):
+    """Hit@k: whether at least one positive is among the first ``k`` neighbours, averaged."""
+    nb = _first_k(_neighbors(neighbors), k)
+    hits, _ = _hits(nb, positives)
+    return _reduce(hits.any(axis=1).astype(np.float64), per_query)
+
+
+def recall_at_k(neighbors, positives, k: int | None = None, per_query: bool = False):
+    """Recall@k: fraction of each query's positives found among its first ``k`` neighbours,
+    averaged over queries (multi-positive, e.g. caption recall@10)."""
+    nb = _first_k(_neighbors(neighbors), k)
+    hits, counts = _hits(nb, positives)
+    return _reduce(hits.sum(axis=1) / counts, per_query)
+
+
+hit_at_k.__doc__ += _POSITIVES_DOC
+recall_at_k.__doc__ += _POSITIVES_DOC
+
+
+def overlap_at_k(neighbors_a, neighbors_b, per_query: bool = False):
+    """Overlap@k: per query ``|A ∩ B| / k`` of two top-k identity lists, averaged.
+
+    Identity, not relevance: 1 means the same neighbours (in any order). Queries whose
+    overlap is below 1 are the queries whose top-k changed.
+    """
+    a = _neighbors(neighbors_a, "neighbors_a")
+    b = _neighbors(neighbors_b, "neighbors_b")
+    if a.shape != b.shape:
+        raise ValueError(f"neighbors_a and neighbors_b: shapes differ ({a.shape} vs {b.shape})")
+    values = (a[:, :, None] == b[:, None, :]).any(axis=2).sum(axis=1) / a.shape[1]
+    return _reduce(values, per_query)
+
+
+def boundary_margin(scores, k: int) -> np.ndarray:
+    """Per-query boundary margin: score at rank ``k`` minus score at rank ``k + 1``.
+
+    ``scores`` is ``(n_queries, >= k + 1)`` sorted descending (as from
+    ``topk(..., k + 1)``). A perturbation of every score by less than half the margin
+    cannot change the top-``k`` set. Returns an array (one margin per query).
+    """
+    S = as_float(scores, "scores", ndim=2)
+    if S.shape[1] < 2:
+        raise ValueError(f"scores: needs at least 2 columns, got {S.shape[1]}")
+    k = check_k(k, S.shape[1], "k")
+    if (np.diff(S, axis=1) > 0).any():
+        raise ValueError("scores: rows must be sorted in descending order")
+    return S[:, k - 1] - S[:, k]

@@ -1,0 +1,123 @@
+"""Paired uncertainty for a difference between two conditions measured on the same units.
+
+Both functions take per-unit values ``a`` and ``b`` (e.g. per-seed accuracies, or
+per-query Hit@10 with and without compression) and describe ``a - b``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats as _st
+
+from .._validate import as_float, same_length
+
+__all__ = ["Interval", "paired_t_interval", "paired_bootstrap"]
+
+
+class Interval(NamedTuple):
+    """A point estimate of ``a - b`` with a two-sided interval.
+
+    ``n`` is the number of paired units (items); ``se`` the standard error (for the
+    bootstrap: the standard deviation of the resampled statistic); ``n_groups`` the number
+    of resampled groups (equal to ``n`` without groups; ``n`` for the t interval)."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+    se: float
+    level: float
+    n_groups: int
+
+
+def _level(level) -> float:
+    level = float(level)
+    if not 0 < level < 1:
+        raise ValueError(f"level: must lie strictly between 0 and 1, got {level}")
+    return level
+
+
+def _pair(a, b):
+    a = as_float(a, "a", ndim=1, dtype=np.float64)
+    b = as_float(b, "b", ndim=1, dtype=np.float64)
+    same_length(a=a, b=b)
+    return a, b
+
+
+def paired_t_interval(a, b, level: float = 0.95) -> Interval:
+    """Mean of ``a - b`` with a Student-t interval on ``n - 1`` degrees of freedom:
+    ``mean ± t((1 + level) / 2, n - 1) * sd / sqrt(n)`` (sd with ddof=1). Needs n >= 2.
+
+    Assumes the paired differences are independent draws from one distribution; with
+    five seeds it is an honest but wide interval, not a multiplicity-corrected test.
+    """
+    level = _level(level)
+    a, b = _pair(a, b)
+    n = len(a)
+    if n < 2:
+        raise ValueError(f"a: needs at least 2 paired values for an interval, got {n}")
+    d = a - b
+    mean = float(d.mean())
+    se = float(d.std(ddof=1) / np.sqrt(n))
+    half = float(_st.t.ppf((1 + level) / 2, n - 1)) * se
+    return Interval(mean, mean - half, mean + half, n, se, level, n)
+
+
+def paired_bootstrap(a, b, groups=None, n_draws: int = 5000, level: float = 0.95, seed: int = 0,
+                     statistic=None) -> Interval:
+    """Percentile bootstrap interval for a statistic of the paired differences ``a - b``.
+
+    Whole groups are resampled with replacement (``groups`` gives a group id per item,
+    e.g. the parent image of each caption, so an image travels with its captions);
+    without ``groups`` every item is its own group. Each draw picks as many groups as
+    there are. ``statistic`` maps the resampled 1-D differences to a number; the default
+    (``None`` or ``np.mean``) is the item-level mean, computed vectorized from group sums
+    with int32 indices in chunks (5,000 draws x 1,000 groups in well under a second);
+    any other callable is applied draw by draw. ``seed`` makes the draws reproducible.
+    The interval is conditional on the evaluated items (no model retraining).
+    """
+    level = _level(level)
+    a, b = _pair(a, b)
+    d = a - b
+    n = len(d)
+    if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 2:
+        raise ValueError(f"n_draws: expected an integer >= 2, got {n_draws!r}")
+    if groups is None:
+        inverse = np.arange(n)
+    else:
+        g = np.asarray(groups)
+        if g.ndim != 1:
+            raise ValueError(f"groups: expected a 1-D array of group ids, got shape {g.shape}")
+        same_length(a=d, groups=g)
+        if g.dtype.kind == "f" and not np.isfinite(g).all():
+            raise ValueError("groups: contains NaN or infinite ids")
+        _, inverse = np.unique(g, return_inverse=True)
+    n_groups = int(inverse.max()) + 1
+    if n_groups < 2:
+        raise ValueError("groups: needs at least 2 groups to resample")
+    rng = np.random.default_rng(seed)
+    fast = statistic is None or statistic is np.mean
+    stat = np.mean if fast else statistic
+    estimate = float(stat(d))
+    draws = np.empty(n_draws)
+    if fast:
+        sums = np.bincount(inverse, weights=d, minlength=n_groups)
+        counts = np.bincount(inverse, minlength=n_groups).astype(np.float64)
+    else:
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(inverse, minlength=n_groups))])
+        members = [order[bounds[i]:bounds[i + 1]] for i in range(n_groups)]
+    step = max(1, (1 << 20) // n_groups)
+    for s in range(0, n_draws, step):
+        m = min(step, n_draws - s)
+        idx = rng.integers(0, n_groups, size=(m, n_groups), dtype=np.int32)
+        if fast:
+            draws[s:s + m] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+        else:
+            for j, row in enumerate(idx):
+                draws[s + j] = stat(d[np.concatenate([members[i] for i in row])])
+    alpha = 1 - level
+    low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2])
+    return Interval(estimate, float(low), float(high), n, float(draws.std(ddof=1)), level, n_groups)

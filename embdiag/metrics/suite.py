@@ -1,0 +1,46 @@
+"""The study's metric suite for one representation: geometry, probes, retrieval.
+
+One call measures what each row of the study's tables reports for a set of
+evaluation vectors: the four geometry numbers (no labels), standardized linear-probe
+accuracy and balanced accuracy per attribute (probes fitted on training vectors), and
+P@k per attribute (each evaluation vector queries the others by cosine).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from .geometry import summary
+from .probe import LinearProbe, balanced_accuracy, eligible_classes
+from .retrieval import precision_at_k, topk
+
+
+def frozen_classes(labels: Mapping[str, np.ndarray], min_support: int = 10) -> dict[str, np.ndarray]:
+    """Eligible classes per attribute, fixed once before any comparison."""
+    return {a: eligible_classes(y, min_support) for a, y in labels.items()}
+
+
+def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
+             k: int = 10, classes: Mapping[str, np.ndarray] | None = None, standardize: bool = True,
+             probes: bool = True) -> dict:
+    """Metrics of one representation as a flat dict.
+
+    Keys: ``total_variance``, ``mean_cosine``, ``rankme``, ``participation_ratio`` (of
+    ``val``), then per attribute ``a``: ``"{a} accuracy"``, ``"{a} BA"`` (balanced accuracy
+    over ``classes[a]``, default: :func:`frozen_classes` of ``val_labels``) and
+    ``"{a} P@{k}"``; all shares in [0, 1]. ``probes=False`` skips the probe columns.
+    """
+    classes = dict(classes) if classes is not None else frozen_classes(val_labels)
+    row = summary(val)
+    if probes:
+        for a, y in val_labels.items():
+            pred = LinearProbe(standardize=standardize).fit(train, train_labels[a]).predict(val)
+            row[f"{a} accuracy"] = float(np.mean(pred == np.asarray(y)))
+            row[f"{a} BA"] = balanced_accuracy(y, pred, classes[a])
+    _, neighbors = topk(val, val, k, exclude_self=True, dtype=np.float64)
+    for a, y in val_labels.items():
+        row[f"{a} P@{k}"] = precision_at_k(neighbors, y)
+    return row
+

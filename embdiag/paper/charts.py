@@ -1,0 +1,66 @@
+"""Altair charts that render offline in notebooks and in the built book.
+
+:func:`enable` registers and activates the ``embdiag`` renderer. It emits a plain
+``text/html`` output: a ``<div>`` and a script that calls ``vegaEmbed`` on the chart's
+spec. The libraries themselves (Vega, Vega-Lite, vega-embed, with its tooltip plugin) are
+not fetched from a CDN: the book's Sphinx extension (:mod:`embdiag.paper.sphinxext`) serves the
+bundle that ``vl-convert-python`` ships, which matches the installed Altair. The div id
+is a hash of the spec, so re-executing a chapter produces identical output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import altair as alt
+
+#: vega-embed options: SVG output and export actions only (the online editor link needs a network).
+EMBED_OPTIONS = {"renderer": "svg", "actions": {"export": True, "source": False, "compiled": False, "editor": False}}
+
+_HTML = """<div id="{div}" class="embdiag-chart" data-chart="{div}"></div>
+<script type="text/javascript">
+(function () {{
+  var spec = {spec};
+  var target = document.getElementById("{div}");
+  function draw() {{
+    if (typeof window.vegaEmbed !== "function") {{
+      target.setAttribute("data-error", "vegaEmbed is not loaded (offline bundle missing)");
+      return;
+    }}
+    window.vegaEmbed(target, spec, {opts}).then(function (result) {{
+      target.vegaView = result.view;
+      target.setAttribute("data-rendered", "true");
+    }}).catch(function (err) {{
+      target.setAttribute("data-error", String(err));
+      console.error(err);
+    }});
+  }}
+  if (document.readyState === "loading") {{ document.addEventListener("DOMContentLoaded", draw); }} else {{ draw(); }}
+}})();
+</script>"""
+
+
+def chart_html(spec: dict) -> str:
+    """HTML that draws the Vega-Lite ``spec`` with the page's offline vegaEmbed."""
+    text = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    div = "vega-" + hashlib.sha1(text.encode()).hexdigest()[:12]
+    return _HTML.format(div=div, spec=text, opts=json.dumps(EMBED_OPTIONS))
+
+
+def _renderer(spec: dict, **_) -> dict:
+    return {"text/html": chart_html(spec), "text/plain": "<Altair chart>"}
+
+
+def enable() -> None:
+    """Activate the offline renderer and the book's chart theme (idempotent)."""
+    alt.renderers.register("embdiag", _renderer)
+    alt.renderers.enable("embdiag")
+    alt.data_transformers.disable_max_rows()
+
+
+def bundle_js() -> str:
+    """The Vega + Vega-Lite + vega-embed JavaScript bundle for the installed Altair."""
+    import vl_convert as vlc
+
+    return vlc.javascript_bundle()

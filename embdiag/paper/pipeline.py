@@ -1,0 +1,276 @@
+"""The executable paper: paired chapter sources, papermill execution, book build.
+
+A chapter is ``notebooks/NN_name.py`` (jupytext percent format, the source of truth)
+paired with ``notebooks/NN_name.ipynb`` (same cells, no outputs) and executed by
+papermill into ``book/chapters/NN_name.ipynb``, which the book renders without
+executing anything. Parameters are checked against the chapter's parameters cell before
+anything runs; execution writes to a temporary file first, so a chapter that raises
+leaves the book's copy untouched; and the executed notebook is normalised (cell ids,
+table ids, no timestamps) so that re-executing an unchanged chapter reproduces it byte
+for byte.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import jupytext
+import nbformat
+
+from .._project import project_root
+
+REPO = project_root()
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where chapter sources, their pairs and the executed chapters live."""
+
+    notebooks: Path = REPO / "notebooks"
+    book: Path = REPO / "book"
+
+    @property
+    def chapters(self) -> Path:
+        return self.book / "chapters"
+
+
+DEFAULT = Layout()
+KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+
+class ChapterError(RuntimeError):
+    """A chapter is unknown, stale, or failed to execute."""
+
+
+def chapter_names(layout: Layout = DEFAULT) -> list[str]:
+    """Names (``NN_name``) of all chapter sources, in order."""
+    if not layout.notebooks.is_dir():
+        raise ChapterError(f"no chapter sources: {layout.notebooks} is not a folder "
+                           "(run from the embdiag checkout, or set EMBDIAG_ROOT to it)")
+    return sorted(p.stem for p in layout.notebooks.glob("[0-9][0-9]_*.py"))
+
+
+def _resolve(name: str, layout: Layout) -> str:
+    names = chapter_names(layout)
+    if name in names:
+        return name
+    hits = [n for n in names if n.startswith(name) or n.split("_", 1)[1] == name]
+    if len(hits) != 1:
+        raise ChapterError(f"unknown chapter {name!r}; chapters are: {', '.join(names)}")
+    return hits[0]
+
+
+def cells(nb, *, ignore_tags=("hide-input",)) -> list[tuple]:
+    """(type, source, tags) of each cell, without papermill's injected-parameters cell."""
+    return [(c.cell_type, c.source.strip(), tuple(t for t in c.metadata.get("tags", ()) if t not in ignore_tags))
+            for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", ())]
+
+
+def difference(a, b, name_a: str, name_b: str) -> str | None:
+    """First difference between two notebooks' cells, in words (None if they agree)."""
+    a, b = cells(a), cells(b)
+    if a == b:
+        return None
+    if len(a) != len(b):
+        return f"{name_a} has {len(a)} cells, {name_b} has {len(b)}"
+    first = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+    return f"cell {first} differs between {name_a} and {name_b}"
+
+
+def stale_reason(name: str, layout: Layout = DEFAULT) -> str | None:
+    """Why the ``.ipynb`` of chapter ``name`` is out of sync with its ``.py`` (None if in sync)."""
+    name = _resolve(name, layout)
+    py, ipynb = layout.notebooks / f"{name}.py", layout.notebooks / f"{name}.ipynb"
+    if not ipynb.exists():
+        return f"{ipynb.name} is missing (run: embdiag sync)"
+    diff = difference(jupytext.read(py), nbformat.read(ipynb, as_version=4), py.name, ipynb.name)
+    return diff and f"{diff} (run: embdiag sync)"
+
+
+def sync(name: str, layout: Layout = DEFAULT) -> Path:
+    """Write ``notebooks/name.ipynb`` from ``notebooks/name.py`` (outputs cleared)."""
+    name = _resolve(name, layout)
+    nb = jupytext.read(layout.notebooks / f"{name}.py")
+    nb.metadata.setdefault("kernelspec", KERNELSPEC)
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"cell-{i}"
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    target = layout.notebooks / f"{name}.ipynb"
+    _atomic_write(nb, target)
+    return target
+
+
+def _atomic_write(nb, target: Path) -> None:
+    fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=target.parent)
+    os.close(fd)
+    try:
+        nbformat.write(nb, tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+_STYLER_ID = re.compile(r"T_[0-9a-f]{5}(?=[_ \"])")
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else "".join(value)
+
+
+def _stable_styler_ids(html: str) -> str:
+    """Replace pandas Styler's random table id by a digest of the table itself."""
+    found = set(_STYLER_ID.findall(html))
+    for uuid in sorted(found):
+        digest = hashlib.sha1(html.replace(uuid, "T_").encode()).hexdigest()[:5]
+        html = html.replace(uuid, f"T_{digest}")
+    return html
+
+
+def _finalize(nb) -> None:
+    """Hide code in the book; drop volatile metadata (timestamps, durations); give cells
+    and tables deterministic ids, so an unchanged chapter re-executes byte for byte."""
+    nb.metadata.pop("papermill", None)
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"cell-{i}"
+        cell.metadata.pop("papermill", None)
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            tags = cell.metadata.setdefault("tags", [])
+            if "hide-input" not in tags:
+                tags.append("hide-input")
+            for out in cell.outputs:
+                data = out.get("data", {})
+                if "text/html" in data:
+                    data["text/html"] = _stable_styler_ids(_text(data["text/html"]))
+                if "text/plain" in data:  # reprs such as "<Styler at 0x7f...>" carry a memory address
+                    data["text/plain"] = _ADDRESS.sub(">", _text(data["text/plain"]))
+
+
+def parameters(name: str, layout: Layout = DEFAULT) -> dict:
+    """The chapter's parameters and their defaults, read from its ``parameters`` cell."""
+    name = _resolve(name, layout)
+    nb = jupytext.read(layout.notebooks / f"{name}.py")
+    cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", ())), None)
+    if cell is None:
+        raise ChapterError(f"chapter {name} has no cell tagged 'parameters'")
+    out = {}
+    for node in ast.parse(cell.source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out[node.targets[0].id] = ast.literal_eval(node.value)
+    return out
+
+
+def _type_name(value) -> str:
+    return "none" if value is None else type(value).__name__
+
+
+def _fits(value, default) -> bool:
+    """Whether ``value`` may replace ``default``: same type; an int where a float is expected;
+    anything where the default is None."""
+    if default is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, (list, tuple))
+    return isinstance(value, type(default))
+
+
+def _listing(defaults: Mapping) -> str:
+    return "; ".join(f"{k} = {v!r}" for k, v in defaults.items())
+
+
+def check_parameters(name: str, values: Mapping, layout: Layout = DEFAULT, *, cwd: Path | None = None) -> dict:
+    """``values`` checked against the chapter's parameters, with relative paths made absolute.
+
+    Raises :class:`ChapterError` naming an unknown parameter (with the chapter's
+    parameters and defaults), a value whose type does not match its default, or a
+    ``*_path`` / ``*_dir`` value that does not exist. Relative paths are resolved
+    against ``cwd`` (default: the working directory), not the chapter's folder.
+    """
+    name = _resolve(name, layout)
+    defaults = parameters(name, layout)
+    cwd = Path(cwd) if cwd is not None else Path.cwd()
+    unknown = sorted(set(values) - set(defaults))
+    if unknown:
+        raise ChapterError(f"chapter {name} has no parameter {', '.join(map(repr, unknown))}; "
+                           f"its parameters are: {_listing(defaults)}")
+    out = {}
+    for key, value in values.items():
+        default = defaults[key]
+        if not _fits(value, default):
+            raise ChapterError(f"chapter {name}: parameter {key!r} expects {_type_name(default)} "
+                               f"(default {default!r}), got {_type_name(value)} {value!r}")
+        if isinstance(value, str) and key.endswith(("_path", "_dir")):
+            path = cwd / Path(value).expanduser()
+            if not path.exists():
+                raise ChapterError(f"chapter {name}: parameter {key!r}: no such file or folder {path}")
+            value = str(path.resolve())
+        out[key] = value
+    return out
+
+
+def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAULT) -> Path:
+    """Execute chapter ``name`` with papermill into ``book/chapters/``; return its path.
+
+    Raises :class:`ChapterError` if the pair is stale, a parameter is unknown or of the
+    wrong type (see :func:`check_parameters`), or a cell raises; the previously executed
+    chapter is then left as it was.
+    """
+    import papermill
+
+    name = _resolve(name, layout)
+    reason = stale_reason(name, layout)
+    if reason:
+        raise ChapterError(f"chapter {name} is stale: {reason}")
+    values = check_parameters(name, dict(parameters or {}), layout)
+    out = layout.chapters
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{name}.ipynb"
+    fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=out)
+    os.close(fd)
+    try:
+        try:
+            papermill.execute_notebook(
+                str(layout.notebooks / f"{name}.ipynb"), tmp, parameters=values,
+                cwd=str(out), kernel_name="python3", progress_bar=False, log_output=False,
+                extra_arguments=["--log-level=ERROR"])  # the kernel's start-up warnings are not the user's concern
+        except papermill.PapermillExecutionError as e:
+            raise ChapterError(f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}") from None
+        nb = nbformat.read(tmp, as_version=4)
+        _finalize(nb)
+        _atomic_write(nb, target)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return target
+
+
+def build(*, output: Path | None = None, strict: bool = True, layout: Layout = DEFAULT) -> Path:
+    """Build the book with Jupyter Book (warnings are errors when ``strict``); return the HTML folder.
+
+    Sphinx's log is shown only when the build fails.
+    """
+    cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(layout.book), "--all"]
+    if strict:
+        cmd += ["-W", "--keep-going"]
+    if output is not None:
+        cmd += ["--path-output", str(output)]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ChapterError(f"the book build failed:\n{done.stdout[-6000:]}{done.stderr[-6000:]}")
+    return (Path(output) if output is not None else layout.book) / "_build" / "html"

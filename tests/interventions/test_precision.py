@@ -1,0 +1,301 @@
+"""Storage formats, rounding bounds and the soundness of the top-k certificate."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from embdiag.interventions import CommonOffset
+from embdiag.interventions.precision import (
+    STUDY_CONDITIONS, StorageCondition, StorageResult, _normalize, certificate_bound, compare_conditions,
+    compare_storage, normalization_bound, reconstruction_error, scoring_bound, store,
+)
+
+K = 10
+
+
+def _unit(Z):
+    return Z / np.linalg.norm(Z, axis=1, keepdims=True)
+
+
+def _scores(Q, G, dtype):
+    return (_normalize(Q, dtype) @ _normalize(G, dtype).T).astype(np.float64)
+
+
+# ------------------------------------------------------------------------------ storage
+
+def test_float_formats_round_to_nearest():
+    X = np.random.default_rng(0).standard_normal((20, 16))
+    for fmt in ("float16", "float32"):
+        s = store(X, fmt)
+        assert s.codes.dtype == fmt and s.nbytes == X.size * np.dtype(fmt).itemsize
+        np.testing.assert_array_equal(s.reconstruct(), X.astype(fmt).astype(np.float64))
+    assert store(X, "native").reconstruct() is not None
+    np.testing.assert_array_equal(store(X, "native").reconstruct(), X)
+
+
+def test_int8_scheme():
+    X = np.random.default_rng(1).standard_normal((30, 24))
+    X[3] = 0.0
+    s = store(X, "int8")
+    assert s.codes.dtype == np.int8 and s.scale.dtype == np.float32
+    assert s.nbytes == X.size + 4 * len(X)
+    assert np.abs(s.codes).max() <= 127
+    nz = np.ones(len(X), bool)
+    nz[3] = False
+    assert (np.abs(s.codes[nz]).max(axis=1) == 127).all()
+    np.testing.assert_allclose(s.scale, np.abs(X).max(axis=1) / 127, rtol=1e-7)
+    err = np.abs(s.reconstruct() - X)
+    assert (err <= s.scale.astype(np.float64)[:, None] * (0.5 + 1e-6)).all()  # round to nearest
+    np.testing.assert_array_equal(s.reconstruct()[3], 0.0)
+
+
+def test_reconstruction_error_is_on_unit_vectors():
+    X = np.random.default_rng(2).standard_normal((10, 8))
+    np.testing.assert_allclose(reconstruction_error(X, 3.0 * X), 0.0, atol=1e-15)
+    Y = X.copy()
+    Y[0] = -Y[0]
+    assert reconstruction_error(X, Y)[0] == pytest.approx(2.0)
+    e16 = reconstruction_error(_unit(X), store(_unit(X), "float16").reconstruct())
+    assert 0 < e16.max() < 2.0**-11 * 1.01  # relative float16 rounding, per unit vector
+
+
+def test_float16_overflow_and_bad_format():
+    with pytest.raises(ValueError, match="float16"):
+        store(np.full((2, 2), 1e5), "float16")
+    with pytest.raises(ValueError, match="fmt"):
+        store(np.ones((2, 2)), "int4")
+    with pytest.raises(ValueError, match="X"):
+        store(np.array([[np.nan, 1.0]]), "int8")
+
+
+# ------------------------------------------------------------------------ rounding bounds
+
+def test_bound_magnitudes():
+    assert 4e-14 < normalization_bound(768) < 5e-14
+    assert 2e-5 < normalization_bound(768, "float32") < 2.5e-5
+    assert 1e-13 < scoring_bound(768) < 3e-13
+    assert 5e-5 < scoring_bound(768, "float32") < 2e-4
+    assert normalization_bound(768, "float32", min_sq_norm=0.0) == np.inf
+    with pytest.raises(ValueError, match="arithmetic"):
+        scoring_bound(8, "float16")
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-15, 1e12])
+def test_float32_scoring_rounding_is_within_bound(scale):
+    rng = np.random.default_rng(3)
+    Q, G = rng.standard_normal((200, 768)) * scale, rng.standard_normal((300, 768)) * scale
+    Q[:5] = np.abs(Q[:5])  # same-sign rows: worst case for cancellation-free accumulation
+    G[:5] = np.abs(G[:5])
+    err32 = np.abs(_scores(Q, G, "float32") - _scores(Q, G, "float64")).max()
+    assert err32 <= scoring_bound(768, "float32") - scoring_bound(768)
+    n32 = np.abs(_normalize(Q, "float32") - _normalize(Q, "float64")).max()
+    assert n32 <= normalization_bound(768, "float32")
+
+
+def test_certificate_bound_formula():
+    b = certificate_bound([0.1, 0.0], [0.2, 0.3], 4)
+    r = 2 * scoring_bound(4)
+    np.testing.assert_allclose(b, [0.4 + r, 0.3 + r], rtol=1e-12)
+
+
+# ---------------------------------------------------------------- certificate soundness
+
+def _near_tie_gallery(rng, n_q, d, log_gap):
+    """Queries plus a gallery holding, per query, k+1 vectors at prescribed cosines whose
+    rank-k/rank-(k+1) gap is 10**log_gap (down to below float64 resolution), an exact
+    duplicate of one of them, and random filler."""
+    Q = _unit(rng.standard_normal((n_q, d)))
+    gal = []
+    for q in Q:
+        c = np.sort(rng.uniform(0.6, 0.9, K + 1))[::-1]
+        c[K] = c[K - 1] - 10.0 ** log_gap
+        W = rng.standard_normal((K + 1, d))
+        W -= np.outer(W @ q, q)
+        W = _unit(W)
+        gal.append(c[:, None] * q + np.sqrt(1 - c**2)[:, None] * W)
+        gal.append(gal[-1][rng.integers(0, K + 1)][None])  # exact tie somewhere
+    G = np.vstack(gal + [_unit(rng.standard_normal((n_q, d)))])
+    return Q, G[rng.permutation(len(G))]
+
+
+CONDITIONS = STUDY_CONDITIONS + (
+    StorageCondition("FP16 gallery, FP32 arithmetic", gallery="float16", arithmetic="float32"),
+    StorageCondition("INT8 queries, FP16 gallery", gallery="float16", queries="int8"),
+    StorageCondition("FP32 storage", gallery="float32", queries="float32"),
+)
+
+
+def _assert_sound(results, Q, G):
+    same = G is None
+    G = Q if same else G
+    ref = _scores(Q, G, "float64")
+    for r in results:
+        c = r.condition
+        Qs = store(Q, c.queries).reconstruct()
+        Gs = Qs if same and c.gallery == c.queries else store(G, c.gallery).reconstruct()
+        diff = np.abs(_scores(Qs, Gs, c.arithmetic) - ref)
+        if same:
+            np.fill_diagonal(diff, 0.0)
+        assert (diff.max(axis=1) <= r.bound).all(), c.name  # the score-level inequality
+        assert r.violations == 0, c.name                    # hence no certified change
+        # another GEMM blocking rounds differently: agree to a few ulps of the arithmetic
+        ulp = 2.0**-22 if c.arithmetic == "float32" else 2.0**-50
+        assert r.max_score_error == pytest.approx(diff.max(), rel=0, abs=ulp)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), log_gap=st.floats(-17, -1), d=st.sampled_from([16, 64, 200]))
+def test_certificate_is_sound_on_constructed_near_ties(seed, log_gap, d):
+    rng = np.random.default_rng(seed)
+    Q, G = _near_tie_gallery(rng, 12, d, log_gap)
+    res = compare_conditions(Q, CONDITIONS, G, k=K)
+    _assert_sound(res, Q, G)
+    assert not res[0].changed.any()
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), dup=st.floats(0, 1e-3), d=st.sampled_from([8, 32, 128]))
+def test_certificate_is_sound_when_queries_are_the_gallery(seed, dup, d):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((150, d)) + 0.5
+    X[100:] = X[:50] + dup * rng.standard_normal((50, d))  # near and exact duplicates
+    res = compare_conditions(X, CONDITIONS, k=K)
+    _assert_sound(res, X, None)
+
+
+def _random_trials(seeds, n, d):
+    checked = certified = changed = 0
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        X = _unit(rng.standard_normal((n, d)) + rng.uniform(0, 1) * rng.standard_normal(d))
+        for r in compare_conditions(X, CONDITIONS[1:], k=K):
+            assert r.violations == 0, (seed, r.condition.name)
+            checked += r.changed.size
+            certified += int(r.certified.sum())
+            changed += r.n_changed
+    assert certified > 0.2 * checked and changed > 0  # both sides of the boundary exercised
+
+
+def test_certified_queries_survive_random_trials():
+    _random_trials(range(10), 120, 48)
+
+
+@pytest.mark.slow
+def test_certified_queries_survive_random_trials_at_study_scale():
+    _random_trials(range(100, 112), 983, 768)
+
+
+def test_uncertified_ties_and_a_flip_at_the_boundary():
+    """A gap far below float16 resolution flips under FP16 storage and is never certified."""
+    rng = np.random.default_rng(5)
+    Q, G = _near_tie_gallery(rng, 20, 64, -9)
+    r = compare_storage(Q, STUDY_CONDITIONS[2], G, k=K)
+    assert not r.certified[r.margins < 1e-6].any()
+    assert r.violations == 0
+
+
+def test_well_separated_data_is_mostly_certified():
+    rng = np.random.default_rng(6)
+    centers = _unit(rng.standard_normal((60, 256)))
+    X = _unit(np.repeat(centers, K + 1, axis=0) + 0.02 * rng.standard_normal((60 * (K + 1), 256)))
+    res = compare_conditions(X, k=K)
+    for r in res:
+        assert r.coverage > 0.95, r.condition.name
+        assert r.n_changed == 0
+
+
+# -------------------------------------------------------------------- study conditions
+
+def test_study_conditions_structure():
+    rng = np.random.default_rng(7)
+    X = _unit(rng.standard_normal((400, 128)) + 0.3 * rng.standard_normal(128))
+    res = {r.condition.name: r for r in compare_conditions(X, k=K)}
+    nat = res["native reference"]
+    assert nat.max_score_error == 0.0 and nat.n_changed == 0 and nat.mean_overlap == 1.0
+    assert nat.coverage == 1.0
+    assert res["FP32 arithmetic"].max_score_error < 1e-6
+    assert res["FP16 gallery"].max_score_error < res["INT8 gallery"].max_score_error
+    assert res["FP16 gallery"].coverage > res["INT8 gallery"].coverage
+    for r in res.values():
+        assert r.overlap.shape == (400,) and 0 <= r.mean_overlap <= 1
+        assert np.array_equal(r.changed, r.overlap < 1)
+        assert r.changed_margins.shape == (r.n_changed,)
+        assert set(r.summary()) >= {"condition", "max_score_error", "changed_queries", "coverage"}
+    labels = rng.integers(0, 3, 400)
+    assert nat.precision_change(labels) == 0.0
+    assert abs(res["INT8 gallery"].precision_change(labels)) < 5
+
+
+
+def _rows_with_hits(counts, query_labels, gallery_labels, rng, k):
+    """Neighbour rows whose i-th row holds exactly counts[i] items of query i's label."""
+    out = np.empty((len(counts), k), dtype=np.int64)
+    for i, c in enumerate(counts):
+        same = np.flatnonzero(gallery_labels == query_labels[i])
+        other = np.flatnonzero(gallery_labels != query_labels[i])
+        out[i] = np.r_[rng.choice(same, c, replace=False), rng.choice(other, k - c, replace=False)]
+    return out
+
+
+def test_precision_change_is_exactly_zero_when_hits_only_move_between_queries():
+    # Seed 9 makes the difference of the two float means -1.1e-16 although the number of
+    # relevant neighbours is the same: the change must come from integer counts.
+    rng = np.random.default_rng(9)
+    n, gallery_labels = 983, np.arange(60) % 3
+    query_labels = rng.integers(0, 3, n)
+    counts = rng.integers(0, K + 1, n)
+    ref = _rows_with_hits(counts, query_labels, gallery_labels, rng, K)
+    new = _rows_with_hits(rng.permutation(counts), query_labels, gallery_labels, rng, K)
+    zeros = np.zeros(n)
+    result = StorageResult(STUDY_CONDITIONS[0], K, 0.0, np.ones(n, bool), zeros, zeros, zeros,
+                           np.zeros(n, bool), zeros, zeros, reference_neighbors=ref, neighbors=new)
+    assert result.precision_change(gallery_labels, query_labels) == 0.0
+    new[0, :] = ref[0, :]  # one query's hits now differ by a known count
+    assert result.precision_change(gallery_labels, query_labels) == pytest.approx(
+        100 * ((gallery_labels[new] == query_labels[:, None]).sum() - counts.sum()) / (K * n))
+
+def test_offset_then_fp16_changes_more_than_native_fp16():
+    rng = np.random.default_rng(8)
+    train = _unit(rng.standard_normal((300, 64)))
+    X = _unit(rng.standard_normal((300, 64)))
+    moved = CommonOffset(0.99).fit(train).transform(X)
+    native = compare_storage(X, STUDY_CONDITIONS[1], k=K)
+    offset = compare_conditions(moved, STUDY_CONDITIONS[:2], k=K)
+    assert offset[0].n_changed == 0 and offset[0].max_score_error == 0.0
+    assert offset[1].n_changed > native.n_changed
+    assert offset[1].violations == 0
+
+
+# -------------------------------------------------------------------------- bad input
+
+def test_bad_input():
+    X = np.random.default_rng(9).standard_normal((30, 8))
+    with pytest.raises(ValueError, match="gallery"):
+        StorageCondition("x", gallery="int4")
+    with pytest.raises(ValueError, match="arithmetic"):
+        StorageCondition("x", arithmetic="float16")
+    with pytest.raises(ValueError, match="k"):
+        compare_conditions(X, k=29)
+    with pytest.raises(ValueError, match="k"):
+        compare_conditions(X, gallery=X[:5], k=5)
+    with pytest.raises(ValueError, match="gallery"):
+        compare_conditions(X, gallery=X[:, :4])
+    Xn = X.copy()
+    Xn[1, 1] = np.nan
+    with pytest.raises(ValueError, match="queries"):
+        compare_conditions(Xn)
+    Xz = X.copy()
+    Xz[2] = 0
+    with pytest.raises(ValueError, match="zero-norm"):
+        compare_conditions(Xz)
+    with pytest.raises(ValueError, match="condition"):
+        compare_storage(X, "FP16 gallery")
+    with pytest.raises(ValueError, match="conditions"):
+        compare_conditions(X, ["FP16 gallery"])
+
+
+def test_rows_that_vanish_in_storage_are_named():
+    X = np.random.default_rng(10).standard_normal((30, 8))
+    X[4] *= 1e-9  # underflows to zero in float16
+    with pytest.raises(ValueError, match="queries stored as float16"):
+        compare_storage(X, STUDY_CONDITIONS[2], k=3)

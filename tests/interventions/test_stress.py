@@ -1,0 +1,200 @@
+"""Stress-test interventions: exact responses of the metrics, severity mapping, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+from embdiag.metrics.geometry import mean_cosine, participation_ratio, rankme, total_variance
+from embdiag.interventions.stress import (
+    INTERVENTIONS, SEVERITIES, CommonOffset, Contraction, Noise, RankRestriction,
+    check_severity, grid, make_intervention, n_kept,
+)
+
+FAST = settings(max_examples=25, deadline=None)
+severity = st.sampled_from(SEVERITIES) | st.floats(0.0, 0.995)
+seed = st.integers(0, 2**31 - 1)
+
+
+def _data(seed, n=60, d=12, offset=0.0):
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n, d)) * np.linspace(2.0, 0.2, d) + offset * rng.standard_normal(d)
+    return Z
+
+
+def _unit(Z):
+    return Z / np.linalg.norm(Z, axis=1, keepdims=True)
+
+
+def _cos(Z):
+    U = _unit(Z)
+    return U @ U.T
+
+
+@FAST
+@given(seed=seed, s=severity, n=st.integers(8, 60), d=st.integers(2, 24))
+def test_contraction_keeps_cosines_and_normalized_spectra(seed, s, n, d):
+    X, E = _data(seed, n, d, offset=1.0), _data(seed + 1, n, d, offset=1.0)
+    Y = Contraction(s).fit(X).transform(E)
+    np.testing.assert_allclose(Y, (1 - s) * E, rtol=0, atol=0)
+    np.testing.assert_allclose(_cos(Y), _cos(E), rtol=0, atol=1e-13)  # so the order is kept
+    assert rankme(Y) == pytest.approx(rankme(E), rel=1e-9)
+    assert participation_ratio(Y) == pytest.approx(participation_ratio(E), rel=1e-9)
+    assert total_variance(Y) == pytest.approx((1 - s) ** 2 * total_variance(E), rel=1e-9)
+
+
+def test_contraction_keeps_neighbour_order():
+    E = _data(3, 200, 16)
+    Y = Contraction(0.99).fit(E).transform(E)
+    assert (np.argsort(-_cos(Y), axis=1, kind="stable")[:, :10]
+            == np.argsort(-_cos(E), axis=1, kind="stable")[:, :10]).all()
+
+
+@FAST
+@given(seed=seed, s=severity, n=st.integers(8, 60), d=st.integers(2, 24))
+def test_common_offset_keeps_centered_variance_and_pr(seed, s, n, d):
+    X, E = _data(seed, n, d), _data(seed + 1, n, d)
+    off = CommonOffset(s, seed=seed).fit(X)
+    Y = off.transform(E)
+    rms = math.sqrt(np.mean(np.sum(X * X, axis=1)))
+    assert np.linalg.norm(off.offset_) == pytest.approx(s / (1 - s) * rms, rel=1e-12)
+    tol = 1e-12 * (1 + s / (1 - s)) * rms
+    np.testing.assert_allclose(Y - E, np.broadcast_to(off.offset_, E.shape), atol=tol)
+    assert total_variance(Y) == pytest.approx(total_variance(E), rel=1e-7)
+    assert participation_ratio(Y) == pytest.approx(participation_ratio(E), rel=1e-6)
+
+
+def test_common_offset_collapses_raw_rankme_and_direction_is_seeded():
+    X, E = _unit(_data(0, 400, 64, offset=0.5)), _unit(_data(1, 200, 64, offset=0.5))
+    Y = CommonOffset(0.99, seed=7).fit(X).transform(E)
+    assert rankme(E) > 10 and rankme(Y) < 2.5 and mean_cosine(Y) > 0.999
+    a, b = CommonOffset(0.5, seed=7).fit(X), CommonOffset(0.5, seed=8).fit(X)
+    assert np.array_equal(a.direction_, CommonOffset(0.5, seed=7).fit(E).direction_)
+    assert not np.allclose(a.direction_, b.direction_)
+    u = np.zeros(64)
+    u[3] = -2.0
+    c = CommonOffset(0.5, direction=u).fit(X)
+    np.testing.assert_allclose(c.direction_, u / 2)
+
+
+@FAST
+@given(seed=seed, s=severity, d=st.integers(2, 40))
+def test_rank_restriction_rank_and_projection(seed, s, d):
+    X, E = _data(seed, 3 * d + 5, d), _data(seed + 1, 2 * d + 3, d)
+    rr = RankRestriction(s).fit(X)
+    k = math.ceil(round(d * (1 - s), 9))
+    assert rr.n_components_ == k == n_kept(d, s)
+    Y = rr.transform(E)
+    assert Y.shape == E.shape
+    assert np.linalg.matrix_rank(Y - rr.mean_, tol=1e-9 * np.abs(E).max()) == k
+    np.testing.assert_allclose(rr.components_ @ rr.components_.T, np.eye(k), atol=1e-12)
+    np.testing.assert_allclose(rr.transform(Y), Y, atol=1e-10)  # a projection
+    np.testing.assert_allclose(rr.mean_, X.mean(axis=0), atol=1e-14)  # fitted on training
+
+
+def test_rank_restriction_study_scale_keeps_eight_of_768():
+    assert n_kept(768, 0.99) == 8 and n_kept(768, 0.0) == 768 and n_kept(10, 0.7) == 3
+    X, E = _data(0, 40, 24), _data(1, 30, 24)
+    np.testing.assert_allclose(RankRestriction(0.0).fit(X).transform(E), E, atol=1e-12)
+
+
+@FAST
+@given(seed=seed, s=st.floats(0.05, 0.99), d=st.integers(4, 64))
+def test_noise_total_variance_matches_target(seed, s, d):
+    n = 400
+    X, E = _data(seed, n, d), _data(seed + 1, n, d)
+    nz = Noise(s, seed=seed).fit(X)
+    target = (s / (1 - s)) ** 2 * np.mean(np.sum(X * X, axis=1))
+    assert nz.noise_variance_ == pytest.approx(target, rel=1e-12)
+    got = total_variance(nz.transform(E) - E)
+    se = math.sqrt(2.0 / ((n - 1) * d))  # relative sd of a chi-square total variance
+    assert abs(got / target - 1) < 6 * se
+
+
+def test_noise_is_reproducible_and_differs_between_sets():
+    X, E = _data(0, 50, 8), _data(1, 50, 8)
+    a = Noise(0.5, seed=1).fit(X)
+    assert np.array_equal(a.transform(E), clone(a).fit(X).transform(E))
+    assert not np.allclose(a.transform(E) - E, a.transform(X) - X)
+    assert not np.allclose(a.transform(E), Noise(0.5, seed=2).fit(X).transform(E))
+    np.testing.assert_array_equal(Noise(0.0).fit(X).transform(E), E)
+
+
+def test_study_structure_of_the_severe_rows():
+    """The .99 rows move the metrics the way the study's table does."""
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((6, 96))
+    X = _unit(centers[rng.integers(0, 6, 600)] + rng.standard_normal((600, 96)) + 3 * np.ones(96) / 10)
+    E = _unit(centers[rng.integers(0, 6, 300)] + rng.standard_normal((300, 96)) + 3 * np.ones(96) / 10)
+    base = {"v": total_variance(E), "c": mean_cosine(E), "r": rankme(E), "p": participation_ratio(E)}
+    out = {n: iv.fit(X).transform(E) for n, _, iv in grid(severities=(0.99,))}
+    assert total_variance(out["contraction"]) == pytest.approx(1e-4 * base["v"], rel=1e-9)
+    assert mean_cosine(out["contraction"]) == pytest.approx(base["c"], abs=1e-12)
+    assert total_variance(out["common_offset"]) == pytest.approx(base["v"], rel=1e-6)
+    assert mean_cosine(out["common_offset"]) > 0.9999 and rankme(out["common_offset"]) < 2.5
+    assert rankme(out["rank_restriction"]) < 2 and participation_ratio(out["rank_restriction"]) <= 1 + 1e-9
+    assert total_variance(out["noise"]) == pytest.approx(99**2, rel=0.02)
+    assert abs(mean_cosine(out["noise"])) < 0.01 and rankme(out["noise"]) > base["r"]
+
+
+def test_zero_severity_is_identity_for_all():
+    X, E = _data(0, 40, 10), _data(1, 30, 10)
+    for name, _, iv in grid(severities=(0.0,)):
+        np.testing.assert_allclose(iv.fit(X).transform(E), E, atol=1e-12, err_msg=name)
+
+
+def test_registry_and_grid():
+    assert SEVERITIES == (0, 0.25, 0.5, 0.75, 0.9, 0.99)
+    assert list(INTERVENTIONS) == ["contraction", "common_offset", "rank_restriction", "noise"]
+    g = grid()
+    assert len(g) == 4 * len(SEVERITIES)
+    assert isinstance(make_intervention("noise", 0.99, seed=3), Noise)
+    assert make_intervention("noise", 0.99, seed=3).seed == 3
+    assert isinstance(make_intervention("contraction", 0.5, seed=3), Contraction)
+    with pytest.raises(ValueError, match="name"):
+        make_intervention("shrink", 0.5)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.0, 1.5, float("nan"), float("inf"), "0.5", True, None])
+@pytest.mark.parametrize("cls", list(INTERVENTIONS.values()))
+def test_bad_severity(cls, bad):
+    with pytest.raises(ValueError, match="severity"):
+        cls(bad)
+
+
+def test_bad_severity_via_set_params_and_helpers():
+    iv = Contraction(0.5).set_params(severity=1.2)
+    with pytest.raises(ValueError, match="severity"):
+        iv.fit(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="severity"):
+        make_intervention("noise", -1)
+    assert check_severity(0.99) == 0.99
+
+
+@pytest.mark.parametrize("cls", list(INTERVENTIONS.values()))
+def test_transform_before_fit_and_bad_arrays(cls):
+    X = _data(0, 20, 5)
+    with pytest.raises(NotFittedError, match="call fit first"):
+        cls(0.5).transform(X)
+    Xn = X.copy()
+    Xn[2, 1] = np.nan
+    with pytest.raises(ValueError, match="X"):
+        cls(0.5).fit(Xn)
+    iv = cls(0.5).fit(X)
+    with pytest.raises(ValueError, match="X"):
+        iv.transform(Xn)
+    with pytest.raises(ValueError, match="columns"):
+        iv.transform(X[:, :3])
+
+
+def test_bad_seed_and_direction():
+    X = _data(0, 20, 5)
+    with pytest.raises(ValueError, match="seed"):
+        Noise(0.5, seed=-1).fit(X)
+    with pytest.raises(ValueError, match="direction"):
+        CommonOffset(0.5, direction=np.ones(4)).fit(X)
+    with pytest.raises(ValueError, match="direction"):
+        CommonOffset(0.5, direction=np.zeros(5)).fit(X)

@@ -1,0 +1,100 @@
+import numpy as np
+import pytest
+from scipy import stats as st
+
+from embdiag.metrics.stats import paired_bootstrap, paired_t_interval
+
+
+def test_t_interval_matches_scipy():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(1.0, 1, 12), rng.normal(0.5, 1, 12)
+    res = paired_t_interval(a, b, level=0.9)
+    d = a - b
+    lo, hi = st.t.interval(0.9, len(d) - 1, loc=d.mean(), scale=st.sem(d))
+    assert res.mean == pytest.approx(d.mean())
+    assert (res.low, res.high) == pytest.approx((lo, hi), rel=1e-12)
+    assert res.se == pytest.approx(st.sem(d)) and res.n == 12
+    ci = st.ttest_rel(a, b).confidence_interval(0.95)
+    assert paired_t_interval(a, b)[1:3] == pytest.approx((ci.low, ci.high), rel=1e-12)
+
+
+def test_t_interval_five_seeds_uses_t_2776():
+    a = np.array([92.0, 91.5, 92.3, 91.9, 92.1])
+    b = np.array([91.7, 91.4, 91.8, 91.5, 91.9])
+    res = paired_t_interval(a, b)
+    sd = np.std(a - b, ddof=1)
+    assert res.high - res.mean == pytest.approx(2.776 * sd / np.sqrt(5), rel=1e-3)
+
+
+def test_bootstrap_without_groups_is_reproducible_and_sane():
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(0.3, 1, 400), rng.normal(0, 1, 400)
+    r1 = paired_bootstrap(a, b, seed=3)
+    r2 = paired_bootstrap(a, b, seed=3)
+    assert r1 == r2
+    assert r1.low < r1.mean < r1.high and r1.mean == pytest.approx(np.mean(a - b))
+    # the percentile interval agrees with the normal-theory one for a mean of 400 values
+    t = paired_t_interval(a, b)
+    assert r1.low == pytest.approx(t.low, abs=0.05) and r1.high == pytest.approx(t.high, abs=0.05)
+    assert r1.se == pytest.approx(t.se, rel=0.1)
+    assert paired_bootstrap(a, b, seed=4) != r1
+
+
+def test_bootstrap_singleton_groups_equal_no_groups():
+    rng = np.random.default_rng(2)
+    a, b = rng.random(300), rng.random(300)
+    assert paired_bootstrap(a, b, groups=7 * np.arange(300) + 3) == paired_bootstrap(a, b)
+
+
+def test_bootstrap_resamples_whole_groups():
+    # Items of a group share one difference: group resampling sees 50 units, not 250,
+    # so its interval is wider than the (wrong) item-level one.
+    rng = np.random.default_rng(3)
+    per_group = rng.normal(0, 1, 50)
+    groups = np.repeat(np.arange(50), 5)
+    a, b = per_group[groups], np.zeros(250)
+    grouped = paired_bootstrap(a, b, groups=groups)
+    items = paired_bootstrap(a, b)
+    assert grouped.n_groups == 50 and grouped.n == 250
+    assert (grouped.high - grouped.low) > 1.8 * (items.high - items.low)
+    # each draw's statistic is a mean of whole-group values: equals the bootstrap of group means
+    direct = paired_bootstrap(per_group, np.zeros(50))
+    assert (grouped.low, grouped.high) == pytest.approx((direct.low, direct.high), rel=1e-9)
+
+
+def test_bootstrap_custom_statistic_uses_the_same_draws():
+    rng = np.random.default_rng(4)
+    a, b = rng.random(60), rng.random(60)
+    groups = rng.integers(0, 21, 60)  # 21 groups: an odd count
+    fast = paired_bootstrap(a, b, groups=groups, n_draws=500)
+    slow = paired_bootstrap(a, b, groups=groups, n_draws=500, statistic=lambda d: float(np.mean(d)))
+    assert (slow.low, slow.high, slow.mean) == pytest.approx((fast.low, fast.high, fast.mean), rel=1e-12)
+    med = paired_bootstrap(a, b, groups=groups, n_draws=500, statistic=np.median)
+    assert med.mean == pytest.approx(np.median(a - b)) and med.low <= med.high
+
+
+def test_bootstrap_unequal_group_sizes_weight_items():
+    a = np.array([1.0, 1.0, 1.0, 0.0])
+    groups = np.array([0, 0, 0, 1])
+    res = paired_bootstrap(a, np.zeros(4), groups=groups, n_draws=4000)
+    # possible draws: {0,0} -> 1, {1,1} -> 0, {0,1} -> 3/4 (item-level mean)
+    assert res.low == 0.0 and res.high == 1.0 and res.mean == 0.75
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: paired_t_interval([1.0], [2.0]), "a: needs at least 2"),
+    (lambda: paired_t_interval([1.0, 2], [2.0]), "length mismatch"),
+    (lambda: paired_t_interval([1.0, np.nan], [2.0, 1]), "a: contains NaN"),
+    (lambda: paired_t_interval([1.0, 2], [2.0, np.inf]), "b: contains NaN or infinite"),
+    (lambda: paired_t_interval([[1.0, 2]], [[2.0, 1]]), "a: expected a 1-D"),
+    (lambda: paired_t_interval([], []), "a"),
+    (lambda: paired_t_interval([1.0, 2], [2.0, 1], level=1.0), "level"),
+    (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[0, 0]), "groups: needs at least 2"),
+    (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[0, 1, 2]), "length mismatch"),
+    (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[[0, 1]]), "groups: expected a 1-D"),
+    (lambda: paired_bootstrap([1.0, 2], [2.0, 1], n_draws=1), "n_draws"),
+    (lambda: paired_bootstrap([1.0, 2], [2.0, 1], level=0), "level"),
+])
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

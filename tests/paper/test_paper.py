@@ -1,0 +1,183 @@
+"""The chapter pipeline: pairs in sync, executed chapters complete, failures contained."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+import yaml
+
+from embdiag.paper import pipeline
+from embdiag.paper.cli import _parameters
+
+NAMES = pipeline.chapter_names()
+
+
+def _toc_files(node) -> list[str]:
+    out = []
+    if isinstance(node, dict):
+        if "file" in node:
+            out.append(node["file"])
+        for v in node.values():
+            out += _toc_files(v)
+    elif isinstance(node, list):
+        for v in node:
+            out += _toc_files(v)
+    return out
+
+
+def test_there_are_chapters():
+    assert "01_rank_diagnostics" in NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pair_in_sync(name):
+    assert pipeline.stale_reason(name) is None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_chapter_has_parameters_cell(name):
+    nb = jupytext.read(pipeline.DEFAULT.notebooks / f"{name}.py")
+    tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", ())]
+    assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_executed_chapter_is_complete_and_current(name):
+    path = pipeline.DEFAULT.chapters / f"{name}.ipynb"
+    assert path.exists(), f"{name} was never executed (run: embdiag chapter {name})"
+    executed = nbformat.read(path, as_version=4)
+    source = nbformat.read(pipeline.DEFAULT.notebooks / f"{name}.ipynb", as_version=4)
+    diff = pipeline.difference(source, executed, "source", "executed chapter")
+    assert diff is None, f"{name}: the executed chapter is out of date: {diff}"
+    code = [c for c in executed.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code), "a code cell was not executed"
+    assert any(c.outputs for c in code), "the chapter has no outputs"
+    errors = [o for c in code for o in c.outputs if o.output_type == "error"]
+    assert not errors, f"the chapter recorded an exception: {errors[0].ename}: {errors[0].evalue}"
+    assert all("hide-input" in c.metadata.get("tags", ()) for c in code), "code must be hidden in the book"
+
+
+def test_toc_lists_every_executed_chapter_and_nothing_missing():
+    toc = yaml.safe_load((pipeline.REPO / "_toc.yml").read_text())
+    files = _toc_files(toc)
+    for f in files:
+        assert any((pipeline.DEFAULT.book / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f
+    for name in NAMES:
+        assert f"chapters/{name}" in files, f"{name} is not in _toc.yml"
+    assert (pipeline.DEFAULT.book / "_toc.yml").resolve() == (pipeline.REPO / "_toc.yml").resolve()
+    assert (pipeline.DEFAULT.book / "_config.yml").resolve() == (pipeline.REPO / "_config.yml").resolve()
+
+
+def test_cli_parameters_are_read_as_yaml():
+    assert _parameters([("k", "20"), ("path", "a/b.npy"), ("flag", "true"), ("x", "0.5")]) == {
+        "k": 20, "path": "a/b.npy", "flag": True, "x": 0.5}
+
+
+CHAPTER = """# %% tags=["parameters"]
+value = 1
+fail = False
+
+# %%
+if fail:
+    raise RuntimeError("boom")
+print(value * 2)
+"""
+
+
+@pytest.fixture
+def layout(tmp_path) -> pipeline.Layout:
+    lay = pipeline.Layout(notebooks=tmp_path / "notebooks", book=tmp_path / "book")
+    lay.notebooks.mkdir()
+    (lay.notebooks / "01_demo.py").write_text(jupytext.writes(jupytext.reads(CHAPTER, fmt="py:percent"), fmt="py:percent"))
+    return lay
+
+
+def test_stale_pair_is_detected(layout):
+    assert "missing" in pipeline.stale_reason("demo", layout)
+    pipeline.sync("demo", layout)
+    assert pipeline.stale_reason("demo", layout) is None
+    py = layout.notebooks / "01_demo.py"
+    py.write_text(py.read_text().replace("value * 2", "value * 3"))
+    assert "cell 1 differs" in pipeline.stale_reason("demo", layout)
+    with pytest.raises(pipeline.ChapterError, match="stale"):
+        pipeline.execute("demo", layout=layout)
+
+
+def test_unknown_chapter_is_named(layout):
+    with pytest.raises(pipeline.ChapterError, match="unknown chapter 'nope'.*01_demo"):
+        pipeline.stale_reason("nope", layout)
+
+
+@pytest.mark.slow
+def test_execute_with_parameters_and_failure_leaves_previous_output(layout):
+    pipeline.sync("demo", layout)
+    out = pipeline.execute("demo", {"value": 21}, layout)
+    nb = nbformat.read(out, as_version=4)
+    assert nb.cells[-1].outputs[0].text.strip() == "42"
+    assert "papermill" not in nb.metadata
+    before = out.read_bytes()
+    with pytest.raises(pipeline.ChapterError, match="RuntimeError: boom"):
+        pipeline.execute("demo", {"fail": True}, layout)
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in layout.chapters.iterdir()) == ["01_demo.ipynb"], "no temporary file left"
+
+
+def test_parameters_are_read_from_the_parameters_cell(layout):
+    assert pipeline.parameters("demo", layout) == {"value": 1, "fail": False}
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"valeu": 2}, r"no parameter 'valeu'; its parameters are: value = 1; fail = False"),
+    ({"value": "abc"}, r"parameter 'value' expects int \(default 1\), got str 'abc'"),
+    ({"value": 2.5}, r"parameter 'value' expects int"),
+    ({"fail": 1}, r"parameter 'fail' expects bool"),
+])
+def test_bad_parameters_are_refused_before_anything_runs(layout, values, message):
+    pipeline.sync("demo", layout)
+    with pytest.raises(pipeline.ChapterError, match=message):
+        pipeline.execute("demo", values, layout)
+    assert not layout.chapters.exists(), "nothing was executed"
+
+
+def test_parameter_types_that_fit():
+    assert pipeline._fits(3, 1.5) and pipeline._fits("x.npy", None) and pipeline._fits([1], (2,))
+    assert not pipeline._fits(True, 1) and not pipeline._fits(1, True) and not pipeline._fits("1", 1)
+
+
+def test_relative_paths_resolve_against_the_working_directory(tmp_path):
+    chapter = tmp_path / "ch"
+    lay = pipeline.Layout(notebooks=chapter / "notebooks", book=chapter / "book")
+    lay.notebooks.mkdir(parents=True)
+    (lay.notebooks / "01_demo.py").write_text('# %% tags=["parameters"]\nvectors_path = None\n')
+    (tmp_path / "v.npy").write_bytes(b"")
+    assert pipeline.check_parameters("demo", {"vectors_path": "v.npy"}, lay, cwd=tmp_path) == {
+        "vectors_path": str((tmp_path / "v.npy").resolve())}
+    with pytest.raises(pipeline.ChapterError, match="'vectors_path': no such file or folder"):
+        pipeline.check_parameters("demo", {"vectors_path": "w.npy"}, lay, cwd=tmp_path)
+
+
+STYLED = """# %% tags=["parameters"]
+value = 1
+
+# %%
+import pandas as pd
+pd.DataFrame({"a": [value, 2]}).style.format("{:.1f}")
+"""
+
+
+@pytest.mark.slow
+def test_unchanged_chapter_re_executes_byte_for_byte(tmp_path):
+    lay = pipeline.Layout(notebooks=tmp_path / "notebooks", book=tmp_path / "book")
+    lay.notebooks.mkdir()
+    (lay.notebooks / "01_styled.py").write_text(STYLED)
+    pipeline.sync("styled", lay)
+    first = pipeline.execute("styled", layout=lay).read_bytes()
+    assert pipeline.execute("styled", layout=lay).read_bytes() == first
+    nb = nbformat.reads(first.decode(), as_version=4)
+    assert [c.id for c in nb.cells] == ["cell-0", "cell-1"]
+    out = nb.cells[-1].outputs[0]["data"]
+    assert "0x" not in out["text/plain"] and "T_" in out["text/html"]

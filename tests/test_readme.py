@@ -1,0 +1,35 @@
+"""The README's quickstart runs as printed, on vectors whose answers are known."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from embdiag.paper.pipeline import REPO
+from embdiag.synthetic import labelled_clusters
+
+
+def quickstart() -> str:
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## Quickstart"):]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+@pytest.mark.slow
+def test_quickstart_runs_and_reports_every_condition(tmp_path):
+    train, y_train = labelled_clusters(600, d=300, seed=1)
+    val, y_val = labelled_clusters(300, d=300, seed=2)
+    for name, array in {"train": train, "val": val, "y_train": y_train["weather"], "y_val": y_val["weather"]}.items():
+        np.save(tmp_path / f"{name}.npy", array)
+    out = subprocess.run([sys.executable, "-c", quickstart()], cwd=tmp_path, capture_output=True, text=True,
+                         check=True).stdout
+    assert re.search(r"^native RankMe [\d.]+ BA 0\.\d{3}$", out, re.M)
+    assert re.search(r"^PCA-256 RankMe [\d.]+ BA 0\.\d{3}$", out, re.M)
+    assert re.search(r"^ΔP@10 PCA-256: [+-]\d+\.\d\d pp \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\]$", out, re.M)
+    assert "native reference | changed top-10: 0 | ΔP@10 pp: 0.0" in out
+    assert "INT8 gallery | changed top-10:" in out
