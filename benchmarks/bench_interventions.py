@@ -15,10 +15,8 @@ import time
 
 import numpy as np
 
-from embdiag.interventions import SEVERITIES, CommonOffset
-from embdiag.interventions.precision import STUDY_CONDITIONS, compare_conditions
-from embdiag.metrics.retrieval import random_floor
-from embdiag.metrics.suite import stress_grid
+from embdiag.interventions import SEVERITIES, STUDY_CONDITIONS, CommonOffset, compare_conditions, stress_grid
+from embdiag.metrics import random_floor
 from embdiag.synthetic import labelled_clusters
 
 N_TRAIN, N_EVAL, D, K = 2000, 983, 768, 10
