@@ -11,7 +11,8 @@
 - ``registry``: ``load_encoder(name, root=None)`` for every encoder name;
 - ``cache``: embeddings cached by encoder revision, dataset, split, role and dimension.
 
-Imports only :mod:`embdiag.data`, :mod:`embdiag.metrics` and the shared helpers.
+Imports only :mod:`embdiag.data`, :mod:`embdiag.metrics` and the shared helpers;
+``train`` is imported on first use, so ``python -m embdiag.encoders.train`` runs it once.
 """
 
 from .cache import embed, prefix
@@ -21,7 +22,14 @@ from .matryoshka import DIMS, clip_loss, matryoshka_loss
 from .protocol import ROLES, Encoder
 from .registry import REFERENCE_NAMES, load_encoder, load_reference
 from .tokenizer import WordTokenizer
-from .train import TrainConfig, train_reference
+
+
+def __getattr__(name: str):
+    if name in ("TrainConfig", "train_reference"):
+        from . import train
+        return getattr(train, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DIMS", "DualConfig", "DualEncoder", "Encoder", "HuggingFaceEncoder", "REFERENCE_NAMES", "ROLES",

@@ -14,7 +14,13 @@ as ``encoders/<name>/weights.safetensors``. Run it in the background::
     python -m embdiag.encoders.train --arch cnn --minutes 30
 
 ``--minutes`` caps the wall time: a run that reaches it stops, saves what it has and
-records the steps done.
+records the steps done. The default 3,600 steps of 128 pairs are sized to finish within
+30 minutes at about 0.5 s per step (two threads on a quiet machine; one thread on the busy
+2-core machine measured 0.8-1.3 s per step for either tower).
+
+Measured (ViT, one busy thread, 4,000-image pool, lr 2e-3, 200 steps in 4.5 minutes): the
+loss fell from 4.71 to 3.74 (4.85 at chance) and text→image Hit@10 on the 1,000 caption
+groups reached 10.4% (Hit@1 1.3%; chance 1% and 0.1%).
 """
 
 from __future__ import annotations
@@ -45,9 +51,9 @@ REFERENCE_CONFIGS = {"vit": DualConfig(arch="vit"), "cnn": DualConfig(arch="cnn"
 class TrainConfig:
     """Optimisation and data of one training run."""
 
-    steps: int = 8000
+    steps: int = 3600
     batch_size: int = 128
-    lr: float = 1e-3
+    lr: float = 2e-3
     weight_decay: float = 0.05
     warmup: int = 200
     seed: int = 0
