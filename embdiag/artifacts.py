@@ -1,7 +1,8 @@
 """Cached artifacts with a manifest of checksums and the parameters that made them.
 
-An artifact is a folder ``<root>/<name>/`` of ``.npy`` arrays and ``.csv`` tables (pandas
-DataFrames, floats written at full precision) plus ``manifest.json``
+An artifact is a folder ``<root>/<name>/`` of ``.npy`` arrays, ``.csv`` tables (pandas
+DataFrames, floats written at full precision) and raw files (``bytes`` stored under their
+key, which must carry a suffix, e.g. ``weights.safetensors``) plus ``manifest.json``
 recording each file's SHA-256, shape and dtype, the parameters that produced it and the
 command that regenerates it. Loading verifies every checksum and compares the stored
 parameters with the requested ones, so a corrupt or stale artifact raises instead of
@@ -78,7 +79,7 @@ def _canonical(params: Mapping) -> dict:
     return json.loads(json.dumps(dict(params), sort_keys=True, default=str))
 
 
-def save(name: str, arrays: Mapping[str, "np.ndarray | pd.DataFrame"], params: Mapping, *,
+def save(name: str, arrays: Mapping[str, "np.ndarray | pd.DataFrame | bytes"], params: Mapping, *,
          command: str = "", root: Path | None = None) -> Path:
     """Write ``arrays`` (numpy arrays or DataFrames) as artifact ``name`` atomically; return its folder."""
     root = Path(root) if root is not None else data_dir()
@@ -88,7 +89,13 @@ def save(name: str, arrays: Mapping[str, "np.ndarray | pd.DataFrame"], params: M
     try:
         files = {}
         for key, arr in arrays.items():
-            if isinstance(arr, pd.DataFrame):
+            if isinstance(arr, bytes):
+                if not Path(key).suffix:
+                    raise ArtifactError(f"{name}/{key}: a raw file needs a key with a suffix (e.g. 'x.bin')")
+                fname = key
+                (tmp / fname).write_bytes(arr)
+                meta = {"shape": [len(arr)], "dtype": "bytes"}
+            elif isinstance(arr, pd.DataFrame):
                 fname = f"{key}.csv"
                 arr.to_csv(tmp / fname, index=False, float_format="%.17g")
                 meta = {"shape": list(arr.shape), "dtype": "table"}
@@ -143,7 +150,9 @@ def load(name: str, params: Mapping | None = None, *, root: Path | None = None,
         if _sha256(path) != meta["sha256"]:
             raise CorruptArtifactError(f"artifact {name!r}: checksum mismatch for {fname}; the file is corrupt; "
                                        f"regenerate it with: {m.get('command') or 'its build command'}")
-        if fname.endswith(".csv"):
+        if meta["dtype"] == "bytes":
+            out[fname] = path.read_bytes()
+        elif fname.endswith(".csv"):
             out[fname[:-4]] = pd.read_csv(path)
         else:
             out[fname[:-4]] = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)

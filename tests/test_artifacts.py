@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -106,3 +107,17 @@ def test_cached_rebuilds_a_corrupt_cache_entry_but_not_a_committed_artifact(tmp_
     with pytest.raises(artifacts.CorruptArtifactError, match="regenerate it with: make it"):
         artifacts.cached("records/run", {"n": 3}, build, command="make it", root=tmp_path)
     assert len(calls) == 3
+
+
+def test_raw_files_round_trip_and_are_checksummed(tmp_path):
+    blob = bytes(range(256)) * 3
+    artifacts.save("enc", {"weights.safetensors": blob, "x": np.arange(3)}, {"a": 1}, root=tmp_path)
+    out = artifacts.load("enc", {"a": 1}, root=tmp_path)
+    assert out["weights.safetensors"] == blob and out["x"].tolist() == [0, 1, 2]
+    m = artifacts.manifest("enc", root=tmp_path)["files"]["weights.safetensors"]
+    assert m["dtype"] == "bytes" and m["sha256"] == hashlib.sha256(blob).hexdigest()
+    (tmp_path / "enc" / "weights.safetensors").write_bytes(blob[:-1])
+    with pytest.raises(artifacts.CorruptArtifactError, match="weights.safetensors"):
+        artifacts.load("enc", root=tmp_path)
+    with pytest.raises(artifacts.ArtifactError, match="suffix"):
+        artifacts.save("bad", {"weights": blob}, {}, root=tmp_path)

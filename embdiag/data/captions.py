@@ -1,17 +1,26 @@
-"""Five captions per scene, each describing a different subset of its facts.
+"""Five captions per scene, each stating the scene's own facts in its own words.
 
-Captions are built from the same facts the renderer draws (attributes and object
-instances), with templates and synonyms, so they are true of the image but worded
-variously. Each of the five picks a different *facet*: place and time, weather, coloured
-objects, counts, positions, traffic control, lighting. Some facets name the weather or
-the hour and others only objects, so finding one caption of an image and recovering all
-five are different tasks, as with COCO's five human captions. Attributes labelled
-"undefined" are never stated.
+Captions are built from the facts the renderer draws (attributes and object instances).
+Every caption of a scene with objects names objects, with counts, colours or positions,
+and the road with the weather or the light, so that one caption narrows its image down
+among many and exact duplicates across images are rare. The five captions take five
+different *views* (an inventory of counts, the colours, the layout left to right, the
+nearest object, traffic control or totals) with their own templates, synonyms and
+subsets of the context, as five people would describe one photo. A scene without objects
+is described as empty. Attributes labelled "undefined" are never stated.
+
+:func:`caption_statistics` measures how well captions identify their images. On the
+default 1,000-image caption split (seed 0), generator v1 gave 2,483 distinct captions of
+5,000, 60% matching a caption of another image and 55% naming no object; this version
+gives 4,996 distinct, 0.16% (8 captions) matching a caption of another image and 0.5%
+naming no object (the captions of the 5 empty scenes); captions average 27 words.
 """
 
 from __future__ import annotations
 
 import random
+import re
+from collections import Counter, defaultdict
 from typing import Sequence
 
 import numpy as np
@@ -37,7 +46,7 @@ SCENE_PHRASES = {
     "city street": ["a city street", "a downtown street", "an urban road lined with tall buildings"],
     "highway": ["a highway", "a multi-lane freeway", "a wide motorway"],
     "residential": ["a residential street", "a quiet neighbourhood road", "a suburban street with houses"],
-    "parking lot": ["a parking lot", "a car park", "a parking area with rows of cars"],
+    "parking lot": ["a parking lot", "a car park", "a parking area"],
     "gas stations": ["a gas station", "a petrol station forecourt", "a fuel station under its canopy"],
     "tunnel": ["a tunnel", "a road tunnel", "the inside of a tunnel"],
     "undefined": ["a road", "a street", "a stretch of road"],
@@ -52,15 +61,10 @@ NOUNS = {  # singular, plural
     "traffic sign": [("road sign", "road signs"), ("traffic sign", "traffic signs")],
 }
 NUMBERS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
-LIGHTING = {
-    "night": ["Street lamps and tail lights glow in the dark.", "Lit windows and headlights break the darkness."],
-    "dawn/dusk": ["The low sun colours the sky orange.", "A warm glow sits on the horizon."],
-    "overcast": ["A flat grey sky hangs over the road.", "Grey clouds cover the whole sky."],
-    "rainy": ["Rain streaks across the view and the road looks wet.", "Raindrops fall on a wet, shiny road."],
-    "snowy": ["Snowflakes fill the air and snow lines the road.", "Snow is falling on the roadside."],
-    "foggy": ["Thick haze washes out the distance.", "Fog makes everything look pale and faint."],
-    "partly cloudy": ["White clouds drift across a blue sky.", "Patches of cloud float in the sky."],
-}
+VEHICLES = ("car", "truck", "bus")
+PEOPLE = ("pedestrian", "cyclist")
+_OBJECT_WORDS = re.compile(r"\b(" + "|".join(sorted(
+    {re.escape(w) for forms in NOUNS.values() for pair in forms for w in pair}, key=len, reverse=True)) + r")\b")
 
 
 def _an(word: str) -> str:
@@ -71,15 +75,14 @@ def _cap(s: str) -> str:
     return s[0].upper() + s[1:]
 
 
-def _count_phrase(rng: random.Random, cat: str, n: int) -> str:
-    sing, plur = rng.choice(NOUNS[cat])
-    if n == 1:
-        return _an(sing) if rng.random() < 0.6 else f"one {sing}"
-    return f"{NUMBERS[n] if n < len(NUMBERS) else n} {plur}"
-
-
 def _join(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _number(rng: random.Random, n: int, singular: str, plural: str) -> str:
+    if n == 1:
+        return _an(singular) if rng.random() < 0.6 else f"one {singular}"
+    return f"{NUMBERS[n] if n < len(NUMBERS) else n} {plural}"
 
 
 def _where(x: float, depth: float) -> str:
@@ -88,82 +91,144 @@ def _where(x: float, depth: float) -> str:
     return f"{side} {dist}".strip()
 
 
+def _thing(rng: random.Random, cat: str, colour: str, n: int = 1) -> str:
+    """``n`` objects of one category and colour: "two white cars", "a pedestrian in black"."""
+    sing, plur = rng.choice(NOUNS[cat])
+    if cat in VEHICLES or cat == "traffic sign":
+        return _number(rng, n, f"{colour} {sing}", f"{colour} {plur}")
+    if cat == "traffic light":
+        return _number(rng, n, sing, plur) + f" showing {colour}"
+    return _number(rng, n, sing, plur) + f" in {colour}"
+
+
+class _Scene:
+    """The facts of one scene, with the phrases every view draws from."""
+
+    def __init__(self, weather, scene, timeofday, objects, rng):
+        self.rng = rng
+        self.places = SCENE_PHRASES[scene]
+        self.weather = WEATHER_PHRASES.get(weather, [])
+        self.time = TIME_PHRASES.get(timeofday, [])
+        self.objects = sorted(objects, key=lambda o: -o[3])                      # nearest first
+        self.counts = Counter(o[0] for o in objects)
+        self.movers = [o for o in self.objects if o[0] in VEHICLES + PEOPLE]
+        self.control = [o for o in self.objects if o[0] not in VEHICLES + PEOPLE]
+
+    def place(self) -> str:
+        return self.rng.choice(self.places)
+
+    def context(self, n: int = 1) -> str:
+        """``n`` (or fewer, if undefined) of the weather and light phrases, in random order."""
+        parts = [self.rng.choice(p) for p in (self.weather, self.time) if p]
+        self.rng.shuffle(parts)
+        return " ".join(parts[:n])
+
+    def setting(self) -> str:
+        """The road with one or two context phrases: "a highway at night in the rain"."""
+        return " ".join(p for p in (self.place(), self.context(self.rng.choice([1, 2]))) if p)
+
+    def inventory(self, cats=None) -> str:
+        cats = [c for c in (cats or OBJECT_CATEGORIES) if self.counts[c]]
+        self.rng.shuffle(cats)
+        return _join([_number(self.rng, self.counts[c], *self.rng.choice(NOUNS[c])) for c in cats]) if cats else ""
+
+
+def _view_inventory(s: _Scene) -> str:
+    return s.rng.choice([f"{_cap(s.inventory())} on {s.setting()}.", f"{_cap(s.setting())} with {s.inventory()}.",
+                         f"The scene shows {s.inventory()} on {s.setting()}."])
+
+
+def _view_colours(s: _Scene) -> str:
+    groups = Counter((o[0], o[1]) for o in s.objects)
+    keys = list(groups)[:4]
+    items = _join([_thing(s.rng, c, k, groups[(c, k)]) for c, k in keys])
+    return s.rng.choice([f"{_cap(items)} on {s.setting()}.", f"On {s.setting()}: {items}.",
+                         f"There {'is' if sum(groups[k] for k in keys) == 1 else 'are'} {items} on {s.setting()}."])
+
+
+def _view_layout(s: _Scene) -> str:
+    items = [f"{_thing(s.rng, o[0], o[1])} {_where(o[2], o[3])}" for o in s.objects[:s.rng.choice([2, 3, 4])]]
+    return s.rng.choice([f"{_cap(_join(items))}, on {s.setting()}.", f"On {s.setting()}, {_join(items)}.",
+                         f"Seen from the driver's seat on {s.place()}: {_join(items)}, {s.context(2)}."])
+
+
+def _view_nearest(s: _Scene) -> str:
+    o = s.objects[0]
+    rest = Counter(x[0] for x in s.objects[1:])
+    near = f"{_thing(s.rng, o[0], o[1])} {_where(o[2], o[3])}"
+    tail = "" if not rest else ", with " + _join([_number(s.rng, n, *s.rng.choice(NOUNS[c])) for c, n in rest.items()])
+    return s.rng.choice([f"Nearest to the camera, {near}{tail}, on {s.setting()}.",
+                         f"{_cap(s.setting())}: {near} is closest{tail}."])
+
+
+def _view_control(s: _Scene) -> str:
+    if s.control:
+        groups = Counter((o[0], o[1]) for o in s.control)
+        items = _join([_thing(s.rng, c, k, n) for (c, k), n in list(groups.items())[:3]])
+        traffic = s.inventory(VEHICLES + PEOPLE)
+        if not traffic:
+            return f"{_cap(items)} beside {s.setting()}, with no traffic."
+        return s.rng.choice([f"{_cap(items)} beside {s.setting()}, with {traffic}.",
+                             f"{_cap(traffic)} pass {items} on {s.setting()}."])
+    n_veh, n_ppl = sum(s.counts[c] for c in VEHICLES), sum(s.counts[c] for c in PEOPLE)
+    totals = _join([t for t in (_number(s.rng, n_veh, "vehicle", "vehicles") if n_veh else "",
+                                _number(s.rng, n_ppl, "person", "people") if n_ppl else "") if t])
+    return s.rng.choice([f"{_cap(s.setting())} with {totals} in all: {s.inventory()}.",
+                         f"Dashboard view of {s.setting()}: {totals}, that is {s.inventory()}."])
+
+
+def _view_empty(s: _Scene) -> str:
+    return s.rng.choice([f"An empty view of {s.setting()}.", f"{_cap(s.setting())}, empty of traffic.",
+                         f"Nothing but {s.setting()} ahead.", f"No vehicles or people on {s.setting()}.",
+                         f"A deserted stretch: {s.setting()}.", f"The view through a windshield: {s.setting()}."])
+
+
+VIEWS = (_view_inventory, _view_colours, _view_layout, _view_nearest, _view_control)
+
+
 def describe(weather: str, scene: str, timeofday: str, objects: Sequence[tuple[str, str, float, float]],
              rng: random.Random) -> list[str]:
-    """Five distinct captions of one scene; ``objects`` are (category, colour, x, depth) tuples."""
-    place_words = SCENE_PHRASES[scene]
-    place = rng.choice(place_words)
-    wp = rng.choice(WEATHER_PHRASES[weather]) if weather in WEATHER_PHRASES else None
-    tp = rng.choice(TIME_PHRASES[timeofday]) if timeofday in TIME_PHRASES else None
-    counts = {c: sum(o[0] == c for o in objects) for c in OBJECT_CATEGORIES}
-    near = sorted(objects, key=lambda o: -o[3])
-    movers = [o for o in near if o[0] in ("car", "truck", "bus", "pedestrian", "cyclist")]
+    """Five distinct captions of one scene; ``objects`` are (category, colour, x, depth) tuples.
 
-    facets = {}
-    facets["place_time"] = lambda: (_cap(f"{rng.choice(place_words)} {tp}.") if tp
-                                    else _cap(f"a view of {rng.choice(place_words)} from a car."))
-    if wp:
-        facets["weather"] = lambda: rng.choice([f"{_cap(place)} {wp}.", f"Driving along {place} {wp}.",
-                                                f"{_cap(wp)}, {place} stretches ahead."])
-    if movers:
-        def coloured():
-            items = [f"{_an(o[1])} {rng.choice(NOUNS[o[0]])[0]}" if o[0] in ("car", "truck", "bus")
-                     else f"{_an(rng.choice(NOUNS[o[0]])[0])} in {o[1]}" for o in movers[:rng.choice([1, 2, 2, 3])]]
-            return rng.choice([f"{_cap(_join(items))} on {place}.", f"There is {_join(items)} in view.",
-                               f"{_cap(_join(items))} {'can be seen' if len(items) == 1 else 'are visible'} ahead."])
-        facets["colours"] = coloured
-
-        def spatial():
-            o = movers[0]
-            noun = rng.choice(NOUNS[o[0]])[0]
-            s = (f"{_cap(_an(o[1]))} {noun}" if o[0] in ("car", "truck", "bus")
-                 else f"{_cap(_an(noun))} in {o[1]}") + f" {_where(o[2], o[3])}"
-            if len(movers) > 1:
-                o2 = movers[1]
-                s += f", with {_an(rng.choice(NOUNS[o2[0]])[0])} {_where(o2[2], o2[3])}"
-            return s + "."
-        facets["spatial"] = spatial
-    present = [c for c in OBJECT_CATEGORIES if counts[c]]
-    if present:
-        def counting():
-            cats = present if len(present) <= 3 else rng.sample(present, 3)
-            items = [_count_phrase(rng, c, counts[c]) for c in cats]
-            return rng.choice([f"{_cap(_join(items))}.", f"The scene shows {_join(items)}.",
-                               f"{_cap(_join(items))} on {rng.choice(place_words)}."])
-        facets["counts"] = counting
-    if counts["traffic light"] or counts["traffic sign"]:
-        def control():
-            parts = []
-            lights = [o for o in objects if o[0] == "traffic light"]
-            signs = [o for o in objects if o[0] == "traffic sign"]
-            if lights:
-                parts.append(f"{_an(rng.choice(NOUNS['traffic light'])[0])} showing {lights[0][1]}")
-            if signs:
-                parts.append(f"{_an(signs[0][1])} {rng.choice(NOUNS['traffic sign'])[0]}")
-            return rng.choice([f"{_cap(_join(parts))} by the road.", f"Beside the road: {_join(parts)}."])
-        facets["control"] = control
-    mood = [k for k in (timeofday, weather) if k in LIGHTING]
-    if mood:
-        facets["lighting"] = lambda: rng.choice(LIGHTING[rng.choice(mood)])
-    facets["both"] = lambda: _cap(" ".join(p for p in (f"{place}", wp, tp) if p) + ".")
-    facets["generic"] = lambda: rng.choice([f"A dashboard camera view of {rng.choice(place_words)}.",
-                                            f"Looking down {rng.choice(place_words)}.",
-                                            f"The view through a windshield on {rng.choice(place_words)}."])
-
-    names = list(facets)
-    rng.shuffle(names)
+    Each caption takes one of the five views (in random order); a view whose wording
+    collides with an earlier caption is drawn again.
+    """
+    s = _Scene(weather, scene, timeofday, objects, rng)
+    views = list(VIEWS) if objects else [_view_empty]
+    rng.shuffle(views)
     out: list[str] = []
-    for name in names * 3:                                        # retry facets if wording collides
-        if len(out) == N_CAPTIONS:
-            break
-        cap = facets[name]()
+    for attempt in range(100):
+        cap = views[len(out) % len(views)](s)
         if cap not in out:
             out.append(cap)
-    k = 2
-    while len(out) < N_CAPTIONS:                                   # tiny scenes: number the views
-        out.append(f"{_cap(place)}, view {k}.")
-        k += 1
-    return out
+        if len(out) == N_CAPTIONS:
+            return out
+    raise RuntimeError(f"describe: could not word {N_CAPTIONS} distinct captions for {weather!r}, {scene!r}, "
+                       f"{timeofday!r} with {len(objects)} objects")
+
+
+def names_object(caption: str) -> bool:
+    """Whether ``caption`` names an object category of the procedural scenes (any synonym)."""
+    return _OBJECT_WORDS.search(caption.lower()) is not None
+
+
+def caption_statistics(captions) -> dict[str, float]:
+    """How well captions identify their images (``captions``: n images x 5 strings).
+
+    Returns the number of captions, the share of distinct captions, the share of captions
+    that exactly match a caption of another image, and the share naming no object.
+    """
+    caps = np.asarray(captions, dtype=str)
+    if caps.ndim != 2 or caps.size == 0:
+        raise ValueError(f"captions: expected a non-empty (n_images, n_captions) array, got shape {caps.shape}")
+    owners = defaultdict(set)
+    for i, row in enumerate(caps):
+        for c in row:
+            owners[c].add(i)
+    flat = caps.ravel()
+    return {"n_captions": int(flat.size), "distinct": len(owners) / flat.size,
+            "shared_with_other_image": float(np.mean([len(owners[c]) > 1 for c in flat])),
+            "no_object": float(np.mean([not names_object(c) for c in flat]))}
 
 
 def scene_captions(codes: np.ndarray, obj_cat: np.ndarray, obj_colour: np.ndarray, obj_x: np.ndarray,

@@ -26,7 +26,7 @@ from .layout import SPLIT_CODES, draw_facts, object_geometry, stream
 from .scenes import render
 from .vocab import ATTRIBUTES, COLOUR_NAMES, DEFAULT_SHARES, DEFAULT_VAL_ABSENT, OBJECT_CATEGORIES, VOCAB
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2             # 2: captions state each scene's own facts
 GENERATOR_FILES = ("vocab.py", "layout.py", "scenes.py", "captions.py", "procedural.py")
 BLOCK = 256                       # images per random stream for textures and noise
 DEFAULT_SIZES = {"train": 2000, "val": 983, "pool": 20000, "caption": 1000}

@@ -1,6 +1,38 @@
-"""Fixed encoders (design B): the project's reference encoders, a Hugging Face adapter and the
-embedding cache, behind one protocol (``encode_images``, ``encode_texts`` -> float32 rows).
+"""Encoders of design B: images and captions into one unit-normalised space, cached once.
 
-Reads :mod:`embdiag.data` and measures with :mod:`embdiag.metrics`; imports nothing of
-``interventions``, ``training`` or ``paper``.
+- ``protocol``: the :class:`Encoder` protocol (``name``, ``revision``, ``dim``,
+  ``encode_images``, ``encode_texts`` with a ``query`` or ``document`` role);
+- ``tokenizer``: a word-level tokenizer fitted on training captions, with role prompts;
+- ``dual``: the reference image–text dual encoder (ViT or CNN image tower), 768-d;
+- ``matryoshka``: the symmetric contrastive loss at nested prefixes (768, 512, 256, 128);
+- ``train``: training the reference encoders on the procedural pool split
+  (``python -m embdiag.encoders.train --arch vit|cnn --minutes 30``);
+- ``huggingface``: a lazily imported ``transformers`` adapter (CLIP/SigLIP-style);
+- ``registry``: ``load_encoder(name, root=None)`` for every encoder name;
+- ``cache``: embeddings cached by encoder revision, dataset, split, role and dimension.
+
+Imports only :mod:`embdiag.data`, :mod:`embdiag.metrics` and the shared helpers;
+``train`` is imported on first use, so ``python -m embdiag.encoders.train`` runs it once.
 """
+
+from .cache import embed, prefix
+from .dual import DualConfig, DualEncoder, ReferenceEncoder
+from .huggingface import HuggingFaceEncoder, load_huggingface
+from .matryoshka import DIMS, clip_loss, matryoshka_loss
+from .protocol import ROLES, Encoder
+from .registry import REFERENCE_NAMES, load_encoder, load_reference
+from .tokenizer import WordTokenizer
+
+
+def __getattr__(name: str):
+    if name in ("TrainConfig", "train_reference"):
+        from . import train
+        return getattr(train, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "DIMS", "DualConfig", "DualEncoder", "Encoder", "HuggingFaceEncoder", "REFERENCE_NAMES", "ROLES",
+    "ReferenceEncoder", "TrainConfig", "WordTokenizer", "clip_loss", "embed", "load_encoder",
+    "load_huggingface", "load_reference", "matryoshka_loss", "prefix", "train_reference",
+]
