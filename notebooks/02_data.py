@@ -38,10 +38,12 @@ coco_instances = None  # e.g. .../coco/annotations/instances_val2017.json
 coco_images = None  # e.g. .../coco/val2017
 
 # %%
+import pandas as pd
 from IPython.display import Markdown, display
 
-from embdiag.paper import charts
 from embdiag.data import ATTRIBUTES, figures, load_study
+from embdiag.data.captions import caption_statistics
+from embdiag.paper import charts
 
 charts.enable()
 driving, caption_groups = load_study(
@@ -125,16 +127,30 @@ figures.category_table(driving).style.format("{:.1%}")
 # %% [markdown]
 # ## Captions
 #
-# Every caption group has five captions. Each of the five describes a different subset of the
-# facts (the place and hour, the weather, coloured objects, counts, positions, traffic lights and
-# signs, or the lighting), in varied wording, and never states an attribute that is undefined.
-# Finding *one* caption of an image and recovering *all five* are therefore different tasks,
-# as with COCO's human captions. Three groups:
+# Every caption group has five captions, five *views* of the same scene: an inventory of counts,
+# the colours, the layout from left to right, the nearest object, and traffic control or
+# totals, each with its own templates and synonyms. Every caption of a scene with objects names
+# objects and the road with the weather or the light, so that one caption narrows its image
+# down among many; none states an attribute that is undefined. Finding *one* caption of an
+# image and recovering *all five* are still different tasks, as with COCO's human captions.
+# Three groups:
 
 # %%
 examples = [0, 1, 2]
 display(figures.image_strip_chart(caption_groups, examples, size=128))
 figures.caption_table(caption_groups, examples).style.hide(axis="index")
+
+# %% [markdown]
+# Exact duplicates would cap text→image Hit@1 (a caption shared by two images cannot rank its
+# own image first reliably), and a caption naming no object leaves only place, weather and light
+# to go on. Measured on this run's caption groups (`embdiag.data.captions.caption_statistics`):
+
+# %%
+stats = caption_statistics(caption_groups.captions)
+pd.DataFrame({"value": [f"{stats['n_captions']:,}", f"{stats['distinct']:.2%}", f"{stats['shared_with_other_image']:.2%}",
+                        f"{stats['no_object']:.2%}"]},
+             index=pd.Index(["captions", "distinct", "exactly matching a caption of another image",
+                             "naming no object"], name="caption groups"))
 
 # %% [markdown]
 # ## What this data is, and what it is not
@@ -148,7 +164,7 @@ figures.caption_table(caption_groups, examples).style.hide(axis="index")
 # **Differs in:** the images are small, simple renderings, not photographs; every label has a
 # known, programmed cause, and label ambiguity comes from the generator (weak cues and the
 # undefined classes) rather than from annotators; captions come from templates with a small
-# vocabulary; there are seven object categories instead of COCO's eighty. With
+# vocabulary and state only facts the renderer drew; there are seven object categories instead of COCO's eighty. With
 # `source = "procedural"`, every number in this book is a measurement on this synthetic data,
 # **not a BDD100K or COCO result**, and is not comparable number for number with the study's
 # tables. What carries over is the method: which instrument reads which property of a set of
