@@ -1,4 +1,4 @@
-"""Command line: ``embdiag sync | chapter | book``."""
+"""Command line: ``embdiag sync | chapter | book | train``."""
 
 from __future__ import annotations
 
@@ -29,11 +29,26 @@ def _build(pipeline) -> None:
     print(html / "index.html")
 
 
+def _train(argv) -> int:
+    """``embdiag train``: the JEPA sweep (imported only here: it loads torch)."""
+    from embdiag.training import sweep
+
+    parser = argparse.ArgumentParser(prog="embdiag train", description=_TRAIN_HELP)
+    return sweep.main(sweep.add_arguments(parser).parse_args(argv))
+
+
+_TRAIN_HELP = "run the JEPA training sweep: finished runs are skipped, interrupted ones resumed"
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["train"]:
+        return _train(argv[1:])
     from embdiag.paper import pipeline
 
     parser = argparse.ArgumentParser(prog="embdiag", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("train", help=_TRAIN_HELP + " (embdiag train -h lists its options)")
     sub.add_parser("sync", help="rewrite each notebooks/NN_name.ipynb from its .py")
     ch = sub.add_parser("chapter", help="execute one chapter (optionally with new parameters) and rebuild the book")
     ch.add_argument("name", help="chapter name, e.g. 01_rank_diagnostics or rank_diagnostics")

@@ -249,7 +249,7 @@ def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAU
             papermill.execute_notebook(
                 str(layout.notebooks / f"{name}.ipynb"), tmp, parameters=values,
                 cwd=str(out), kernel_name="python3", progress_bar=False, log_output=False,
-                extra_arguments=["--log-level=ERROR"])  # the kernel's start-up warnings are not the user's concern
+                extra_arguments=["--log-level=CRITICAL"])  # kernel start-up and shutdown chatter is not the user's concern
         except papermill.PapermillExecutionError as e:
             raise ChapterError(f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}") from None
         nb = nbformat.read(tmp, as_version=4)

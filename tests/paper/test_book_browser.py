@@ -113,3 +113,20 @@ def test_tooltips_and_legend_selection_survive(site, browser):
         "const v = arguments[0].vegaView; const names = Object.keys(v.getState({data: n => n.endsWith('_store')}).data || {});"
         "return names.map(n => v.data(n).length)", chart)
     assert stored and max(stored) == 1, f"legend click selected nothing: {stored}"
+
+
+def test_attribute_selector_refilters_the_training_variants(site, browser):
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    html, url = site
+    browser.get(f"{url}/chapters/05_training_variants.html")
+    WebDriverWait(browser, 30).until(lambda b: b.execute_script(
+        "return [...document.querySelectorAll('.embdiag-chart')].every(e => e.dataset.rendered)"))
+    chart = browser.find_elements("css selector", ".embdiag-chart")[0]
+    before = browser.execute_script("return arguments[0].vegaView.signal('attribute')", chart)
+    Select(chart.find_element("css selector", "select")).select_by_visible_text("weather")
+    WebDriverWait(browser, 10).until(lambda b: b.execute_script(
+        "return arguments[0].vegaView.signal('attribute') === 'weather'", chart))
+    assert before == "time of day"
+    marks = browser.execute_script("return arguments[0].querySelectorAll('svg .mark-symbol path').length", chart)
+    assert marks > 0, "no seed marks after switching the attribute"

@@ -1,0 +1,221 @@
+"""Figures and tables of the training chapters, from the sweep's records (:func:`load_records`).
+
+Every function takes the records table (one row per run) or the paired-difference table
+and returns an Altair chart, a DataFrame or a pandas Styler; none computes a metric.
+Percentages are shown in percentage points; variance on a log axis.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from .conditions import COMPARISONS, CONDITIONS
+from .inputs import ATTRIBUTES
+from .sweep import UNTRAINED
+
+#: Metric columns in the order the chapters show them: (column stem, label, per attribute, percent, log axis).
+METRICS = (
+    ("total_variance", "total variance", False, False, True),
+    ("rankme", "RankMe", False, False, False),
+    ("participation_ratio", "participation ratio", False, False, False),
+    ("mean_cosine", "mean cosine", False, False, False),
+    ("accuracy", "probe accuracy (%)", True, True, False),
+    ("BA", "balanced accuracy (%)", True, True, False),
+    ("P@10", "P@10 (%)", True, True, False),
+)
+ATTRIBUTE_NAMES = {"timeofday": "time of day", "weather": "weather", "scene": "scene"}
+ORDER = [UNTRAINED] + [c.name for c in CONDITIONS]
+HEADLINE = ("EMA reference", "Contracted control", UNTRAINED)
+FLOORS = {"accuracy": "majority", "BA": None, "P@10": "random P@10"}
+
+
+def _column(stem: str, attribute: str | None) -> str:
+    return f"{attribute} {stem}" if attribute else stem
+
+
+def long_records(records: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame:
+    """One row per run, metric and attribute (geometry repeated for every attribute, so one
+    attribute selector filters every panel): ``condition``, ``seed``, ``status``,
+    ``attribute``, ``metric``, ``value``, ``floor`` (majority or random floor, where defined)."""
+    rows = []
+    for _, r in records.iterrows():
+        for a in attributes:
+            for stem, label, per_attr, pct, _ in METRICS:
+                value = r.get(_column(stem, a if per_attr else None), np.nan)
+                floor = r.get(f"{a} {FLOORS[stem]}", np.nan) if per_attr and FLOORS[stem] else np.nan
+                scale = 100.0 if pct else 1.0
+                rows.append({"condition": r["condition"], "seed": int(r["seed"]), "status": r["status"],
+                             "attribute": ATTRIBUTE_NAMES.get(a, a), "metric": label,
+                             "value": scale * value, "floor": scale * floor})
+    return pd.DataFrame(rows)
+
+
+def means(records: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
+    """Five-seed means per condition (runs with status ``ok``) of every metric for ``attribute``,
+    with the number of runs that entered; percentages in points."""
+    ok = records[records["status"] == "ok"]
+    out = {}
+    for stem, label, per_attr, pct, _ in METRICS:
+        col = _column(stem, attribute if per_attr else None)
+        out[label] = ok.groupby("condition", sort=False)[col].mean() * (100.0 if pct else 1.0)
+    table = pd.DataFrame(out)
+    table.insert(0, "runs", ok.groupby("condition", sort=False)["seed"].size())
+    table = table.reindex([c for c in ORDER if c in table.index])
+    table.index.name = "condition"
+    return table
+
+
+def mark_extremes(table: pd.DataFrame, formats: dict | None = None):
+    """Styler marking each numeric column's highest (bold, green) and lowest (bold, red) value."""
+    numeric = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c]) and c != "runs"]
+    style = table.style.highlight_max(subset=numeric, props="font-weight:bold;color:#1a7f37")
+    style = style.highlight_min(subset=numeric, props="font-weight:bold;color:#cf222e")
+    return style.format(formats or {c: "{:.4g}" for c in numeric})
+
+
+def _seed_and_mean(data: pd.DataFrame, y: alt.Y, conditions, width: int = 150, height: int = 190):
+    """Seed marks (circles) and the five-seed mean (a wide tick) per condition."""
+    x = alt.X("condition:N", sort=list(conditions), title=None, axis=alt.Axis(labelAngle=-40, labelLimit=160))
+    color = alt.Color("condition:N", sort=list(conditions), legend=None)
+    base = alt.Chart(data).properties(width=width, height=height)
+    points = base.mark_circle(size=38, opacity=0.7).encode(
+        x=x, y=y, color=color, tooltip=["condition", "seed", "attribute", alt.Tooltip("value:Q", format=".4g")])
+    ticks = base.mark_tick(thickness=2.5, size=24, color="black").encode(x=x, y=alt.Y("mean(value):Q"))
+    return points + ticks
+
+
+def paired_percent(paired: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~embdiag.training.sweep.paired_table` with the chapters' metric labels and shares
+    in percentage points (``a``, ``b``, ``difference``, ``mean``, ``low``, ``high``)."""
+    out = paired.copy()
+    for stem, label, _, pct, _ in METRICS:
+        rows = out["metric"] == stem
+        if pct:
+            out.loc[rows, ["a", "b", "difference", "mean", "low", "high"]] *= 100.0
+        out.loc[rows, "metric"] = label
+    return out
+
+
+def headline_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
+    """EMA reference vs contracted control vs the untrained encoder: total variance (log) beside
+    a grid of probe accuracy and P@10 (rows) per attribute (columns), floors as dashed rules."""
+    data = long_records(records[records["condition"].isin(HEADLINE)], attributes)
+    data = data[data["status"] == "ok"]
+    variance = _seed_and_mean(
+        data[(data["metric"] == "total variance") & (data["attribute"] == ATTRIBUTE_NAMES[attributes[0]])],
+        alt.Y("value:Q", title="total variance (log)", scale=alt.Scale(type="log")), HEADLINE, width=120,
+        height=300,
+    ).properties(title="Spread")
+    part = data[data["metric"].isin(["probe accuracy (%)", "P@10 (%)"])]
+    layers = _seed_and_mean(part, alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)), HEADLINE,
+                            width=95, height=120)
+    floor = alt.Chart().mark_rule(strokeDash=[4, 3], color="gray").encode(
+        y="mean(floor):Q", tooltip=[alt.Tooltip("mean(floor):Q", title="floor", format=".2f")])
+    grid = alt.layer(layers, floor, data=part).facet(
+        row=alt.Row("metric:N", title=None, sort=["probe accuracy (%)", "P@10 (%)"],
+                    header=alt.Header(labelAngle=-90, labelOrient="left")),
+        column=alt.Column("attribute:N", title=None, sort=[ATTRIBUTE_NAMES[a] for a in attributes]),
+    ).resolve_scale(y="independent").properties(title="Labels and neighbours (dashed: floor)")
+    return alt.hconcat(variance, grid)
+
+
+def variants_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
+    """Every condition and the untrained reference: each seed a mark, the mean a tick, one panel
+    per metric (variance on a log axis), an attribute selector for the per-attribute metrics."""
+    data = long_records(records[records["status"] == "ok"], attributes)
+    names = [ATTRIBUTE_NAMES[a] for a in attributes]
+    pick = alt.param(name="attribute", value=names[0],
+                     bind=alt.binding_select(options=names, name="attribute "))
+    panels = []
+    for stem, label, per_attr, _, log in METRICS:
+        y = alt.Y("value:Q", title=label, scale=alt.Scale(type="log") if log else alt.Scale(zero=False))
+        panel = _seed_and_mean(data[data["metric"] == label], y, ORDER, width=250, height=170)
+        panels.append(panel.transform_filter(alt.datum.attribute == pick).properties(
+            title=label + (" (selected attribute)" if per_attr else "")))
+    rows = [alt.hconcat(*panels[i:i + 2]) for i in range(0, len(panels), 2)]
+    return alt.vconcat(*rows).add_params(pick)
+
+
+def differences_chart(diffs: pd.DataFrame, metrics=("probe accuracy (%)", "P@10 (%)", "RankMe"),
+                      attributes=ATTRIBUTES) -> alt.Chart:
+    """The declared paired comparisons: each seed's difference A minus B a dot, the mean a diamond,
+    the paired Student-t 95% interval a line; one fixed axis per metric; attribute selector."""
+    data = diffs[diffs["metric"].isin(metrics)].copy()
+    data["attribute"] = data["attribute"].map(lambda a: ATTRIBUTE_NAMES.get(a, a))
+    names = [ATTRIBUTE_NAMES[a] for a in attributes]
+    pick = alt.param(name="attribute_pd", value=names[0],
+                     bind=alt.binding_select(options=names, name="attribute "))
+    order = [c.label for c in COMPARISONS]
+    data["contrast"] = data["comparison"]
+    data["A − B"] = data["A"] + " − " + data["B"]
+    panels = []
+    for metric in metrics:
+        part = data[data["metric"] == metric]
+        lo, hi = np.nanmin(part[["difference", "low"]].to_numpy()), np.nanmax(part[["difference", "high"]].to_numpy())
+        pad = 0.05 * (hi - lo or 1.0)
+        x_scale = alt.Scale(domain=[min(lo - pad, 0), max(hi + pad, 0)])  # one fixed axis per metric
+        y = alt.Y("contrast:N", sort=order, title=None, axis=alt.Axis(labelLimit=300))
+        base = alt.Chart(part).transform_filter((alt.datum.attribute == pick) | (alt.datum.attribute == ""))
+        dots = base.mark_circle(size=30, opacity=0.6, color="#4c78a8").encode(
+            x=alt.X("difference:Q", title=f"{metric}: A − B", scale=x_scale), y=y,
+            tooltip=["contrast", "A − B", "seed", alt.Tooltip("difference:Q", format=".3g")])
+        summary = base.transform_aggregate(mean="mean(mean)", low="mean(low)", high="mean(high)",
+                                           groupby=["contrast"])
+        line = summary.mark_rule(strokeWidth=2, color="black").encode(x="low:Q", x2="high:Q", y=y)
+        diamond = summary.mark_point(shape="diamond", size=90, filled=True, color="black").encode(
+            x="mean:Q", y=y, tooltip=["contrast", alt.Tooltip("mean:Q", format=".3g"),
+                                      alt.Tooltip("low:Q", format=".3g"), alt.Tooltip("high:Q", format=".3g")])
+        zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="gray", strokeDash=[3, 3]).encode(x="x:Q")
+        panels.append(alt.layer(zero, line, dots, diamond).properties(width=300, height=150, title=metric))
+    return alt.vconcat(*panels).add_params(pick)
+
+
+def trajectories_chart(trajectories: pd.DataFrame, attribute: str = "timeofday") -> alt.Chart:
+    """Every run's evaluations over training steps, from its seed's untrained encoder at step 0:
+    prediction loss, total variance (log), RankMe and P@10 of ``attribute``; one line per run,
+    colour by condition; click the legend to isolate a condition. (Probes are fitted only at
+    the final step, so they have no trajectory.)"""
+    start = trajectories[trajectories["condition"] == UNTRAINED]
+    runs = trajectories[trajectories["condition"] != UNTRAINED]
+    starts = [start[start["seed"] == s].assign(condition=c) for c, s in
+              runs[["condition", "seed"]].drop_duplicates().itertuples(index=False)]
+    data = pd.concat([*starts, runs], ignore_index=True)
+    data["run"] = data["condition"] + " s" + data["seed"].astype(str)
+    pick = alt.selection_point(fields=["condition"], bind="legend")
+    conditions = [c.name for c in CONDITIONS]
+    panels = []
+    for col, label, pct, log in (("prediction_loss", "prediction loss", False, False),
+                                 ("total_variance", "total variance (log)", False, True),
+                                 ("rankme", "RankMe", False, False),
+                                 (f"{attribute} P@10", f"P@10, {ATTRIBUTE_NAMES.get(attribute, attribute)} (%)", True,
+                                  False)):
+        part = data[["condition", "seed", "run", "step", col]].rename(columns={col: "value"}).dropna()
+        part = part.assign(value=part["value"] * (100.0 if pct else 1.0))
+        panels.append(alt.Chart(part).mark_line(strokeWidth=1.2, point=alt.OverlayMarkDef(size=12)).encode(
+            x=alt.X("step:Q"), y=alt.Y("value:Q", title=label,
+                                       scale=alt.Scale(type="log") if log else alt.Scale(zero=False)),
+            color=alt.Color("condition:N", sort=conditions), detail="run:N",
+            opacity=alt.condition(pick, alt.value(0.85), alt.value(0.08)),
+            tooltip=["run", "step", alt.Tooltip("value:Q", format=".4g")],
+        ).properties(width=300, height=180, title=label))
+    panels[0] = panels[0].add_params(pick)  # defined once, read by every panel
+    return alt.vconcat(alt.hconcat(*panels[:2]), alt.hconcat(*panels[2:])).configure_legend(
+        orient="bottom", columns=2, labelLimit=260)
+
+
+def caption(cfg, text: str, n_seeds: int) -> str:
+    """A figure caption in Markdown that names what is plotted, the data and the profile."""
+    return (f"*{text} Procedural driving scenes (synthetic, not BDD100K); profile `{cfg.profile}` "
+            f"({cfg.steps:,} steps, depth {cfg.model.depth}); {n_seeds} seeds per condition.*")
+
+
+def profile_statement(cfg) -> str:
+    """One sentence naming the data, model and schedule of a profile's runs (for captions)."""
+    m, d = cfg.model, cfg.data
+    return (f"profile `{cfg.profile}`: ViT width {m.width}, depth {m.depth}, {m.image_size} × {m.image_size} "
+            f"images in {m.patch_size} × {m.patch_size} patches ({(m.image_size // m.patch_size) ** 2} tokens), "
+            f"batch {cfg.batch_size}, {cfg.steps:,} steps, trained on {d.n_pool:,} unlabelled procedural scenes "
+            f"and measured on {d.n_train:,} + {d.n_val:,} labelled ones (synthetic driving scenes generated by "
+            f"`embdiag.data`, seed {d.seed}; not BDD100K)")

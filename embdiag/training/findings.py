@@ -1,0 +1,103 @@
+"""The study's training findings, checked against this project's records by declared criteria.
+
+Each finding of the published study's training section is restated as a criterion fixed
+before looking at this project's numbers (:data:`CRITERIA`), then evaluated on the five-seed
+means of the records (:func:`findings`) and, for the five declared paired comparisons,
+set side by side with the published intervals (:func:`comparisons_side_by_side`). The
+published values are read from ``data/study/`` (transcribed, never computed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .. import artifacts
+from .figures import means
+from .sweep import UNTRAINED, paired_differences
+
+EMA, CONTROL = "EMA reference", "Contracted control"
+#: Declared criteria: a finding reproduces when its test holds on this project's five-seed means.
+CRITERIA = {
+    "spread collapses": "control variance below 1% of the EMA reference's",
+    "labels survive": "control probe accuracy within 3 points of the EMA reference's",
+    "labels beyond untrained": "control probe accuracy above the untrained (step 0) encoder's",
+    "neighbours degrade": "control P@10 at least 5 points below the EMA reference's",
+    "geometry is not utility": "the condition with the highest variance differs from the one with the "
+                               "highest probe accuracy and from the one with the highest P@10",
+}
+
+
+def study_dir() -> Path:
+    """Folder of the published study's transcribed values (``data/study``)."""
+    return artifacts.data_dir() / "study"
+
+
+def _argmax(table: pd.DataFrame, column: str) -> str:
+    return str(table.drop(index=UNTRAINED, errors="ignore")[column].idxmax())
+
+
+def findings(records: pd.DataFrame, attribute: str = "timeofday", study: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per finding: ``finding``, ``criterion``, ``study`` and ``this run`` (the numbers in
+    words) and ``reproduces`` (bool). ``study`` defaults to ``data/study/training_means.csv``
+    (the study's time-of-day means)."""
+    if study is None:
+        study = pd.read_csv(study_dir() / "training_means.csv", index_col="condition")
+    m = means(records, attribute)
+    missing = {EMA, CONTROL, UNTRAINED} - set(m.index)
+    if missing:
+        raise ValueError(f"records: no successful runs of {sorted(missing)}")
+    var, acc, p10 = "total variance", "probe accuracy (%)", "P@10 (%)"
+    e, c, u = m.loc[EMA], m.loc[CONTROL], m.loc[UNTRAINED]
+    se, sc = study.loc[EMA], study.loc[CONTROL]
+    s_var, s_acc, s_p10 = "total_variance", "probe_accuracy_pct", "p_at_10_pct"
+    study_top = {k: str(study[k].idxmax()) for k in (s_var, s_acc, s_p10)}
+    top = {k: _argmax(m, k) for k in (var, acc, p10)}
+    rows = [
+        ("spread collapses", f"{sc[s_var]:.3g} vs {se[s_var]:.3g} (ratio {sc[s_var] / se[s_var]:.2g})",
+         f"{c[var]:.3g} vs {e[var]:.3g} (ratio {c[var] / e[var]:.2g})", c[var] < 0.01 * e[var]),
+        ("labels survive", f"{sc[s_acc]:.2f}% vs {se[s_acc]:.2f}% ({sc[s_acc] - se[s_acc]:+.2f} pp)",
+         f"{c[acc]:.2f}% vs {e[acc]:.2f}% ({c[acc] - e[acc]:+.2f} pp)", abs(c[acc] - e[acc]) <= 3),
+        ("labels beyond untrained", "not measured",
+         f"{c[acc]:.2f}% vs untrained {u[acc]:.2f}% ({c[acc] - u[acc]:+.2f} pp)", c[acc] > u[acc]),
+        ("neighbours degrade", f"{sc[s_p10]:.2f}% vs {se[s_p10]:.2f}% ({sc[s_p10] - se[s_p10]:+.2f} pp)",
+         f"{c[p10]:.2f}% vs {e[p10]:.2f}% ({c[p10] - e[p10]:+.2f} pp)", c[p10] <= e[p10] - 5),
+        ("geometry is not utility",
+         f"variance: {study_top[s_var]}; accuracy: {study_top[s_acc]}; P@10: {study_top[s_p10]}",
+         f"variance: {top[var]}; accuracy: {top[acc]}; P@10: {top[p10]}",
+         top[var] != top[acc] and top[var] != top[p10]),
+    ]
+    return pd.DataFrame([{"finding": f, "criterion": CRITERIA[f], "study": s, "this run": t, "reproduces": bool(r)}
+                         for f, s, t, r in rows])
+
+
+def summary(verdicts: pd.DataFrame, attribute_name: str) -> str:
+    """The verdicts of :func:`findings` as a Markdown paragraph and list."""
+    lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here "
+             f"({r['criterion']}): {r['this run']}." for _, r in verdicts.iterrows()]
+    return (f"On {attribute_name}, {int(verdicts['reproduces'].sum())} of {len(verdicts)} findings hold on this "
+            f"data and profile:\n\n" + "\n".join(lines))
+
+
+def comparisons_side_by_side(records: pd.DataFrame, attribute: str = "timeofday",
+                             study: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The five declared comparisons for probe accuracy and P@10 (percentage points): the study's
+    mean and interval beside this run's, whether the signs agree and whether each interval
+    excludes zero. ``study`` defaults to ``data/study/training_comparisons.csv``."""
+    if study is None:
+        study = pd.read_csv(study_dir() / "training_comparisons.csv")
+    rows = []
+    for metric, stem in (("probe accuracy", "accuracy"), ("P@10", "P@10")):
+        ours = paired_differences(records, stem, attribute).drop_duplicates("comparison").set_index("comparison")
+        for _, s in study[study["metric"] == metric].iterrows():
+            o = ours.loc[s["comparison"]] if s["comparison"] in ours.index else None
+            mean, low, high = ((100 * o["mean"], 100 * o["low"], 100 * o["high"]) if o is not None
+                               else (float("nan"),) * 3)
+            rows.append({"comparison": s["comparison"], "metric": metric,
+                         "study": f"{s['mean_pp']:+.2f} [{s['low_pp']:+.2f}, {s['high_pp']:+.2f}]",
+                         "this run": f"{mean:+.2f} [{low:+.2f}, {high:+.2f}]",
+                         "same sign": bool((mean > 0) == (s["mean_pp"] > 0)),
+                         "study excludes 0": bool(s["low_pp"] > 0 or s["high_pp"] < 0),
+                         "this run excludes 0": bool(low > 0 or high < 0)})
+    return pd.DataFrame(rows)

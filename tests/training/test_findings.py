@@ -1,0 +1,119 @@
+"""Chapter figures and the declared findings, on records whose answers are known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from embdiag.training import figures
+from embdiag.training.conditions import CONDITIONS
+from embdiag.training.findings import CONTROL, EMA, comparisons_side_by_side, findings
+from embdiag.training.inputs import ATTRIBUTES
+from embdiag.training import sweep
+from embdiag.training.sweep import UNTRAINED, paired_differences
+
+#: condition -> (variance, accuracy, P@10) for every seed, plus seed-dependent jitter.
+PLAN = {UNTRAINED: (5.0, 0.80, 0.60), EMA: (100.0, 0.92, 0.90), CONTROL: (1e-5, 0.91, 0.70),
+        "SIGReg + stop-gradient": (200.0, 0.85, 0.80)}
+
+
+def _records(plan=PLAN, seeds=range(5)) -> pd.DataFrame:
+    rows = []
+    for name in [UNTRAINED] + [c.name for c in CONDITIONS]:
+        var, acc, p10 = plan.get(name, (50.0, 0.85, 0.80))
+        for s in seeds:
+            row = {"condition": name, "seed": s, "status": "ok", "total_variance": var * (1 + 0.01 * s),
+                   "mean_cosine": 0.5, "rankme": 10.0 + s, "participation_ratio": 3.0}
+            for a in ATTRIBUTES:
+                row.update({f"{a} accuracy": acc + 0.001 * s, f"{a} BA": acc - 0.1, f"{a} P@10": p10 + 0.002 * s,
+                            f"{a} majority": 0.5, f"{a} random P@10": 0.4})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_means_are_per_condition_in_points():
+    m = figures.means(_records())
+    assert list(m.index) == [UNTRAINED] + [c.name for c in CONDITIONS]
+    assert m.loc[EMA, "probe accuracy (%)"] == pytest.approx(92.2)
+    assert m.loc[CONTROL, "total variance"] == pytest.approx(1e-5 * 1.02)
+    assert (m["runs"] == 5).all()
+
+
+def test_failed_runs_do_not_enter_the_means():
+    rec = _records()
+    rec.loc[(rec["condition"] == EMA) & (rec["seed"] == 4), ["status", "timeofday accuracy"]] = ["failed", 0.0]
+    m = figures.means(rec)
+    assert m.loc[EMA, "runs"] == 4 and m.loc[EMA, "probe accuracy (%)"] == pytest.approx(92.15)
+
+
+def test_findings_follow_their_criteria():
+    f = findings(_records()).set_index("finding")["reproduces"]
+    assert f.to_dict() == {"spread collapses": True, "labels survive": True, "labels beyond untrained": True,
+                           "neighbours degrade": True, "geometry is not utility": True}
+    weak = _records({**PLAN, CONTROL: (50.0, 0.70, 0.89)})  # no collapse, labels lost, neighbours kept
+    f = findings(weak).set_index("finding")["reproduces"]
+    assert not f["spread collapses"] and not f["labels survive"] and not f["neighbours degrade"]
+    assert not f["labels beyond untrained"]
+    spread_is_utility = _records({**PLAN, "SIGReg + stop-gradient": (50.0, 0.85, 0.80)})  # EMA tops all three
+    assert not findings(spread_is_utility).set_index("finding").loc["geometry is not utility", "reproduces"]
+
+
+def test_side_by_side_uses_the_paired_intervals():
+    rec = _records()
+    table = comparisons_side_by_side(rec)
+    assert len(table) == 10 and set(table["metric"]) == {"probe accuracy", "P@10"}
+    ours = paired_differences(rec, "P@10", "timeofday").drop_duplicates("comparison").set_index("comparison")
+    row = table[(table["metric"] == "P@10")].iloc[0]
+    mean = 100 * ours.loc[row["comparison"], "mean"]
+    assert row["this run"].startswith(f"{mean:+.2f} [")
+
+
+def test_charts_and_tables_build():
+    rec = _records()
+    paired = figures.paired_percent(sweep.paired_table(rec))
+    for chart in (figures.headline_chart(rec), figures.variants_chart(rec), figures.differences_chart(paired)):
+        assert chart.to_dict()
+    html = figures.mark_extremes(figures.means(rec)).to_html()
+    assert "#1a7f37" in html and "#cf222e" in html
+    untrained = {"condition": UNTRAINED, "seed": 0, "step": 0, "total_variance": 5.0, "rankme": 3.0,
+                 "timeofday P@10": 0.3}
+    traj = pd.DataFrame([untrained] + [{"condition": EMA, "seed": 0, "step": s, "prediction_loss": 0.1,
+                                        "total_variance": 1.0 + s, "rankme": 2.0, "timeofday P@10": 0.4}
+                                       for s in (100, 200)])
+    chart = figures.trajectories_chart(traj)
+    assert chart.to_dict()
+    variance = chart.vconcat[0].hconcat[1].data
+    assert variance.sort_values("step")["step"].tolist() == [0, 100, 200]          # starts at the untrained encoder
+    assert set(variance["condition"]) == {EMA} and variance["value"].iloc[0] == 5.0
+
+
+def test_long_records_repeat_geometry_for_every_attribute():
+    long = figures.long_records(_records())
+    var = long[(long["metric"] == "total variance") & (long["condition"] == EMA) & (long["seed"] == 0)]
+    assert len(var) == len(ATTRIBUTES) and np.allclose(var["value"], 100.0)
+    acc = long[(long["metric"] == "probe accuracy (%)") & (long["condition"] == EMA) & (long["seed"] == 0)]
+    assert np.allclose(acc["floor"], 50.0)
+
+
+def test_paired_percent_scales_shares_only():
+    rec = _records()
+    paired = sweep.paired_table(rec)
+    pct = figures.paired_percent(paired)
+    acc = (paired["metric"] == "accuracy") & (paired["attribute"] == "timeofday")
+    assert np.allclose(pct.loc[acc, "difference"], 100 * paired.loc[acc, "difference"])
+    assert set(pct.loc[acc, "metric"]) == {"probe accuracy (%)"}
+    var = paired["metric"] == "total_variance"
+    assert np.allclose(pct.loc[var, "mean"], paired.loc[var, "mean"]) and set(pct.loc[var, "metric"]) == {
+        "total variance"}
+
+
+def test_training_data_is_keyed_by_content_not_by_generator_source(tmp_path):
+    from embdiag.training.config import DataConfig
+    from embdiag.training.inputs import content_digest
+
+    cfg = DataConfig(n_pool=40, n_train=30, n_val=20, source_size=32)
+    first = content_digest(cfg, str(tmp_path))
+    content_digest.cache_clear()
+    assert content_digest(cfg, str(tmp_path)) == first                      # read back from the manifests
+    assert content_digest(DataConfig(n_pool=40, n_train=30, n_val=20, source_size=32, seed=1), str(tmp_path)) != first
