@@ -98,3 +98,68 @@ def test_bootstrap_unequal_group_sizes_weight_items():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(seed=-1), "seed"),
+    (dict(seed=1.5), "seed"),
+    (dict(seed=True), "seed"),
+    (dict(seed="0"), "seed"),
+    (dict(n_draws=100.0), "n_draws"),
+    (dict(groups=[0, None, 1, 1]), "groups"),
+    (dict(groups=np.array([0.0, np.nan, 1, 1])), "groups"),
+    (dict(statistic="mean"), "statistic"),
+    (dict(statistic=lambda d: d), "statistic"),
+    (dict(level="high"), "level"),
+])
+def test_bootstrap_bad_arguments_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        paired_bootstrap([1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 1.0, 2.0], **kwargs)
+
+
+def _recording(statistic):
+    """``statistic`` that also records every value it returns (the estimate, then each draw)."""
+    seen = []
+
+    def f(d):
+        seen.append(float(statistic(d)))
+        return seen[-1]
+    return f, seen
+
+
+@pytest.mark.parametrize("level", [0.95, 0.8, 0.5])
+def test_bootstrap_interval_is_the_percentile_interval_of_its_draws(level):
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(0.2, 1, 80), rng.normal(0, 1, 80)
+    stat, seen = _recording(np.median)
+    res = paired_bootstrap(a, b, n_draws=400, level=level, statistic=stat)
+    estimate, draws = seen[0], np.array(seen[1:])
+    assert len(draws) == 400 and estimate == np.median(a - b) == res.mean
+    alpha = 1 - level  # by hand: the alpha/2 and 1 - alpha/2 quantiles of the draws
+    assert (res.low, res.high) == (np.quantile(draws, alpha / 2), np.quantile(draws, 1 - alpha / 2))
+    assert res.se == pytest.approx(draws.std(ddof=1), rel=1e-12)
+
+
+def test_bootstrap_keeps_a_user_statistic_such_as_the_sum():
+    rng = np.random.default_rng(6)
+    a, b = rng.random(50) + 1, rng.random(50)
+    res = paired_bootstrap(a, b, statistic=np.sum, n_draws=300)
+    assert res.mean == pytest.approx(np.sum(a - b))
+    assert res.low > 10 * np.mean(a - b)  # sums of 50 differences, not means
+    stat, seen = _recording(np.sum)
+    assert paired_bootstrap(a, b, statistic=stat, n_draws=300) == res
+
+
+def test_bootstrap_custom_statistic_over_many_chunks_fills_every_draw():
+    # 2**18 + 1 groups: only 3 draws fit the 2**20-index chunk, so 7 draws take 3 chunks.
+    n = 2**18 + 1
+    rng = np.random.default_rng(7)
+    a, b = rng.random(n), np.zeros(n)
+    stat, seen = _recording(np.mean)
+    res = paired_bootstrap(a, b, n_draws=7, statistic=stat)
+    draws = np.array(seen[1:])
+    assert len(draws) == 7 and len(set(draws)) == 7
+    assert res.se == pytest.approx(draws.std(ddof=1), rel=1e-12)
+    assert (res.low, res.high) == (np.quantile(draws, 0.025), np.quantile(draws, 0.975))
+    fast = paired_bootstrap(a, b, n_draws=7)  # the vectorized mean sees the same draws
+    assert (fast.low, fast.high, fast.se) == pytest.approx((res.low, res.high, res.se), rel=1e-12)
