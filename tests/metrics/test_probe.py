@@ -277,12 +277,12 @@ def test_validation_scores_are_held_out_accuracies():
 def test_stratified_split_holds_out_every_class():
     from embdiag.metrics.probe import _stratified_split
 
-    y = np.repeat([0, 1, 2, 3], [10, 3, 2, 1])
+    y = np.repeat([0, 1, 2, 3], [1, 3, 2, 10])
     fit, val = _stratified_split(y, 0.2, 5)
     assert np.array_equal(np.sort(np.concatenate([fit, val])), np.arange(len(y)))
     # per class: round(0.2 n) clipped to [1, n - 1]; a single-member class stays in fit
-    assert np.bincount(y[val], minlength=4).tolist() == [2, 1, 1, 0]
-    assert np.bincount(y[fit], minlength=4).tolist() == [8, 2, 1, 1]
+    assert np.bincount(y[val], minlength=4).tolist() == [0, 1, 1, 2]
+    assert np.bincount(y[fit], minlength=4).tolist() == [1, 2, 1, 8]
     assert np.array_equal(_stratified_split(y, 0.2, 5)[1], val)
 
 

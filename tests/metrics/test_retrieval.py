@@ -348,3 +348,29 @@ def test_ordinary_inputs_give_the_pinned_neighbours(name):
         got += [float(s.astype(np.float64).sum()), int((i * np.arange(1, 6)).sum())]
     assert got[1::2] == PINNED_TOPK[name][1::2]
     assert got[0::2] == pytest.approx(PINNED_TOPK[name][0::2], rel=1e-12)
+
+
+def _brute_hits(nb, positives):
+    """Hit and recall per query from Python sets (the reference for every positives form)."""
+    sets = [set(int(p) for p in (row if isinstance(row, set) else np.ravel(row))) for row in positives]
+    hit = [float(bool(set(row.tolist()) & s)) for row, s in zip(nb, sets)]
+    recall = [len(set(row.tolist()) & s) / len(s) for row, s in zip(nb, sets)]
+    return hit, recall
+
+
+@pytest.mark.parametrize("positives", [
+    [np.array([3]), np.array([1, 2, 4]), {5, 6}],   # ragged: rows padded inside
+    np.array([[3, 3], [2, 2], [6, 5]]),              # duplicates dropped inside
+    [np.array([4, 4, 4]), np.array([1]), np.array([6, 6, 5, 5])],
+])
+def test_padding_never_makes_gallery_item_zero_a_positive(positives):
+    nb = np.array([[0, 1, 2], [0, 3, 5], [0, 0, 0]])  # item 0 everywhere, never a positive
+    hit, recall = _brute_hits(nb, positives)
+    assert r.hit_at_k(nb, positives, per_query=True).tolist() == hit
+    assert r.recall_at_k(nb, positives, per_query=True).tolist() == recall
+
+
+def test_item_zero_counts_when_it_is_a_positive():
+    nb = np.array([[0, 1], [2, 3]])
+    assert r.hit_at_k(nb, [np.array([0]), np.array([0, 3, 3])], per_query=True).tolist() == [1.0, 1.0]
+    assert r.recall_at_k(nb, [np.array([0]), np.array([0, 3, 3])], per_query=True).tolist() == [1.0, 0.5]
