@@ -212,3 +212,13 @@ def test_statistic_may_return_a_one_element_array():
         warnings.simplefilter("error")
         res = paired_bootstrap([1.0, 2.0, 4.0], [0.0, 0.0, 0.0], n_draws=20, statistic=lambda x: np.array([x.mean()]))
     assert res.mean == pytest.approx(7 / 3)
+
+
+@pytest.mark.parametrize("n_groups", [2, 21, 1000])
+def test_int32_group_draws_do_not_depend_on_chunking(n_groups):
+    # paired_bootstrap draws its indices in chunks of at most 2**20; that is a memory bound
+    # only because one generator yields the same int32 draws however they are chunked.
+    whole = np.random.default_rng(3).integers(0, n_groups, size=(12, n_groups), dtype=np.int32)
+    rng = np.random.default_rng(3)
+    parts = [rng.integers(0, n_groups, size=(m, n_groups), dtype=np.int32) for m in (5, 1, 6)]
+    assert np.array_equal(np.vstack(parts), whole)
