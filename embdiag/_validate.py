@@ -1,10 +1,13 @@
 """Input checks shared by every public function.
 
-Each check raises ``ValueError`` whose message names the argument and the problem,
-and returns the array converted to a floating dtype of at least float32.
+Each check raises ``ValueError`` whose message names the argument and the problem, and
+returns the value in the form the caller uses (arrays as a floating dtype of at least
+float32, integers as ``int``).
 """
 
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
@@ -61,12 +64,19 @@ def nonzero_rows(Z: np.ndarray, name: str) -> np.ndarray:
     return norms
 
 
+def check_int(value, name: str, *, minimum: int | None = None) -> int:
+    """Return ``value`` as an ``int`` after checking that it is an integer (a bool is not)
+    and at least ``minimum`` (when given)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name}: expected an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name}: must be at least {minimum}, got {value}")
+    return int(value)
+
+
 def check_k(k, n_candidates: int, name: str = "k") -> int:
     """Validate a neighbour count: an integer with 1 <= k < n_candidates."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise ValueError(f"{name}: expected an integer, got {k!r}")
-    if k < 1:
-        raise ValueError(f"{name}: must be at least 1, got {k}")
+    k = check_int(k, name, minimum=1)
     if k >= n_candidates:
         raise ValueError(f"{name}: must be smaller than the number of candidates ({n_candidates}), got {k}")
     return int(k)

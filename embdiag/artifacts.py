@@ -74,9 +74,17 @@ def source_digest(*paths: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def _plain(value):
+    """JSON form of a value JSON cannot write: numpy scalars and arrays as Python numbers
+    and lists (so ``np.int64(10)`` equals ``10``), anything else as its ``str``."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    return str(value)
+
+
 def _canonical(params: Mapping) -> dict:
-    """Parameters as they round-trip through JSON (tuples become lists, etc.)."""
-    return json.loads(json.dumps(dict(params), sort_keys=True, default=str))
+    """Parameters as they round-trip through JSON (tuples become lists, numpy numbers plain)."""
+    return json.loads(json.dumps(dict(params), sort_keys=True, default=_plain))
 
 
 def save(name: str, arrays: Mapping[str, "np.ndarray | pd.DataFrame | bytes"], params: Mapping, *,
@@ -119,15 +127,39 @@ def save(name: str, arrays: Mapping[str, "np.ndarray | pd.DataFrame | bytes"], p
 
 
 def manifest(name: str, *, root: Path | None = None) -> dict:
-    """The manifest of artifact ``name`` (raises :class:`MissingArtifactError`)."""
+    """The manifest of artifact ``name``.
+
+    Raises :class:`MissingArtifactError` when there is none, :class:`CorruptArtifactError`
+    when it cannot be read or lacks ``params`` or a well-formed ``files`` table.
+    """
     root = Path(root) if root is not None else data_dir()
     path = root / name / MANIFEST
     if not path.exists():
         raise MissingArtifactError(f"artifact {name!r}: no manifest at {path}")
     try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as e:
+        m = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise CorruptArtifactError(f"artifact {name!r}: unreadable manifest {path}: {e}") from e
+    problem = _manifest_problem(m)
+    if problem:
+        raise CorruptArtifactError(f"artifact {name!r}: malformed manifest {path}: {problem}")
+    return m
+
+
+def _manifest_problem(m) -> str:
+    """What is wrong with a parsed manifest, or ``""``."""
+    if not isinstance(m, dict):
+        return f"expected a JSON object, got {type(m).__name__}"
+    if not isinstance(m.get("params"), dict):
+        return "no 'params' object"
+    if not isinstance(m.get("files"), dict):
+        return "no 'files' object"
+    for fname, meta in m["files"].items():
+        if Path(fname).name != fname or fname in ("", ".", "..", MANIFEST):
+            return f"file name {fname!r} is not a plain name inside the artifact"
+        if not (isinstance(meta, dict) and isinstance(meta.get("sha256"), str) and "dtype" in meta):
+            return f"entry of {fname} lacks 'sha256' or 'dtype'"
+    return ""
 
 
 def load(name: str, params: Mapping | None = None, *, root: Path | None = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -121,3 +122,49 @@ def test_raw_files_round_trip_and_are_checksummed(tmp_path):
         artifacts.load("enc", root=tmp_path)
     with pytest.raises(artifacts.ArtifactError, match="suffix"):
         artifacts.save("bad", {"weights": blob}, {}, root=tmp_path)
+
+
+def test_numpy_parameters_equal_plain_ones(tmp_path):
+    params = {"n": np.int64(10), "x": np.float32(0.5), "ok": np.bool_(True), "sizes": np.array([1, 2])}
+    artifacts.save("np", {"x": np.arange(3)}, params, root=tmp_path)
+    assert artifacts.manifest("np", root=tmp_path)["params"] == {"n": 10, "x": 0.5, "ok": True, "sizes": [1, 2]}
+    artifacts.load("np", {"n": 10, "x": 0.5, "ok": True, "sizes": (1, 2)}, root=tmp_path)
+    artifacts.load("np", params, root=tmp_path)
+    with pytest.raises(artifacts.StaleArtifactError, match="differ in: n"):
+        artifacts.load("np", {**params, "n": 11}, root=tmp_path)
+
+
+@pytest.mark.parametrize("damage", [
+    lambda m: m.pop("files"),
+    lambda m: m.pop("params"),
+    lambda m: m.update(files=[]),
+    lambda m: m["files"]["x.npy"].pop("sha256"),
+    lambda m: m["files"].update({"../x.npy": m["files"]["x.npy"]}),
+])
+def test_malformed_manifest_is_a_corrupt_artifact(tmp_path, damage):
+    folder = artifacts.save("demo", {"x": np.arange(3)}, PARAMS, root=tmp_path)
+    m = json.loads((folder / "manifest.json").read_text())
+    damage(m)
+    (folder / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(artifacts.CorruptArtifactError, match="artifact 'demo'"):
+        artifacts.load("demo", PARAMS, root=tmp_path)
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", "null", "{\"files\": {}}", "not json"])
+def test_manifest_that_is_no_mapping_is_a_corrupt_artifact(tmp_path, text):
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "manifest.json").write_text(text)
+    with pytest.raises(artifacts.CorruptArtifactError, match="artifact 'demo'"):
+        artifacts.load("demo", root=tmp_path)
+
+
+def test_manifest_that_is_a_directory_is_a_corrupt_artifact(tmp_path):
+    (tmp_path / "demo" / "manifest.json").mkdir(parents=True)
+    with pytest.raises(artifacts.CorruptArtifactError, match="artifact 'demo'"):
+        artifacts.load("demo", root=tmp_path)
+    calls = []
+    artifacts.save("cache/e", {"x": np.arange(3)}, PARAMS, root=tmp_path)
+    shutil.rmtree(tmp_path / "cache" / "e")
+    (tmp_path / "cache" / "e" / "manifest.json").mkdir(parents=True)
+    out = artifacts.cached("cache/e", PARAMS, lambda: calls.append(1) or {"x": np.arange(3)}, root=tmp_path)
+    assert calls == [1] and out["x"].tolist() == [0, 1, 2]  # a regenerable entry is rebuilt

@@ -19,7 +19,6 @@ independent directions, the trailing ones are an arbitrary orthonormal completio
 
 from __future__ import annotations
 
-import numbers
 import zlib
 
 import numpy as np
@@ -27,7 +26,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
 from .._blas import single_thread
-from .._validate import as_matrix, nonzero_rows
+from .._validate import as_matrix, check_int, nonzero_rows
 
 __all__ = ["MatryoshkaPrefix", "PCACompression", "principal_axes"]
 
@@ -70,14 +69,6 @@ def _principal_axes(X: np.ndarray):
     return mean, np.ascontiguousarray(V), np.clip(lam, 0.0, None) / (n - 1)
 
 
-def _check_k(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise ValueError(f"k: expected a positive integer, got {k!r}")
-    if k < 1:
-        raise ValueError(f"k: must be at least 1, got {k}")
-    return int(k)
-
-
 def _unit_rows(Z: np.ndarray, name: str) -> np.ndarray:
     return Z / nonzero_rows(Z, name)[:, None]
 
@@ -110,7 +101,7 @@ class MatryoshkaPrefix(_Fitted):
         self.k = k
 
     def fit(self, X, y=None):
-        k = _check_k(self.k)
+        k = check_int(self.k, "k", minimum=1)
         X = as_matrix(X, "X")
         if k > X.shape[1]:
             raise ValueError(f"k: must be at most the dimension d = {X.shape[1]}, got {k}")
@@ -136,7 +127,7 @@ class PCACompression(_Fitted):
         self.k = k
 
     def fit(self, X, y=None):
-        k = _check_k(self.k)
+        k = check_int(self.k, "k", minimum=1)
         X = as_matrix(X, "X", min_rows=2)
         if k > X.shape[1]:
             raise ValueError(f"k: must be at most the dimension d = {X.shape[1]}, got {k}")

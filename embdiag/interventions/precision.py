@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validate import as_matrix, check_k, nonzero_rows, same_length
+from .._validate import as_matrix, check_int, check_k, nonzero_rows, same_length
 from ..metrics.retrieval import boundary_margin, overlap_at_k, precision_at_k, topk
 
 __all__ = [
@@ -375,8 +375,7 @@ def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k:
     for c in conditions:
         if not isinstance(c, StorageCondition):
             raise ValueError(f"conditions: expected StorageCondition items, got {c!r}")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
-        raise ValueError(f"chunk_size: expected a positive integer, got {chunk_size!r}")
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     d = Q.shape[1]
 
     ref_scores, ref_idx = topk(Q, G, k + 1, exclude_self=exclude_self, dtype=np.float64)

@@ -21,8 +21,10 @@ noise              ``x -> x + e``, ``e`` isotropic Gaussian of total variance
 =================  ==================================================================
 
 The study's ``.99`` rows (contraction by ``1 - s``, noise of total variance
-``(s / (1 - s))**2`` on unit vectors) follow from these mappings. Build one by name
-with :func:`make_intervention`; iterate a name x severity grid with :func:`grid`.
+``(s / (1 - s))**2`` on unit vectors) follow from these mappings. Every intervention takes
+``(severity, *, seed=0)`` (the deterministic ones ignore the seed) and, as scikit-learn
+asks, checks its arguments in ``fit``. Build one by name with :func:`make_intervention`;
+iterate a name x severity grid with :func:`grid`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from .._validate import as_float, as_matrix
+from .._validate import as_float, as_matrix, check_int
 from ..metrics.suite import evaluate, frozen_classes
 from .compression import _Fitted, principal_axes
 
@@ -66,20 +68,18 @@ def check_severity(severity, name: str = "severity") -> float:
     return s
 
 
-def _check_seed(seed):
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
-    return int(seed)
-
-
 class _Intervention(_Fitted):
-    def __init__(self, severity: float):
-        check_severity(severity)
+    """Shared constructor and ``fit``: ``severity`` in ``[0, 1)``, ``seed`` a non-negative
+    integer (used by the random interventions only)."""
+
+    def __init__(self, severity: float, *, seed: int = 0):
         self.severity = severity
+        self.seed = seed
 
     def fit(self, X, y=None):
-        """Check ``severity``, record ``n_features_in_`` and fit on training ``X``."""
+        """Check ``severity`` and ``seed``, record ``n_features_in_`` and fit on training ``X``."""
         self.severity_ = check_severity(self.severity)
+        self.seed_ = check_int(self.seed, "seed", minimum=0)
         X = as_matrix(X, "X", min_rows=self._min_rows)
         self._fit(X)
         self.n_features_in_ = X.shape[1]
@@ -115,14 +115,13 @@ class CommonOffset(_Intervention):
     """
 
     def __init__(self, severity: float, *, seed: int = 0, direction=None):
-        super().__init__(severity)
-        self.seed = seed
+        super().__init__(severity, seed=seed)
         self.direction = direction
 
     def _fit(self, X):
         d = X.shape[1]
         if self.direction is None:
-            u = np.random.default_rng(_check_seed(self.seed)).standard_normal(d)
+            u = np.random.default_rng(self.seed_).standard_normal(d)
         else:
             u = as_float(self.direction, "direction", ndim=1, dtype=np.float64)
             if u.shape[0] != d:
@@ -175,15 +174,10 @@ class Noise(_Intervention):
     noise (reproducible), while training and evaluation sets receive different draws.
     """
 
-    def __init__(self, severity: float, *, seed: int = 0):
-        super().__init__(severity)
-        self.seed = seed
-
     def _fit(self, X):
         s = self.severity_
         self.mean_sq_norm_ = float(np.einsum("ij,ij->", X, X, dtype=np.float64) / X.shape[0])
         self.noise_variance_ = (s / (1.0 - s)) ** 2 * self.mean_sq_norm_
-        self.seed_ = _check_seed(self.seed)
 
     def transform(self, X) -> np.ndarray:
         X = self._check_input(X)
@@ -207,15 +201,13 @@ INTERVENTIONS: dict[str, type] = {
 def make_intervention(name: str, severity: float, *, seed: int = 0) -> _Intervention:
     """Build an (unfitted) intervention by name, e.g. ``make_intervention("noise", .99)``.
 
-    ``seed`` is passed to the seeded ones (common offset, noise) and ignored otherwise.
+    Arguments are checked when it is fitted.
     """
     try:
         cls = INTERVENTIONS[name]
     except (KeyError, TypeError):
         raise ValueError(f"name: expected one of {sorted(INTERVENTIONS)}, got {name!r}") from None
-    if cls in (CommonOffset, Noise):
-        return cls(severity, seed=seed)
-    return cls(severity)
+    return cls(severity, seed=seed)
 
 
 def grid(names=tuple(INTERVENTIONS), severities=SEVERITIES, *, seed: int = 0):

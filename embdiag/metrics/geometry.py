@@ -17,6 +17,12 @@ error of RankMe and participation ratio versus ``np.linalg.svd`` in float64 at m
 common-offset matrices (``benchmarks/bench_metrics.py``, ``tests/test_geometry.py``).
 A float32 Gram is about twice as fast, but its eigenvalue error of ~1e-7 x the largest
 eigenvalue puts RankMe off by 1e-3 to 1e-2 on collapsed spectra, so it is not used.
+
+Extreme magnitudes: a ``Z`` whose largest entry lies outside ``[2**-100, 2**100]`` is
+scaled by a power of two (exact) before any square is formed, so the scale-invariant
+measures (mean cosine, RankMe, participation ratio) are computed as accurately as for
+unit-scale data; variances and singular values are scaled back, and a value outside the
+float64 range raises ``ValueError``. Ordinary data is never rescaled.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._blas import single_thread
+from .._scaling import exponent, unit_scale_rows, unsafe_norms
 from .._validate import as_matrix
 
 __all__ = [
@@ -45,11 +52,36 @@ def _chunks(n: int, d: int):
         yield start, min(n, start + step)
 
 
-def _check(Z, min_rows: int = 1) -> np.ndarray:
-    return as_matrix(Z, "Z", min_rows=min_rows)
+def _check(Z, min_rows: int = 1) -> tuple[np.ndarray, int]:
+    """``Z`` checked, and the exponent ``e`` of :func:`embdiag._scaling.exponent`: every
+    chunk is read as ``Z * 2**-e`` (the min/max pass doubles as the finiteness check)."""
+    Z = as_matrix(Z, "Z", min_rows=min_rows, finite=False)
+    amax = max(float(Z.max()), -float(Z.min()))
+    if not np.isfinite(amax):
+        as_matrix(Z, "Z", min_rows=min_rows)  # raises, counting the bad rows
+    return Z, exponent(amax)
 
 
-def _scatter(Z: np.ndarray):
+def _read(Z: np.ndarray, a: int, b: int, e: int) -> np.ndarray:
+    """Rows ``a:b`` of ``Z * 2**-e`` as float64."""
+    Y = Z[a:b].astype(np.float64)
+    return np.ldexp(Y, -e) if e else Y
+
+
+def _unscale(value, e: int, power: int, what: str):
+    """``value * 2**(power * e)``; raises if that leaves the float64 range."""
+    if not e:
+        return value
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(value, power * e)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"Z: {what} exceed the float64 range (entries up to 2**{e}); rescale Z")
+    if np.max(value) > 0 and np.max(out) < np.finfo(np.float64).tiny:
+        raise ValueError(f"Z: {what} fall below the float64 range (entries up to 2**{e}); rescale Z")
+    return out
+
+
+def _scatter(Z: np.ndarray, e: int):
     """One float64 pass: Gram ``Y^T Y`` of the shifted rows ``Y = Z - c`` and ``sum(Y)``.
 
     ``c`` is the mean of the first chunk, so ``Y`` is nearly centered and neither the
@@ -57,11 +89,11 @@ def _scatter(Z: np.ndarray):
     """
     n, d = Z.shape
     first = next(_chunks(n, d))
-    c = Z[first[0]:first[1]].mean(axis=0, dtype=np.float64)
+    c = _read(Z, *first, e).mean(axis=0) if e else Z[first[0]:first[1]].mean(axis=0, dtype=np.float64)
     G = np.zeros((d, d))
     s = np.zeros(d)
     for a, b in _chunks(n, d):
-        Y = Z[a:b].astype(np.float64) - c
+        Y = _read(Z, a, b, e) - c
         G += Y.T @ Y  # numpy dispatches A.T @ A to BLAS syrk
         s += Y.sum(axis=0)
     return c, s, G
@@ -102,37 +134,38 @@ def _refined_eigvals(G: np.ndarray, rows, keep: int) -> np.ndarray:
     return np.clip(np.sort(lam)[::-1][:keep], 0.0, None)
 
 
-def _row_chunks(Z: np.ndarray, shift):
-    """Callable yielding float64 row chunks of ``Z - shift``."""
+def _row_chunks(Z: np.ndarray, shift, e: int):
+    """Callable yielding float64 row chunks of ``Z * 2**-e - shift``."""
     n, d = Z.shape
 
     def rows():
         for a, b in _chunks(n, d):
-            yield Z[a:b].astype(np.float64) - shift
+            yield _read(Z, a, b, e) - shift
     return rows
 
 
-def _small_n_spectrum(Z: np.ndarray, centered: bool) -> np.ndarray:
+def _small_n_spectrum(Z: np.ndarray, centered: bool, e: int) -> np.ndarray:
     """Eigenvalues of ``X^T X`` via the n x n Gram ``X X^T`` (for n < d)."""
-    X = Z.astype(np.float64)
+    X = _read(Z, 0, len(Z), e)
     if centered:
         X -= X.mean(axis=0)
     return _refined_eigvals(X @ X.T, lambda: iter([X.T]), X.shape[0])
 
 
-def _spectra(Z: np.ndarray, raw: bool = True, centered: bool = True):
-    """Eigenvalues of ``Z^T Z`` and of the centered scatter ``X^T X`` (``min(n, d)`` each)."""
+def _spectra(Z: np.ndarray, e: int, raw: bool = True, centered: bool = True):
+    """Eigenvalues of ``Y^T Y`` and of the centered scatter ``X^T X`` of ``Y = Z * 2**-e``
+    (``min(n, d)`` each)."""
     n, d = Z.shape
     if n < d:
-        return (_small_n_spectrum(Z, False) if raw else None,
-                _small_n_spectrum(Z, True) if centered else None)
-    c, s, G = _scatter(Z)
+        return (_small_n_spectrum(Z, False, e) if raw else None,
+                _small_n_spectrum(Z, True, e) if centered else None)
+    c, s, G = _scatter(Z, e)
     lam_raw = lam_c = None
     if raw:
         G_raw = G + np.outer(s, c) + np.outer(c, s) + n * np.outer(c, c)
-        lam_raw = _refined_eigvals(G_raw, _row_chunks(Z, 0.0), d)
+        lam_raw = _refined_eigvals(G_raw, _row_chunks(Z, 0.0, e), d)
     if centered:
-        lam_c = _refined_eigvals(G - np.outer(s, s) / n, _row_chunks(Z, c + s / n), d)
+        lam_c = _refined_eigvals(G - np.outer(s, s) / n, _row_chunks(Z, c + s / n, e), d)
     return lam_raw, lam_c
 
 
@@ -143,7 +176,8 @@ def singular_values(Z) -> np.ndarray:
     float64; eigenvalues below 1e-12 x the largest are recomputed from the data projected
     on their eigenvectors, so singular values are accurate to about 1e-15 x the largest.
     """
-    return np.sqrt(_spectra(_check(Z), centered=False)[0])
+    Z, e = _check(Z)
+    return _unscale(np.sqrt(_spectra(Z, e, centered=False)[0]), e, 1, "singular values")
 
 
 def covariance_eigenvalues(Z) -> np.ndarray:
@@ -152,39 +186,45 @@ def covariance_eigenvalues(Z) -> np.ndarray:
     ``X`` is ``Z`` minus its column means. Returns ``min(n, d)`` values (at most
     ``n - 1`` of them can be nonzero). Needs ``n >= 2``.
     """
-    Z = _check(Z, min_rows=2)
-    return _spectra(Z, raw=False)[1] / (len(Z) - 1)
+    Z, e = _check(Z, min_rows=2)
+    return _unscale(_spectra(Z, e, raw=False)[1] / (len(Z) - 1), e, 2, "covariance eigenvalues")
 
 
 def total_variance(Z) -> float:
     """Total variance: trace of the centered covariance (ddof=1), i.e. the sum of
     per-dimension variances. Scales by ``c**2`` under ``Z -> c Z``; a common offset
     leaves it unchanged. Needs ``n >= 2``."""
-    Z = _check(Z, min_rows=2)
+    Z, e = _check(Z, min_rows=2)
     n, d = Z.shape
     mean = np.zeros(d)
     for a, b in _chunks(n, d):
-        mean += Z[a:b].sum(axis=0, dtype=np.float64)
+        mean += _read(Z, a, b, e).sum(axis=0) if e else Z[a:b].sum(axis=0, dtype=np.float64)
     mean /= n
     ss = 0.0
     for a, b in _chunks(n, d):
-        Y = Z[a:b].astype(np.float64) - mean
+        Y = _read(Z, a, b, e) - mean
         ss += float(np.einsum("ij,ij->", Y, Y))
-    return ss / (n - 1)
+    return float(_unscale(ss / (n - 1), e, 2, "variances"))
 
 
 def mean_cosine(Z) -> float:
     """Mean cosine similarity over the ``n (n - 1)`` ordered pairs of distinct rows.
 
     With unit rows ``u_i``: ``(||sum_i u_i||^2 - n) / (n (n - 1))``, computed in float64
-    without an n x n matrix. Zero-norm rows raise ``ValueError``. Needs ``n >= 2``.
+    without an n x n matrix; a row whose squares would over- or underflow is first scaled
+    by a power of two. Zero-norm rows raise ``ValueError``. Needs ``n >= 2``.
     """
-    Z = _check(Z, min_rows=2)
+    Z, _ = _check(Z, min_rows=2)
     n, d = Z.shape
     total = np.zeros(d)
     for a, b in _chunks(n, d):
         Y = Z[a:b].astype(np.float64)
-        norms = np.linalg.norm(Y, axis=1)
+        with np.errstate(over="ignore"):  # such rows are rescaled below
+            norms = np.linalg.norm(Y, axis=1)
+        bad = np.flatnonzero(unsafe_norms(norms * norms, np.float64))
+        if bad.size:
+            Y[bad] = unit_scale_rows(Y[bad])
+            norms[bad] = np.linalg.norm(Y[bad], axis=1)
         zero = np.flatnonzero(norms == 0)
         if zero.size:
             raise ValueError(f"Z: zero-norm row at index {a + int(zero[0])}; cosine is undefined")
@@ -215,10 +255,12 @@ def rankme(Z, eps: float = 1e-7) -> float:
     offset (an offset adds one dominant direction). An exactly zero ``Z`` gives 1.
     """
     eps = _check_eps(eps)
-    return _rankme_from_sv(singular_values(Z), eps)
+    Z, e = _check(Z)
+    return _rankme_from_sv(np.sqrt(_spectra(Z, e, centered=False)[0]), eps)
 
 
 def _pr_from_eig(lam: np.ndarray) -> float:
+    lam = np.ldexp(lam, -int(np.frexp(lam.max())[1]))  # exact: squares cannot under- or overflow
     sq = float(np.sum(lam * lam))
     if sq == 0.0:
         return 1.0
@@ -231,7 +273,8 @@ def participation_ratio(Z) -> float:
     Between 1 and ``min(n - 1, d)``; invariant to positive scaling and to a common
     offset. A constant ``Z`` (zero spectrum) gives 1. Needs ``n >= 2``.
     """
-    return _pr_from_eig(covariance_eigenvalues(Z))
+    Z, e = _check(Z, min_rows=2)
+    return _pr_from_eig(_spectra(Z, e, raw=False)[1] / (len(Z) - 1))
 
 
 def summary(Z, eps: float = 1e-7) -> dict:
@@ -242,12 +285,12 @@ def summary(Z, eps: float = 1e-7) -> dict:
     the same definitions as the individual functions (``eps`` is RankMe's). Needs
     ``n >= 2`` and nonzero rows.
     """
-    Z = _check(Z, min_rows=2)
+    Z, e = _check(Z, min_rows=2)
     eps = _check_eps(eps)
-    lam_raw, lam_c = _spectra(Z)
+    lam_raw, lam_c = _spectra(Z, e)
     lam_c = lam_c / (len(Z) - 1)
     return {
-        "total_variance": float(lam_c.sum()),
+        "total_variance": float(_unscale(lam_c.sum(), e, 2, "variances")),
         "mean_cosine": mean_cosine(Z),
         "rankme": _rankme_from_sv(np.sqrt(lam_raw), eps),
         "participation_ratio": _pr_from_eig(lam_c),

@@ -9,6 +9,8 @@ training data; the probe is then refit on all training data with the chosen ``C`
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_softmax
@@ -16,7 +18,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._blas import single_thread
-from .._validate import as_labels, as_matrix, same_length
+from .._validate import as_labels, as_matrix, check_int, same_length
 
 __all__ = ["LinearProbe", "eligible_classes", "balanced_accuracy", "majority_floor"]
 
@@ -24,8 +26,7 @@ __all__ = ["LinearProbe", "eligible_classes", "balanced_accuracy", "majority_flo
 def eligible_classes(y, min_support: int = 10) -> np.ndarray:
     """Classes with at least ``min_support`` samples in ``y``, sorted."""
     y = as_labels(y)
-    if isinstance(min_support, bool) or not isinstance(min_support, (int, np.integer)) or min_support < 1:
-        raise ValueError(f"min_support: expected a positive integer, got {min_support!r}")
+    check_int(min_support, "min_support", minimum=1)
     classes, counts = np.unique(y, return_counts=True)
     return classes[counts >= min_support]
 
@@ -179,6 +180,22 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
 
     # -- helpers ---------------------------------------------------------------------
+    def _check_params(self) -> float:
+        """Validate the constructor arguments (scikit-learn's rule: in ``fit``); return ``val_size``."""
+        if not isinstance(self.standardize, (bool, np.bool_)):
+            raise ValueError(f"standardize: expected True or False, got {self.standardize!r}")
+        check_int(self.random_state, "random_state", minimum=0)
+        check_int(self.max_iter, "max_iter", minimum=1)
+        for name in ("tol", "val_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ValueError(f"{name}: expected a number, got {value!r}")
+        if not (self.tol > 0 and np.isfinite(self.tol)):
+            raise ValueError(f"tol: must be a positive finite number, got {self.tol!r}")
+        if not 0 < self.val_size < 1:
+            raise ValueError(f"val_size: must lie strictly between 0 and 1, got {self.val_size!r}")
+        return float(self.val_size)
+
     def _grid(self) -> np.ndarray:
         Cs = self.Cs_default if self.Cs is None else np.atleast_1d(np.asarray(self.Cs, dtype=np.float64))
         if Cs.ndim != 1 or Cs.size == 0 or not np.isfinite(Cs).all() or (Cs <= 0).any():
@@ -218,6 +235,8 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
 
     # -- API ---------------------------------------------------------------------------
     def fit(self, X, y):
+        """Choose ``C`` on a held-out split of ``(X, y)``, then refit on all of it."""
+        vs = self._check_params()
         X = as_matrix(X, "X", dtype=np.float64)
         y = as_labels(y)
         same_length(X=X, y=y)
@@ -225,9 +244,6 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         K = len(self.classes_)
         if K < 2:
             raise ValueError(f"y: needs at least 2 classes, got {K}")
-        vs = float(self.val_size)
-        if not 0 < vs < 1:
-            raise ValueError(f"val_size: must lie strictly between 0 and 1, got {self.val_size}")
         return self._fit(X, yi, K, vs, self._grid())
 
     def _fit(self, X, yi, K, vs, Cs):
@@ -262,9 +278,12 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         return X @ self.coef_.T + self.intercept_
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        """The class of largest logit."""
+        scores = self.decision_function(X)  # raises NotFittedError before classes_ is read
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_proba(self, X) -> np.ndarray:
+        """Softmax of the logits, columns in ``classes_`` order."""
         return np.exp(log_softmax(self.decision_function(X), axis=1))
 
     def score(self, X, y, sample_weight=None) -> float:

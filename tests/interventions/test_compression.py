@@ -1,13 +1,17 @@
 """Matryoshka prefix and PCA compression."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from sklearn.base import clone
 from sklearn.decomposition import PCA
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from embdiag.interventions.compression import MatryoshkaPrefix, PCACompression, principal_axes
+from embdiag.interventions.stress import CommonOffset, Contraction, Noise, RankRestriction
 
 FAST = settings(max_examples=25, deadline=None)
 
@@ -119,3 +123,35 @@ def test_principal_axes_memo_is_by_content_and_read_only():
     pca = PCACompression(3).fit(X)
     pca.components_[0, 0] = 5.0  # fitted attributes are private copies
     assert principal_axes(X)[1][0, 0] != 5.0
+
+
+# Checks of scikit-learn's common suite that the transformers fail on purpose, with the reason.
+_MESSAGE = "embdiag's messages name the argument (e.g. 'X: expected a 2-D array'), not scikit-learn's wording"
+_SPARSE = "dense embeddings only; sparse input is refused in embdiag's wording"
+EXPECTED_FAILED_CHECKS = {
+    "check_n_features_in_after_fitting": _MESSAGE,
+    "check_complex_data": _MESSAGE,
+    "check_estimators_empty_data_messages": _MESSAGE,
+    "check_fit2d_predict1d": _MESSAGE,
+    "check_dtype_object": "object arrays are refused on purpose (embdiag._validate.as_float)",
+    "check_estimator_sparse_tag": _SPARSE,
+    "check_estimator_sparse_array": _SPARSE,
+    "check_estimator_sparse_matrix": _SPARSE,
+}
+SPECIFIC_FAILED_CHECKS = {
+    Noise: {"check_methods_sample_order_invariance": "the noise is drawn from the bytes of X: other rows, other noise",
+            "check_methods_subset_invariance": "the noise is drawn from the bytes of X: other rows, other noise"},
+    RankRestriction: {"check_fit2d_1sample": _MESSAGE},
+    PCACompression: {"check_fit2d_1sample": _MESSAGE},
+    MatryoshkaPrefix: {"check_estimators_dtypes": "its 1-coordinate prefix of the check's data has zero rows, "
+                                                  "whose direction is undefined (raises by design)"},
+}
+
+
+@parametrize_with_checks(
+    [Contraction(0.5), CommonOffset(0.5), Noise(0.5), RankRestriction(0.5), MatryoshkaPrefix(1), PCACompression(1)],
+    expected_failed_checks=lambda est: {**EXPECTED_FAILED_CHECKS, **SPECIFIC_FAILED_CHECKS.get(type(est), {})})
+def test_scikit_learn_common_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(estimator)

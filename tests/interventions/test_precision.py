@@ -299,3 +299,66 @@ def test_rows_that_vanish_in_storage_are_named():
     X[4] *= 1e-9  # underflows to zero in float16
     with pytest.raises(ValueError, match="queries stored as float16"):
         compare_storage(X, STUDY_CONDITIONS[2], k=3)
+
+
+# ---------------------------------------------------------------- survivors of mutation testing
+
+def test_summary_reports_the_largest_errors():
+    rng = np.random.default_rng(11)
+    X = _unit(rng.standard_normal((60, 16)))
+    r = compare_storage(X[:20], StorageCondition("both int8", gallery="int8", queries="int8"), X[20:], k=3)
+    s = r.summary()
+    assert r.gallery_error.min() < r.gallery_error.max() and r.query_error.min() < r.query_error.max()
+    assert s["max_error_gallery"] == r.gallery_error.max()
+    assert s["max_error_queries"] == r.query_error.max()
+    assert s["n_queries"] == 20 and s["certified"] == int(r.certified.sum())
+
+
+def test_default_k_is_ten():
+    X = _unit(np.random.default_rng(12).standard_normal((40, 8)))
+    results = compare_conditions(X, STUDY_CONDITIONS[:2])
+    assert [r.k for r in results] == [10, 10] and results[1].neighbors.shape == (40, 10)
+    assert "overlap@10" in results[1].summary()
+    assert compare_storage(X, STUDY_CONDITIONS[1]).k == 10
+
+
+def test_float16_range_boundary():
+    np.testing.assert_array_equal(store(np.array([[65504.0, -65504.0]]), "float16").reconstruct(),
+                                  [[65504.0, -65504.0]])  # the largest float16 is stored exactly
+    for X in ([[1.0, 65505.0]], [[-70000.0, 0.5]], [[1.0, 2.0], [3.0, 1e9]]):
+        with pytest.raises(ValueError, match=r"X: values exceed the float16 range \(\|x\| <= 65504\)"):
+            store(np.array(X), "float16")
+
+
+def _bound_reference(d: int, arithmetic: str, min_sq_norm: float) -> float:
+    """normalization_bound's model evaluated with 60 decimal digits (Decimal), from its docstring."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+    p, emin = (53, -1074) if arithmetic == "float64" else (24, -149)
+    u, tiny = Decimal(2) ** -p, Decimal(2) ** emin
+    g = d * u / (1 - d * u) + d * tiny / ((1 - u) ** 2 * Decimal(min_sq_norm))
+    hi = (1 + u) ** 3 / ((1 - u) ** 2 * (1 - g).sqrt()) - 1
+    lo = 1 - (1 - u) ** 3 / ((1 + u) ** 2 * (1 + g).sqrt())
+    return float(max(hi, lo))
+
+
+@pytest.mark.parametrize("arithmetic", ["float64", "float32"])
+def test_normalization_bound_over_many_dimensions(arithmetic):
+    for d in list(range(1, 130)) + [255, 256, 768, 1024, 4096, 100_000]:
+        for m in (1.0, 1e-30):
+            assert normalization_bound(d, arithmetic, m) == pytest.approx(_bound_reference(d, arithmetic, m),
+                                                                          rel=1e-9), (d, m)
+
+
+def test_normalization_bound_covers_measured_errors_at_every_small_d():
+    # Brute force against a wider reference (long double): the worst row for each d stays below the bound.
+    if np.finfo(np.longdouble).eps >= 2.0**-60:
+        pytest.skip("needs an extended-precision long double")
+    rng = np.random.default_rng(13)
+    for d in range(1, 200):
+        X = np.vstack([rng.standard_normal((40, d)), np.ones((1, d)), rng.random((40, d)) * 1e-150])
+        for arithmetic, rows, min_sq in (("float64", X, 1e-300), ("float32", X[:41], 1.0)):  # float32: unit scale
+            exact = rows.astype(np.longdouble) / np.sqrt((rows.astype(np.longdouble) ** 2).sum(axis=1))[:, None]
+            err = np.sqrt(((_normalize(rows, arithmetic).astype(np.longdouble) - exact) ** 2).sum(axis=1))
+            assert err.max() <= normalization_bound(d, arithmetic, min_sq), (d, arithmetic)

@@ -154,6 +154,9 @@ def test_registry_and_grid():
     assert isinstance(make_intervention("noise", 0.99, seed=3), Noise)
     assert make_intervention("noise", 0.99, seed=3).seed == 3
     assert isinstance(make_intervention("contraction", 0.5, seed=3), Contraction)
+    for name, cls in INTERVENTIONS.items():  # one signature for all: severity and seed
+        iv = make_intervention(name, 0.5, seed=3)
+        assert type(iv) is cls and iv.get_params()["seed"] == 3 and iv.get_params()["severity"] == 0.5
     with pytest.raises(ValueError, match="name"):
         make_intervention("shrink", 0.5)
 
@@ -161,8 +164,18 @@ def test_registry_and_grid():
 @pytest.mark.parametrize("bad", [-0.1, 1.0, 1.5, float("nan"), float("inf"), "0.5", True, None])
 @pytest.mark.parametrize("cls", list(INTERVENTIONS.values()))
 def test_bad_severity(cls, bad):
+    iv = cls(bad)  # scikit-learn's rule: __init__ only stores, fit validates
+    assert iv.get_params()["severity"] is bad
     with pytest.raises(ValueError, match="severity"):
-        cls(bad)
+        iv.fit(np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "0", None])
+@pytest.mark.parametrize("cls", list(INTERVENTIONS.values()))
+def test_bad_seed_is_rejected_by_fit_for_every_intervention(cls, bad):
+    iv = cls(0.5, seed=bad)
+    with pytest.raises(ValueError, match="seed"):
+        iv.fit(np.ones((3, 2)))
 
 
 def test_bad_severity_via_set_params_and_helpers():
@@ -170,7 +183,7 @@ def test_bad_severity_via_set_params_and_helpers():
     with pytest.raises(ValueError, match="severity"):
         iv.fit(np.ones((3, 2)))
     with pytest.raises(ValueError, match="severity"):
-        make_intervention("noise", -1)
+        make_intervention("noise", -1).fit(np.ones((3, 2)))
     assert check_severity(0.99) == 0.99
 
 

@@ -226,3 +226,68 @@ def test_zero_norm_row_for_cosine():
 def test_bad_eps(eps):
     with pytest.raises(ValueError, match="eps"):
         g.rankme(np.eye(3), eps=eps)
+
+
+# ----------------------------------------------------------------------------- extreme magnitudes
+
+def _offset_data(seed=11):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((200, 24)) * np.linspace(2, 0.2, 24) + 0.3
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 1e-170, 1e-300, 1e300, 2.0**-600])
+def test_scale_invariant_measures_survive_extreme_magnitudes(scale):
+    Z = _offset_data()
+    assert g.mean_cosine(Z * scale) == pytest.approx(g.mean_cosine(Z), rel=1e-12)
+    assert g.rankme(Z * scale) == pytest.approx(g.rankme(Z), rel=1e-12)
+    assert g.participation_ratio(Z * scale) == pytest.approx(g.participation_ratio(Z), rel=1e-12)
+    assert g.rankme((Z * scale)[:10]) == pytest.approx(g.rankme(Z[:10]), rel=1e-12)  # n < d
+
+
+def test_scaled_spectra_are_scaled_back_or_refused():
+    Z = _offset_data()
+    np.testing.assert_allclose(g.singular_values(Z * 1e200), 1e200 * g.singular_values(Z), rtol=1e-12)
+    np.testing.assert_allclose(g.covariance_eigenvalues(Z * 1e-100), 1e-200 * g.covariance_eigenvalues(Z),
+                               rtol=1e-12)
+    assert g.total_variance(Z * 1e-100) == pytest.approx(1e-200 * g.total_variance(Z), rel=1e-12)
+    for scale in (2.0**400, 2.0**-400):  # rescaled inside, variances still representable
+        s, ref = g.summary(Z * scale), g.summary(Z)
+        assert s == pytest.approx({**ref, "total_variance": ref["total_variance"] * scale**2}, rel=1e-12)
+    for f in (g.total_variance, g.covariance_eigenvalues, g.summary):
+        with pytest.raises(ValueError, match="Z: .*exceed.* float64"):
+            f(Z * 1e200)  # variances near 1e400: not representable
+        with pytest.raises(ValueError, match="Z: .*below.* float64"):
+            f(Z * 1e-200)  # variances near 1e-400
+
+
+def test_mean_cosine_rows_of_wildly_different_norms():
+    Z = _offset_data()
+    W = Z * np.logspace(-300, 300, len(Z))[:, None]
+    assert g.mean_cosine(W) == pytest.approx(g.mean_cosine(Z), rel=1e-12)
+
+
+# (values computed before the extreme-magnitude changes, on the same seeded matrices)
+PINNED = {
+    "f32": [48.34745980199276, -9.443962217197119e-05, 47.376003807191005, 43.544668375183335,
+            48.3474598019928, -9.443962217197119e-05, 47.376003807191005, 43.544668375183335],
+    "f64_offset": [89.54968532277685, 0.14532918850300652, 52.08774444375127, 32.68948876242755,
+                   89.54968532277682, 0.14532918850300652, 52.08774444375127, 32.68948876242755],
+    "f64_n_below_d": [93.90204310235386, -0.0005172972213337163, 37.53100962390274, 27.467274479576542,
+                      93.9020431023539, -0.0005172972213337163, 37.53100962390274, 27.467274479576542],
+}
+
+
+def pinned_matrices():
+    rng = np.random.default_rng(20240611)
+    return {"f32": rng.standard_normal((500, 48)).astype(np.float32),
+            "f64_offset": rng.standard_normal((300, 64)) * np.linspace(2, 0.1, 64) + 0.5,
+            "f64_n_below_d": rng.standard_normal((40, 96))}
+
+
+@pytest.mark.parametrize("name", list(PINNED))
+def test_ordinary_inputs_give_the_pinned_values(name):
+    Z = pinned_matrices()[name]
+    s = g.summary(Z)
+    got = [g.total_variance(Z), g.mean_cosine(Z), g.rankme(Z), g.participation_ratio(Z),
+           s["total_variance"], s["mean_cosine"], s["rankme"], s["participation_ratio"]]
+    assert got == pytest.approx(PINNED[name], rel=1e-12, abs=1e-18)

@@ -5,6 +5,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.special import log_softmax
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.preprocessing import StandardScaler
@@ -160,3 +162,133 @@ def test_integer_and_float16_features():
     assert np.array_equal(a, b)
     h = LinearProbe(Cs=[1.0]).fit(X.astype(np.float16), y)
     assert h.score(X.astype(np.float16), y) > 0.5
+
+
+# ----------------------------------------------------------------------------- scikit-learn contract
+
+def test_predict_before_fit_raises_not_fitted():
+    X, _ = blobs(7, n=20)
+    for method in ("predict", "predict_proba", "decision_function"):
+        with pytest.raises(NotFittedError):
+            getattr(LinearProbe(), method)(X)
+
+
+@pytest.mark.parametrize("param, bad", [
+    ("max_iter", -1), ("max_iter", 0), ("max_iter", 2.5), ("max_iter", True),
+    ("tol", -1), ("tol", 0.0), ("tol", np.nan), ("tol", "small"),
+    ("standardize", "no"), ("standardize", 1), ("standardize", None),
+    ("random_state", -1), ("random_state", 1.5),
+    ("val_size", 0.0), ("val_size", "half"),
+])
+def test_constructor_stores_and_fit_validates(param, bad):
+    X, y = blobs(8, n=100)
+    p = LinearProbe(**{param: bad})  # scikit-learn's rule: __init__ only stores
+    assert p.get_params()[param] is bad
+    with pytest.raises(ValueError, match=param):
+        p.fit(X, y)
+
+
+# Checks of scikit-learn's common suite that LinearProbe fails on purpose, with the reason.
+_MESSAGE = "embdiag's messages name the argument (e.g. 'X: expected a 2-D array'), not scikit-learn's wording"
+EXPECTED_FAILED_CHECKS = {
+    "check_n_features_in_after_fitting": _MESSAGE,
+    "check_complex_data": _MESSAGE,
+    "check_estimators_empty_data_messages": _MESSAGE,
+    "check_fit2d_predict1d": _MESSAGE,
+    "check_fit2d_1sample": _MESSAGE,
+    "check_requires_y_none": _MESSAGE,
+    "check_classifiers_regression_target": _MESSAGE + "; float labels are accepted as classes",
+    "check_dtype_object": "object arrays are refused on purpose (embdiag._validate.as_float)",
+    "check_estimator_sparse_tag": "dense embeddings only; sparse input is refused in embdiag's wording",
+    "check_estimator_sparse_array": "dense embeddings only; sparse input is refused in embdiag's wording",
+    "check_estimator_sparse_matrix": "dense embeddings only; sparse input is refused in embdiag's wording",
+    "check_supervised_y_2d": "a 2-D y is refused, not raveled with a warning",
+    "check_classifiers_classes": "decision_function has one logit column per class also for two classes",
+    "check_classifiers_train": "decision_function has one logit column per class also for two classes",
+}
+
+
+@parametrize_with_checks([LinearProbe(Cs=[1.0])], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
+def test_scikit_learn_common_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(estimator)
+
+
+# ----------------------------------------------------------------------------- against scikit-learn's coefficients
+
+def _sklearn_reference(X, y, C):
+    """scikit-learn's fit of the same objective; two classes as the equivalent binary
+    problem (columns summing to zero, ``w = W_1 - W_0``, penalty ``||w||^2 / 4``: C doubled)."""
+    two = len(np.unique(y)) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sk = LogisticRegression(C=2 * C if two else C, tol=1e-13, max_iter=100_000).fit(X, y)
+    return sk.coef_, sk.intercept_, two
+
+
+@pytest.mark.parametrize("n, d", [(30, 60), (60, 60), (61, 60), (150, 60)])
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("scale", [1.0, 0.01])
+def test_coefficients_match_sklearn(n, d, k, scale):
+    # n < d, n = d (also n = d after centering: 61 rows), n > d; small-scale data keeps every
+    # Gram eigenvalue below 1, so a basis that drops directions shows up in the coefficients.
+    X, y = blobs(10 + n + k, n=n, d=d, k=k, signal=1.0)
+    X = X * scale
+    C = 10.0
+    p = LinearProbe(Cs=[C], standardize=False, tol=1e-12, max_iter=20_000).fit(X, y)
+    coef, intercept, two = _sklearn_reference(X, y, C)
+    ours_coef = p.coef_[1:] - p.coef_[:1] if two else p.coef_
+    ours_b = p.intercept_[1:] - p.intercept_[:1] if two else p.intercept_ - p.intercept_.mean()
+    ref_b = intercept if two else intercept - intercept.mean()
+    assert np.allclose(ours_coef, coef, rtol=0, atol=1e-4 * np.abs(coef).max())
+    assert np.allclose(ours_b, ref_b, rtol=0, atol=1e-4 * max(1.0, np.abs(ref_b).max()))
+    if two:
+        assert p.predict_proba(X).shape == (n, 2) and set(p.predict(X)) <= {0, 1}
+
+
+def test_refit_on_all_rows_uses_their_own_basis_when_n_below_d():
+    # The validation split has fewer rows, so its basis spans less than the full training
+    # set's row space: the refit at C_ must equal a fresh fit at C_ on all rows.
+    X, y = blobs(11, n=50, d=120, k=3, signal=1.0)
+    p = LinearProbe(Cs=[0.1, 1.0, 10.0], standardize=False, tol=1e-12, max_iter=20_000).fit(X, y)
+    coef, intercept, _ = _sklearn_reference(X, y, p.C_)
+    assert np.allclose(p.coef_, coef, rtol=0, atol=1e-4 * np.abs(coef).max())
+
+
+def test_validation_scores_are_held_out_accuracies():
+    # Independent reference: scikit-learn fitted on the same split, scored on the held-out part.
+    from embdiag.metrics.probe import _stratified_split
+
+    X, y = blobs(12, n=400, d=20, k=3, signal=0.8)
+    Cs = [1e-3, 1e-2, 1e-1, 1.0]
+    p = LinearProbe(Cs=Cs).fit(X, y)
+    fit, val = _stratified_split(y, 0.2, 0)
+    sc = StandardScaler().fit(X[fit])
+    for C, score in zip(Cs, p.val_scores_):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sk = LogisticRegression(C=C, tol=1e-10, max_iter=10_000).fit(sc.transform(X[fit]), y[fit])
+        assert score == pytest.approx(sk.score(sc.transform(X[val]), y[val]), abs=2 / len(val))
+    assert p.val_scores_.max() > 0.6 > majority_floor(y[val])
+    assert p.C_ == Cs[int(np.argmax(p.val_scores_))]  # the best C, lowest on ties
+
+
+def test_stratified_split_holds_out_every_class():
+    from embdiag.metrics.probe import _stratified_split
+
+    y = np.repeat([0, 1, 2, 3], [1, 3, 2, 10])
+    fit, val = _stratified_split(y, 0.2, 5)
+    assert np.array_equal(np.sort(np.concatenate([fit, val])), np.arange(len(y)))
+    # per class: round(0.2 n) clipped to [1, n - 1]; a single-member class stays in fit
+    assert np.bincount(y[val], minlength=4).tolist() == [0, 1, 1, 2]
+    assert np.bincount(y[fit], minlength=4).tolist() == [1, 2, 1, 8]
+    assert np.array_equal(_stratified_split(y, 0.2, 5)[1], val)
+
+
+def test_two_class_probe_with_ties_keeps_the_smaller_C():
+    X, y = blobs(13, n=200, d=8, k=2, signal=3.0)
+    p = LinearProbe(Cs=[1.0, 10.0, 100.0]).fit(X, y)
+    assert p.classes_.tolist() == [0, 1] and p.coef_.shape == (2, 8)
+    best = np.flatnonzero(p.val_scores_ == p.val_scores_.max())
+    assert p.C_ == p.Cs_[best[0]]

@@ -299,3 +299,78 @@ def test_metric_bad_input():
         r.random_floor([])
     with pytest.raises(ValueError, match="labels: contains NaN"):
         r.random_floor([0.0, np.nan])
+
+
+# ----------------------------------------------------------------------------- extreme magnitudes
+
+@pytest.mark.parametrize("dtype, scale", [
+    (np.float32, 1e39), (np.float32, 1e300), (np.float32, 1e-30), (np.float32, 1e-300),
+    (np.float64, 1e200), (np.float64, 1e-200), (np.float64, 1e-300),
+])
+def test_topk_extreme_but_finite_magnitudes(dtype, scale):
+    rng = np.random.default_rng(12)
+    Q, G = rng.standard_normal((20, 16)), rng.standard_normal((300, 16))
+    bs, bi = brute_topk(Q, G, 3)
+    s, i = r.topk(Q * scale, G * scale, 3, dtype=dtype)
+    assert np.array_equal(i, bi)
+    np.testing.assert_allclose(s, bs, rtol=0, atol=1e-6 if dtype == np.float32 else 1e-14)
+    s, i = r.topk(Q * scale, G * scale, 3, dtype=dtype, chunk_size=64)  # the gallery read in chunks
+    assert np.array_equal(i, bi)
+
+
+def test_topk_rows_of_wildly_different_norms():
+    rng = np.random.default_rng(13)
+    G = rng.standard_normal((200, 8))
+    bs, bi = brute_topk(G, G, 4, exclude_self=True)
+    W = G * np.logspace(-300, 300, 200)[:, None]
+    for dtype in (np.float32, np.float64):
+        s, i = r.topk(W, W, 4, exclude_self=True, dtype=dtype)
+        assert np.array_equal(i, bi)
+
+
+# (values computed before the extreme-magnitude changes: sum of scores, index checksum)
+PINNED_TOPK = {
+    "f32": [927.450152516365, 1856039, 927.4501432019247, 1856039],
+    "f64_offset": [716.5199892222881, 658706, 716.5199838656163, 658706],
+    "f64_n_below_d": [32.859903924167156, 11983, 32.85990438532298, 11983],
+}
+
+
+@pytest.mark.parametrize("name", list(PINNED_TOPK))
+def test_ordinary_inputs_give_the_pinned_neighbours(name):
+    rng = np.random.default_rng(20240611)
+    Z = {"f32": rng.standard_normal((500, 48)).astype(np.float32),
+         "f64_offset": rng.standard_normal((300, 64)) * np.linspace(2, 0.1, 64) + 0.5,
+         "f64_n_below_d": rng.standard_normal((40, 96))}[name]
+    got = []
+    for dtype in (np.float32, np.float64):
+        s, i = r.topk(Z, Z, 5, exclude_self=True, dtype=dtype)
+        got += [float(s.astype(np.float64).sum()), int((i * np.arange(1, 6)).sum())]
+    assert got[1::2] == PINNED_TOPK[name][1::2]
+    assert got[0::2] == pytest.approx(PINNED_TOPK[name][0::2], rel=1e-12)
+
+
+def _brute_hits(nb, positives):
+    """Hit and recall per query from Python sets (the reference for every positives form)."""
+    sets = [set(int(p) for p in (row if isinstance(row, set) else np.ravel(row))) for row in positives]
+    hit = [float(bool(set(row.tolist()) & s)) for row, s in zip(nb, sets)]
+    recall = [len(set(row.tolist()) & s) / len(s) for row, s in zip(nb, sets)]
+    return hit, recall
+
+
+@pytest.mark.parametrize("positives", [
+    [np.array([3]), np.array([1, 2, 4]), {5, 6}],   # ragged: rows padded inside
+    np.array([[3, 3], [2, 2], [6, 5]]),              # duplicates dropped inside
+    [np.array([4, 4, 4]), np.array([1]), np.array([6, 6, 5, 5])],
+])
+def test_padding_never_makes_gallery_item_zero_a_positive(positives):
+    nb = np.array([[0, 1, 2], [0, 3, 5], [0, 0, 0]])  # item 0 everywhere, never a positive
+    hit, recall = _brute_hits(nb, positives)
+    assert r.hit_at_k(nb, positives, per_query=True).tolist() == hit
+    assert r.recall_at_k(nb, positives, per_query=True).tolist() == recall
+
+
+def test_item_zero_counts_when_it_is_a_positive():
+    nb = np.array([[0, 1], [2, 3]])
+    assert r.hit_at_k(nb, [np.array([0]), np.array([0, 3, 3])], per_query=True).tolist() == [1.0, 1.0]
+    assert r.recall_at_k(nb, [np.array([0]), np.array([0, 3, 3])], per_query=True).tolist() == [1.0, 0.5]

@@ -1,0 +1,73 @@
+"""Mutation testing of embdiag.metrics and embdiag.interventions with mutmut (``make mutate``).
+
+Each module is mutated on its own and its mutants are run against that module's own
+test file only (``embdiag/metrics/stats.py`` against ``tests/metrics/test_stats.py``),
+so a mutant counts as killed only when the module's tests notice it. Prints the kill
+rate per module and lists the survivors; the configuration is ``[tool.mutmut]`` in
+pyproject.toml. Not part of CI: it takes tens of minutes for all modules.
+
+Usage: ``python tools/mutate.py [module ...] [--max-children N]`` (modules as
+``metrics/stats``; default: every module of both packages).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("metrics", "interventions")
+#: mutmut exit-code meaning (mutmut.stats.status_by_exit_code): what counts as killed.
+KILLED = {"killed", "timeout", "caught by type check"}
+
+
+def modules() -> list[str]:
+    """Every mutable module, as ``package/name``."""
+    return [f"{p}/{f.stem}" for p in PACKAGES for f in sorted((ROOT / "embdiag" / p).glob("*.py"))
+            if f.name != "__init__.py"]
+
+
+def run_module(module: str, max_children: int) -> tuple[int, int, list[str]]:
+    """Mutate one module, run its mutants against its own tests; return killed, total, survivors."""
+    from mutmut.stats import status_by_exit_code
+
+    package, name = module.split("/")
+    shutil.rmtree(ROOT / "mutants", ignore_errors=True)  # stats of another module's tests must not be reused
+    env = {**os.environ, "PYTEST_ADDOPTS": f"-k test_{name}.py", "PYTHONPATH": ""}
+    subprocess.run([sys.executable, "-m", "mutmut", "run", f"embdiag.{package}.{name}.*",
+                    "--max-children", str(max_children)], cwd=ROOT, env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    meta = json.loads((ROOT / "mutants" / "embdiag" / package / f"{name}.py.meta").read_text())
+    status = {k: status_by_exit_code[v] for k, v in meta["exit_code_by_key"].items() if v is not None}
+    survivors = sorted(k for k, s in status.items() if s not in KILLED)
+    return len(status) - len(survivors), len(status), [f"{k} ({status[k]})" for k in survivors]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", default=modules())
+    parser.add_argument("--max-children", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args(argv)
+    rows = []
+    for module in args.modules:
+        start = time.perf_counter()
+        killed, total, survivors = run_module(module, args.max_children)
+        rows.append((module, killed, total, time.perf_counter() - start))
+        print(f"{module}: {killed}/{total} killed ({100 * killed / max(total, 1):.0f}%), "
+              f"{rows[-1][3] / 60:.1f} min", flush=True)
+        for s in survivors:
+            print(f"    survived: {s}  (mutmut show {s.split()[0]})")
+    print("\nkill rate per module")
+    for module, killed, total, _ in rows:
+        print(f"  {module:28s} {killed:4d}/{total:<4d} {100 * killed / max(total, 1):5.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
