@@ -347,7 +347,10 @@ def test_ordinary_inputs_give_the_pinned_neighbours(name):
         s, i = r.topk(Z, Z, 5, exclude_self=True, dtype=dtype)
         got += [float(s.astype(np.float64).sum()), int((i * np.arange(1, 6)).sum())]
     assert got[1::2] == PINNED_TOPK[name][1::2]
-    assert got[0::2] == pytest.approx(PINNED_TOPK[name][0::2], rel=1e-12)
+    # float32 scoring depends on the BLAS kernel's summation order (thread count, load): pinned at
+    # float32 resolution; float64 scoring to 1e-12.
+    assert got[0] == pytest.approx(PINNED_TOPK[name][0], rel=1e-6)
+    assert got[2] == pytest.approx(PINNED_TOPK[name][2], rel=1e-12)
 
 
 def _brute_hits(nb, positives):
