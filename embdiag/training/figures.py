@@ -147,28 +147,29 @@ def differences_chart(diffs: pd.DataFrame, metrics=("probe accuracy (%)", "P@10 
     names = [ATTRIBUTE_NAMES[a] for a in attributes]
     pick = alt.param(name="attribute_pd", value=names[0],
                      bind=alt.binding_select(options=names, name="attribute "))
-    order = [c.label for c in COMPARISONS]
-    data["contrast"] = data["comparison"]
+    order = [f"{c.label}|{c.a} − {c.b}" for c in COMPARISONS]  # two label lines: the effect, then A − B
     data["A − B"] = data["A"] + " − " + data["B"]
+    data["contrast"] = data["comparison"] + "|" + data["A − B"]
     panels = []
     for metric in metrics:
         part = data[data["metric"] == metric]
         lo, hi = np.nanmin(part[["difference", "low"]].to_numpy()), np.nanmax(part[["difference", "high"]].to_numpy())
         pad = 0.05 * (hi - lo or 1.0)
         x_scale = alt.Scale(domain=[min(lo - pad, 0), max(hi + pad, 0)])  # one fixed axis per metric
-        y = alt.Y("contrast:N", sort=order, title=None, axis=alt.Axis(labelLimit=300))
+        y = alt.Y("contrast:N", sort=order, title=None,
+                  axis=alt.Axis(labelLimit=320, labelExpr="split(datum.label, '|')", labelPadding=4))
         base = alt.Chart(part).transform_filter((alt.datum.attribute == pick) | (alt.datum.attribute == ""))
         dots = base.mark_circle(size=30, opacity=0.6, color="#4c78a8").encode(
             x=alt.X("difference:Q", title=f"{metric}: A − B", scale=x_scale), y=y,
-            tooltip=["contrast", "A − B", "seed", alt.Tooltip("difference:Q", format=".3g")])
+            tooltip=["comparison", "A − B", "seed", alt.Tooltip("difference:Q", format=".3g")])
         summary = base.transform_aggregate(mean="mean(mean)", low="mean(low)", high="mean(high)",
-                                           groupby=["contrast"])
+                                           groupby=["contrast", "comparison", "A − B"])
         line = summary.mark_rule(strokeWidth=2, color="black").encode(x="low:Q", x2="high:Q", y=y)
         diamond = summary.mark_point(shape="diamond", size=90, filled=True, color="black").encode(
-            x="mean:Q", y=y, tooltip=["contrast", alt.Tooltip("mean:Q", format=".3g"),
+            x="mean:Q", y=y, tooltip=["comparison", "A − B", alt.Tooltip("mean:Q", format=".3g"),
                                       alt.Tooltip("low:Q", format=".3g"), alt.Tooltip("high:Q", format=".3g")])
         zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="gray", strokeDash=[3, 3]).encode(x="x:Q")
-        panels.append(alt.layer(zero, line, dots, diamond).properties(width=300, height=150, title=metric))
+        panels.append(alt.layer(zero, line, dots, diamond).properties(width=300, height=200, title=metric))
     return alt.vconcat(*panels).add_params(pick)
 
 
