@@ -9,7 +9,8 @@
   (``python -m embdiag.encoders.train --arch vit|cnn --minutes 30``);
 - ``huggingface``: a lazily imported ``transformers`` adapter (CLIP/SigLIP-style);
 - ``registry``: ``load_encoder(name, root=None)`` for every encoder name;
-- ``cache``: embeddings cached by encoder revision, dataset, split, role and dimension.
+- ``cache``: embeddings cached by encoder revision, dataset, split, role and dimension;
+- ``vectors``: what a fixed-encoder chapter measures (an encoder's cached vectors or a user's).
 
 Imports only :mod:`embdiag.data`, :mod:`embdiag.metrics` and the shared helpers;
 ``train`` is imported on first use, so ``python -m embdiag.encoders.train`` runs it once.
@@ -22,6 +23,7 @@ from .matryoshka import DIMS, clip_loss, matryoshka_loss
 from .protocol import ROLES, Encoder
 from .registry import REFERENCE_NAMES, load_encoder, load_reference
 from .tokenizer import WordTokenizer
+from .vectors import CaptionVectors, LabelledVectors, caption_vectors, driving_vectors, read_labelled_vectors
 
 
 def __getattr__(name: str):
@@ -32,7 +34,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "DIMS", "DualConfig", "DualEncoder", "Encoder", "HuggingFaceEncoder", "REFERENCE_NAMES", "ROLES",
-    "ReferenceEncoder", "TrainConfig", "WordTokenizer", "clip_loss", "embed", "load_encoder",
-    "load_huggingface", "load_reference", "matryoshka_loss", "prefix", "train_reference",
+    "CaptionVectors", "DIMS", "DualConfig", "DualEncoder", "Encoder", "HuggingFaceEncoder", "LabelledVectors", "REFERENCE_NAMES", "ROLES",
+    "ReferenceEncoder", "TrainConfig", "WordTokenizer", "caption_vectors", "clip_loss", "driving_vectors", "embed", "load_encoder",
+    "load_huggingface", "load_reference", "matryoshka_loss", "prefix", "read_labelled_vectors", "train_reference",
 ]

@@ -1,0 +1,75 @@
+"""The chapters' inputs: a user's vectors and labels, or an encoder's cached embeddings."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from embdiag.encoders.vectors import caption_vectors, driving_vectors, read_labelled_vectors
+
+
+def _write(tmp_path, Z, frame):
+    v, l = tmp_path / "vectors.npy", tmp_path / "labels.csv"
+    np.save(v, Z)
+    frame.to_csv(l, index=False)
+    return v, l
+
+
+def _frame(n_train=6, n_val=4):
+    return pd.DataFrame({"split": ["train"] * n_train + ["val"] * n_val,
+                         "weather": (["clear", "rainy"] * 10)[: n_train + n_val]})
+
+
+def test_user_files_are_split_by_the_split_column(tmp_path):
+    Z = np.arange(40, dtype=float).reshape(10, 4)
+    v, l = _write(tmp_path, Z, _frame())
+    got = read_labelled_vectors(v, l)
+    np.testing.assert_array_equal(got.train, Z[:6])
+    np.testing.assert_array_equal(got.val, Z[6:])
+    assert got.attributes == ("weather",)
+    assert list(got.val_labels["weather"]) == ["clear", "rainy"] * 2
+    assert "vectors.npy" in got.source and "6 training and 4 evaluation rows" in got.source
+    assert driving_vectors(vectors_path=v, labels_path=l).source == got.source
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda Z, f: (Z[:-1], f), "has 10 rows, vectors.npy has 9"),
+    (lambda Z, f: (Z, f.rename(columns={"split": "part"})), "no 'split' column"),
+    (lambda Z, f: (Z, f.assign(split=["train"] * 6 + ["holdout"] * 4)), "unknown split names ['holdout']"),
+    (lambda Z, f: (Z, f[["split"]]), "no attribute column"),
+    (lambda Z, f: (Z, f.assign(weather=[""] + list(f.weather[1:]))), "missing labels"),
+    (lambda Z, f: (Z, f.assign(split=["train"] * 9 + ["val"])), "evaluation split has 1 rows"),
+    (lambda Z, f: (np.where(np.arange(40).reshape(10, 4) == 5, np.nan, Z), f), "NaN"),
+])
+def test_bad_user_files_are_named(tmp_path, change, message):
+    Z, f = change(np.arange(40, dtype=float).reshape(10, 4), _frame())
+    v, l = _write(tmp_path, Z, f)
+    with pytest.raises(ValueError) as e:
+        read_labelled_vectors(v, l)
+    assert message in str(e.value)
+
+
+def test_vectors_and_labels_come_together(tmp_path):
+    with pytest.raises(ValueError, match="give both"):
+        driving_vectors(vectors_path=tmp_path / "v.npy")
+
+
+def test_unknown_datasets_are_named():
+    with pytest.raises(ValueError, match="dataset: expected one of"):
+        driving_vectors(dataset="imagenet")
+    with pytest.raises(ValueError, match="dataset: expected one of"):
+        caption_vectors(dataset="bdd100k")
+    with pytest.raises(ValueError, match="needs the folder"):
+        driving_vectors(dataset="bdd100k")
+
+
+@pytest.mark.slow
+def test_reference_encoder_vectors_are_unit_rows_with_study_labels():
+    v = driving_vectors("reference-cnn")
+    assert v.train.shape == (2000, 768) and v.val.shape == (983, 768)
+    np.testing.assert_allclose(np.linalg.norm(v.val, axis=1), 1, atol=1e-5)
+    assert v.attributes == ("weather", "scene", "timeofday")
+    c = caption_vectors("reference-cnn")
+    assert c.images.shape == (1000, 768) and c.queries.shape == c.documents.shape == (5000, 768)
+    np.testing.assert_array_equal(c.group[:6], [0, 0, 0, 0, 0, 1])
+    assert not np.allclose(c.queries, c.documents)  # the role prompts change the text vectors
+    assert "reference-cnn" in c.source and "procedural" in c.source
