@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_interventions.py
 	$(PY) benchmarks/bench_data.py
+	$(PY) benchmarks/bench_encoders.py
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml): each module's mutants run
 # against that module's own test file; prints the kill rate per module and the survivors.

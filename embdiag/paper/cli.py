@@ -13,10 +13,10 @@ def _parameters(pairs) -> dict:
     return {key: yaml.safe_load(value) for key, value in pairs or ()}
 
 
-def _run_chapter(pipeline, name: str, parameters=None) -> None:
+def _run_chapter(pipeline, name: str, parameters=None, variant: bool = False) -> None:
     start = time.perf_counter()
     print(f"executing {name} ...", end=" ", file=sys.stderr, flush=True)
-    path = pipeline.execute(name, parameters)
+    path = pipeline.execute_variant(name) if variant else pipeline.execute(name, parameters)
     print(f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     print(path.relative_to(pipeline.REPO))
 
@@ -51,11 +51,13 @@ def main(argv=None) -> int:
     sub.add_parser("train", help=_TRAIN_HELP + " (embdiag train -h lists its options)")
     sub.add_parser("sync", help="rewrite each notebooks/NN_name.ipynb from its .py")
     ch = sub.add_parser("chapter", help="execute one chapter (optionally with new parameters) and rebuild the book")
-    ch.add_argument("name", help="chapter name, e.g. 01_rank_diagnostics or rank_diagnostics")
+    ch.add_argument("name", help="chapter name, e.g. 01_rank_diagnostics or rank_diagnostics, or a variant "
+                         "declared in notebooks/variants.yml")
     ch.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
                     help="override a parameter (VALUE is read as YAML: 20, 0.5, true, a path)")
     ch.add_argument("--no-build", action="store_true", help="execute only")
-    bk = sub.add_parser("book", help="execute every chapter with its defaults, then build the book")
+    bk = sub.add_parser("book", help="execute every chapter with its defaults and every declared variant, "
+                                             "then build the book")
     bk.add_argument("--no-execute", action="store_true", help="build from the executed chapters as they are")
     args = parser.parse_args(argv)
 
@@ -64,13 +66,18 @@ def main(argv=None) -> int:
             for name in pipeline.chapter_names():
                 print(pipeline.sync(name).relative_to(pipeline.REPO))
         elif args.command == "chapter":
-            _run_chapter(pipeline, args.name, _parameters(args.parameter))
+            if args.name in pipeline.variants() and not args.parameter:
+                _run_chapter(pipeline, args.name, variant=True)
+            else:
+                _run_chapter(pipeline, args.name, _parameters(args.parameter))
             if not args.no_build:
                 _build(pipeline)
         elif args.command == "book":
             if not args.no_execute:
                 for name in pipeline.chapter_names():
                     _run_chapter(pipeline, name)
+                for name in pipeline.variants():
+                    _run_chapter(pipeline, name, variant=True)
             _build(pipeline)
     except pipeline.ChapterError as e:
         print(f"\nembdiag: {e}", file=sys.stderr)

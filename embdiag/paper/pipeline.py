@@ -7,7 +7,8 @@ executing anything. Parameters are checked against the chapter's parameters cell
 anything runs; execution writes to a temporary file first, so a chapter that raises
 leaves the book's copy untouched; and the executed notebook is normalised (cell ids,
 table ids, no timestamps) so that re-executing an unchanged chapter reproduces it byte
-for byte.
+for byte. A *variant* re-executes a chapter with other parameters into an output of its
+own name (``notebooks/variants.yml``), e.g. the appendix's chapters on a second encoder.
 """
 
 from __future__ import annotations
@@ -57,6 +58,24 @@ def chapter_names(layout: Layout = DEFAULT) -> list[str]:
         raise ChapterError(f"no chapter sources: {layout.notebooks} is not a folder "
                            "(run from the embdiag checkout, or set EMBDIAG_ROOT to it)")
     return sorted(p.stem for p in layout.notebooks.glob("[0-9][0-9]_*.py"))
+
+
+def variants(layout: Layout = DEFAULT) -> dict[str, dict]:
+    """Declared variants, ``{output name: {"chapter": NN_name, "parameters": {...}}}`` in file order."""
+    path = layout.notebooks / "variants.yml"
+    if not path.exists():
+        return {}
+    import yaml
+
+    declared = yaml.safe_load(path.read_text()) or {}
+    names = set(chapter_names(layout))
+    for out, spec in declared.items():
+        if not isinstance(spec, dict) or set(spec) - {"chapter", "parameters"} or "chapter" not in spec:
+            raise ChapterError(f"{path.name}: variant {out!r} needs 'chapter' and optional 'parameters', got {spec!r}")
+        if out in names:
+            raise ChapterError(f"{path.name}: variant {out!r} has the name of a chapter source")
+        spec.setdefault("parameters", {})
+    return declared
 
 
 def _resolve(name: str, layout: Layout) -> str:
@@ -225,8 +244,19 @@ def check_parameters(name: str, values: Mapping, layout: Layout = DEFAULT, *, cw
     return out
 
 
-def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAULT) -> Path:
-    """Execute chapter ``name`` with papermill into ``book/chapters/``; return its path.
+def execute_variant(output: str, layout: Layout = DEFAULT) -> Path:
+    """Execute the declared variant ``output`` (see :func:`variants`) into ``book/chapters/<output>.ipynb``."""
+    declared = variants(layout)
+    if output not in declared:
+        raise ChapterError(f"unknown variant {output!r}; variants are: {', '.join(declared) or 'none'}")
+    spec = declared[output]
+    return execute(spec["chapter"], spec["parameters"], layout, output=output)
+
+
+def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAULT, *,
+            output: str | None = None) -> Path:
+    """Execute chapter ``name`` with papermill into ``book/chapters/`` (as ``output``, default
+    the chapter's name); return its path.
 
     Raises :class:`ChapterError` if the pair is stale, a parameter is unknown or of the
     wrong type (see :func:`check_parameters`), or a cell raises; the previously executed
@@ -241,7 +271,7 @@ def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAU
     values = check_parameters(name, dict(parameters or {}), layout)
     out = layout.chapters
     out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{name}.ipynb"
+    target = out / f"{output or name}.ipynb"
     fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=out)
     os.close(fd)
     try:

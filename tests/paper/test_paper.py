@@ -14,6 +14,7 @@ from embdiag.paper import pipeline
 from embdiag.paper.cli import _parameters
 
 NAMES = pipeline.chapter_names()
+VARIANTS = pipeline.variants()
 
 
 def _toc_files(node) -> list[str]:
@@ -45,12 +46,13 @@ def test_chapter_has_parameters_cell(name):
     assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", NAMES + list(VARIANTS))
 def test_executed_chapter_is_complete_and_current(name):
     path = pipeline.DEFAULT.chapters / f"{name}.ipynb"
     assert path.exists(), f"{name} was never executed (run: embdiag chapter {name})"
     executed = nbformat.read(path, as_version=4)
-    source = nbformat.read(pipeline.DEFAULT.notebooks / f"{name}.ipynb", as_version=4)
+    chapter = VARIANTS[name]["chapter"] if name in VARIANTS else name
+    source = nbformat.read(pipeline.DEFAULT.notebooks / f"{chapter}.ipynb", as_version=4)
     diff = pipeline.difference(source, executed, "source", "executed chapter")
     assert diff is None, f"{name}: the executed chapter is out of date: {diff}"
     code = [c for c in executed.cells if c.cell_type == "code"]
@@ -66,7 +68,7 @@ def test_toc_lists_every_executed_chapter_and_nothing_missing():
     files = _toc_files(toc)
     for f in files:
         assert any((pipeline.DEFAULT.book / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f
-    for name in NAMES:
+    for name in NAMES + list(VARIANTS):
         assert f"chapters/{name}" in files, f"{name} is not in _toc.yml"
     assert (pipeline.DEFAULT.book / "_toc.yml").resolve() == (pipeline.REPO / "_toc.yml").resolve()
     assert (pipeline.DEFAULT.book / "_config.yml").resolve() == (pipeline.REPO / "_config.yml").resolve()
@@ -124,6 +126,34 @@ def test_execute_with_parameters_and_failure_leaves_previous_output(layout):
         pipeline.execute("demo", {"fail": True}, layout)
     assert out.read_bytes() == before
     assert sorted(p.name for p in layout.chapters.iterdir()) == ["01_demo.ipynb"], "no temporary file left"
+
+
+def test_declared_variants_name_chapters_and_their_parameters():
+    for out, spec in VARIANTS.items():
+        assert spec["chapter"] in NAMES, out
+        assert pipeline.check_parameters(spec["chapter"], spec["parameters"]) is not None
+
+
+@pytest.mark.slow
+def test_a_variant_executes_under_its_own_name(layout):
+    pipeline.sync("demo", layout)
+    (layout.notebooks / "variants.yml").write_text("demo_big:\n  chapter: 01_demo\n  parameters: {value: 50}\n")
+    out = pipeline.execute_variant("demo_big", layout)
+    assert out.name == "demo_big.ipynb"
+    assert nbformat.read(out, as_version=4).cells[-1].outputs[0].text.strip() == "100"
+    with pytest.raises(pipeline.ChapterError, match="unknown variant 'nope'; variants are: demo_big"):
+        pipeline.execute_variant("nope", layout)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("x: {parameters: {value: 2}}\n", "needs 'chapter'"),
+    ("x: {chapter: 01_demo, params: {}}\n", "needs 'chapter'"),
+    ("01_demo: {chapter: 01_demo}\n", "has the name of a chapter source"),
+])
+def test_malformed_variants_are_refused(layout, text, message):
+    (layout.notebooks / "variants.yml").write_text(text)
+    with pytest.raises(pipeline.ChapterError, match=message):
+        pipeline.variants(layout)
 
 
 def test_parameters_are_read_from_the_parameters_cell(layout):
