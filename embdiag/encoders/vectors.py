@@ -6,6 +6,9 @@ BDD100K folder, or read from a user's ``vectors_path`` (``.npy``, n x d) and
 ``labels_path`` (CSV: a ``split`` column, ``train`` or ``val``, and one column per
 attribute). :func:`caption_vectors` gives the caption study's image vectors and its
 captions embedded in both roles, from the procedural caption groups or a COCO folder.
+``caption_vectors`` also reads a user's ``.npz`` (``vectors_path``) with arrays ``images``
+(n x d), ``queries`` (m x d), optional ``documents`` (m x d; default: the queries), ``group``
+(m integers: the image of each caption) and optional ``categories`` (n x c, bool).
 Each result carries ``source``: one sentence naming the data and the encoder, which the
 chapters print. Embeddings go through :func:`~embdiag.encoders.cache.embed`.
 
@@ -161,9 +164,56 @@ def driving_vectors(encoder: str = "reference-cnn", dataset: str = "procedural",
                            source)
 
 
+def read_caption_vectors(vectors_path) -> CaptionVectors:
+    """A user's image and caption vectors from an ``.npz`` (see the module docstring).
+
+    Raises ``ValueError`` naming a missing array, a width or length mismatch, a group index
+    outside the images, an image without captions, or non-finite vectors.
+    """
+    path = Path(vectors_path)
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            arrays = {k: f[k] for k in f.files}
+    except (OSError, ValueError) as e:
+        raise ValueError(f"vectors_path: cannot read {path} as an .npz archive ({e})") from None
+    missing = [k for k in ("images", "queries", "group") if k not in arrays]
+    if missing:
+        raise ValueError(f"vectors_path: {path.name} has no array {', '.join(map(repr, missing))} "
+                         f"(has {sorted(arrays)})")
+    images = as_matrix(arrays["images"], "images", dtype=np.float64)
+    queries = as_matrix(arrays["queries"], "queries", dtype=np.float64)
+    documents = as_matrix(arrays.get("documents", arrays["queries"]), "documents", dtype=np.float64)
+    for name, Z in (("queries", queries), ("documents", documents)):
+        if Z.shape[1] != images.shape[1]:
+            raise ValueError(f"{name}: {Z.shape[1]} columns, images have {images.shape[1]}")
+    if documents.shape[0] != queries.shape[0]:
+        raise ValueError(f"documents: {documents.shape[0]} rows, queries have {queries.shape[0]}")
+    group = np.asarray(arrays["group"])
+    if group.shape != (queries.shape[0],) or not np.issubdtype(group.dtype, np.integer):
+        raise ValueError(f"group: expected {queries.shape[0]} integers (one per caption), got {group.dtype} {group.shape}")
+    if group.min() < 0 or group.max() >= len(images):
+        raise ValueError(f"group: image indices must lie in 0..{len(images) - 1}")
+    lonely = np.setdiff1d(np.arange(len(images)), group)
+    if lonely.size:
+        raise ValueError(f"group: {lonely.size} images have no caption (first: {lonely[0]})")
+    categories = np.asarray(arrays.get("categories", np.zeros((len(images), 0), bool)), bool)
+    if categories.shape[0] != len(images):
+        raise ValueError(f"categories: {categories.shape[0]} rows, images have {len(images)}")
+    source = (f"the user's vectors {path.name}: {len(images):,} images and {len(queries):,} captions, "
+              f"{images.shape[1]}-d")
+    return CaptionVectors(images, queries, documents, group.astype(np.int64), np.array([""] * len(queries)),
+                          categories, tuple(f"category {j}" for j in range(categories.shape[1])), source)
+
+
 def caption_vectors(encoder: str = "reference-cnn", dataset: str = "procedural", *, data_dir=None, n: int = 1000,
-                    seed: int = 0, root=None, progress: bool = False) -> CaptionVectors:
-    """The caption groups' image vectors and captions in the query and document roles."""
+                    seed: int = 0, vectors_path=None, root=None, progress: bool = False) -> CaptionVectors:
+    """The caption groups' image vectors and captions in the query and document roles.
+
+    From the user's ``.npz`` when ``vectors_path`` is given (``encoder`` and ``dataset`` are
+    then not used), else ``encoder``'s cached embeddings of ``dataset``.
+    """
+    if vectors_path is not None:
+        return read_caption_vectors(vectors_path)
     if dataset == "procedural":
         ds = load_dataset("procedural", splits=("caption",), n_caption=n, seed=seed, root=root)
     elif dataset == "coco":

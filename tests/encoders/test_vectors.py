@@ -73,3 +73,32 @@ def test_reference_encoder_vectors_are_unit_rows_with_study_labels():
     np.testing.assert_array_equal(c.group[:6], [0, 0, 0, 0, 0, 1])
     assert not np.allclose(c.queries, c.documents)  # the role prompts change the text vectors
     assert "reference-cnn" in c.source and "procedural" in c.source
+
+
+def _npz(tmp_path, **arrays):
+    path = tmp_path / "captions.npz"
+    np.savez(path, **arrays)
+    return path
+
+
+def test_user_caption_vectors_default_documents_to_queries(tmp_path):
+    rng = np.random.default_rng(0)
+    images, queries = rng.standard_normal((3, 4)), rng.standard_normal((6, 4))
+    got = caption_vectors(vectors_path=_npz(tmp_path, images=images, queries=queries, group=np.repeat(np.arange(3), 2)))
+    np.testing.assert_array_equal(got.documents, queries)
+    assert got.categories.shape == (3, 0) and "3 images and 6 captions" in got.source
+
+
+@pytest.mark.parametrize("arrays, message", [
+    (dict(images=np.ones((2, 4)), group=np.array([0, 1])), "no array 'queries'"),
+    (dict(images=np.ones((2, 4)), queries=np.ones((2, 3)), group=np.array([0, 1])), "queries: 3 columns"),
+    (dict(images=np.ones((2, 4)), queries=np.ones((2, 4)), group=np.array([0, 2])), "must lie in 0..1"),
+    (dict(images=np.ones((3, 4)), queries=np.ones((2, 4)), group=np.array([0, 1])), "1 images have no caption"),
+    (dict(images=np.ones((2, 4)), queries=np.ones((2, 4)), group=np.array([0.0, 1.0])), "group: expected 2 integers"),
+    (dict(images=np.ones((2, 4)), queries=np.ones((2, 4)), documents=np.ones((3, 4)), group=np.array([0, 1])),
+     "documents: 3 rows"),
+])
+def test_bad_user_caption_vectors_are_named(tmp_path, arrays, message):
+    with pytest.raises(ValueError) as e:
+        caption_vectors(vectors_path=_npz(tmp_path, **arrays))
+    assert message in str(e.value)
