@@ -20,6 +20,8 @@ against their own reference ranking (native vectors, float64 arithmetic) and ret
 one :class:`StorageResult` each. For the study's "offset + FP16 gallery" row, pass
 vectors already moved by :class:`embdiag.interventions.CommonOffset`: the reference
 is then the offset vectors scored in float64 ("common-offset reference").
+:func:`compare_study_conditions` runs all eight of the study's rows that way
+(:data:`STUDY_CONDITIONS` on the vectors, :data:`OFFSET_CONDITIONS` on the moved ones).
 
 Certificate (see :func:`certificate_bound`): a query is certified when its bound on
 how far any of its computed scores can move is below half its computed reference
@@ -37,6 +39,7 @@ import numpy as np
 
 from .._validate import as_matrix, check_int, check_k, nonzero_rows, same_length
 from ..metrics.retrieval import boundary_margin, overlap_at_k, precision_at_k, topk
+from .stress import CommonOffset
 
 __all__ = [
     "FORMATS",
@@ -49,9 +52,12 @@ __all__ = [
     "certificate_bound",
     "StorageCondition",
     "STUDY_CONDITIONS",
+    "OFFSET_CONDITIONS",
     "StorageResult",
     "compare_storage",
     "compare_conditions",
+    "compare_study_conditions",
+    "query_scores",
 ]
 
 FORMATS = ("native", "float32", "float16", "int8")
@@ -247,13 +253,20 @@ STUDY_CONDITIONS = (
 )
 """The study's storage conditions; apply them to offset vectors for the offset rows."""
 
+OFFSET_CONDITIONS = (
+    StorageCondition("common-offset reference"),
+    StorageCondition("offset + FP16 gallery", gallery="float16"),
+)
+"""The study's two rows on vectors moved by a common offset (see :func:`compare_study_conditions`)."""
+
 
 @dataclass(frozen=True, eq=False)
 class StorageResult:
     """One condition compared with its own reference ranking (per-query arrays, length n_q).
 
     ``max_score_error`` is the largest ``|s~_hat - s~|`` over all query x gallery pairs the
-    search ranks (self pairs excluded when the queries are the gallery). ``margins`` are
+    search ranks (self pairs excluded when the queries are the gallery); ``score_error``
+    holds that largest change per query (``None`` when not measured). ``margins`` are
     the computed reference rank-k minus rank-(k+1) scores; ``bound`` and ``certified``
     are from :func:`certificate_bound`; errors are the measured float64 values.
     """
@@ -270,6 +283,7 @@ class StorageResult:
     gallery_error: np.ndarray
     reference_neighbors: np.ndarray = field(repr=False)
     neighbors: np.ndarray = field(repr=False)
+    score_error: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_changed(self) -> int:
@@ -341,16 +355,16 @@ def _stored(X: np.ndarray, fmt: str, name: str) -> np.ndarray:
     return Xs
 
 
-def _max_score_error(Qr, Gr, Qp, Gp, exclude_self: bool, chunk: int, ref=None) -> float:
-    """Largest |perturbed - reference| score; ``ref`` is the full reference matrix if cached."""
-    worst = 0.0
+def _score_errors(Qr, Gr, Qp, Gp, exclude_self: bool, chunk: int, ref=None) -> np.ndarray:
+    """Per query, the largest |perturbed - reference| score; ``ref`` is the full reference matrix if cached."""
+    worst = np.empty(Qr.shape[0])
     for a in range(0, Qr.shape[0], chunk):
         b = min(Qr.shape[0], a + chunk)
         r = Qr[a:b] @ Gr.T if ref is None else ref[a:b]
         diff = np.abs((Qp[a:b] @ Gp.T).astype(np.float64) - r)
         if exclude_self:
             diff[np.arange(b - a), np.arange(a, b)] = 0.0
-        worst = max(worst, float(diff.max()))
+        worst[a:b] = diff.max(axis=1)
     return worst
 
 
@@ -408,10 +422,52 @@ def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k:
         overlap = np.asarray(overlap_at_k(ref_nbrs, idx, per_query=True), dtype=np.float64)
         Qp = _normalize(Qs, c.arithmetic)
         Gp = Qp if Gs is Qs else _normalize(Gs, c.arithmetic)
-        err = _max_score_error(Qr, Gr, Qp, Gp, exclude_self, chunk_size, ref_full)
-        results.append(StorageResult(c, k, err, changed, overlap, margins, bound, certified,
-                                     q_err, g_err, ref_nbrs, idx))
+        err = _score_errors(Qr, Gr, Qp, Gp, exclude_self, chunk_size, ref_full)
+        results.append(StorageResult(c, k, float(err.max()), changed, overlap, margins, bound, certified,
+                                     q_err, g_err, ref_nbrs, idx, err))
     return results
+
+
+def query_scores(queries, condition: StorageCondition, query: int, gallery=None) -> tuple[np.ndarray, np.ndarray]:
+    """One query's scores against every gallery row: the reference's and ``condition``'s.
+
+    As :func:`compare_conditions` computes them (reference: native vectors in float64;
+    condition: stored, reconstructed, scored in its arithmetic), returned as float64.
+    With ``gallery=None`` the queries are the gallery and the query's own row is ``-inf``.
+    """
+    if not isinstance(condition, StorageCondition):
+        raise ValueError(f"condition: expected a StorageCondition, got {condition!r}")
+    Q = as_matrix(queries, "queries")
+    same = gallery is None
+    G = Q if same else as_matrix(gallery, "gallery")
+    query = check_int(query, "query", minimum=0)
+    if query >= Q.shape[0]:
+        raise ValueError(f"query: expected an index below {Q.shape[0]}, got {query}")
+    nonzero_rows(Q, "queries")
+    nonzero_rows(G, "gallery")
+    Qs = _stored(Q, condition.queries, "queries")
+    Gs = Qs if same and condition.gallery == condition.queries else _stored(G, condition.gallery, "gallery")
+    ref = _normalize(G, "float64") @ _normalize(Q[query:query + 1], "float64")[0]
+    out = (_normalize(Gs, condition.arithmetic) @ _normalize(Qs[query:query + 1], condition.arithmetic)[0])
+    out = out.astype(np.float64)
+    if same:
+        ref[query] = out[query] = -np.inf
+    return ref, out
+
+
+def compare_study_conditions(train, evaluation, *, k: int = 10, offset_severity: float = 0.99,
+                             offset_seed: int = 0, chunk_size: int = 1024) -> list[StorageResult]:
+    """The study's eight rows: each evaluation vector queries the others (exact top ``k``).
+
+    :data:`STUDY_CONDITIONS` run on ``evaluation`` against the native float64 ranking;
+    :data:`OFFSET_CONDITIONS` run on ``evaluation`` moved by a
+    :class:`~embdiag.interventions.CommonOffset` of ``offset_severity`` (direction drawn
+    from ``offset_seed``, norm from ``train``: fitted on training vectors only) against
+    the moved vectors' own float64 ranking.
+    """
+    native = compare_conditions(evaluation, STUDY_CONDITIONS, k=k, chunk_size=chunk_size)
+    moved = CommonOffset(offset_severity, seed=offset_seed).fit(train).transform(evaluation)
+    return native + compare_conditions(moved, OFFSET_CONDITIONS, k=k, chunk_size=chunk_size)
 
 
 def compare_storage(queries, condition: StorageCondition, gallery=None, *, k: int = 10,

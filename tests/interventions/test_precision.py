@@ -6,8 +6,9 @@ from hypothesis import given, settings, strategies as st
 
 from embdiag.interventions import CommonOffset
 from embdiag.interventions.precision import (
-    STUDY_CONDITIONS, StorageCondition, StorageResult, _normalize, certificate_bound, compare_conditions,
-    compare_storage, normalization_bound, reconstruction_error, scoring_bound, store,
+    OFFSET_CONDITIONS, STUDY_CONDITIONS, StorageCondition, StorageResult, _normalize, certificate_bound,
+    compare_conditions, compare_storage, compare_study_conditions, normalization_bound, query_scores,
+    reconstruction_error, scoring_bound, store,
 )
 
 K = 10
@@ -141,6 +142,7 @@ def _assert_sound(results, Q, G):
         # another GEMM blocking rounds differently: agree to a few ulps of the arithmetic
         ulp = 2.0**-22 if c.arithmetic == "float32" else 2.0**-50
         assert r.max_score_error == pytest.approx(diff.max(), rel=0, abs=ulp)
+        np.testing.assert_allclose(r.score_error, diff.max(axis=1), rtol=0, atol=ulp)
 
 
 @settings(max_examples=40, deadline=None)
@@ -362,3 +364,85 @@ def test_normalization_bound_covers_measured_errors_at_every_small_d():
             exact = rows.astype(np.longdouble) / np.sqrt((rows.astype(np.longdouble) ** 2).sum(axis=1))[:, None]
             err = np.sqrt(((_normalize(rows, arithmetic).astype(np.longdouble) - exact) ** 2).sum(axis=1))
             assert err.max() <= normalization_bound(d, arithmetic, min_sq), (d, arithmetic)
+
+
+# ------------------------------------------------------- per-query errors, one query's scores, the eight rows
+
+def test_score_error_is_each_querys_largest_change():
+    rng = np.random.default_rng(14)
+    X = _unit(rng.standard_normal((80, 24)) + 0.4)
+    ref = _scores(X, X, "float64")
+    for r in compare_conditions(X, CONDITIONS, k=5):
+        c = r.condition
+        Xq = store(X, c.queries).reconstruct()
+        Xg = Xq if c.gallery == c.queries else store(X, c.gallery).reconstruct()
+        diff = np.abs(_scores(Xq, Xg, c.arithmetic) - ref)
+        np.fill_diagonal(diff, 0.0)
+        ulp = 2.0**-22 if c.arithmetic == "float32" else 2.0**-50
+        np.testing.assert_allclose(r.score_error, diff.max(axis=1), rtol=0, atol=ulp, err_msg=c.name)
+        assert r.max_score_error == r.score_error.max()
+
+
+def test_query_scores_match_the_search():
+    rng = np.random.default_rng(15)
+    X = _unit(rng.standard_normal((60, 16)))
+    for c in CONDITIONS:
+        ref, out = query_scores(X, c, 7)
+        assert ref[7] == out[7] == -np.inf
+        r = compare_storage(X, c, k=4)
+        assert set(np.argsort(-ref, kind="stable")[:4]) == set(r.reference_neighbors[7])
+        assert set(np.argsort(-out, kind="stable")[:4]) == set(r.neighbors[7])
+        mask = np.arange(60) != 7
+        assert np.abs(out[mask] - ref[mask]).max() == pytest.approx(r.score_error[7], abs=2.0**-22)
+    G = X[:20]
+    ref, out = query_scores(X[20:], STUDY_CONDITIONS[3], 0, G)
+    assert ref.shape == (20,) and np.isfinite(ref).all()
+    np.testing.assert_allclose(ref, _scores(X[20:21], G, "float64")[0], atol=1e-15)
+
+
+def test_query_scores_bad_input():
+    X = np.random.default_rng(16).standard_normal((10, 4))
+    with pytest.raises(ValueError, match="query: expected an index below 10"):
+        query_scores(X, STUDY_CONDITIONS[1], 10)
+    with pytest.raises(ValueError, match="query"):
+        query_scores(X, STUDY_CONDITIONS[1], -1)
+    with pytest.raises(ValueError, match="condition"):
+        query_scores(X, "FP16 gallery", 0)
+
+
+def test_compare_study_conditions_runs_the_eight_rows():
+    rng = np.random.default_rng(17)
+    train, val = _unit(rng.standard_normal((100, 32))), _unit(rng.standard_normal((150, 32)))
+    res = compare_study_conditions(train, val, k=K, offset_severity=0.9, offset_seed=3)
+    assert [r.condition for r in res] == list(STUDY_CONDITIONS + OFFSET_CONDITIONS)
+    alone = compare_conditions(val, k=K)
+    for a, b in zip(res[:6], alone):
+        np.testing.assert_array_equal(a.neighbors, b.neighbors)
+        assert a.max_score_error == b.max_score_error
+    moved = CommonOffset(0.9, seed=3).fit(train).transform(val)
+    for a, b in zip(res[6:], compare_conditions(moved, OFFSET_CONDITIONS, k=K)):
+        np.testing.assert_array_equal(a.neighbors, b.neighbors)
+        np.testing.assert_array_equal(a.margins, b.margins)
+    assert res[6].n_changed == 0 and res[6].max_score_error == 0.0
+    assert np.median(res[6].margins) < 0.1 * np.median(res[0].margins)  # the offset packs the scores
+
+
+@pytest.mark.slow
+def test_no_certified_query_changes_on_the_reference_encoder():
+    from embdiag.encoders.vectors import driving_vectors
+
+    v = driving_vectors("reference-cnn")
+    res = {r.condition.name: r for r in compare_study_conditions(v.train, v.val, k=K)}
+    assert len(res) == 8
+    for name, r in res.items():
+        assert r.violations == 0, name
+        assert (r.score_error <= r.bound).all(), name  # the score-level inequality behind the certificate
+    for name in ("native reference", "common-offset reference"):
+        r = res[name]
+        assert r.max_score_error == 0.0 and r.n_changed == 0 and r.mean_overlap == 1.0 and r.coverage == 1.0
+        assert all(r.precision_change(y) == 0.0 for y in v.val_labels.values())
+    fp32 = res["FP32 arithmetic"]
+    assert 0 < fp32.max_score_error <= scoring_bound(v.dim, "float32") + scoring_bound(v.dim)
+    assert fp32.n_changed == 0 and fp32.mean_overlap == 1.0
+    assert res["FP16 gallery"].coverage > res["INT8 gallery"].coverage
+    assert res["offset + FP16 gallery"].n_changed > res["FP16 gallery"].n_changed

@@ -1,0 +1,555 @@
+"""Figures, tables and declared findings of the neighbour-stability chapter.
+
+Every function reads the :class:`~embdiag.interventions.precision.StorageResult` list of
+:func:`~embdiag.interventions.precision.compare_study_conditions` (one per condition, in
+the study's order), the evaluation labels (attribute -> array) and, for the study's side,
+``data/study/storage.csv`` (:func:`study_table`). Tables are pandas, figures Altair;
+percentages are percentage points. Margins are the reference rank-k minus rank-(k+1)
+scores; "changed" means the top-k identity set changed.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from .._project import project_root
+from .precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, StorageResult, query_scores
+
+#: Margin bins (score units) of the changed-query table, declared before measuring: decades, the
+#: smallest bin being every margin below 1e-5.
+MARGIN_EDGES = (0.0, 1e-5, 1e-4, 1e-3, 1e-2, math.inf)
+#: Exact zeros (the references' score error) are drawn here on log axes.
+ZERO_AT = 1e-17
+ATTRIBUTE_NAMES = {"weather": "weather", "scene": "scene", "timeofday": "time of day"}
+NATIVE, OFFSET = "native reference", "common-offset reference"
+OFFSET_FP16 = "offset + FP16 gallery"
+FP16 = ("FP16 gallery", "FP16 queries + gallery")
+INT8 = ("INT8 gallery", "INT8 queries + gallery")
+FP32 = "FP32 arithmetic"
+#: Conditions of the certificate figure: one that is mostly certified, one that is not, and the offset.
+CERTIFICATE_CONDITIONS = ("FP16 gallery", "INT8 gallery", OFFSET_FP16)
+SOURCES = ("study", "this run")
+
+#: Thresholds of the criteria below: "few" changed queries (share), "barely moves" (|ΔP@k|, points),
+#: "most" changed queries keep their P@k (share), "many" FP16 queries certified (share).
+FEW, BARELY_PP, MOST_KEPT, MANY_CERTIFIED = 0.01, 0.5, 0.5, 0.5
+#: The study's findings, each restated as a test fixed before looking at this run's numbers.
+CRITERIA = {
+    "FP16 changes few queries, at the smallest margins":
+        f"each FP16 condition changes at most {FEW:.0%} of the queries, every change in the smallest margin bin "
+        f"(below {MARGIN_EDGES[1]:g})",
+    "INT8 changes more": "each INT8 condition changes more queries than the FP16 condition storing the same sides",
+    "FP32 arithmetic changes none": "FP32 arithmetic changes no query",
+    "offset + FP16 changes many": "offset + FP16 changes more queries than every native-scale FP16 and INT8 condition",
+    "agreement hides turnover": f"offset + FP16 changes at least one query, moves P@k by at most {BARELY_PP:g} points "
+                                f"on every attribute, and at least {MOST_KEPT:.0%} of its changed queries keep their "
+                                "P@k on every attribute",
+    "certificate covers many FP16 queries": f"at least {MANY_CERTIFIED:.0%} of the FP16-gallery queries are certified",
+    "certificate covers no INT8 or offset query": "no query of either INT8 condition or of offset + FP16 is certified",
+    "no exception": "no certified query changes, in any of the eight conditions",
+}
+
+
+def _name(attribute: str) -> str:
+    return ATTRIBUTE_NAMES.get(attribute, attribute)
+
+
+def _by_name(results) -> dict[str, StorageResult]:
+    return {r.condition.name: r for r in results}
+
+
+def result_named(results, name: str) -> StorageResult:
+    """The result of the condition called ``name``."""
+    by = _by_name(results)
+    if name not in by:
+        raise ValueError(f"results: no condition named {name!r} (have {list(by)})")
+    return by[name]
+
+
+# ------------------------------------------------------------------------------ tables
+
+def study_table(path=None) -> pd.DataFrame:
+    """The study's storage table, one row per condition (index): ``data/study/storage.csv`` of the
+    checkout (published values travel with the code, not with ``$EMBDIAG_DATA``)."""
+    path = Path(path) if path is not None else project_root() / "data" / "study" / "storage.csv"
+    return pd.read_csv(path, index_col="condition")
+
+
+def conditions_table(results) -> pd.DataFrame:
+    """What each condition changes: storage of the gallery and of the queries, the arithmetic,
+    and which vectors it ranks (the evaluation vectors, or the same moved by the common offset)."""
+    offset = {c.name for c in OFFSET_CONDITIONS}
+    fmt = {"native": "native (FP64)", "float16": "FP16", "float32": "FP32", "int8": "INT8 (per-vector scale)"}
+    rows = [{"condition": r.condition.name,
+             "vectors": "common offset added" if r.condition.name in offset else "as embedded",
+             "gallery stored as": fmt[r.condition.gallery], "queries stored as": fmt[r.condition.queries],
+             "normalize and score in": r.condition.arithmetic.replace("float", "FP")} for r in results]
+    return pd.DataFrame(rows).set_index("condition")
+
+
+def storage_table(results, labels: dict) -> pd.DataFrame:
+    """This run in the study's columns: max score error, changed queries, queries, overlap@k,
+    ΔP@k per attribute (points), certified queries, and per attribute the changed queries
+    whose own P@k is unchanged (``<attribute>_p10_kept``; column stems as in the study's CSV)."""
+    rows = []
+    for r in results:
+        row = {"condition": r.condition.name, "max_score_error": r.max_score_error, "changed_queries": r.n_changed,
+               "n_queries": int(r.changed.size), "overlap_at_10": r.mean_overlap}
+        row.update({f"delta_{a}_p10_pp": r.precision_change(y) for a, y in labels.items()})
+        row["certified"] = int(r.certified.sum())
+        row["violations"] = r.violations
+        row.update({f"{a}_p10_kept": r.agreement_kept(y) for a, y in labels.items()})
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("condition")
+
+
+def _sci(x) -> str:
+    if pd.isna(x):
+        return ""
+    return "0" if x == 0 else f"{x:.3g}"
+
+
+def side_by_side(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> pd.DataFrame:
+    """The study's table layout, the study's row above this run's for every condition (strings)."""
+    attrs = [c[len("delta_"):-len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
+    rows = []
+    for cond in ours.index:
+        for source, table in zip(SOURCES, (study, ours)):
+            if cond not in table.index:
+                continue
+            r = table.loc[cond]
+            row = {"condition": cond, "source": source, "max score error": _sci(r["max_score_error"]),
+                   "changed queries": f"{int(r['changed_queries'])} / {int(r['n_queries'])}",
+                   f"overlap@{k}": f"{r['overlap_at_10']:.5f}"}
+            for a in attrs:
+                v = r.get(f"delta_{a}_p10_pp", np.nan)
+                row[f"Δ {_name(a)} P@{k} (pp)"] = "" if pd.isna(v) else ("0" if v == 0 else f"{v:+.3f}")
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(["condition", "source"])
+
+
+def margin_bins(margins, changed, edges=MARGIN_EDGES) -> pd.DataFrame:
+    """Queries and changed queries per margin bin ``[edges[i], edges[i+1])``: columns ``bin``,
+    ``queries``, ``changed``."""
+    m = np.asarray(margins, dtype=np.float64)
+    c = np.asarray(changed, dtype=bool)
+    if m.shape != c.shape:
+        raise ValueError(f"changed: expected shape {m.shape} like margins, got {c.shape}")
+    edges = np.asarray(edges, dtype=np.float64)
+    if edges.ndim != 1 or edges.size < 2 or (np.diff(edges) <= 0).any():
+        raise ValueError("edges: expected at least two increasing values")
+    which = np.searchsorted(edges, m, side="right") - 1
+    labels = [_bin_label(lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
+    inside = (which >= 0) & (which < len(labels))
+    n = np.bincount(which[inside], minlength=len(labels))
+    nc = np.bincount(which[inside & c], minlength=len(labels))
+    return pd.DataFrame({"bin": labels, "queries": n, "changed": nc})
+
+
+def _bin_label(lo: float, hi: float) -> str:
+    if lo <= 0:
+        return f"< {hi:g}"
+    if math.isinf(hi):
+        return f"≥ {lo:g}"
+    return f"{lo:g} – {hi:g}"
+
+
+def margin_table(results, edges=MARGIN_EDGES) -> pd.DataFrame:
+    """Changed queries per margin bin and condition, as ``changed / queries in the bin``."""
+    out = {}
+    for r in results:
+        b = margin_bins(r.margins, r.changed, edges)
+        out[r.condition.name] = [f"{c} / {n}" for c, n in zip(b["changed"], b["queries"])]
+    table = pd.DataFrame(out, index=pd.Index(margin_bins([], [], edges)["bin"], name="reference margin")).T
+    table.index.name = "condition"
+    return table
+
+
+def certificate_table(results, study: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per condition: changed queries, certified queries (this run; the study's where it states
+    them), coverage, exceptions (certified yet changed), and three medians in score units:
+    the bound, the query's actual largest score change, and half the margin."""
+    rows = []
+    for r in results:
+        stated = np.nan if study is None or r.condition.name not in study.index else study.loc[r.condition.name,
+                                                                                                "certified"]
+        err = r.score_error if r.score_error is not None else np.full(r.changed.shape, np.nan)
+        rows.append({"condition": r.condition.name, "changed": r.n_changed, "certified": int(r.certified.sum()),
+                     "certified (study)": "" if pd.isna(stated) else str(int(stated)),
+                     "coverage (%)": 100.0 * r.coverage, "exceptions": r.violations,
+                     "median bound": float(np.median(r.bound)), "median actual error": float(np.median(err)),
+                     "median half margin": float(np.median(r.margins) / 2),
+                     "actual error below half margin (%)": 100.0 * float(np.mean(err < r.margins / 2))})
+    return pd.DataFrame(rows).set_index("condition")
+
+
+def agreement_table(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> pd.DataFrame:
+    """Changed queries whose own P@k is unchanged, per attribute, for conditions that changed
+    any query (this run) or for which the study reports it: ``kept of changed (share)``."""
+    attrs = [c[:-len("_p10_kept")] for c in ours.columns if c.endswith("_p10_kept")]
+    rows = []
+    for cond in ours.index:
+        for source, table in zip(SOURCES, (study, ours)):
+            if cond not in table.index:
+                continue
+            r = table.loc[cond]
+            n = int(r["changed_queries"])
+            kept = {a: r.get(f"{a}_p10_kept", np.nan) for a in attrs}
+            if n == 0 or all(pd.isna(v) for v in kept.values()):
+                continue
+            row = {"condition": cond, "source": source, "changed queries": n}
+            for a, v in kept.items():
+                row[f"{_name(a)} P@{k} kept"] = "" if pd.isna(v) else f"{int(v)} of {n} ({100 * v / n:.0f}%)"
+            rows.append(row)
+    if not rows:
+        return pd.DataFrame(columns=["condition", "source", "changed queries"]).set_index(["condition", "source"])
+    return pd.DataFrame(rows).set_index(["condition", "source"])
+
+
+# ----------------------------------------------------------------------------- figures
+
+def _long(ours: pd.DataFrame, study: pd.DataFrame, columns: dict) -> pd.DataFrame:
+    rows = []
+    for source, table in zip(SOURCES, (study, ours)):
+        for cond in ours.index:
+            if cond not in table.index:
+                continue
+            for col, label in columns.items():
+                v = table.loc[cond].get(col, np.nan)
+                if pd.notna(v):
+                    rows.append({"condition": cond, "source": source, "metric": label, "value": float(v)})
+    return pd.DataFrame(rows)
+
+
+def _points(data, x, order, title=None, width=200):
+    y = alt.Y("condition:N", sort=order, title=None, axis=alt.Axis(labelLimit=200))
+    src = list(SOURCES)  # same domain and title on the three channels: one merged legend
+    shape = alt.Shape("source:N", sort=src, scale=alt.Scale(domain=src, range=["diamond", "circle"]), title=None)
+    color = alt.Color("source:N", sort=src, scale=alt.Scale(domain=src, range=["#999999", "#1f77b4"]), title=None)
+    fill = alt.Fill("source:N", sort=src, scale=alt.Scale(domain=src, range=["white", "#1f77b4"]), title=None)
+    return alt.Chart(data).mark_point(size=70, strokeWidth=1.6, opacity=1).encode(
+        x=x, y=y, shape=shape, color=color, fill=fill,
+        tooltip=["condition", "source", alt.Tooltip("value:Q", format=".4g")],
+    ).properties(width=width, height=22 * len(order), title=title or "")
+
+
+def overview_chart(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> alt.HConcatChart:
+    """Per condition: max score error (log axis; exact zeros drawn at :data:`ZERO_AT`), changed
+    queries and overlap@k; the study as open grey diamonds, this run as filled circles."""
+    order = list(ours.index)
+    data = _long(ours, study, {"max_score_error": "error", "changed_queries": "changed",
+                               "overlap_at_10": "overlap"})
+    err = data[data["metric"] == "error"].assign(plotted=lambda d: d["value"].where(d["value"] > 0, ZERO_AT))
+    p1 = _points(err, alt.X("plotted:Q", title="max score error (log; exact 0 at left edge)",
+                            scale=alt.Scale(type="log", domain=[ZERO_AT, 1e-1])), order, "Max score error")
+    p2 = _points(data[data["metric"] == "changed"], alt.X("value:Q", title="changed queries"), order,
+                 f"Changed top-{k} sets", width=150)
+    p3 = _points(data[data["metric"] == "overlap"], alt.X("value:Q", title=f"mean overlap@{k}",
+                                                          scale=alt.Scale(zero=False)), order,
+                 f"Overlap@{k}", width=150)
+    return alt.hconcat(p1, p2.encode(y=alt.Y("condition:N", sort=order, axis=None)),
+                       p3.encode(y=alt.Y("condition:N", sort=order, axis=None)), spacing=8)
+
+
+def precision_change_chart(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> alt.HConcatChart:
+    """ΔP@k per attribute (points, perturbed minus reference), study and this run, zero marked."""
+    order = list(ours.index)
+    attrs = [c[len("delta_"):-len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
+    data = _long(ours, study, {f"delta_{a}_p10_pp": _name(a) for a in attrs})
+    lim = max(0.25, float(data["value"].abs().max()) * 1.1) if len(data) else 0.25
+    panels = []
+    for i, a in enumerate(attrs):
+        part = data[data["metric"] == _name(a)]
+        x = alt.X("value:Q", title=f"Δ P@{k} (pp)", scale=alt.Scale(domain=[-lim, lim]))
+        zero = alt.Chart(pd.DataFrame({"value": [0.0]})).mark_rule(color="black", strokeDash=[3, 3]).encode(x="value:Q")
+        p = alt.layer(zero, _points(part, x, order, _name(a), width=150))
+        if i:
+            p = p.encode(y=alt.Y("condition:N", sort=order, axis=None))
+        panels.append(p)
+    return alt.hconcat(*panels, spacing=8)
+
+
+def margin_chart(results, bins: int = 36) -> alt.LayerChart:
+    """Every query's reference margin (log axis) per condition: grey density strip of all queries,
+    red circles for the changed ones, and a black tick at twice the condition's largest score
+    error (a query can change only if its margin is below it)."""
+    order = [r.condition.name for r in results]
+    m_all = np.concatenate([r.margins for r in results])
+    pos = m_all[m_all > 0]
+    lo = 10 ** math.floor(math.log10(pos.min())) if pos.size else 1e-12
+    hi = 10 ** math.ceil(math.log10(pos.max())) if pos.size else 1.0
+    edges = np.logspace(math.log10(lo), math.log10(hi), bins + 1)
+    strip, changed, ticks = [], [], []
+    for r in results:
+        m = np.clip(r.margins, lo, None)
+        n, _ = np.histogram(m, edges)
+        strip += [{"condition": r.condition.name, "lo": a, "hi": b, "queries": int(c)}
+                  for a, b, c in zip(edges[:-1], edges[1:], n) if c]
+        changed += [{"condition": r.condition.name, "margin": float(v), "query": int(q),
+                     "jitter": 12 * ((0.6180339887 * q) % 1 - 0.5)}  # fixed spread, so re-renders agree
+                    for q, v in zip(np.flatnonzero(r.changed), m[r.changed])]
+        if r.max_score_error > 0:
+            ticks.append({"condition": r.condition.name, "twice": 2 * r.max_score_error})
+    y = alt.Y("condition:N", sort=order, title=None, axis=alt.Axis(labelLimit=200))
+    x_scale = alt.Scale(type="log", domain=[lo, hi])
+    base = alt.Chart(pd.DataFrame(strip)).mark_rect(color="#555555").encode(
+        x=alt.X("lo:Q", scale=x_scale, title="reference margin: score at rank k minus rank k+1 (log)",
+                axis=alt.Axis(grid=False)), x2="hi:Q",
+        y=y, opacity=alt.Opacity("queries:Q", scale=alt.Scale(range=[0.08, 0.75]), legend=None),
+        tooltip=[alt.Tooltip("lo:Q", format=".2g", title="from"), alt.Tooltip("hi:Q", format=".2g", title="to"),
+                 "queries:Q"])
+    dots = alt.Chart(pd.DataFrame(changed, columns=["condition", "margin", "query", "jitter"])).mark_circle(
+        color="#d62728", size=28, opacity=0.8).encode(
+        x=alt.X("margin:Q", scale=x_scale), y=y, yOffset=alt.YOffset("jitter:Q"),
+        tooltip=["condition", "query", alt.Tooltip("margin:Q", format=".3g")])
+    tick = alt.Chart(pd.DataFrame(ticks, columns=["condition", "twice"])).mark_tick(
+        color="black", thickness=2.5, size=20).encode(
+        x=alt.X("twice:Q", scale=x_scale), y=y,
+        tooltip=["condition", alt.Tooltip("twice:Q", format=".3g", title="2 × max score error")])
+    return alt.layer(base, dots, tick).properties(width=560, height=26 * len(order))
+
+
+def _quantiles(values, n: int = 51) -> np.ndarray:
+    return np.quantile(np.clip(np.asarray(values, dtype=np.float64), ZERO_AT, None), np.linspace(0, 1, n))
+
+
+def certificate_chart(results, conditions=CERTIFICATE_CONDITIONS) -> alt.FacetChart:
+    """Why coverage is low where few queries change: per condition, the distribution over queries
+    (share of queries at or below x) of half the margin, of the certificate's bound, and of the
+    query's actual largest score change, on one log axis. A query is certified when its half
+    margin exceeds its bound; it can change only when its actual change reaches half its margin."""
+    p = np.linspace(0, 1, 51)
+    rows = []
+    for name in conditions:
+        r = result_named(results, name)
+        series = {"half margin": r.margins / 2, "certificate bound": r.bound}
+        if r.score_error is not None:
+            series["actual largest score change"] = r.score_error
+        for label, v in series.items():
+            rows += [{"condition": name, "quantity": label, "value": float(q), "share": float(s)}
+                     for q, s in zip(_quantiles(v), p)]
+    data = pd.DataFrame(rows)
+    kinds = ["half margin", "certificate bound", "actual largest score change"]
+    return alt.Chart(data).mark_line(strokeWidth=2, interpolate="step-after").encode(
+        x=alt.X("value:Q", scale=alt.Scale(type="log"), title="score units (log)", axis=alt.Axis(grid=False)),
+        y=alt.Y("share:Q", title="share of queries at or below", axis=alt.Axis(format="%")),
+        color=alt.Color("quantity:N", sort=kinds, scale=alt.Scale(domain=kinds, range=["black", "#ff7f0e", "#1f77b4"]),
+                        title=None),
+        tooltip=["condition", "quantity", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("share:Q", format=".0%")],
+    ).properties(width=230, height=190).facet(column=alt.Column("condition:N", sort=list(conditions), title=None))
+
+
+def certificate_explanation(results, d: int, condition: str = "INT8 gallery", fp16: str = "FP16 gallery") -> str:
+    """Why ``condition``'s coverage is low although few of its queries change, in numbers (Markdown)."""
+    r, f = result_named(results, condition), result_named(results, fp16)
+    g = r.gallery_error[r.gallery_error > 0] if (r.gallery_error > 0).any() else r.query_error
+    gf = f.gallery_error[f.gallery_error > 0] if (f.gallery_error > 0).any() else f.query_error
+    act = r.score_error if r.score_error is not None else np.full(r.changed.shape, np.nan)
+    half = r.margins / 2
+    return (
+        f"Under **{condition}** a stored vector, normalized, lies a median {np.median(g):.2g} from the original "
+        f"unit vector ({fp16}: {np.median(gf):.2g}, {np.median(g) / np.median(gf):.0f} times less): INT8 rounds each "
+        f"coordinate to a step of 1/127 of the vector's largest coordinate, FP16 to about 1/2048 of the coordinate "
+        f"itself. The certificate must hold whatever direction that error takes, so it assumes the worst: an error "
+        f"pointing straight along the query, which moves the score by the error's full length. Its bound for a "
+        f"query is therefore at least the largest error in the gallery ({g.max():.2g}) plus the query's own; the "
+        f"median bound is {np.median(r.bound):.2g}, above the median half margin ({np.median(half):.2g}), so only "
+        f"{int(r.certified.sum())} of {r.changed.size} queries ({100 * r.coverage:.1f}%) are certified. The actual "
+        f"change of a score is the error's projection on the other vector: spread over {d} coordinates with signs "
+        f"unrelated to the query, it is typically about 1/√{d} ≈ {1 / math.sqrt(d):.3f} of the error's length "
+        f"(the largest of {r.changed.size - 1} such projections is a few times the typical one). "
+        f"The largest actual change over the whole gallery has a median of {np.nanmedian(act):.2g} per query, "
+        f"{np.median(r.bound) / np.nanmedian(act):.0f} times below the bound, and stays below half the margin for "
+        f"{100 * np.mean(act < half):.1f}% of the queries: only {r.n_changed} changed. The certificate is a "
+        f"guarantee, not an estimate; its coverage measures how much of the turnover can be *ruled out* in "
+        f"advance, not how much happens.")
+
+
+# ------------------------------------------------------------------ boundary illustration
+
+def example_query(result: StorageResult) -> int:
+    """The query the boundary figure shows: the changed query with the largest margin (the most
+    visible flip), or the query with the smallest margin when none changed."""
+    if result.n_changed:
+        idx = np.flatnonzero(result.changed)
+        return int(idx[np.argmax(result.margins[idx])])
+    return int(np.argmin(result.margins))
+
+
+def boundary_data(vectors, result: StorageResult, query: int | None = None, *, before: int = 4,
+                  after: int = 5) -> pd.DataFrame:
+    """One query's ranked reference scores around rank k, with the condition's score of the same
+    items: one row per item and side (``rank`` in the reference order, ``side``, ``score``,
+    ``status``: stays in, leaves, enters or stays out of the top k). ``vectors`` are the
+    vectors ``result`` ranked (queries = gallery). Ranks ``k - before`` to ``k + after``, widened
+    to include every item of the condition's top k."""
+    k = result.k
+    q = example_query(result) if query is None else int(query)
+    ref, out = query_scores(vectors, result.condition, q)
+    order = np.lexsort((np.arange(ref.size), -ref))[:-1]  # drop the query itself (-inf, last)
+    if set(order[:k]) != set(result.reference_neighbors[q]) and result.margins[q] > 1e-12:
+        raise ValueError("vectors: not the vectors this result ranked (the reference top-k differs)")
+    rank = np.empty(ref.size, dtype=int)
+    rank[order] = np.arange(1, order.size + 1)
+    new = set(result.neighbors[q].tolist())
+    old = set(order[:k].tolist())
+    last = max([k + after] + [int(rank[j]) for j in new])
+    items = order[max(0, k - 1 - before):last]
+    status = {True: {True: "stays in top k", False: "leaves top k"}, False: {True: "enters top k",
+                                                                            False: "stays out"}}
+    rows = []
+    for j in items:
+        st = status[j in old][j in new]
+        rows.append({"rank": int(rank[j]), "item": int(j), "side": "reference", "score": float(ref[j]), "status": st})
+        rows.append({"rank": int(rank[j]), "item": int(j), "side": result.condition.name, "score": float(out[j]),
+                     "status": st})
+    table = pd.DataFrame(rows)
+    table.attrs["query"] = q
+    return table
+
+
+def _items(ranks) -> str:
+    ranks = [str(r) for r in ranks]
+    return f"the item at reference rank {ranks[0]}" if len(ranks) == 1 else \
+        f"the items at reference ranks {', '.join(ranks[:-1])} and {ranks[-1]}"
+
+
+def boundary_caption(data: pd.DataFrame, result: StorageResult) -> str:
+    """A caption for :func:`boundary_chart` naming the query, its margin and what crossed the cut."""
+    k = result.k
+    ref = data[data["side"] == "reference"]
+    q_scores = ref.set_index("rank")["score"]
+    q = int(data.attrs.get("query", -1))
+    left = ref.loc[ref["status"] == "leaves top k", "rank"].tolist()
+    entered = ref.loc[ref["status"] == "enters top k", "rank"].tolist()
+    change = (f"{_items(left)} {'leaves' if len(left) == 1 else 'leave'} the top {k} and {_items(entered)} "
+              f"{'enters' if len(entered) == 1 else 'enter'} it" if left else "no item crosses the cut")
+    err = "" if result.score_error is None or q < 0 else (
+        f"; the condition moves this query's scores by up to {result.score_error[q]:.2g}")
+    return (f"Query {q} under {result.condition.name}: its rank-{k} and rank-{k + 1} reference scores differ by "
+            f"{q_scores.loc[k] - q_scores.loc[k + 1]:.2g} (the margin, yellow band){err}; {change}. Filled "
+            f"circles: reference scores; open diamonds: the same items' scores under the condition.")
+
+
+def _boundary_panel(data: pd.DataFrame, ref: pd.Series, k: int, cond: str, title: str, label: bool):
+    statuses = ["stays in top k", "leaves top k", "enters top k", "stays out"]
+    color = alt.Color("status:N", sort=statuses, scale=alt.Scale(domain=statuses,
+                      range=["#1f77b4", "#d62728", "#2ca02c", "#999999"]), title=None)
+    lo, hi = int(data["rank"].min()), int(data["rank"].max())
+    x = alt.X("x:Q", title="rank in the reference ordering", axis=alt.Axis(values=list(range(lo, hi + 1))),
+              scale=alt.Scale(domain=[lo - 0.5, hi + 0.5], nice=False, zero=False))
+    y = alt.Y("score:Q", title="cosine score", scale=alt.Scale(zero=False), axis=alt.Axis(format=".4f"))
+    d = data.assign(x=data["rank"] + np.where(data["side"] == "reference", -0.12, 0.12))
+    margin = float(ref.loc[k] - ref.loc[k + 1])
+    band = alt.Chart(pd.DataFrame({"lo": [ref.loc[k + 1]], "hi": [ref.loc[k]]})).mark_rect(
+        color="#ffd92f", opacity=0.5).encode(y="lo:Q", y2="hi:Q")
+    cut = alt.Chart(pd.DataFrame({"x": [k + 0.5]})).mark_rule(strokeDash=[5, 3], color="black").encode(x="x:Q")
+    links = alt.Chart(d).mark_line(color="#bbbbbb").encode(x=x, y=y, detail="item:N")
+    sides = ["reference", cond]
+    pts = alt.Chart(d).mark_point(size=80, strokeWidth=2, filled=False).encode(
+        x=x, y=y, color=color, shape=alt.Shape("side:N", sort=sides, scale=alt.Scale(domain=sides,
+                                               range=["circle", "diamond"]), title=None),
+        tooltip=["rank", "item", "side", alt.Tooltip("score:Q", format=".6f"), "status"])
+    dots = alt.Chart(d[d["side"] == "reference"]).mark_circle(size=80, opacity=1).encode(x=x, y=y, color=color)
+    layers = [band, cut, links, pts, dots]
+    if label:
+        layers.append(alt.Chart(pd.DataFrame({"x": [k + 0.55], "score": [float(ref.loc[k])],
+                                              "text": [f"margin {margin:.2g}"]})).mark_text(
+            align="left", baseline="bottom", dy=-3, fontSize=11).encode(x="x:Q", y="score:Q", text="text:N"))
+    return alt.layer(*layers).properties(width=330, height=260, title=title)
+
+
+def boundary_chart(data: pd.DataFrame, k: int = 10) -> alt.HConcatChart:
+    """The top-k boundary of one query (from :func:`boundary_data`): reference scores (filled
+    circles) and the condition's scores of the same items (open diamonds) by reference rank;
+    the yellow band between the rank-k and rank-(k+1) reference scores is the margin, the dashed
+    rule the top-k cut. Left: the ranks around k; right: zoom on the items that cross the cut
+    and the two ranks beside it."""
+    ref = data[data["side"] == "reference"].set_index("rank")["score"]
+    cond = [s for s in data["side"].unique() if s != "reference"][0]
+    crossing = data["status"].isin(["leaves top k", "enters top k"]) | data["rank"].isin([k, k + 1])
+    return alt.hconcat(_boundary_panel(data, ref, k, cond, f"Ranks around {k}", False),
+                       _boundary_panel(data[crossing], ref, k, cond, "Zoom on the cut", True)).resolve_scale(
+        y="independent", x="independent")
+
+
+# ----------------------------------------------------------------------------- findings
+
+def findings(results, labels: dict, study: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per finding: ``finding``, ``criterion`` (:data:`CRITERIA`), ``study`` and
+    ``this run`` (the numbers in words) and ``reproduces`` (bool)."""
+    study = study_table() if study is None else study
+    by = _by_name(results)
+    need = [c.name for c in STUDY_CONDITIONS] + [OFFSET, OFFSET_FP16]
+    missing = [n for n in need if n not in by]
+    if missing:
+        raise ValueError(f"results: missing the conditions {missing}")
+    ours = storage_table(results, labels)
+    attrs = list(labels)
+    small = MARGIN_EDGES[1]
+
+    def n(name, t=ours):
+        return int(t.loc[name, "changed_queries"])
+
+    def share(name, t=ours):
+        return f"{n(name, t)} of {int(t.loc[name, 'n_queries'])}"
+
+    rows = []
+    in_small = {f: bool((by[f].changed_margins < small).all()) for f in FP16}
+    rows.append(("FP16 changes few queries, at the smallest margins",
+                 f"{share(FP16[0], study)} and {share(FP16[1], study)} changed, all in the smallest bin",
+                 "; ".join(f"{f}: {share(f)} changed"
+                           + (f", largest changed margin {by[f].changed_margins.max():.2g}" if n(f) else "")
+                           for f in FP16),
+                 all(n(f) <= FEW * by[f].changed.size and in_small[f] for f in FP16)))
+    rows.append(("INT8 changes more", f"INT8 {n(INT8[0], study)} and {n(INT8[1], study)} vs FP16 "
+                 f"{n(FP16[0], study)} and {n(FP16[1], study)}",
+                 f"INT8 {n(INT8[0])} and {n(INT8[1])} vs FP16 {n(FP16[0])} and {n(FP16[1])}",
+                 n(INT8[0]) > n(FP16[0]) and n(INT8[1]) > n(FP16[1])))
+    rows.append(("FP32 arithmetic changes none", f"{n(FP32, study)} changed", f"{n(FP32)} changed "
+                 f"(max score error {by[FP32].max_score_error:.2g})", n(FP32) == 0))
+    rivals = FP16 + INT8
+    rows.append(("offset + FP16 changes many", f"{n(OFFSET_FP16, study)} vs at most "
+                 f"{max(n(c, study) for c in rivals)}", f"{n(OFFSET_FP16)} vs at most {max(n(c) for c in rivals)}",
+                 all(n(OFFSET_FP16) > n(c) for c in rivals)))
+    o, so = ours.loc[OFFSET_FP16], study.loc[OFFSET_FP16]
+    kept = {a: int(o[f"{a}_p10_kept"]) for a in attrs}
+    n_o = n(OFFSET_FP16)
+    deltas = {a: float(o[f"delta_{a}_p10_pp"]) for a in attrs}
+    s_attrs = [a for a in attrs if f"delta_{a}_p10_pp" in study.columns]
+    s_delta = ", ".join(f"{_name(a)} {so[f'delta_{a}_p10_pp']:+.3f}" for a in s_attrs)
+    s_kept = ", ".join(f"{_name(a)} {int(so[f'{a}_p10_kept'])}" for a in s_attrs
+                       if pd.notna(so.get(f"{a}_p10_kept")))
+    o_delta = ", ".join(f"{_name(a)} {deltas[a]:+.3f}" for a in attrs)
+    o_kept = ", ".join(f"{_name(a)} {kept[a]}" for a in attrs)
+    rows.append(("agreement hides turnover",
+                 f"ΔP@10 {s_delta} pp; kept {s_kept} of {n(OFFSET_FP16, study)}",
+                 f"ΔP@k {o_delta} pp; kept {o_kept} of {n_o}",
+                 n_o > 0 and all(abs(d) <= BARELY_PP for d in deltas.values())
+                 and all(v >= MOST_KEPT * n_o for v in kept.values())))
+    cert = {c: int(ours.loc[c, "certified"]) for c in ours.index}
+    rows.append(("certificate covers many FP16 queries", f"{int(study.loc[FP16[0], 'certified'])} of "
+                 f"{int(study.loc[FP16[0], 'n_queries'])}", f"{cert[FP16[0]]} of {by[FP16[0]].changed.size}",
+                 cert[FP16[0]] >= MANY_CERTIFIED * by[FP16[0]].changed.size))
+    rows.append(("certificate covers no INT8 or offset query",
+                 ", ".join(f"{c} {int(study.loc[c, 'certified'])}" for c in INT8 + (OFFSET_FP16,)),
+                 ", ".join(f"{c} {cert[c]}" for c in INT8 + (OFFSET_FP16,)),
+                 all(cert[c] == 0 for c in INT8 + (OFFSET_FP16,))))
+    total = int(ours["violations"].sum())
+    rows.append(("no exception", "none", f"{total} certified queries changed, over {len(ours)} conditions",
+                 total == 0))
+    return pd.DataFrame([{"finding": f, "criterion": CRITERIA[f], "study": s, "this run": t, "reproduces": bool(r)}
+                         for f, s, t, r in rows])
+
+
+def summary(verdicts: pd.DataFrame) -> str:
+    """The verdicts of :func:`findings` as a Markdown paragraph and list."""
+    lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here "
+             f"({r['criterion']}): {r['this run']}." for _, r in verdicts.iterrows()]
+    return (f"{int(verdicts['reproduces'].sum())} of {len(verdicts)} findings hold on this run:\n\n"
+            + "\n".join(lines))

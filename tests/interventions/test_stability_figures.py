@@ -1,0 +1,251 @@
+"""The neighbour-stability chapter's tables, figures and declared findings, on small vectors."""
+
+from dataclasses import replace
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+from embdiag.interventions import stability_figures as sf
+from embdiag.interventions.precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, compare_study_conditions
+
+K = 5
+NAMES = [c.name for c in STUDY_CONDITIONS + OFFSET_CONDITIONS]
+
+
+def _unit(Z):
+    return Z / np.linalg.norm(Z, axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def run():
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((6, 24))
+    lab = rng.integers(0, 6, 240)
+    X = _unit(centers[lab] + 0.9 * rng.standard_normal((240, 24)))
+    train, val = X[:80], X[80:]
+    labels = {"weather": lab[80:] % 3, "scene": lab[80:] % 2}
+    results = compare_study_conditions(train, val, k=K, offset_severity=0.99)
+    return val, labels, results
+
+
+@pytest.fixture(scope="module")
+def study():
+    return sf.study_table()
+
+
+# ------------------------------------------------------------------------ the study's values
+
+def test_study_table_is_the_published_table(study):
+    assert list(study.index) == NAMES
+    assert (study["n_queries"] == 983).all()
+    assert study.loc["offset + FP16 gallery", ["changed_queries", "weather_p10_kept", "scene_p10_kept",
+                                               "timeofday_p10_kept"]].tolist() == [195, 131, 119, 149]
+    assert study.loc["FP16 gallery", "certified"] == 576
+    assert study.loc["INT8 queries + gallery", "max_score_error"] == 0.00482
+    assert study.loc["offset + FP16 gallery", "delta_timeofday_p10_pp"] == 0.183
+    assert study["certified"].isna().sum() == 4  # rows the study gives no coverage for
+
+
+# ------------------------------------------------------------------------------------ tables
+
+def test_storage_table_reads_the_results(run):
+    val, labels, results = run
+    t = sf.storage_table(results, labels)
+    assert list(t.index) == NAMES
+    for r in results:
+        row = t.loc[r.condition.name]
+        assert row["changed_queries"] == r.n_changed and row["n_queries"] == len(val)
+        assert row["max_score_error"] == r.max_score_error and row["overlap_at_10"] == r.mean_overlap
+        assert row["certified"] == r.certified.sum() and row["violations"] == r.violations
+        for a, y in labels.items():
+            assert row[f"delta_{a}_p10_pp"] == r.precision_change(y)
+            assert row[f"{a}_p10_kept"] == r.agreement_kept(y) <= r.n_changed
+
+
+def test_side_by_side_puts_the_study_above_this_run(run, study):
+    val, labels, results = run
+    table = sf.side_by_side(sf.storage_table(results, labels), study, K)
+    assert list(table.index.get_level_values("source")) == ["study", "this run"] * 8
+    assert table.loc[("native reference", "this run"), "max score error"] == "0"
+    assert table.loc[("FP16 gallery", "study"), "changed queries"] == "5 / 983"
+    assert table.loc[("offset + FP16 gallery", "study"), "Δ weather P@5 (pp)"] == "+0.041"
+    assert table.loc[("native reference", "study"), "max score error"] == "8.88e-16"
+    assert "Δ time of day P@5 (pp)" not in table.columns  # only this run's attributes
+
+
+def test_margin_bins_against_brute_force():
+    rng = np.random.default_rng(1)
+    m = 10.0 ** rng.uniform(-8, 0, 500)
+    m[:3] = [0.0, 1e-5, 1e-4]  # exact edges go to the bin above
+    c = rng.random(500) < 0.3
+    b = sf.margin_bins(m, c)
+    edges = sf.MARGIN_EDGES
+    for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+        inside = (m >= lo) & (m < hi)
+        assert b.loc[i, "queries"] == inside.sum() and b.loc[i, "changed"] == (inside & c).sum()
+    assert b["queries"].sum() == 500
+    assert list(b["bin"]) == ["< 1e-05", "1e-05 – 0.0001", "0.0001 – 0.001", "0.001 – 0.01", "≥ 0.01"]
+    assert sf.margin_bins([2e-5], [True]).loc[1].tolist() == ["1e-05 – 0.0001", 1, 1]
+
+
+def test_margin_bins_bad_input():
+    with pytest.raises(ValueError, match="changed: expected shape"):
+        sf.margin_bins([1.0, 2.0], [True])
+    with pytest.raises(ValueError, match="edges"):
+        sf.margin_bins([1.0], [True], edges=(0.0, 1.0, 1.0))
+    with pytest.raises(ValueError, match="edges"):
+        sf.margin_bins([1.0], [True], edges=(0.0,))
+
+
+def test_margin_table_counts_every_query(run):
+    val, _, results = run
+    t = sf.margin_table(results)
+    assert list(t.index) == NAMES and t.shape[1] == len(sf.MARGIN_EDGES) - 1
+    for r in results:
+        pairs = [tuple(map(int, cell.split(" / "))) for cell in t.loc[r.condition.name]]
+        assert sum(n for _, n in pairs) == len(val) and sum(c for c, _ in pairs) == r.n_changed
+
+
+def test_certificate_and_conditions_tables(run, study):
+    _, _, results = run
+    c = sf.certificate_table(results, study)
+    for r in results:
+        row = c.loc[r.condition.name]
+        assert row["coverage (%)"] == pytest.approx(100 * r.coverage) and row["exceptions"] == 0
+        assert row["median bound"] == np.median(r.bound)
+        assert row["actual error below half margin (%)"] == pytest.approx(100 * np.mean(r.score_error < r.margins / 2))
+    assert c.loc["FP16 gallery", "certified (study)"] == "576" and c.loc["FP32 arithmetic", "certified (study)"] == ""
+    conds = sf.conditions_table(results)
+    assert (conds["vectors"] == "common offset added").sum() == 2
+    assert conds.loc["INT8 queries + gallery", "queries stored as"].startswith("INT8")
+    assert conds.loc["FP32 arithmetic", "normalize and score in"] == "FP32"
+
+
+def test_agreement_table_lists_conditions_with_changes(run, study):
+    _, labels, results = run
+    ours = sf.storage_table(results, labels)
+    t = sf.agreement_table(ours, study, K)
+    changed = set(ours.index[ours["changed_queries"] > 0])
+    assert set(t.xs("this run", level="source").index) == changed
+    assert t.loc[("offset + FP16 gallery", "study"), "weather P@5 kept"] == "131 of 195 (67%)"
+    assert t.loc[("offset + FP16 gallery", "study"), "scene P@5 kept"] == "119 of 195 (61%)"
+    empty = sf.agreement_table(ours.assign(changed_queries=0), study.iloc[:0], K)
+    assert empty.empty
+
+
+# ------------------------------------------------------------------------------- boundary
+
+def test_example_query_prefers_the_widest_changed_margin(run):
+    _, _, results = run
+    r = sf.result_named(results, "offset + FP16 gallery")
+    assert r.n_changed > 0
+    q = sf.example_query(r)
+    assert r.changed[q] and r.margins[q] == r.changed_margins.max()
+    native = sf.result_named(results, "native reference")
+    assert sf.example_query(native) == int(np.argmin(native.margins))
+    with pytest.raises(ValueError, match="no condition named 'FP8'"):
+        sf.result_named(results, "FP8")
+
+
+def test_boundary_data_marks_who_crosses_the_cut(run):
+    val, _, results = run
+    r = next(r for r in results[:6] if r.n_changed)
+    d = sf.boundary_data(val, r)
+    q = d.attrs["query"]
+    ref = d[d["side"] == "reference"].set_index("item")
+    assert set(ref.index[ref["status"].isin(["stays in top k", "leaves top k"])]) <= set(r.reference_neighbors[q])
+    assert set(ref.index[ref["status"].isin(["stays in top k", "enters top k"])]) == set(r.neighbors[q])
+    assert (ref["status"] == "leaves top k").sum() == (ref["status"] == "enters top k").sum() >= 1
+    assert (np.diff(ref.sort_values("rank")["score"]) <= 0).all()
+    assert ref.loc[ref["rank"] == K, "score"].iloc[0] - ref.loc[ref["rank"] == K + 1, "score"].iloc[0] == \
+        pytest.approx(r.margins[q], abs=1e-15)
+    text = sf.boundary_caption(d, r)
+    assert f"Query {q}" in text and r.condition.name in text and "leave" in text
+    with pytest.raises(ValueError, match="vectors: not the vectors this result ranked"):
+        sf.boundary_data(val[::-1].copy(), r, q)
+
+
+# -------------------------------------------------------------------------------- figures
+
+def test_figures_are_valid_vega_lite(run, study):
+    val, labels, results = run
+    ours = sf.storage_table(results, labels)
+    r = next(r for r in results if r.n_changed)
+    charts = [sf.overview_chart(ours, study, K), sf.precision_change_chart(ours, study, K),
+              sf.margin_chart(results), sf.certificate_chart(results)]
+    if r.condition.name not in {c.name for c in OFFSET_CONDITIONS}:
+        charts.append(sf.boundary_chart(sf.boundary_data(val, r), K))
+    for chart in charts:
+        spec = chart.to_dict()  # validates against the Vega-Lite schema
+        assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+
+
+def test_overview_draws_exact_zeros_at_the_floor(run, study):
+    _, labels, results = run
+    spec = sf.overview_chart(sf.storage_table(results, labels), study, K).to_dict()
+    values = [v for d in spec["datasets"].values() for v in d if v.get("metric") == "error"]
+    zero = [v for v in values if v["value"] == 0]
+    assert zero and all(v["plotted"] == sf.ZERO_AT for v in zero)
+
+
+def test_certificate_explanation_states_the_computed_numbers(run):
+    _, _, results = run
+    text = sf.certificate_explanation(results, 24)
+    r = sf.result_named(results, "INT8 gallery")
+    assert f"only {int(r.certified.sum())} of {r.changed.size} queries" in text
+    assert f"only {r.n_changed} changed" in text and "1/√24" in text
+
+
+# ------------------------------------------------------------------------------- findings
+
+def test_findings_follow_their_criteria(run, study):
+    _, labels, results = run
+    f = sf.findings(results, labels, study).set_index("finding")
+    assert list(f.index) == list(sf.CRITERIA) and f["criterion"].tolist() == list(sf.CRITERIA.values())
+    by = {r.condition.name: r for r in results}
+    n = len(by["native reference"].changed)
+
+    def verdict(name, **changes):
+        altered = [replace(r, **changes[r.condition.name]) if r.condition.name in changes else r for r in results]
+        return bool(sf.findings(altered, labels, study).set_index("finding").loc[name, "reproduces"])
+
+    none, every = np.zeros(n, bool), np.ones(n, bool)
+    one = none.copy()
+    one[np.argmax(by["FP32 arithmetic"].margins)] = True
+    assert verdict("FP32 arithmetic changes none", **{"FP32 arithmetic": {"changed": none}})
+    assert not verdict("FP32 arithmetic changes none", **{"FP32 arithmetic": {"changed": one}})
+    # FP16: a change at a wide margin breaks "smallest bin"; a change at a tiny margin does not
+    tiny = by["FP16 gallery"].margins.copy()
+    tiny[one] = 1e-7
+    assert verdict("FP16 changes few queries, at the smallest margins", **{
+        "FP16 gallery": {"changed": one, "margins": tiny}, "FP16 queries + gallery": {"changed": none}})
+    assert not verdict("FP16 changes few queries, at the smallest margins", **{
+        "FP16 gallery": {"changed": one}, "FP16 queries + gallery": {"changed": none}})
+    assert not verdict("FP16 changes few queries, at the smallest margins", **{
+        "FP16 gallery": {"changed": every, "margins": np.full(n, 1e-7)}})
+    assert verdict("certificate covers no INT8 or offset query", **{
+        name: {"certified": none} for name in ("INT8 gallery", "INT8 queries + gallery", "offset + FP16 gallery")})
+    assert not verdict("certificate covers no INT8 or offset query", **{
+        "INT8 gallery": {"certified": one}, "INT8 queries + gallery": {"certified": none},
+        "offset + FP16 gallery": {"certified": none}})
+    assert verdict("certificate covers many FP16 queries", **{"FP16 gallery": {"certified": every}})
+    assert not verdict("certificate covers many FP16 queries", **{"FP16 gallery": {"certified": one}})
+    assert not verdict("no exception", **{"FP16 gallery": {"certified": every, "changed": one}})
+    assert not verdict("INT8 changes more", **{"INT8 gallery": {"changed": none}, "FP16 gallery": {"changed": none}})
+    assert not verdict("offset + FP16 changes many", **{"offset + FP16 gallery": {"changed": none}})
+    assert not verdict("agreement hides turnover", **{"offset + FP16 gallery": {"changed": none}})
+
+
+def test_findings_need_all_eight_conditions(run, study):
+    _, labels, results = run
+    with pytest.raises(ValueError, match="missing the conditions"):
+        sf.findings(results[:6], labels, study)
+
+
+def test_summary_counts_the_verdicts():
+    verdicts = pd.DataFrame([{"finding": "a", "criterion": "x", "this run": "1", "reproduces": True},
+                             {"finding": "b", "criterion": "y", "this run": "2", "reproduces": False}])
+    text = sf.summary(verdicts)
+    assert text.startswith("1 of 2 findings hold") and "*b* does **not** hold here (y): 2." in text
