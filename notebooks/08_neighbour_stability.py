@@ -28,7 +28,7 @@
 # %% tags=["parameters"]
 encoder = "reference-cnn"  # registered encoder whose cached vectors are measured (e.g. reference-vit)
 dataset = "procedural"  # driving scenes: "procedural" (generated) or "bdd100k" (read from data_dir)
-data_dir = None  # folder of the BDD100K download when dataset = "bdd100k"
+data_dir = None  # folder of the BDD100K download (for dataset bdd100k)
 vectors_path = None  # a user's own vectors (.npy, n x d) instead of an encoder's; needs labels_path
 labels_path = None  # CSV with a `split` column (train / val) and one column per attribute
 k = 10  # neighbours per query (the study: exact top-10)
