@@ -1,0 +1,425 @@
+"""Figures, tables and findings of the image–caption retrieval chapter.
+
+Every function takes the measurements of :mod:`~embdiag.interventions.caption_retrieval`
+(a :class:`~embdiag.interventions.caption_retrieval.CaptionRetrieval` or the tables made
+from it) and returns an Altair chart, a DataFrame, a Styler or Markdown text; none measures
+anything. Shares are shown in percent, changes in percentage points (pp). The study's
+published values are read from ``data/study/caption_retrieval.csv`` (:func:`published`);
+:data:`CRITERIA` restates each finding of the study's section as a test, declared here,
+which :func:`findings` applies to this run's numbers and to the study's.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import pandas as pd
+from PIL import Image
+
+from .._project import project_root
+from .caption_retrieval import I2T, METRICS, T2I, CaptionRetrieval, overlap_table, random_hit_chance, summary_table
+
+STUDY_FILE = "caption_retrieval.csv"
+THIS_RUN, STUDY = "this run", "study (COCO)"
+COLOURS = {T2I: "#4c78a8", I2T: "#f58518"}
+PARENT = "#d62728"
+
+
+def published(path=None) -> pd.DataFrame:
+    """The study's caption-retrieval values as printed (percent, or pp for changes):
+    columns ``metric``, ``direction``, ``representation``, ``value``, ``low``, ``high``, ``unit``."""
+    path = Path(path) if path is not None else project_root() / "data" / "study" / STUDY_FILE
+    return pd.read_csv(path)
+
+
+def _study_value(study: pd.DataFrame, metric: str, direction: str, representation: str, column: str = "value"):
+    row = study[(study["metric"] == metric) & (study["direction"] == direction)
+                & (study["representation"] == representation)]
+    return float(row[column].iloc[0]) if len(row) else float("nan")
+
+
+def _png(pixels: np.ndarray, scale: int = 1) -> str:
+    """A uint8 H x W x 3 image as a PNG ``data:`` URL (as :func:`embdiag.data.figures.to_data_url`)."""
+    im = Image.fromarray(np.asarray(pixels, np.uint8))
+    if scale > 1:
+        im = im.resize((im.width * scale, im.height * scale), Image.Resampling.NEAREST)
+    buf = io.BytesIO()
+    im.save(buf, format="PNG", optimize=True)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+# ----------------------------------------------------------------------------- the worked example
+
+def example_chart(pixels, image: int, size: int = 192) -> alt.Chart:
+    """The example image, labelled by its index (a text mark where the data has no pixels)."""
+    base = alt.Chart(pd.DataFrame({"x": [0], "y": [0], "label": [f"image {image}"]})).encode(
+        x=alt.X("x:Q", axis=None), y=alt.Y("y:Q", axis=None))
+    if pixels is None:
+        mark = base.mark_text(fontSize=16).encode(text="label:N")
+    else:
+        mark = base.transform_calculate(url=alt.expr.toString(_png(pixels[image]))).mark_image(
+            width=size, height=size).encode(url="url:N")
+    return mark.properties(width=size, height=size, title=f"image {image}").configure_view(stroke=None)
+
+
+_LEFT = [{"selector": "td", "props": "text-align: left;"}]
+
+
+def example_captions(result: CaptionRetrieval, captions, image: int):
+    """The five captions of ``image``, each with the rank its parent gets when the caption
+    queries the images (text→image), in every representation (a Styler: full caption text)."""
+    rows = np.flatnonzero(result.group == image)
+    table = pd.DataFrame({"caption #": np.arange(1, len(rows) + 1), "caption": np.asarray(captions)[rows]})
+    for r in result.representations:
+        table[f"parent's rank, {r.name}"] = r.t2i.rank[rows]
+    return table.set_index("caption #").style.set_table_styles(_LEFT)
+
+
+def ranking_chart(result: CaptionRetrieval, pixels, image: int, slot: int | None = None,
+                  size: int = 52) -> alt.Chart:
+    """The top ``k`` images for one caption query (caption ``slot``, counted from 0, of
+    ``image``; default: its first caption whose parent is in the native top ``k``, else its
+    first), one row per representation, best first; the parent image is outlined in red (the
+    row label gives its rank, also when it falls outside the top ``k``)."""
+    own = np.flatnonzero(result.group == image)
+    if slot is None:
+        found = np.flatnonzero(result.native.t2i.hit_k[own] > 0)
+        slot = int(found[0]) if found.size else 0
+    if not 0 <= slot < len(own):
+        raise ValueError(f"slot: image {image} has {len(own)} captions, got {slot}")
+    caption, parent = int(own[slot]), int(image)
+    rows = []
+    for r in result.representations:
+        rank = int(r.t2i.rank[caption])
+        label = f"{r.name} (parent at rank {rank})"
+        for j, (img, score) in enumerate(zip(r.t2i.neighbors[caption], r.t2i.scores[caption])):
+            rows.append({"representation": label, "rank": j + 1, "image": int(img), "score": float(score),
+                         "parent": bool(img == parent)})
+    data = pd.DataFrame(rows)
+    order = list(dict.fromkeys(data["representation"]))
+    x = alt.X("rank:O", title="rank", axis=alt.Axis(labelAngle=0, orient="top"))
+    y = alt.Y("representation:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
+    tooltip = ["representation", "rank", "image", alt.Tooltip("score:Q", format=".4f"), "parent"]
+    base = alt.Chart(data).properties(width=(size + 6) * result.k, height=(size + 6) * len(order))
+    if pixels is None:
+        thumbs = base.mark_text().encode(x=x, y=y, text="image:N", tooltip=tooltip)
+    else:
+        urls = pd.DataFrame({"image": sorted(set(data["image"]))})
+        urls["url"] = [_png(pixels[i]) for i in urls["image"]]
+        thumbs = base.transform_lookup(lookup="image", from_=alt.LookupData(urls, "image", ["url"])).mark_image(
+            width=size, height=size).encode(x=x, y=y, url="url:N", tooltip=tooltip)
+    outline = base.transform_filter(alt.datum.parent).mark_rect(fillOpacity=0, stroke=PARENT, strokeWidth=3).encode(
+        x=x, y=y)
+    return alt.layer(thumbs, outline).configure_view(stroke=None)
+
+
+def caption_ranking_table(result: CaptionRetrieval, captions, image: int,
+                          representation: str | None = None) -> pd.DataFrame:
+    """The example image's image→text search: its top ``k`` captions with score, the image
+    that owns each, and whether it is one of the image's own captions."""
+    r = result.native if representation is None else result[representation]
+    nb, sc = r.i2t.neighbors[image], r.i2t.scores[image]
+    table = pd.DataFrame({"rank": np.arange(1, len(nb) + 1), "score": sc, "caption": np.asarray(captions)[nb],
+                          "owner image": result.group[nb],
+                          "own caption": np.where(result.group[nb] == image, "yes", "")})
+    return table.set_index("rank").style.format({"score": "{:.4f}"}).set_table_styles(_LEFT)
+
+
+# ----------------------------------------------------------------------------- results
+
+def percent_table(result: CaptionRetrieval):
+    """The study's table for this run (percent, two decimals)."""
+    return (100 * summary_table(result)).style.format("{:.2f}")
+
+
+def _long_summary(result: CaptionRetrieval) -> pd.DataFrame:
+    rows = []
+    for r in result.representations:
+        for direction, metric, attr in METRICS:
+            rows.append({"representation": r.name, "dim": r.dim, "direction": direction,
+                         "metric": metric.replace("@k", f"@{result.k}"),
+                         "value": 100 * r.ranking(direction).mean(attr)})
+    return pd.DataFrame(rows)
+
+
+def metrics_chart(result: CaptionRetrieval) -> alt.Chart:
+    """Hit@1, Hit@k and caption recall@k per representation, both directions, on one fixed
+    0–100% axis (flat lines mean compression costs nothing)."""
+    data = _long_summary(result)
+    order = result.names
+    metrics = list(dict.fromkeys(data["metric"]))
+    base = alt.Chart(data).encode(
+        x=alt.X("representation:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("value:Q", title="%", scale=alt.Scale(domain=[0, 100])),
+        color=alt.Color("direction:N", scale=alt.Scale(domain=list(COLOURS), range=list(COLOURS.values())),
+                        legend=alt.Legend(orient="bottom", title=None)),
+        tooltip=["representation", "direction", "metric", alt.Tooltip("value:Q", format=".2f")])
+    layer = alt.layer(base.mark_line(strokeWidth=1.5), base.mark_point(filled=True, size=50))
+    return layer.properties(width=170, height=200).facet(
+        column=alt.Column("metric:N", sort=metrics, title=None))
+
+
+def changes_table(changes: pd.DataFrame):
+    """:func:`~embdiag.interventions.caption_retrieval.bootstrap_changes` in percent and pp."""
+    t = changes.copy()
+    t[["native", "compressed", "change", "low", "high"]] *= 100
+    t["95% interval (pp)"] = [f"[{lo:+.2f}, {hi:+.2f}]" for lo, hi in zip(t["low"], t["high"])]
+    t = t.rename(columns={"native": "native %", "compressed": "compressed %", "change": "change (pp)"})
+    cols = ["representation", "direction", "metric", "native %", "compressed %", "change (pp)", "95% interval (pp)"]
+    return t[cols].set_index(["representation", "direction", "metric"]).style.format(
+        {"native %": "{:.2f}", "compressed %": "{:.2f}", "change (pp)": "{:+.2f}"})
+
+
+def _study_changes(study: pd.DataFrame) -> pd.DataFrame:
+    """The study's changes from native (pp): from its table, with its printed intervals where it gave them."""
+    rows = []
+    for rep in ("MRL 256", "MRL 128"):
+        for direction, metric, _ in METRICS:
+            name = metric.replace("@k", "@10")
+            change = _study_value(study, name, direction, rep) - _study_value(study, name, direction, "native 768")
+            low, high = (_study_value(study, f"{name} change", direction, rep, c) for c in ("low", "high"))
+            rows.append({"representation": rep, "direction": direction, "metric": name, "change": round(change, 2),
+                         "low": low, "high": high, "source": STUDY})
+    return pd.DataFrame(rows)
+
+
+def intervals_chart(changes: pd.DataFrame, study: pd.DataFrame | None = None) -> alt.Chart:
+    """Compressed minus native (pp) with 95% paired-bootstrap intervals: one panel per metric
+    on one shared axis, a row per direction and dimension, the study's published changes in
+    grey beside (differences of its table; it printed intervals for Hit@10 only, so its other
+    changes are points)."""
+    ours = changes.assign(change=100 * changes["change"], low=100 * changes["low"], high=100 * changes["high"],
+                          source=THIS_RUN)[["representation", "direction", "metric", "change", "low", "high", "source"]]
+    data = pd.concat([ours, _study_changes(study)], ignore_index=True) if study is not None else ours
+    data["row"] = data["direction"] + ", " + data["representation"]
+    values = data[["change", "low", "high"]].to_numpy(dtype=float)
+    lo, hi = np.nanmin(values), np.nanmax(values)
+    pad = 0.06 * max(hi - lo, 1.0)
+    x = alt.X("change:Q", title="compressed − native (pp)",
+              scale=alt.Scale(domain=[min(lo, 0) - pad, max(hi, 0) + pad]))
+    rows = [f"{d}, {r}" for r in dict.fromkeys(changes["representation"]) for d in (T2I, I2T)]
+    y = alt.Y("row:N", sort=rows, title=None, axis=alt.Axis(labelLimit=220))
+    colour = alt.Color("source:N", scale=alt.Scale(domain=[THIS_RUN, STUDY], range=["black", "#9e9e9e"]),
+                       legend=alt.Legend(orient="bottom", title=None))
+    tooltip = ["source", "direction", "representation", "metric", alt.Tooltip("change:Q", format="+.2f"),
+               alt.Tooltip("low:Q", format="+.2f"), alt.Tooltip("high:Q", format="+.2f")]
+    base = alt.Chart().encode(y=y, yOffset=alt.YOffset("source:N", sort=[THIS_RUN, STUDY]), color=colour)
+    line = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q"), x2="high:Q")
+    dot = base.mark_point(shape="diamond", filled=True, size=70).encode(x=x, tooltip=tooltip)
+    zero = alt.Chart().mark_rule(color="gray", strokeDash=[3, 3]).encode(x=alt.datum(0))
+    metrics = list(dict.fromkeys(changes["metric"]))
+    return alt.layer(zero, line, dot, data=data).properties(width=210, height=190).facet(
+        column=alt.Column("metric:N", sort=metrics, title=None))
+
+
+def changes_statement(changes: pd.DataFrame, result: CaptionRetrieval, study: pd.DataFrame | None = None) -> str:
+    """Markdown: the largest change, how many intervals exclude 0, and the lowest overlap
+    beside the study's overlaps."""
+    study = published() if study is None else study
+    pp = changes.assign(change=100 * changes["change"], low=100 * changes["low"], high=100 * changes["high"])
+    top = pp.loc[pp["change"].abs().idxmax()]
+    n_excl = int(((pp["low"] > 0) | (pp["high"] < 0)).sum())
+    overlaps = overlap_table(result)
+    low = overlaps.loc[overlaps["overlap"].idxmin()]
+    s_over = study.loc[study["metric"] == "overlap@10", "value"]
+    return (f"Here the largest change is {top['metric']} {top['direction']} at {top['representation']}, "
+            f"{_fmt(top['change'], top['low'], top['high'])} pp; {n_excl} of {len(pp)} intervals exclude 0. "
+            f"The lowest overlap with the native top {result.k} is "
+            f"{100 * low['overlap']:.2f}% ({low['direction']}, {low['representation']}); the study's overlaps ranged "
+            f"from {s_over.min():.2f}% to {s_over.max():.2f}%.")
+
+
+def overlaps_side_by_side(result: CaptionRetrieval, study: pd.DataFrame | None = None):
+    """Overlap with the native top-k (percent), this run beside the study's."""
+    overlaps = overlap_table(result)
+    t = overlaps.assign(**{THIS_RUN: 100 * overlaps["overlap"]}).drop(columns="overlap")
+    if study is not None:
+        t[STUDY] = [_study_value(study, "overlap@10", d, r) for r, d in zip(t["representation"], t["direction"])]
+    return t.set_index(["representation", "direction"]).style.format("{:.2f}", na_rep="–")
+
+
+def side_by_side(result: CaptionRetrieval, study: pd.DataFrame):
+    """Every metric of the study's table: the study's value beside this run's (percent)."""
+    rows = []
+    for r in result.representations:
+        for direction, metric, attr in METRICS:
+            name = metric.replace("@k", "@10")
+            rows.append({"representation": r.name, "metric": f"{'T→I' if direction == T2I else 'I→T'} {name}",
+                         STUDY: _study_value(study, name, direction, r.name),
+                         THIS_RUN: 100 * r.ranking(direction).mean(attr)})
+        rows.append({"representation": r.name, "metric": "category P@10",
+                     STUDY: _study_value(study, "category P@10", "image→image", r.name),
+                     THIS_RUN: 100 * r.category_p})
+    t = pd.DataFrame(rows).set_index(["representation", "metric"])
+    return t.style.format("{:.2f}", na_rep="–")
+
+
+def control_chart(control: pd.DataFrame) -> alt.Chart:
+    """The shuffled-correspondence control (log axis, percent): the real value, the seeded
+    shuffle, the exact chance level (black tick) and the central 95% of further shuffles (grey line)."""
+    data = control.copy()
+    for c in ("real", "shuffled", "chance", "permutation low", "permutation high"):
+        data[c] = 100 * data[c]
+    data["row"] = data["direction"] + ", " + data["metric"]
+    order = list(data["row"])
+    y = alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=240))
+    x_scale = alt.Scale(type="log", domain=[0.01, 100])
+    points = data.melt(id_vars=["row"], value_vars=["real", "shuffled"], var_name="value", value_name="percent")
+    points = points[points["percent"] > 0]  # a shuffle with no hit cannot sit on a log axis; the table shows it
+    dots = alt.Chart(points).mark_point(filled=True, size=70).encode(
+        x=alt.X("percent:Q", title="% (log axis)", scale=x_scale), y=y,
+        color=alt.Color("value:N", scale=alt.Scale(domain=["real", "shuffled"], range=["#4c78a8", PARENT]),
+                        legend=alt.Legend(orient="bottom", title=None)),
+        tooltip=["row", "value", alt.Tooltip("percent:Q", format=".2f")])
+    spread = alt.Chart(data).mark_rule(color="#9e9e9e", strokeWidth=3).encode(
+        x=alt.X("permutation low:Q", scale=x_scale), x2="permutation high:Q", y=y)
+    chance = alt.Chart(data).mark_tick(color="black", thickness=2, size=18).encode(
+        x=alt.X("chance:Q", scale=x_scale), y=y, tooltip=["row", alt.Tooltip("chance:Q", format=".3f")])
+    return alt.layer(spread, chance, dots).properties(width=420, height=170)
+
+
+def control_table(control: pd.DataFrame):
+    """The control in percent, with the permutation range as text."""
+    t = control.copy()
+    for c in ("real", "shuffled", "chance", "permutation low", "permutation high"):
+        t[c] = 100 * t[c]
+    t["central 95% of shuffles"] = [f"[{a:.2f}, {b:.2f}]" for a, b in zip(t["permutation low"], t["permutation high"])]
+    t = t.drop(columns=["permutation low", "permutation high"]).rename(
+        columns={"real": "real %", "shuffled": "shuffled %", "chance": "exact chance %"})
+    return t.set_index(["direction", "metric"]).style.format(
+        {"real %": "{:.2f}", "shuffled %": "{:.2f}", "exact chance %": "{:.3f}"})
+
+
+def control_statement(control: pd.DataFrame, result: CaptionRetrieval, study: pd.DataFrame | None = None) -> str:
+    """Markdown: the image→text chance level explained, against the random-draw figures and the
+    study's single shuffle."""
+    study = published() if study is None else study
+    k, n = result.k, result.n_images
+    n_captions = len(result.group)
+    n_positives = int(np.bincount(result.group).max())  # captions per image (five)
+    c = control.set_index(["direction", "metric"])
+    i2t = c.loc[(I2T, f"Hit@{k}")]
+    s_t2i, s_i2t = (_study_value(study, "shuffled Hit@10", d, "native 768") for d in (T2I, I2T))
+    return (f"Here the image→text chance is {i2t['chance']:.2%}: the top {k} captions come from "
+            f"{i2t['chance'] * n:.2f} images on average. Treating the {k} results as random draws would give "
+            f"{random_hit_chance(n_captions, n_positives, k):.2%} ({n_positives} positives among {n_captions:,} "
+            f"captions), or {random_hit_chance(n, n_positives, k):.2%} if the gallery held only {n:,} items; neither "
+            f"is the control's chance, because the shuffle moves whole groups past a fixed ranking. The study's one "
+            f"shuffle gave {s_i2t:.2f}% image→text, the lowest chance a shuffle of five-caption groups allows "
+            f"({100 * np.ceil(10 / 5) / 1000:.2f}%: top ten captions owned by two images) and a plausible single "
+            f"draw at a chance of a few tenths of a percent; its {s_t2i:.2f}% text→image is near that direction's "
+            f"{100 * 10 / 1000:.2f}%.")
+
+
+# ----------------------------------------------------------------------------- findings
+
+#: Declared criteria: a finding reproduces when its test holds on this run's numbers.
+CRITERIA = {
+    "256-d costs little": "in both directions the 256-d Hit@10 change's 95% interval includes 0 or lies "
+                          "within ±1 pp",
+    "128-d keeps Hit@10 high": "in both directions the 128-d Hit@10 falls by less than 5 pp",
+    "128-d costs Hit@1 and caption recall far more": "at 128-d, T→I Hit@1, I→T Hit@1 and I→T caption recall@10 "
+                                                     "each fall by at least 1 pp and by at least twice the Hit@10 "
+                                                     "fall of their direction",
+    "shuffled control falls to chance": "in both directions the shuffled Hit@10 lies within 1 pp of its exact "
+                                        "chance level",
+}
+
+
+def _in_pp(changes: pd.DataFrame) -> pd.DataFrame:
+    """This run's changes (fractions) in the units of the study's: pp, and the compressed value in %."""
+    return changes.assign(change=100 * changes["change"], low=100 * changes["low"], high=100 * changes["high"],
+                          compressed=100 * changes["compressed"])
+
+
+def _study_in_pp(study: pd.DataFrame) -> pd.DataFrame:
+    d = _study_changes(study)
+    d["compressed"] = [_study_value(study, m, dr, r)
+                       for m, dr, r in zip(d["metric"], d["direction"], d["representation"])]
+    return d
+
+
+def _pick(pp: pd.DataFrame, representation: str, direction: str, metric: str) -> pd.Series | None:
+    row = pp[(pp["representation"] == representation) & (pp["direction"] == direction) & (pp["metric"] == metric)]
+    return row.iloc[0] if len(row) else None
+
+
+def _fmt(mean, low=None, high=None) -> str:
+    return f"{mean:+.2f}" + ("" if low is None or np.isnan(low) else f" [{low:+.2f}, {high:+.2f}]")
+
+
+_DIRS = ((T2I, "T→I"), (I2T, "I→T"))
+_LOSSES = (("T→I Hit@1", T2I, "Hit@1"), ("I→T Hit@1", I2T, "Hit@1"),
+           ("I→T caption recall@10", I2T, "caption recall@10"))
+
+
+def _compression_verdicts(pp: pd.DataFrame) -> list[tuple[str, bool]]:
+    """The three compression findings on one source's changes (pp): (numbers in words, holds)."""
+    out = []
+    h256 = [_pick(pp, "MRL 256", d, "Hit@10") for d, _ in _DIRS]
+    if any(o is None for o in h256):
+        out.append(("not measured (256 not among dims, or k is not 10)", False))
+    else:
+        out.append(("; ".join(f"{a} {_fmt(o['change'], o['low'], o['high'])}" for (_, a), o in zip(_DIRS, h256)),
+                    all((o["low"] <= 0 <= o["high"]) or max(abs(o["low"]), abs(o["high"])) <= 1 for o in h256)))
+    h128 = {d: _pick(pp, "MRL 128", d, "Hit@10") for d, _ in _DIRS}
+    if any(o is None for o in h128.values()):
+        return out + [("not measured (128 not among dims, or k is not 10)", False)] * 2
+    out.append(("; ".join(f"{a} Hit@10 {h128[d]['compressed']:.2f}% ({_fmt(h128[d]['change'])})" for d, a in _DIRS),
+                all(o["change"] > -5 for o in h128.values())))
+    parts = [(name, _pick(pp, "MRL 128", d, m), h128[d]["change"]) for name, d, m in _LOSSES]
+    out.append(("; ".join(f"{n} {_fmt(p['change'], p['low'], p['high'])} vs Hit@10 {_fmt(h)}" for n, p, h in parts),
+                all(p["change"] <= -1 and p["change"] <= 2 * min(h, 0) for _, p, h in parts)))
+    return out
+
+
+def _control_verdict(rows) -> tuple[str, bool]:
+    """(direction label, shuffled %, chance low %, chance high %) per direction: within 1 pp of chance?"""
+    text = "; ".join(f"{a} {s:.2f}% (chance {lo:.2f}%)" if lo == hi else
+                     f"{a} {s:.2f}% (chance {lo:.2f}–{hi:.2f}%)" for a, s, lo, hi in rows)
+    return text, all(max(lo - s, s - hi, 0) <= 1 for _, s, lo, hi in rows)
+
+
+def findings(changes: pd.DataFrame, control: pd.DataFrame, study: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per finding of :data:`CRITERIA`, each criterion applied alike to the study's
+    published numbers and to this run's: ``finding``, ``criterion``, ``study`` and ``this run``
+    (the numbers in words; changes in pp with their 95% interval where there is one),
+    ``holds in the study`` and ``reproduces`` (bools: the criterion holds on the study's
+    numbers, on this run's). ``changes`` is
+    :func:`~embdiag.interventions.caption_retrieval.bootstrap_changes` (the findings speak of
+    Hit@10 at 256 and 128 dimensions, so they need ``k = 10`` and those ``dims``), ``control``
+    :func:`~embdiag.interventions.caption_retrieval.shuffled_control`; ``study`` defaults to
+    :func:`published`. The study printed no chance level for its image→text control; a group
+    shuffle's chance lies between 2 and 10 owners of the top ten captions out of 1,000, so
+    the study is checked against that range."""
+    study = published() if study is None else study
+    theirs = _compression_verdicts(_study_in_pp(study))
+    ours = _compression_verdicts(_in_pp(changes))
+    s_ctrl = _control_verdict([(a, _study_value(study, "shuffled Hit@10", d, "native 768"), *(
+        (1.0, 1.0) if d == T2I else (0.2, 1.0))) for d, a in _DIRS])
+    c10 = control[control["metric"] == "Hit@10"].set_index("direction")
+    o_ctrl = (_control_verdict([(a, 100 * c10.loc[d, "shuffled"], 100 * c10.loc[d, "chance"],
+                                 100 * c10.loc[d, "chance"]) for d, a in _DIRS])
+              if len(c10) == 2 else ("not measured (k is not 10)", False))
+    return pd.DataFrame([{"finding": f, "criterion": CRITERIA[f], "study": s[0], "this run": o[0],
+                          "holds in the study": bool(s[1]), "reproduces": bool(o[1])}
+                         for f, s, o in zip(CRITERIA, theirs + [s_ctrl], ours + [o_ctrl])])
+
+
+def findings_table(verdicts: pd.DataFrame):
+    """:func:`findings` for display: ``reproduces`` as yes/no, indexed by finding."""
+    yes_no = {True: "yes", False: "no"}
+    return verdicts.assign(**{c: verdicts[c].map(yes_no) for c in ("holds in the study", "reproduces")}).set_index(
+        "finding").style
+
+
+def summary(verdicts: pd.DataFrame) -> str:
+    """The verdicts as a Markdown paragraph and list."""
+    lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here "
+             f"({r['criterion']}): {r['this run']}." for _, r in verdicts.iterrows()]
+    return (f"{int(verdicts['reproduces'].sum())} of {len(verdicts)} findings of the study's caption section hold "
+            f"on this data and encoder:\n\n" + "\n".join(lines))

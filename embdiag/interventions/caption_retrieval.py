@@ -1,0 +1,451 @@
+"""Image–caption retrieval in both directions, per query, under Matryoshka compression.
+
+Images and captions share one embedding space; image ``i`` owns the captions ``j`` with
+``group[j] == i`` (five each in the study).
+
+- **Text→image**: each caption, embedded in the *query* role, ranks the images by cosine;
+  its one positive is its parent image.
+- **Image→text**: each image ranks the captions embedded in the *document* role; its
+  positives are its own captions.
+
+Per query (:class:`Ranking`): Hit@1 (the first result is a positive), Hit@k (a positive
+among the first ``k``), recall@k (the share of the query's positives in its first ``k``;
+for image→text this is *caption recall@k*, for text→image it equals Hit@k) and the rank of
+its best positive. **Overlap@k** is the share of the native top-``k`` identities a
+compressed search keeps (identity, not relevance). **Category P@k** is an image-only
+comparator: each image queries the other images (see :func:`category_precision`).
+
+A representation is the native vectors or a Matryoshka prefix (:func:`mrl_prefix`: the
+leading coordinates, renormalized), applied alike to images, queries and documents.
+:func:`bootstrap_changes` gives paired bootstrap intervals of compressed minus native over
+image groups (a caption travels with its parent image), and :func:`shuffled_control`
+reassigns the image–caption correspondence by a seeded permutation of the groups while
+vectors and rankings stay fixed, beside its exact chance level (:func:`chance_levels`).
+All searches are exact (:func:`embdiag.metrics.topk`, float64 scores).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._validate import as_matrix, check_int, check_k, same_length
+from ..metrics import hit_at_k, overlap_at_k, paired_bootstrap, precision_at_k, recall_at_k, topk
+from .compression import MatryoshkaPrefix
+
+__all__ = [
+    "T2I", "I2T", "METRICS", "Ranking", "Representation", "CaptionRetrieval", "check_group", "image_positives",
+    "positive_ranks", "text_to_image", "image_to_text", "eligible_categories", "category_precision",
+    "category_floor", "mrl_prefix", "representation_name", "evaluate", "summary_table", "overlap_table",
+    "typical_image", "bootstrap_changes", "shuffle_groups", "chance_levels", "random_hit_chance", "shuffled_control",
+]
+
+T2I, I2T = "text→image", "image→text"
+#: Per-query results compared across representations: (direction, metric, Ranking attribute).
+METRICS = ((T2I, "Hit@1", "hit_1"), (T2I, "Hit@k", "hit_k"), (I2T, "Hit@1", "hit_1"), (I2T, "Hit@k", "hit_k"),
+           (I2T, "caption recall@k", "recall_k"))
+
+
+def check_group(group, n_captions: int, n_images: int) -> np.ndarray:
+    """``group`` as an int64 array: one image index in ``[0, n_images)`` per caption, every
+    image owning at least one caption. Raises ``ValueError`` naming the problem."""
+    g = np.asarray(group)
+    if g.ndim != 1:
+        raise ValueError(f"group: expected a 1-D array of image indices, got shape {g.shape}")
+    if not np.issubdtype(g.dtype, np.integer):
+        raise ValueError(f"group: expected integer image indices, got dtype {g.dtype}")
+    if len(g) != n_captions:
+        raise ValueError(f"length mismatch: captions have {n_captions} rows, group has {len(g)}")
+    if g.min() < 0 or g.max() >= n_images:
+        raise ValueError(f"group: image indices must lie in [0, {n_images}), got range [{g.min()}, {g.max()}]")
+    counts = np.bincount(g, minlength=n_images)
+    if (counts == 0).any():
+        raise ValueError(f"group: {int((counts == 0).sum())} image(s) own no caption "
+                         f"(first: image {int(np.flatnonzero(counts == 0)[0])})")
+    return g.astype(np.int64)
+
+
+def image_positives(group, n_images: int):
+    """Each image's caption indices: an ``(n_images, m)`` array when every image owns ``m``
+    captions, else a list of arrays (either form is accepted by :func:`~embdiag.metrics.hit_at_k`)."""
+    g = check_group(group, len(np.asarray(group)), n_images)
+    order = np.argsort(g, kind="stable")
+    counts = np.bincount(g, minlength=n_images)
+    if (counts == counts[0]).all():
+        return order.reshape(n_images, counts[0])
+    return np.split(order, np.cumsum(counts)[:-1])
+
+
+def positive_ranks(queries, gallery, positives, block: int = 1024) -> np.ndarray:
+    """Rank (1 = first) of each query's best-ranked positive among all gallery rows.
+
+    Brute force over the full float64 cosine matrix, with :func:`~embdiag.metrics.topk`'s
+    order: descending score, equal scores by the lower gallery index. ``positives`` is a
+    boolean mask ``(n_queries, n_gallery)`` or one positive index per query. So
+    ``hit_at_k == (rank <= k)``.
+    """
+    Q = as_matrix(queries, "queries", dtype=np.float64)
+    G = as_matrix(gallery, "gallery", dtype=np.float64)
+    if G.shape[1] != Q.shape[1]:
+        raise ValueError(f"gallery: has {G.shape[1]} columns but queries have {Q.shape[1]}")
+    P = np.asarray(positives)
+    if P.dtype != bool:
+        if P.shape != (len(Q),) or not np.issubdtype(P.dtype, np.integer):
+            raise ValueError(f"positives: expected one integer index per query or a boolean mask, got shape {P.shape}")
+        mask = np.zeros((len(Q), len(G)), bool)
+        mask[np.arange(len(Q)), P] = True
+        P = mask
+    if P.shape != (len(Q), len(G)) or not P.any(axis=1).all():
+        raise ValueError(f"positives: the mask must be ({len(Q)}, {len(G)}) with a positive in every row")
+    Qn = Q / np.linalg.norm(Q, axis=1, keepdims=True)
+    Gn = G / np.linalg.norm(G, axis=1, keepdims=True)
+    ranks = np.empty(len(Q), np.int64)
+    cols = np.arange(len(G))
+    for q0 in range(0, len(Q), block):
+        S, M = Qn[q0:q0 + block] @ Gn.T, P[q0:q0 + block]
+        best = np.where(M, S, -np.inf).max(axis=1)  # score of the best positive
+        first = np.where(M & (S == best[:, None]), cols, len(G)).min(axis=1)  # its lowest index
+        ranks[q0:q0 + block] = 1 + (S > best[:, None]).sum(axis=1) + \
+            ((S == best[:, None]) & (cols < first[:, None])).sum(axis=1)
+    return ranks
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One direction's exact search in one representation, with per-query results.
+
+    ``neighbors``/``scores``: ``(n_queries, k)``, best first. ``hit_1``, ``hit_k``,
+    ``recall_k`` (0..1 per query) and ``rank`` (the best positive's rank, 1-based) are per
+    query; ``unit`` is the image group each query belongs to (a caption's parent, or the
+    query image itself), the unit the bootstrap resamples.
+    """
+
+    direction: str
+    neighbors: np.ndarray
+    scores: np.ndarray
+    hit_1: np.ndarray
+    hit_k: np.ndarray
+    recall_k: np.ndarray
+    rank: np.ndarray
+    unit: np.ndarray
+
+    @property
+    def k(self) -> int:
+        return int(self.neighbors.shape[1])
+
+    def mean(self, attribute: str) -> float:
+        return float(getattr(self, attribute).mean())
+
+
+def _ranking(direction, queries, gallery, positives, mask, k, unit) -> Ranking:
+    scores, nb = topk(queries, gallery, k, dtype=np.float64)
+    return Ranking(direction, nb, scores, hit_at_k(nb, positives, k=1, per_query=True),
+                   hit_at_k(nb, positives, per_query=True), recall_at_k(nb, positives, per_query=True),
+                   positive_ranks(queries, gallery, mask), unit)
+
+
+def text_to_image(queries, images, group, k: int = 10) -> Ranking:
+    """Each caption (query role) searches the images; its one positive is ``group[j]``."""
+    Q, X = as_matrix(queries, "queries"), as_matrix(images, "images")
+    g = check_group(group, len(Q), len(X))
+    k = check_k(k, len(X))
+    return _ranking(T2I, Q, X, g, g, k, g)
+
+
+def image_to_text(images, documents, group, k: int = 10) -> Ranking:
+    """Each image searches the captions (document role); its positives are its own captions."""
+    X, D = as_matrix(images, "images"), as_matrix(documents, "documents")
+    g = check_group(group, len(D), len(X))
+    k = check_k(k, len(D))
+    mask = g[None, :] == np.arange(len(X))[:, None]
+    return _ranking(I2T, X, D, image_positives(g, len(X)), mask, k, np.arange(len(X)))
+
+
+def eligible_categories(categories, min_support: int = 10) -> np.ndarray:
+    """Indices of the object categories that at least ``min_support`` images contain and at
+    least ``min_support`` images lack (the support floor of balanced accuracy, applied to
+    both sides, so that each eligible category tells images apart)."""
+    C = np.asarray(categories)
+    if C.ndim != 2 or C.dtype != bool:
+        raise ValueError(f"categories: expected a boolean (n_images, n_categories) array, got {C.dtype} {C.shape}")
+    min_support = check_int(min_support, "min_support", minimum=1)
+    n_with = C.sum(axis=0)
+    return np.flatnonzero((n_with >= min_support) & (len(C) - n_with >= min_support))
+
+
+def category_precision(images, categories, k: int = 10, min_support: int = 10, per_category: bool = False):
+    """Category P@k: an image-only comparator.
+
+    Each image queries the *other* images by cosine (top ``k``, itself excluded). For an
+    eligible category ``c`` (:func:`eligible_categories`), P@k(c) is the mean, over the
+    images containing ``c``, of the share of their ``k`` neighbours that also contain ``c``;
+    category P@k is the mean of P@k(c) over the eligible categories (each counts equally).
+    Returns that float, or the per-category values (eligible categories only) with
+    ``per_category=True``. Its random floor is :func:`category_floor`.
+    """
+    X = as_matrix(images, "images")
+    C = np.asarray(categories)
+    same_length(images=X, categories=C)
+    cats = eligible_categories(C, min_support)
+    if not cats.size:
+        raise ValueError(f"categories: no category has {min_support} images with it and {min_support} without")
+    _, nb = topk(X, X, k, exclude_self=True, dtype=np.float64)
+    values = np.array([precision_at_k(nb[C[:, c]], C[:, c], np.ones(int(C[:, c].sum()), bool)) for c in cats])
+    return values if per_category else float(values.mean())
+
+
+def category_floor(categories, min_support: int = 10) -> float:
+    """Expected category P@k of random neighbours: mean over eligible categories of
+    ``(n_c - 1) / (n - 1)``, the chance that another image also contains ``c``."""
+    C = np.asarray(categories)
+    cats = eligible_categories(C, min_support)
+    return float(np.mean((C[:, cats].sum(axis=0) - 1) / (len(C) - 1)))
+
+
+def mrl_prefix(vectors, dim: int) -> np.ndarray:
+    """The Matryoshka prefix: the leading ``dim`` coordinates, each row renormalized to unit
+    length (:class:`~embdiag.interventions.MatryoshkaPrefix`); ``dim = d`` gives unit native rows."""
+    X = as_matrix(vectors, "vectors")
+    return MatryoshkaPrefix(dim).fit(X).transform(X)
+
+
+def representation_name(dim: int, d: int) -> str:
+    """``native 768`` for the full dimension, else ``MRL <dim>`` (the study's labels)."""
+    return f"native {d}" if dim == d else f"MRL {dim}"
+
+
+@dataclass(frozen=True)
+class Representation:
+    """Both directions and the category comparator for one representation."""
+
+    name: str
+    dim: int
+    t2i: Ranking
+    i2t: Ranking
+    category_p: float
+
+    def ranking(self, direction: str) -> Ranking:
+        return {T2I: self.t2i, I2T: self.i2t}[direction]
+
+
+@dataclass(frozen=True)
+class CaptionRetrieval:
+    """The study's measurements: ``representations`` (native first), the caption groups and ``k``."""
+
+    representations: tuple[Representation, ...]
+    group: np.ndarray
+    k: int
+    categories: tuple[int, ...]
+
+    @property
+    def native(self) -> Representation:
+        return self.representations[0]
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self.representations]
+
+    @property
+    def n_images(self) -> int:
+        return int(self.group.max()) + 1
+
+    def __getitem__(self, name: str) -> Representation:
+        for r in self.representations:
+            if r.name == name:
+                return r
+        raise KeyError(f"representation {name!r} not measured; have {self.names}")
+
+
+def evaluate(images, queries, documents, group, categories=None, *, dims=(256, 128), k: int = 10,
+             min_support: int = 10) -> CaptionRetrieval:
+    """Both directions and category P@k for the native vectors and each Matryoshka prefix in ``dims``.
+
+    ``images`` (n_images x d), ``queries``/``documents`` (n_captions x d: the captions in
+    the query and the document role, row ``j`` owned by image ``group[j]``),
+    ``categories`` (bool n_images x n_categories, optional: without it category P@k is NaN).
+    """
+    X = as_matrix(images, "images")
+    Q, D = as_matrix(queries, "queries"), as_matrix(documents, "documents")
+    if Q.shape != D.shape:
+        raise ValueError(f"queries and documents: shapes differ ({Q.shape} vs {D.shape}); they are the same "
+                         f"captions in two roles")
+    if Q.shape[1] != X.shape[1]:
+        raise ValueError(f"queries: have {Q.shape[1]} columns but images have {X.shape[1]}")
+    g = check_group(group, len(Q), len(X))
+    d = X.shape[1]
+    dims = [check_int(m, "dims", minimum=1) for m in dims]
+    if any(m > d for m in dims):
+        raise ValueError(f"dims: each must be at most the dimension d = {d}, got {dims}")
+    cats = ()
+    if categories is not None:
+        same_length(images=X, categories=np.asarray(categories))
+        cats = tuple(int(c) for c in eligible_categories(categories, min_support))
+    reps = []
+    for m in dict.fromkeys([d, *dims]):  # native first, each dimension once
+        Xm, Qm, Dm = (mrl_prefix(V, m) for V in (X, Q, D))
+        cp = category_precision(Xm, categories, k, min_support) if categories is not None else float("nan")
+        reps.append(Representation(representation_name(m, d), m, text_to_image(Qm, Xm, g, k),
+                                   image_to_text(Xm, Dm, g, k), cp))
+    return CaptionRetrieval(tuple(reps), g, int(k), cats)
+
+
+def _label(metric: str, k: int) -> str:
+    return metric.replace("@k", f"@{k}")
+
+
+def summary_table(result: CaptionRetrieval) -> pd.DataFrame:
+    """One row per representation: T→I Hit@1 and Hit@k, I→T Hit@1, Hit@k and caption
+    recall@k, category P@k (fractions); the columns of the study's table."""
+    rows = {}
+    for r in result.representations:
+        row = {f"{'T→I' if dr == T2I else 'I→T'} {_label(m, result.k)}": r.ranking(dr).mean(attr)
+               for dr, m, attr in METRICS}
+        row[f"category P@{result.k}"] = r.category_p
+        rows[r.name] = row
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("representation")
+
+
+def overlap_table(result: CaptionRetrieval) -> pd.DataFrame:
+    """Overlap@k of each compressed top-k with the native top-k, per direction (fractions)."""
+    rows = []
+    for r in result.representations[1:]:
+        for direction in (T2I, I2T):
+            rows.append({"representation": r.name, "direction": direction,
+                         "overlap": overlap_at_k(r.ranking(direction).neighbors,
+                                                 result.native.ranking(direction).neighbors)})
+    return pd.DataFrame(rows, columns=["representation", "direction", "overlap"])
+
+
+def typical_image(result: CaptionRetrieval) -> int:
+    """A typical image for a worked example, chosen by a rule fixed in advance: the
+    lowest-index image whose share of captions with a native text→image hit@k is the overall
+    native Hit@k rounded to the nearest possible share (e.g. 3 of 5 captions for 56%); the
+    closest share if no image has it exactly."""
+    hits = result.native.t2i.hit_k
+    n = result.n_images
+    per_image = np.bincount(result.group, weights=hits, minlength=n) / np.bincount(result.group, minlength=n)
+    size = int(np.bincount(result.group).max())
+    target = np.round(hits.mean() * size) / size
+    return int(np.argmin(np.abs(per_image - target) + 1e-9 * np.arange(n) / n))
+
+
+def bootstrap_changes(result: CaptionRetrieval, n_draws: int = 5000, seed: int = 0,
+                      level: float = 0.95) -> pd.DataFrame:
+    """Compressed minus native, with paired bootstrap intervals over image groups.
+
+    For each compressed representation and each metric of :data:`METRICS`, the per-query
+    values of both representations are paired query by query and resampled by whole image
+    groups (:func:`~embdiag.metrics.paired_bootstrap`: ``n_draws`` draws of the
+    ``n_images`` groups with replacement; a text→image query travels with its parent
+    image, so a drawn image brings all its captions). Every metric uses the same ``seed``,
+    so each draw picks the same images in both directions. The intervals are conditional
+    on these images and captions (the encoder is fixed). Columns: ``representation``,
+    ``direction``, ``metric``, ``native``, ``compressed``, ``change``, ``low``, ``high``,
+    ``n_queries``, ``n_groups`` (fractions).
+    """
+    rows = []
+    for r in result.representations[1:]:
+        for direction, metric, attr in METRICS:
+            a, b = r.ranking(direction), result.native.ranking(direction)
+            iv = paired_bootstrap(getattr(a, attr), getattr(b, attr), groups=a.unit, n_draws=n_draws, level=level,
+                                  seed=seed)
+            rows.append({"representation": r.name, "direction": direction, "metric": _label(metric, result.k),
+                         "native": b.mean(attr), "compressed": a.mean(attr), "change": iv.mean, "low": iv.low,
+                         "high": iv.high, "n_queries": iv.n, "n_groups": iv.n_groups})
+    return pd.DataFrame(rows)
+
+
+def shuffle_groups(group, seed: int = 0) -> np.ndarray:
+    """The correspondence after a seeded permutation ``p`` of the images: caption ``j`` now
+    belongs to image ``p[group[j]]`` (whole groups move; group sizes are kept)."""
+    g = np.asarray(group)
+    seed = check_int(seed, "seed", minimum=0)
+    return np.random.default_rng(seed).permutation(int(g.max()) + 1)[g]
+
+
+def chance_levels(result: CaptionRetrieval, representation: str | None = None) -> dict:
+    """Exact expected values of each metric of :data:`METRICS` under a uniformly random
+    permutation of the image groups, with the rankings fixed.
+
+    Text→image: the new parent of a caption is uniform over the ``n`` images, so Hit@k is
+    ``k / n`` and Hit@1 ``1 / n``. Image→text: image ``i`` receives the captions of one
+    uniformly random group, so Hit@k is ``m_i / n`` with ``m_i`` the number of distinct
+    groups among its top ``k`` captions (between ``ceil(k / group size)`` and ``k``), and
+    caption recall@k is ``sum_g (c_ig / |g|) / n`` (``c_ig``: top-k captions from group
+    ``g``), i.e. ``k / (5 n)`` for groups of five; both averaged over images. Returns
+    ``{(direction, metric): value}`` for the given representation (default: native).
+    """
+    rep = result.native if representation is None else result[representation]
+    n, k, g = result.n_images, result.k, result.group
+    sizes = np.bincount(g, minlength=n)
+    owners = g[rep.i2t.neighbors]  # (n_images, k) group of each top caption
+    distinct = np.array([len(np.unique(row)) for row in owners])
+    return {(T2I, _label("Hit@1", k)): 1 / n, (T2I, _label("Hit@k", k)): k / n, (I2T, _label("Hit@1", k)): 1 / n,
+            (I2T, _label("Hit@k", k)): float(distinct.mean()) / n,
+            (I2T, _label("caption recall@k", k)): float((1.0 / sizes[owners]).sum(axis=1).mean()) / n}
+
+
+def random_hit_chance(n_gallery: int, n_positives: int, k: int) -> float:
+    """Chance that ``k`` distinct gallery items drawn at random include at least one of
+    ``n_positives``: ``1 - C(n_gallery - n_positives, k) / C(n_gallery, k)``. This is *not*
+    the shuffled control's chance for image→text (:func:`chance_levels`), where whole groups
+    move and the ranking is fixed; it is the figure one gets by treating results as random draws."""
+    n_gallery = check_int(n_gallery, "n_gallery", minimum=1)
+    n_positives = check_int(n_positives, "n_positives", minimum=0)
+    k = check_int(k, "k", minimum=0)
+    if n_positives > n_gallery or k > n_gallery:
+        raise ValueError(f"n_positives and k: must not exceed n_gallery = {n_gallery}, got {n_positives} and {k}")
+    return 1 - math.comb(n_gallery - n_positives, k) / math.comb(n_gallery, k)
+
+
+def _shuffled_values(rep: Representation, group: np.ndarray, perms: np.ndarray) -> dict:
+    """Per permutation (rows of ``perms``), each metric's mean with rankings fixed."""
+    n = perms.shape[1]
+    sizes = np.bincount(group, minlength=n)
+    t_nb, i_nb = rep.t2i.neighbors, rep.i2t.neighbors
+    out = {key: np.empty(len(perms)) for key in ((T2I, "Hit@1"), (T2I, "Hit@k"), (I2T, "Hit@1"), (I2T, "Hit@k"),
+                                                 (I2T, "caption recall@k"))}
+    images = np.arange(n)
+    for i, p in enumerate(perms):
+        parent = p[group]  # new owner of every caption
+        t_hits = t_nb == parent[:, None]
+        out[T2I, "Hit@1"][i] = t_hits[:, 0].mean()
+        out[T2I, "Hit@k"][i] = t_hits.any(axis=1).mean()
+        i_hits = parent[i_nb] == images[:, None]  # top captions now owned by the query image
+        inverse = np.empty(n, np.int64)
+        inverse[p] = images  # the group each image now owns
+        out[I2T, "Hit@1"][i] = i_hits[:, 0].mean()
+        out[I2T, "Hit@k"][i] = i_hits.any(axis=1).mean()
+        out[I2T, "caption recall@k"][i] = (i_hits.sum(axis=1) / sizes[inverse]).mean()
+    return out
+
+
+def shuffled_control(result: CaptionRetrieval, seed: int = 0, n_permutations: int = 1000,
+                     representation: str | None = None) -> pd.DataFrame:
+    """The shuffled-correspondence control: vectors and rankings stay fixed, the image–caption
+    correspondence is reassigned by a seeded permutation of the groups (:func:`shuffle_groups`).
+
+    Per direction and metric: the real value, the value under the seeded permutation
+    ``seed``, its exact chance level (:func:`chance_levels`) and the central 95% range over
+    ``n_permutations`` further seeded permutations (how far one shuffle strays from
+    chance). Fractions; for the given representation (default: native).
+    """
+    rep = result.native if representation is None else result[representation]
+    n_permutations = check_int(n_permutations, "n_permutations", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
+    n, k = result.n_images, result.k
+    one = _shuffled_values(rep, result.group, np.random.default_rng(seed).permutation(n)[None, :])
+    rng = np.random.default_rng([seed, 1])
+    many = _shuffled_values(rep, result.group, np.array([rng.permutation(n) for _ in range(n_permutations)]))
+    chance = chance_levels(result, rep.name)
+    rows = []
+    for direction, metric, attr in METRICS:
+        label = _label(metric, k)
+        lo, hi = np.quantile(many[direction, metric], [0.025, 0.975])
+        rows.append({"direction": direction, "metric": label, "real": rep.ranking(direction).mean(attr),
+                     "shuffled": float(one[direction, metric][0]), "chance": chance[direction, label],
+                     "permutation low": float(lo), "permutation high": float(hi)})
+    return pd.DataFrame(rows)

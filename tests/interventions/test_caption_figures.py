@@ -1,0 +1,152 @@
+"""The caption chapter's figures, tables and declared findings, on results whose answers are known."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from embdiag.interventions import caption_figures as figures
+from embdiag.interventions import caption_retrieval as cr
+
+
+@pytest.fixture(scope="module")
+def study():
+    return figures.published()
+
+
+@pytest.fixture(scope="module")
+def result():
+    rng = np.random.default_rng(0)
+    images = rng.standard_normal((30, 12))
+    group = np.repeat(np.arange(30), 5)
+    captions = images[group] + rng.standard_normal((150, 12))
+    categories = rng.random((30, 3)) < 0.5
+    return cr.evaluate(images, captions, captions, group, categories, dims=(6, 3), k=4, min_support=3)
+
+
+def test_published_values_are_the_studys_as_printed(study):
+    v = lambda m, d, r, c="value": figures._study_value(study, m, d, r, c)  # noqa: E731
+    assert v("Hit@1", cr.T2I, "native 768") == 73.86
+    assert v("caption recall@10", cr.I2T, "MRL 128") == 68.90
+    assert v("category P@10", "image→image", "MRL 256") == 48.12
+    assert v("overlap@10", cr.T2I, "MRL 128") == 64.78
+    assert v("Hit@10 change", cr.T2I, "MRL 128", "low") == -4.06
+    assert v("Hit@10 change", cr.T2I, "MRL 128", "high") == -2.62
+    assert v("shuffled Hit@10", cr.I2T, "native 768") == 0.20
+    assert len(study) == 30 and set(study["unit"]) == {"%", "pp"}
+
+
+def test_the_studys_changes_follow_from_its_table(study):
+    """Differences of the printed table reproduce every printed change."""
+    derived = figures._study_changes(study).set_index(["representation", "direction", "metric"])
+    for _, s in study[study["metric"].str.endswith(" change")].iterrows():
+        key = (s["representation"], s["direction"], s["metric"].removesuffix(" change"))
+        assert derived.loc[key, "change"] == pytest.approx(s["value"], abs=1e-9)
+    assert derived.loc[("MRL 128", cr.T2I, "Hit@1"), "change"] == pytest.approx(-11.36)
+    assert np.isnan(derived.loc[("MRL 128", cr.T2I, "Hit@1"), "low"])
+
+
+def _from_study(study) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The study's own numbers in the shape of bootstrap_changes / shuffled_control (fractions)."""
+    d = figures._study_changes(study)
+    changes = pd.DataFrame({"representation": d["representation"], "direction": d["direction"],
+                            "metric": d["metric"], "change": d["change"] / 100,
+                            "low": d["low"] / 100, "high": d["high"] / 100})
+    changes["compressed"] = [figures._study_value(study, m, dr, r) / 100
+                             for m, dr, r in zip(changes["metric"], changes["direction"], changes["representation"])]
+    control = pd.DataFrame({"direction": [cr.T2I, cr.I2T], "metric": ["Hit@10", "Hit@10"],
+                            "shuffled": [0.0122, 0.0020], "chance": [0.01, 0.002]})
+    return changes, control
+
+
+def test_the_study_reproduces_itself(study):
+    changes, control = _from_study(study)
+    verdicts = figures.findings(changes, control, study)
+    assert list(verdicts["finding"]) == list(figures.CRITERIA)
+    assert verdicts["reproduces"].all() and verdicts["holds in the study"].all()
+    assert list(verdicts["study"])[:3] == list(verdicts["this run"])[:3]  # the compression findings
+    assert verdicts["study"].iloc[3] == "T→I 1.22% (chance 1.00%); I→T 0.20% (chance 0.20–1.00%)"
+    assert verdicts.loc[0, "study"] == "T→I -0.20 [-0.54, +0.14]; I→T -0.30 [-1.10, +0.50]"
+
+
+def test_findings_fail_when_their_criteria_fail(study):
+    changes, control = _from_study(study)
+    flat = changes.copy()
+    flat.loc[flat["metric"] != "Hit@10", ["change", "low", "high"]] = 0.0  # Hit@1 and recall keep everything
+    big = changes.copy()
+    sel = (big["representation"] == "MRL 256") & (big["metric"] == "Hit@10")
+    big.loc[sel, ["change", "low", "high"]] = [-0.03, -0.04, -0.02]  # 256-d loses 3 pp, surely
+    far = control.assign(shuffled=[0.05, 0.002])  # 4 points above chance
+    assert list(figures.findings(flat, control, study)["reproduces"]) == [True, True, False, True]
+    assert list(figures.findings(big, control, study)["reproduces"]) == [False, True, True, True]
+    assert list(figures.findings(changes, far, study)["reproduces"]) == [True, True, True, False]
+    text = figures.summary(figures.findings(flat, control, study))
+    assert text.startswith("3 of 4 findings") and "does **not** hold" in text
+
+
+def test_findings_without_the_studys_dimensions_say_not_measured(result, study):
+    changes = cr.bootstrap_changes(result, n_draws=50)  # MRL 6 and MRL 3, k = 4
+    control = cr.shuffled_control(result, n_permutations=20)
+    verdicts = figures.findings(changes, control, study)
+    assert not verdicts["reproduces"].any()
+    assert verdicts["this run"].str.startswith("not measured").all()
+
+
+def _spec(chart) -> str:
+    return json.dumps(chart.to_dict())
+
+
+def test_charts_build_and_show_what_they_say(result):
+    pixels = np.random.default_rng(1).integers(0, 255, (30, 8, 8, 3), dtype=np.uint8)
+    image = cr.typical_image(result)
+    spec = _spec(figures.ranking_chart(result, pixels, image))
+    assert "data:image/png;base64" in spec and figures.PARENT in spec
+    assert "parent at rank" in spec
+    assert '"type": "text"' in _spec(figures.ranking_chart(result, None, 3, slot=0))  # no pixels: image numbers
+    with pytest.raises(ValueError, match="slot: image 3 has 5 captions, got 5"):
+        figures.ranking_chart(result, pixels, 3, slot=5)
+    assert "data:image/png" in _spec(figures.example_chart(pixels, image))
+    assert "image 2" in _spec(figures.example_chart(None, 2))
+    for chart in (figures.metrics_chart(result), figures.control_chart(cr.shuffled_control(result, n_permutations=20)),
+                  figures.intervals_chart(cr.bootstrap_changes(result, n_draws=50), figures.published())):
+        assert _spec(chart)
+
+
+def test_tables_carry_the_measured_values(result):
+    captions = np.array([f"caption {j}" for j in range(150)])
+    ex = figures.example_captions(result, captions, 2).data
+    assert list(ex["caption"]) == [f"caption {j}" for j in range(10, 15)]
+    assert list(ex["parent's rank, MRL 3"]) == list(result["MRL 3"].t2i.rank[10:15])
+    ranking = figures.caption_ranking_table(result, captions, 2).data
+    assert list(ranking["owner image"]) == list(result.group[result.native.i2t.neighbors[2]])
+    assert (ranking["own caption"] == "yes").sum() == result.native.i2t.recall_k[2] * 5
+    pct = figures.percent_table(result).data
+    assert pct.loc["MRL 6", "T→I Hit@4"] == pytest.approx(100 * result["MRL 6"].t2i.hit_k.mean())
+    side = figures.side_by_side(result, figures.published()).data
+    assert np.isnan(side.loc[("MRL 6", "T→I Hit@1"), figures.STUDY])  # the study has no 6-d prefix
+    over = figures.overlaps_side_by_side(result, figures.published()).data
+    assert over.loc[("MRL 3", cr.I2T), figures.THIS_RUN] == pytest.approx(
+        100 * cr.overlap_table(result).set_index(["representation", "direction"]).loc[("MRL 3", cr.I2T), "overlap"])
+    assert np.isnan(over.loc[("MRL 3", cr.I2T), figures.STUDY])
+    table = figures.changes_table(cr.bootstrap_changes(result, n_draws=50)).data
+    assert table.columns[-1] == "95% interval (pp)"
+    assert "central 95% of shuffles" in figures.control_table(cr.shuffled_control(result, n_permutations=20)).data
+
+
+def test_changes_statement_computes_its_numbers(result, study):
+    changes = cr.bootstrap_changes(result, n_draws=50)
+    text = figures.changes_statement(changes, result, study)
+    top = changes.loc[changes["change"].abs().idxmax()]
+    assert f"{100 * top['change']:+.2f}" in text and "the native top 4" in text
+    assert f"{100 * cr.overlap_table(result)['overlap'].min():.2f}%" in text and "64.78% to 83.75%" in text
+
+
+def test_control_statement_computes_its_numbers(result, study):
+    control = cr.shuffled_control(result, n_permutations=20)
+    text = figures.control_statement(control, result, study)
+    chance = control.set_index(["direction", "metric"]).loc[(cr.I2T, "Hit@4"), "chance"]
+    assert f"{chance:.2%}" in text and f"{chance * 30:.2f} images" in text
+    assert f"{cr.random_hit_chance(150, 5, 4):.2%}" in text and "0.20% image→text" in text
