@@ -30,6 +30,7 @@
 encoder = "reference-cnn"  # registry name of the encoder (reference-cnn, reference-vit, ...)
 dataset = "procedural"  # "procedural" caption groups (generated) or "coco" (COCO 2017 val under data_dir)
 data_dir = None  # folder of the real dataset (COCO 2017 with annotations/ and val2017/)
+vectors_path = None  # a user's own vectors (.npz: images, queries, optional documents, group) instead
 k = 10  # cut-off of Hit@k, caption recall@k, overlap@k and category P@k
 dims = [256, 128]  # Matryoshka prefix dimensions compared with the native vectors
 n_draws = 5000  # paired bootstrap draws of the image groups
@@ -40,26 +41,20 @@ example = None  # image of the worked example; None: a typical one (cr.typical_i
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.data.captions import caption_statistics
 from embdiag.encoders.vectors import caption_vectors
 from embdiag.interventions import caption_figures as figures
 from embdiag.interventions import caption_retrieval as cr
 from embdiag.paper import charts
 
 charts.enable()
-vectors = caption_vectors(encoder, dataset, data_dir=data_dir)
+vectors = caption_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path)
 result = cr.evaluate(vectors.images, vectors.queries, vectors.documents, vectors.group, vectors.categories,
                      dims=dims, k=k)
 changes = cr.bootstrap_changes(result, n_draws=n_draws, seed=seed)
 control = cr.shuffled_control(result, seed=seed, n_permutations=n_permutations)
 study = figures.published()
 example = cr.typical_image(result) if example is None else example
-stats = caption_statistics(vectors.captions.reshape(result.n_images, -1))
-display(Markdown(
-    f"**Data and encoder:** {vectors.source}. {len(vectors.captions):,} captions, each embedded twice "
-    f"(query and document role). Of the captions, {stats['distinct']:.2%} are distinct and "
-    f"{stats['shared_with_other_image']:.2%} exactly match a caption of another image, so exact "
-    f"duplicates can cost text→image Hit@1 at most {stats['shared_with_other_image']:.2%}."))
+display(Markdown(figures.data_statement(vectors, result)))
 
 # %% [markdown]
 # ## Two searches in one space
@@ -85,10 +80,7 @@ display(Markdown(
 # captions alike), renormalized to unit length. The search is exact (float64 scores).
 
 # %%
-display(Markdown(
-    f"Eligible categories here: {len(result.categories)} of {len(vectors.category_names)} "
-    f"({', '.join(vectors.category_names[c] for c in result.categories)}); the study had 75 of COCO's 80. "
-    f"Random neighbours would give category P@{k} = {cr.category_floor(vectors.categories):.2%}."))
+display(Markdown(figures.categories_statement(vectors, result)))
 
 # %% [markdown]
 # ## A worked example

@@ -28,6 +28,7 @@ import pandas as pd
 
 from .._validate import as_matrix
 from ..data import load_dataset
+from ..data.captions import caption_statistics
 from ..data.vocab import ATTRIBUTES
 from .cache import embed
 from .registry import load_encoder
@@ -76,6 +77,14 @@ class CaptionVectors:
     category_names: tuple[str, ...]
     source: str
     image_pixels: np.ndarray | None = None
+
+    def caption_statistics(self) -> dict | None:
+        """:func:`~embdiag.data.captions.caption_statistics` of the caption texts (None when the
+        captions are not known as text or images own unequal numbers of them)."""
+        counts = np.bincount(self.group, minlength=len(self.images))
+        if not all(str(c) for c in self.captions) or (counts != counts[0]).any():
+            return None
+        return caption_statistics(np.asarray(self.captions).reshape(len(self.images), -1))
 
 
 def _describe_encoder(encoder) -> str:

@@ -11,17 +11,16 @@ which :func:`findings` applies to this run's numbers and to the study's.
 
 from __future__ import annotations
 
-import base64
-import io
 from pathlib import Path
 
 import altair as alt
 import numpy as np
 import pandas as pd
-from PIL import Image
 
+from .._images import to_data_url
 from .._project import project_root
-from .caption_retrieval import I2T, METRICS, T2I, CaptionRetrieval, overlap_table, random_hit_chance, summary_table
+from .caption_retrieval import I2T, METRICS, T2I, CaptionRetrieval, category_floor, overlap_table, random_hit_chance, \
+    summary_table
 
 STUDY_FILE = "caption_retrieval.csv"
 THIS_RUN, STUDY = "this run", "study (COCO)"
@@ -42,17 +41,31 @@ def _study_value(study: pd.DataFrame, metric: str, direction: str, representatio
     return float(row[column].iloc[0]) if len(row) else float("nan")
 
 
-def _png(pixels: np.ndarray, scale: int = 1) -> str:
-    """A uint8 H x W x 3 image as a PNG ``data:`` URL (as :func:`embdiag.data.figures.to_data_url`)."""
-    im = Image.fromarray(np.asarray(pixels, np.uint8))
-    if scale > 1:
-        im = im.resize((im.width * scale, im.height * scale), Image.Resampling.NEAREST)
-    buf = io.BytesIO()
-    im.save(buf, format="PNG", optimize=True)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
 # ----------------------------------------------------------------------------- the worked example
+
+def data_statement(vectors, result: CaptionRetrieval) -> str:
+    """Which data and encoder ran, and, where captions are text with the same count per image,
+    how far exact duplicates can cap text→image Hit@1."""
+    text = f"**Data and encoder:** {vectors.source}. {len(vectors.group):,} captions, each embedded in the query " \
+           f"and in the document role."
+    stats = vectors.caption_statistics()
+    if stats is not None:
+        text += (f" Of the captions, {stats['distinct']:.2%} are distinct and {stats['shared_with_other_image']:.2%} "
+                 f"exactly match a caption of another image, so exact duplicates can cost text→image Hit@1 at "
+                 f"most {stats['shared_with_other_image']:.2%}.")
+    return text
+
+
+def categories_statement(vectors, result: CaptionRetrieval) -> str:
+    """The eligible object categories of the category comparator and its random floor."""
+    if not result.categories:
+        return (f"No object category is eligible here ({len(vectors.category_names)} given), so category "
+                f"P@{result.k} is not computed.")
+    names = ", ".join(vectors.category_names[c] for c in result.categories)
+    return (f"Eligible categories here: {len(result.categories)} of {len(vectors.category_names)} ({names}); the "
+            f"study had 75 of COCO's 80. Random neighbours would give category P@{result.k} = "
+            f"{category_floor(vectors.categories):.2%}.")
+
 
 def example_chart(pixels, image: int, size: int = 192) -> alt.Chart:
     """The example image, labelled by its index (a text mark where the data has no pixels)."""
@@ -61,7 +74,7 @@ def example_chart(pixels, image: int, size: int = 192) -> alt.Chart:
     if pixels is None:
         mark = base.mark_text(fontSize=16).encode(text="label:N")
     else:
-        mark = base.transform_calculate(url=alt.expr.toString(_png(pixels[image]))).mark_image(
+        mark = base.transform_calculate(url=alt.expr.toString(to_data_url(pixels[image]))).mark_image(
             width=size, height=size).encode(url="url:N")
     return mark.properties(width=size, height=size, title=f"image {image}").configure_view(stroke=None)
 
@@ -109,7 +122,7 @@ def ranking_chart(result: CaptionRetrieval, pixels, image: int, slot: int | None
         thumbs = base.mark_text().encode(x=x, y=y, text="image:N", tooltip=tooltip)
     else:
         urls = pd.DataFrame({"image": sorted(set(data["image"]))})
-        urls["url"] = [_png(pixels[i]) for i in urls["image"]]
+        urls["url"] = [to_data_url(pixels[i]) for i in urls["image"]]
         thumbs = base.transform_lookup(lookup="image", from_=alt.LookupData(urls, "image", ["url"])).mark_image(
             width=size, height=size).encode(x=x, y=y, url="url:N", tooltip=tooltip)
     outline = base.transform_filter(alt.datum.parent).mark_rect(fillOpacity=0, stroke=PARENT, strokeWidth=3).encode(

@@ -265,7 +265,8 @@ def evaluate(images, queries, documents, group, categories=None, *, dims=(256, 1
 
     ``images`` (n_images x d), ``queries``/``documents`` (n_captions x d: the captions in
     the query and the document role, row ``j`` owned by image ``group[j]``),
-    ``categories`` (bool n_images x n_categories, optional: without it category P@k is NaN).
+    ``categories`` (bool n_images x n_categories, optional: without it, or without an
+    eligible category, category P@k is NaN).
     """
     X = as_matrix(images, "images")
     Q, D = as_matrix(queries, "queries"), as_matrix(documents, "documents")
@@ -286,7 +287,7 @@ def evaluate(images, queries, documents, group, categories=None, *, dims=(256, 1
     reps = []
     for m in dict.fromkeys([d, *dims]):  # native first, each dimension once
         Xm, Qm, Dm = (mrl_prefix(V, m) for V in (X, Q, D))
-        cp = category_precision(Xm, categories, k, min_support) if categories is not None else float("nan")
+        cp = category_precision(Xm, categories, k, min_support) if cats else float("nan")
         reps.append(Representation(representation_name(m, d), m, text_to_image(Qm, Xm, g, k),
                                    image_to_text(Xm, Dm, g, k), cp))
     return CaptionRetrieval(tuple(reps), g, int(k), cats)

@@ -150,3 +150,19 @@ def test_control_statement_computes_its_numbers(result, study):
     chance = control.set_index(["direction", "metric"]).loc[(cr.I2T, "Hit@4"), "chance"]
     assert f"{chance:.2%}" in text and f"{chance * 30:.2f} images" in text
     assert f"{cr.random_hit_chance(150, 5, 4):.2%}" in text and "0.20% image→text" in text
+
+
+def test_statements_without_categories_or_caption_text():
+    from types import SimpleNamespace
+
+    from embdiag.interventions import caption_retrieval as cr
+    rng = np.random.default_rng(0)
+    images, queries = rng.standard_normal((12, 8)), rng.standard_normal((24, 8))
+    group = np.repeat(np.arange(12), 2)
+    result = cr.evaluate(images, queries, queries, group, np.zeros((12, 0), bool), dims=(4,), k=3)
+    assert np.isnan(result.native.category_p)
+    vectors = SimpleNamespace(source="the user's vectors v.npz", group=group, category_names=(),
+                              caption_statistics=lambda: None)
+    assert "not computed" in figures.categories_statement(vectors, result)
+    text = figures.data_statement(vectors, result)
+    assert text.startswith("**Data and encoder:** the user's vectors v.npz.") and "distinct" not in text
