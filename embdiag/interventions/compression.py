@@ -23,8 +23,10 @@ completion.
 
 :func:`compression_grid` measures every method at every dimension with
 :func:`~embdiag.metrics.suite.evaluate`, plus the overlap of each representation's
-top-k with the native top-k; :func:`centring_effect` isolates what centring alone does
-at the full dimension.
+top-k with the native top-k (:func:`overlap_curve`: that overlap alone, over many
+dimensions); :func:`centring_effect` isolates what centring alone does at the full
+dimension; :func:`variance_spectrum` and :func:`unstandardized_ba` show what a
+standardized probe does with principal directions that carry no variance.
 """
 
 from __future__ import annotations
@@ -39,17 +41,22 @@ from sklearn.exceptions import NotFittedError
 
 from .._blas import single_thread
 from .._validate import as_matrix, check_int, nonzero_rows
+from ..metrics.probe import LinearProbe, balanced_accuracy
 from ..metrics.retrieval import overlap_at_k, precision_at_k, topk
 from ..metrics.suite import evaluate, frozen_classes
 
 __all__ = ["DIMS", "METHODS", "MatryoshkaPrefix", "PCACompression", "centring_effect", "compression_grid",
-           "dims_ladder", "make_compression", "principal_axes"]
+           "dims_ladder", "make_compression", "overlap_curve", "principal_axes", "unstandardized_ba",
+           "variance_spectrum"]
 
 DIMS: tuple[int, ...] = (512, 256, 128)
 """The study's compression targets, declared before any measurement."""
 
 METHODS: tuple[str, ...] = ("MRL", "PCA", "PCA uncentred")
 """Compression methods by name: Matryoshka prefix, PCA (centred, the study's), PCA without centring."""
+
+RANK_TOL = 1e-12
+"""Relative variance below which a principal direction counts as empty (float64 rounding of unit rows)."""
 
 
 _AXES_CACHE: dict = {}
@@ -212,14 +219,9 @@ def compression_grid(train, train_labels: Mapping[str, np.ndarray], val, val_lab
     (share of queries whose top-k set changed). Eligible classes are frozen once, from
     ``val_labels``. The native row is the vectors as given (not renormalized).
     """
-    train, val = as_matrix(train, "train", dtype=np.float64), as_matrix(val, "val", dtype=np.float64)
-    if train.shape[1] != val.shape[1]:
-        raise ValueError(f"val: has {val.shape[1]} columns, train has {train.shape[1]}")
+    train, val = _pair(train, val)
     d = train.shape[1]
-    dims = [check_int(x, "dims", minimum=1) for x in dims]
-    too_big = [x for x in dims if x > d]
-    if too_big:
-        raise ValueError(f"dims: must be at most the dimension d = {d}, got {too_big}")
+    dims = _check_dims(dims, d)
     for m in methods:
         make_compression(m, 1)  # raises on an unknown name
     classes = frozen_classes(val_labels)
@@ -233,6 +235,62 @@ def compression_grid(train, train_labels: Mapping[str, np.ndarray], val, val_lab
                      f"changed@{k}": float(np.mean(overlap < 1))})
     rows[0]["representation"] = f"native {d}"
     return pd.DataFrame(rows)
+
+
+def overlap_curve(train, val, *, dims, methods=METHODS, k: int = 10) -> pd.DataFrame:
+    """Overlap@k of each method's top-k with the native top-k at every dimension in ``dims``
+    (no probes, no other metric): columns ``representation``, ``method``, ``dim``, ``overlap@{k}``."""
+    train, val = _pair(train, val)
+    dims = _check_dims(dims, train.shape[1])
+    native = _neighbors(val, k)
+    rows = [{"representation": f"{m} {d}", "method": m, "dim": d,
+             f"overlap@{k}": float(overlap_at_k(native, _neighbors(Zva, k)))}
+            for m, d, _, Zva in list(_representations(train, val, dims, methods))[1:]]
+    return pd.DataFrame(rows)
+
+
+def variance_spectrum(train, dims, *, center: bool = True) -> pd.DataFrame:
+    """How much of the training variance the top principal directions carry, per ``dim``:
+    ``share`` (sum of the top ``dim`` eigenvalues over their total) and ``weakest`` (the
+    ``dim``-th eigenvalue over the first: what a standardized probe scales up to unit variance).
+    ``attrs["rank"]``: the number of directions whose variance exceeds :data:`RANK_TOL` times the
+    largest (the numerical rank of the training vectors)."""
+    train = as_matrix(train, "train", min_rows=2, dtype=np.float64)
+    dims = _check_dims(dims, train.shape[1])
+    lam = principal_axes(train, center=center)[2]
+    total = lam.sum()
+    out = pd.DataFrame({"dim": dims, "share": [float(lam[:d].sum() / total) for d in dims],
+                        "weakest": [float(lam[d - 1] / lam[0]) for d in dims]})
+    out.attrs["rank"] = int(np.sum(lam > RANK_TOL * lam[0]))
+    return out
+
+
+def unstandardized_ba(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
+                      method: str, dim: int, attribute: str) -> float:
+    """Balanced accuracy of a probe *without* feature standardization on one compression (one fit),
+    eligible classes frozen from ``val_labels`` as in :func:`compression_grid`."""
+    train, val = _pair(train, val)
+    change = make_compression(method, _check_dims([dim], train.shape[1])[0]).fit(train)
+    if attribute not in val_labels:
+        raise ValueError(f"attribute: expected one of {list(val_labels)}, got {attribute!r}")
+    probe = LinearProbe(standardize=False).fit(change.transform(train), train_labels[attribute])
+    classes = frozen_classes(val_labels)[attribute]
+    return balanced_accuracy(val_labels[attribute], probe.predict(change.transform(val)), classes)
+
+
+def _pair(train, val):
+    train, val = as_matrix(train, "train", dtype=np.float64), as_matrix(val, "val", dtype=np.float64)
+    if train.shape[1] != val.shape[1]:
+        raise ValueError(f"val: has {val.shape[1]} columns, train has {train.shape[1]}")
+    return train, val
+
+
+def _check_dims(dims, d: int) -> list[int]:
+    dims = [check_int(x, "dims", minimum=1) for x in dims]
+    too_big = [x for x in dims if x > d]
+    if too_big:
+        raise ValueError(f"dims: must be at most the dimension d = {d}, got {too_big}")
+    return dims
 
 
 def _representations(train, val, dims, methods):
@@ -253,9 +311,7 @@ def centring_effect(train, val, val_labels: Mapping[str, np.ndarray], *, k: int 
     ``max |Δ cosine|`` (largest change of any pairwise cosine of ``val`` from the native
     one) and ``{a} P@{k}`` per attribute.
     """
-    train, val = as_matrix(train, "train", dtype=np.float64), as_matrix(val, "val", dtype=np.float64)
-    if train.shape[1] != val.shape[1]:
-        raise ValueError(f"val: has {val.shape[1]} columns, train has {train.shape[1]}")
+    train, val = _pair(train, val)
     d = train.shape[1]
     unit = _unit_rows(val, "val")
     reps = {

@@ -22,9 +22,10 @@ import pandas as pd
 from .._project import project_root
 
 __all__ = [
-    "ATTRIBUTE_NAMES", "AXIS_PP", "CRITERIA", "LOSS_PP", "NEAR_PP", "centring_table", "centring_text",
-    "change_caption", "change_chart", "changes", "evaluate_criteria", "findings", "findings_table", "overlap_chart", "prefix_note", "read_study",
-    "results_frame", "results_table", "schematic_chart", "summary",
+    "ATTRIBUTE_NAMES", "AXIS_PP", "CRITERIA", "LOSS_PP", "NEAR_PP", "attributes_of", "centring_table",
+    "centring_text", "change_caption", "change_chart", "changes", "evaluate_criteria", "findings", "findings_table",
+    "largest_loss", "overlap_chart", "overlap_text", "prefix_note", "read_study", "results_frame", "results_table", "retrieval_text",
+    "schematic_chart", "spectrum_table", "standardization_text", "summary",
 ]
 
 #: Display names of the driving attributes, in the study's column order.
@@ -71,8 +72,18 @@ def read_study(path=None) -> pd.DataFrame:
     return out
 
 
-def _columns(k: int, attributes=tuple(ATTRIBUTE_NAMES)) -> list[tuple[str, str, str]]:
-    """(grid column, attribute, endpoint) for the six columns, BA first, in the study's order."""
+def attributes_of(table: pd.DataFrame) -> list[str]:
+    """The attributes a table has columns for (``{a} BA`` or ``{a} P@k``), the study's three first."""
+    found = {c.rsplit(" ", 1)[0] for c in table.columns if c.endswith(" BA") or " P@" in c}
+    return [a for a in ATTRIBUTE_NAMES if a in found] + sorted(found - set(ATTRIBUTE_NAMES))
+
+
+def _name(attribute: str) -> str:
+    return ATTRIBUTE_NAMES.get(attribute, attribute)
+
+
+def _columns(k: int, attributes) -> list[tuple[str, str, str]]:
+    """(grid column, attribute, endpoint) for the BA then the P@k columns, in the study's order."""
     return ([(f"{a} BA", a, "BA") for a in attributes] + [(f"{a} P@{k}", a, f"P@{k}") for a in attributes])
 
 
@@ -90,10 +101,10 @@ def changes(table: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     native = _native(table)
     rows = []
     for _, r in table[table["method"] != "native"].iterrows():
-        for col, a, endpoint in _columns(k):
+        for col, a, endpoint in _columns(k, attributes_of(table)):
             if col in table.columns and pd.notna(r[col]):
                 rows.append({"representation": r["representation"], "method": r["method"], "dim": int(r["dim"]),
-                             "attribute": ATTRIBUTE_NAMES[a], "endpoint": endpoint, "value": 100 * r[col],
+                             "attribute": _name(a), "endpoint": endpoint, "value": 100 * r[col],
                              "change": 100 * (r[col] - native[col])})
     return pd.DataFrame(rows, columns=["representation", "method", "dim", "attribute", "endpoint", "value", "change"])
 
@@ -122,24 +133,25 @@ def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = N
     data["shown"] = data["change"].clip(*AXIS_PP)
     methods, color, dash = _method_scales(data["method"])
     dims = sorted(data["dim"].unique(), reverse=True)
-    x = alt.X("dim:O", sort=[int(d) for d in dims], title="dimensions kept")
+    x = alt.X("dim:O", sort=[int(d) for d in dims], title="dimensions kept", axis=alt.Axis(labelAngle=0))
     y = alt.Y("shown:Q", scale=alt.Scale(domain=list(AXIS_PP)), title="change from native (pp)")
     tooltip = ["source", "representation", "attribute", "endpoint", alt.Tooltip("value:Q", format=".2f", title="%"),
                alt.Tooltip("change:Q", format="+.2f", title="change (pp)")]
     base = alt.Chart().encode(x=x, y=y, color=alt.Color("method:N", scale=color, title="method"))
     lines = base.transform_filter(alt.datum.source == "this run").mark_line(strokeWidth=2).encode(
         strokeDash=alt.StrokeDash("method:N", scale=dash, title="method"))
-    points = base.mark_point(size=45, filled=True).encode(
-        shape=alt.Shape("source:N", scale=alt.Scale(domain=["this run", "study (published)"],
-                                                      range=["circle", "diamond"]), title=None),
-        fill=alt.condition(alt.datum.source == "this run", alt.Color("method:N", scale=color, legend=None),
-                           alt.value("white")),
-        tooltip=tooltip)
+    shape = alt.Shape("source:N", scale=alt.Scale(domain=["this run", "study (published)"],
+                                                  range=["circle", "diamond"]), title=None)
+    ours_points = base.transform_filter(alt.datum.source == "this run").mark_point(size=40, filled=True).encode(
+        shape=shape, tooltip=tooltip)
+    study_points = base.transform_filter(alt.datum.source != "this run").mark_point(
+        size=70, filled=False, strokeWidth=1.6).encode(shape=shape, tooltip=tooltip)
+    points = alt.layer(ours_points, study_points)
     zero = alt.Chart().mark_rule(color="gray", strokeDash=[2, 2]).encode(y=alt.datum(0))
     endpoints = ["BA", f"P@{k}"]
     return alt.layer(zero, lines, points, data=data).properties(width=150, height=150).facet(
         row=alt.Row("endpoint:N", sort=endpoints, title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
-        column=alt.Column("attribute:N", sort=list(ATTRIBUTE_NAMES.values()), title=None),
+        column=alt.Column("attribute:N", sort=[_name(a) for a in attributes_of(grid)], title=None),
     ).resolve_scale(y="shared")
 
 
@@ -179,45 +191,49 @@ def schematic_chart(seed: int = 0) -> alt.HConcatChart:
     itself; PCA projects onto directions fitted on training vectors (centred: through their mean;
     uncentred: through the origin). Illustrative data (seeded), not measurements."""
     d, kept = 12, 4
-    coords = pd.DataFrame({"coordinate": np.arange(1, d + 1),
-                           "magnitude": 0.9 * 0.78 ** np.arange(d) + 0.05,
-                           "part": ["kept (then renormalised)"] * kept + ["dropped"] * (d - kept)})
+    parts = ["kept, then renormalised", "dropped"]
+    coords = pd.DataFrame({"coordinate": np.arange(1, d + 1), "magnitude": 0.9 * 0.78 ** np.arange(d) + 0.05,
+                           "part": [parts[0]] * kept + [parts[1]] * (d - kept)})
     prefix = alt.Chart(coords).mark_bar().encode(
-        x=alt.X("coordinate:O", title="coordinate index"), y=alt.Y("magnitude:Q", title="|coordinate|", axis=None),
-        color=alt.Color("part:N", scale=alt.Scale(domain=["kept (then renormalised)", "dropped"],
-                                                   range=["#1f77b4", "#d9d9d9"]), title=None),
-    ).properties(width=230, height=170, title=alt.TitleParams("MRL prefix: keep coordinates 1..k",
-                                                             subtitle="same axes; no fitting"))
+        x=alt.X("coordinate:O", title="coordinate index", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("magnitude:Q", title="|coordinate|", axis=None),
+        color=alt.Color("part:N", scale=alt.Scale(domain=parts, range=["#1f77b4", "#d9d9d9"]), title=None,
+                        legend=alt.Legend(orient="bottom")),
+    ).properties(width=230, height=170, title=alt.TitleParams("MRL prefix: keep coordinates 1 to k",
+                                                             subtitle="the encoder's own axes; nothing fitted"))
     rng = np.random.default_rng(seed)
-    mean = np.array([2.0, 1.2])
-    angle = np.deg2rad(25)
+    mean, angle = np.array([2.6, 0.9]), np.deg2rad(70)
     axis = np.array([np.cos(angle), np.sin(angle)])
-    t, s = rng.normal(0, 1.0, 40), rng.normal(0, 0.25, 40)
+    t, s = rng.normal(0, 0.7, 40), rng.normal(0, 0.25, 40)
     pts = mean + np.outer(t, axis) + np.outer(s, [-axis[1], axis[0]])
-    cloud = pd.DataFrame({"x": pts[:, 0], "y": pts[:, 1]})
-    u_dir = mean / np.linalg.norm(mean)  # top uncentred direction ~ the mean's
-    lines = pd.DataFrame({
-        "x": [*(mean - 2.2 * axis)[:1], *(mean + 2.2 * axis)[:1], 0.0, 3.6 * u_dir[0]],
-        "y": [*(mean - 2.2 * axis)[1:], *(mean + 2.2 * axis)[1:], 0.0, 3.6 * u_dir[1]],
-        "direction": ["PCA direction (through the training mean)"] * 2 + ["uncentred direction (through the origin)"] * 2,
-    })
-    p = pts[np.argmax(t)]
-    foot = mean + ((p - mean) @ axis) * axis
+    first = np.linalg.svd(pts - pts.mean(axis=0))[2][0]  # the cloud's centred principal direction
+    raw = np.linalg.svd(pts)[2][0]  # its uncentred one (through the origin)
+    raw = raw * np.sign(raw @ mean)
+    centre = pts.mean(axis=0)
+    names = ["PCA: through the training mean", "uncentred PCA: through the origin"]
+    ends = np.array([centre - 1.6 * first, centre + 1.6 * first, [0.0, 0.0], 3.8 * raw])
+    lines = pd.DataFrame({"x": ends[:, 0], "y": ends[:, 1], "direction": [names[0]] * 2 + [names[1]] * 2})
+    p = pts[np.argmax(np.abs(s))]
+    foot = centre + ((p - centre) @ first) * first
     drop = pd.DataFrame({"x": [p[0], foot[0]], "y": [p[1], foot[1]]})
-    marks = pd.DataFrame({"x": [0.0, mean[0]], "y": [0.0, mean[1]], "label": ["origin", "training mean"]})
-    scale = alt.Scale(domain=[-0.5, 4.5])
-    xy = dict(x=alt.X("x:Q", scale=scale, axis=None), y=alt.Y("y:Q", scale=alt.Scale(domain=[-0.5, 3.5]), axis=None))
+    marks = pd.DataFrame({"x": [0.0, centre[0]], "y": [0.0, centre[1]], "label": ["origin", "training mean"]})
+    xy = dict(x=alt.X("x:Q", scale=alt.Scale(domain=[-0.5, 4.5]), axis=None),  # equal units on both axes
+              y=alt.Y("y:Q", scale=alt.Scale(domain=[-0.75, -0.75 + 5.0 * 170 / 260]), axis=None))
     pca = alt.layer(
-        alt.Chart(cloud).mark_circle(size=22, color="#999999").encode(**xy),
-        alt.Chart(lines).mark_line(strokeWidth=2).encode(
+        alt.Chart(pd.DataFrame({"x": pts[:, 0], "y": pts[:, 1]})).mark_circle(size=22, color="#999999").encode(**xy),
+        alt.Chart(lines).mark_line(strokeWidth=2.5, clip=True).encode(
             **xy, detail="direction:N",
-            color=alt.Color("direction:N", scale=alt.Scale(range=["#d62728", "#9467bd"]), title=None),
-            strokeDash=alt.StrokeDash("direction:N", scale=alt.Scale(range=[[6, 3], [2, 2]]), legend=None)),
+            color=alt.Color("direction:N", scale=alt.Scale(domain=names, range=[STYLE["PCA"][0],
+                                                                                 STYLE["PCA uncentred"][0]]),
+                            title=None, legend=alt.Legend(orient="bottom", direction="vertical")),
+            strokeDash=alt.StrokeDash("direction:N", scale=alt.Scale(domain=names, range=[STYLE["PCA"][1],
+                                                                                          STYLE["PCA uncentred"][1]]),
+                                      legend=None)),
         alt.Chart(drop).mark_line(color="black", strokeDash=[1, 2]).encode(**xy),
         alt.Chart(marks).mark_point(shape="cross", size=90, color="black", filled=True).encode(**xy),
-        alt.Chart(marks).mark_text(dx=8, dy=-8, align="left").encode(**xy, text="label:N"),
+        alt.Chart(marks).mark_text(dx=10, dy=12, align="left", fontWeight="bold").encode(**xy, text="label:N"),
     ).properties(width=260, height=170, title=alt.TitleParams("PCA: project onto fitted directions",
-                                                             subtitle="new axes from training vectors"))
+                                                             subtitle="new axes, fitted on training vectors"))
     return alt.hconcat(prefix, pca).resolve_scale(color="independent", strokeDash="independent")
 
 
@@ -230,9 +246,9 @@ def _order(table: pd.DataFrame) -> list[str]:
     return native + rest["representation"].tolist()
 
 
-def _block(table: pd.DataFrame, source: str, k_read: int, k: int) -> pd.DataFrame:
-    names = {f"{ATTRIBUTE_NAMES[a]} BA": f"{a} BA" for a in ATTRIBUTE_NAMES}
-    names |= {f"{ATTRIBUTE_NAMES[a]} P@{k}": f"{a} P@{k_read}" for a in ATTRIBUTE_NAMES}
+def _block(table: pd.DataFrame, source: str, k_read: int, k: int, attributes) -> pd.DataFrame:
+    names = {f"{_name(a)} BA": f"{a} BA" for a in attributes}
+    names |= {f"{_name(a)} P@{k}": f"{a} P@{k_read}" for a in attributes}
     out = pd.DataFrame({n: 100 * table[c] if c in table else np.nan for n, c in names.items()})
     out[f"overlap@{k}"] = table[f"overlap@{k}"] if f"overlap@{k}" in table else np.nan
     out.index = pd.MultiIndex.from_arrays([table["representation"], [source] * len(table)],
@@ -245,11 +261,12 @@ def results_frame(grid: pd.DataFrame, study: pd.DataFrame | None = None, k: int 
     and the study's below it where the study has one (its native row under ours, its P@10 under
     our P@k); columns weather/scene/time BA, weather/scene/time P@k and overlap@k (this run only)."""
     order = _order(grid)
-    parts = [_block(grid, "this run", k, k)]
+    attributes = attributes_of(grid)
+    parts = [_block(grid, "this run", k, k, attributes)]
     if study is not None:
         study = study.copy()
         study.loc[study["method"] == "native", "representation"] = order[0]
-        parts.append(_block(study[study["representation"].isin(order)], "study", 10, k))
+        parts.append(_block(study[study["representation"].isin(order)], "study", 10, k, attributes))
     frame = pd.concat(parts)
     rank = {r: i for i, r in enumerate(order)}
     position = [(rank[r], s != "this run") for r, s in frame.index]
@@ -288,6 +305,85 @@ def centring_text(centring: pd.DataFrame, k: int = 10) -> str:
             f"the native ones (rounding).")
 
 
+def retrieval_text(grid: pd.DataFrame, centring: pd.DataFrame, k: int = 10) -> str:
+    """What each method does to P@k across the dimensions, in words (Markdown), from the grid
+    and :func:`~embdiag.interventions.compression.centring_effect`'s table."""
+    ch = changes(grid, k)
+    ch = ch[ch["endpoint"] == f"P@{k}"]
+    if ch.empty:
+        return ""
+    by = ch.groupby("method")["change"]
+    largest = by.agg(lambda x: x.abs().max())
+    spread = ch.groupby(["method", "attribute"])["change"].agg(lambda x: x.max() - x.min()).groupby("method").max()
+    t = centring.set_index("representation")
+    centred = next(r for r in t.index if r.startswith("PCA ") and "uncentred" not in r)
+    cols = [c for c in t.columns if c.endswith(f" P@{k}")]
+    shift = max(abs(100 * (t.loc[centred, c] - t.loc["native", c])) for c in cols)
+    dims = sorted(ch["dim"].unique(), reverse=True)
+    parts = [f"{m} {largest[m]:.2f} pp (varying by {spread[m]:.2f} pp between dimensions)"
+             for m in STYLE if m in largest.index]
+    return (f"At {', '.join(map(str, dims))} dimensions, P@{k} moves from native by at most: " + "; ".join(parts)
+            + f". Centring alone, at the full dimension, moves it by up to {shift:.2f} pp.")
+
+
+def overlap_text(curve: pd.DataFrame, k: int = 10, trained_prefixes=None) -> str:
+    """The overlap curve in words (Markdown): each method's overlap@k at the smallest and largest
+    dimension, and for MRL its overlap at the trained prefixes beside the dimensions in between."""
+    col = f"overlap@{k}"
+    lines = []
+    for m in [m for m in STYLE if m in set(curve["method"])]:
+        c = curve[curve["method"] == m].sort_values("dim", ascending=False)
+        lines.append(f"- {m}: {c[col].iloc[0]:.3f} at {int(c['dim'].iloc[0])}, {c[col].min():.3f} at its lowest "
+                     f"({int(c.loc[c[col].idxmin(), 'dim'])}).")
+    mrl = curve[curve["method"] == "MRL"].set_index("dim")[col]
+    if trained_prefixes is not None and not mrl.empty:
+        top = max(trained_prefixes)
+        on = [d for d in mrl.index if d in set(trained_prefixes) and d < top]
+        off = [d for d in mrl.index if d not in set(trained_prefixes) and min(on or [0]) < d < top]
+        if on and off:
+            lines.append(f"- The prefix keeps more at the lengths the encoder was trained at ("
+                         + ", ".join(f"{d}: {mrl[d]:.3f}" for d in on) + ") than in between ("
+                         + ", ".join(f"{d}: {mrl[d]:.3f}" for d in off) + ").")
+    return "\n".join(lines)
+
+
+def largest_loss(grid: pd.DataFrame, representation: str) -> str:
+    """The attribute whose balanced accuracy ``representation`` loses most against native."""
+    row, native = _row(grid, representation), _native(grid)
+    if row is None:
+        raise ValueError(f"representation: {representation!r} is not in the grid")
+    attributes = [a for a in attributes_of(grid) if f"{a} BA" in grid]
+    if not attributes:
+        raise ValueError("grid: has no balanced-accuracy columns (measured with probes=False)")
+    return min(attributes, key=lambda a: row[f"{a} BA"] - native[f"{a} BA"])
+
+
+def spectrum_table(spectrum: pd.DataFrame):
+    """:func:`~embdiag.interventions.compression.variance_spectrum` as a Styler."""
+    left, weak = "share of training variance left out", "variance of direction k / of direction 1"
+    table = pd.DataFrame({"k": spectrum["dim"], left: 1.0 - spectrum["share"], weak: spectrum["weakest"]})
+    return table.set_index("k").style.format({left: "{:.1e}", weak: "{:.1e}"})
+
+
+def standardization_text(grid: pd.DataFrame, spectrum: pd.DataFrame, raw_ba: float, representation: str,
+                         attribute: str) -> str:
+    """Whether the standardized probe, not PCA, costs ``representation`` its balanced accuracy
+    on ``attribute``: the probe's BA with and without standardization beside native (Markdown)."""
+    row, native = _row(grid, representation), _native(grid)
+    dim = int(row["dim"])
+    sp = spectrum.set_index("dim")
+    std, nat = row[f"{attribute} BA"], native[f"{attribute} BA"]
+    verdict = ("so here the loss comes from standardizing directions that carry almost no variance, not from what "
+               "PCA keeps" if raw_ba - std >= 0.01 else "so standardization does not explain the loss here")
+    rank = spectrum.attrs.get("rank")
+    span = (f"The training vectors span {rank} directions (variance above 1e-12 of the largest). " if rank else "")
+    return (f"{span}The {dim}-th principal direction has {sp.loc[dim, 'weakest']:.1e} of the first's variance, and "
+            f"a standardized probe rescales it, like every other, to unit variance. Fitted without "
+            f"standardization, the probe on {representation} reaches **{raw_ba:.2%}** {_name(attribute)} balanced "
+            f"accuracy, against {std:.2%} standardized and {nat:.2%} on the native vectors (standardized), "
+            f"{verdict}.")
+
+
 def prefix_note(trained_prefixes, dims) -> str:
     """Whether the prefix means anything for these vectors (Markdown). ``trained_prefixes``: the
     prefix lengths the encoder was trained at (Matryoshka), or None when unknown (a user's
@@ -317,7 +413,10 @@ def _diffs(table: pd.DataFrame, representation: str, k: int) -> pd.Series | None
     row, native = _row(table, representation), _native(table)
     if row is None:
         return None
-    return pd.Series({f"{ATTRIBUTE_NAMES[a]} {e}": 100 * (row[c] - native[c]) for c, a, e in _columns(k)})
+    cols = _columns(k, list(ATTRIBUTE_NAMES))
+    if any(c not in table.columns for c, _, _ in cols):
+        return None  # the findings are about the study's six columns
+    return pd.Series({f"{_name(a)} {e}": 100 * (row[c] - native[c]) for c, a, e in cols})
 
 
 def _leads(table: pd.DataFrame, k: int):
@@ -328,9 +427,11 @@ def _leads(table: pd.DataFrame, k: int):
     words, ok = [], True
     for d in dims:
         m, p = _diffs(table, f"MRL {d}", k), _diffs(table, f"PCA {d}", k)
+        if m is None or p is None:
+            return "not measured", None
         a, b = int((m > p).sum()), int((p > m).sum())
         words.append(f"{d}: MRL ahead on {a}, PCA on {b}")
-        ok &= a > 0 and b > 0
+        ok = ok and a > 0 and b > 0
     return "; ".join(words), ok
 
 
@@ -339,7 +440,7 @@ def _near(table: pd.DataFrame, names, k: int):
     if any(v is None for v in diffs.values()):
         return "not measured", None
     words = [f"{n}: largest |change| {v.abs().max():.2f} pp ({v.abs().idxmax()})" for n, v in diffs.items()]
-    return "; ".join(words), all(v.abs().max() <= NEAR_PP for v in diffs.values())
+    return "; ".join(words), bool(all(v.abs().max() <= NEAR_PP for v in diffs.values()))
 
 
 def _weather_loss(table: pd.DataFrame, k: int):
@@ -348,7 +449,7 @@ def _weather_loss(table: pd.DataFrame, k: int):
         return "not measured", None
     worst = v.idxmin()
     return (f"weather BA {v['weather BA']:+.2f} pp; largest loss {worst} {v[worst]:+.2f} pp",
-            worst == "weather BA" and v["weather BA"] <= -LOSS_PP)
+            bool(worst == "weather BA" and v["weather BA"] <= -LOSS_PP))
 
 
 def _centring(centring: pd.DataFrame | None, k: int):
@@ -357,7 +458,7 @@ def _centring(centring: pd.DataFrame | None, k: int):
     t = centring.set_index("representation")
     d = next(r for r in t.index if r.startswith("PCA ") and "uncentred" not in r).split()[-1]
     c, u = t.loc[f"PCA {d}", f"overlap@{k}"], t.loc[f"PCA uncentred {d}", f"overlap@{k}"]
-    return f"centred {c:.3f}, uncentred {u:.4f} at k = {d}", bool(c < 0.99 and u > 1 - 1e-9)
+    return f"centred {c:.3f}, uncentred {u:.4f} at the full dimension {d}", bool(c < 0.99 and u > 1 - 1e-9)
 
 
 def evaluate_criteria(table: pd.DataFrame, centring: pd.DataFrame | None = None, k: int = 10) -> dict:
