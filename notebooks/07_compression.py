@@ -138,7 +138,7 @@ display(Markdown(figures.overlap_text(curve, k, trained)))
 display(Markdown(figures.retrieval_text(grid, centring, k)))
 
 # %% [markdown]
-# ## Why PCA can lose more at 512 than at 128
+# ## Why PCA can lose more when it keeps more
 #
 # Balanced accuracy comes from a *standardized* probe: every feature is scaled to unit variance
 # before fitting (so the probe is blind to scale and offset). After PCA, the trailing directions
@@ -159,8 +159,7 @@ display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, c
 # Each finding of the study's compression section is restated as a criterion, declared in
 # `embdiag.interventions.compression_figures.CRITERIA` before this encoder's numbers were
 # computed, and evaluated by the same code on the study's published table (column *study*) and
-# on this run's (column *this run*); the centring finding is the user's. "Near native" means
-# within 2 pp on all six columns; "loses" means at least 2 pp below native.
+# on this run's (column *this run*); the centring finding is the user's.
 
 # %%
 verdicts = figures.findings(grid, centring, study, k)

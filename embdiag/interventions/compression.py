@@ -230,10 +230,8 @@ def compression_grid(train, train_labels: Mapping[str, np.ndarray], val, val_lab
     for method, dim, Ztr, Zva in _representations(train, val, dims, methods):
         row = evaluate(Ztr, train_labels, Zva, val_labels, k=k, classes=classes, probes=probes)
         overlap = overlap_at_k(native, _neighbors(Zva, k), per_query=True)
-        rows.append({"representation": "native" if method == "native" else f"{method} {dim}", "method": method,
-                     "dim": dim, **row, f"overlap@{k}": float(overlap.mean()),
-                     f"changed@{k}": float(np.mean(overlap < 1))})
-    rows[0]["representation"] = f"native {d}"
+        rows.append({"representation": f"{method} {dim}", "method": method, "dim": dim, **row,
+                     f"overlap@{k}": float(overlap.mean()), f"changed@{k}": float(np.mean(overlap < 1))})
     return pd.DataFrame(rows)
 
 

@@ -377,7 +377,7 @@ def standardization_text(grid: pd.DataFrame, spectrum: pd.DataFrame, raw_ba: flo
                "PCA keeps" if raw_ba - std >= 0.01 else "so standardization does not explain the loss here")
     rank = spectrum.attrs.get("rank")
     span = (f"The training vectors span {rank} directions (variance above 1e-12 of the largest). " if rank else "")
-    return (f"{span}The {dim}-th principal direction has {sp.loc[dim, 'weakest']:.1e} of the first's variance, and "
+    return (f"{span}Principal direction {dim} has {sp.loc[dim, 'weakest']:.1e} of the first one's variance, and "
             f"a standardized probe rescales it, like every other, to unit variance. Fitted without "
             f"standardization, the probe on {representation} reaches **{raw_ba:.2%}** {_name(attribute)} balanced "
             f"accuracy, against {std:.2%} standardized and {nat:.2%} on the native vectors (standardized), "

@@ -182,7 +182,7 @@ def test_texts_read_their_numbers_from_the_tables():
     text = F.standardization_text(g, spectrum, 0.61, "PCA 512", "weather")
     assert "span 257 directions" in text and "**61.00%** weather" in text
     assert "59.00% standardized and 60.00% on the native" in text
-    assert "1.0e-16" in text and "not from what PCA keeps" in text
+    assert "direction 512 has 1.0e-16" in text and "not from what PCA keeps" in text
     assert "does not explain" in F.standardization_text(g, spectrum, 0.595, "PCA 512", "weather")
     html = F.spectrum_table(spectrum).to_html()
     assert "share of training variance left out" in html and "3.0e-04" in html
