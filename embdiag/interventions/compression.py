@@ -9,55 +9,88 @@ cosine scores are plain dot products:
   normalized native vectors.
 - :class:`PCACompression` subtracts the training mean, projects onto the top ``k``
   training principal directions and normalizes. At ``k = d`` it is a rotation of the
-  normalized *centered* vectors, so it preserves their cosines (not the raw ones).
+  normalized *centered* vectors, so it preserves their cosines (not the raw ones):
+  centring alone changes neighbours. With ``center=False`` nothing is subtracted and the
+  directions are those of the uncentred second-moment matrix (a truncated SVD of the raw
+  training vectors, as scikit-learn's ``TruncatedSVD``); at ``k = d`` that is a rotation
+  of the raw vectors and keeps every cosine.
 
-Principal directions come from the float64 scatter matrix of the centered training
-vectors (``eigh``), ordered by decreasing variance, each signed so that its
-largest-magnitude entry is positive. When the training set has fewer than ``d``
-independent directions, the trailing ones are an arbitrary orthonormal completion.
+Principal directions come from the float64 scatter matrix of the training vectors about
+their mean (or about the origin), by ``eigh``, ordered by decreasing eigenvalue, each
+signed so that its largest-magnitude entry is positive. When the training set has fewer
+than ``d`` independent directions, the trailing ones are an arbitrary orthonormal
+completion.
+
+:func:`compression_grid` measures every method at every dimension with
+:func:`~embdiag.metrics.suite.evaluate`, plus the overlap of each representation's
+top-k with the native top-k (:func:`overlap_curve`: that overlap alone, over many
+dimensions); :func:`centring_effect` isolates what centring alone does at the full
+dimension; :func:`variance_spectrum` and :func:`unstandardized_ba` show what a
+standardized probe does with principal directions that carry no variance.
 """
 
 from __future__ import annotations
 
 import zlib
+from typing import Mapping
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
 from .._blas import single_thread
 from .._validate import as_matrix, check_int, nonzero_rows
+from ..metrics.probe import LinearProbe, balanced_accuracy
+from ..metrics.retrieval import overlap_at_k, precision_at_k, topk
+from ..metrics.suite import evaluate, frozen_classes
 
-__all__ = ["MatryoshkaPrefix", "PCACompression", "principal_axes"]
+__all__ = ["DIMS", "METHODS", "MatryoshkaPrefix", "PCACompression", "centring_effect", "compression_grid",
+           "dims_ladder", "make_compression", "overlap_curve", "principal_axes", "unstandardized_ba",
+           "variance_spectrum"]
+
+DIMS: tuple[int, ...] = (512, 256, 128)
+"""The study's compression targets, declared before any measurement."""
+
+METHODS: tuple[str, ...] = ("MRL", "PCA", "PCA uncentred")
+"""Compression methods by name: Matryoshka prefix, PCA (centred, the study's), PCA without centring."""
+
+RANK_TOL = 1e-12
+"""Relative variance below which a principal direction counts as empty (float64 rounding of unit rows)."""
 
 
 _AXES_CACHE: dict = {}
 
 
-def principal_axes(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, principal directions and variances of the rows of ``X``.
 
     Returns ``(mean, components, variances)``: ``mean`` (d,), ``components`` (d, d)
     with orthonormal rows in decreasing order of variance, and the covariance
     eigenvalues ``variances`` (d,, ddof=1, clipped at 0). Needs at least 2 rows.
-    The last result is memoized by content (CRC-32 of the bytes, shape, dtype), so
-    fitting a severity grid or several ``k`` on one training set decomposes it once;
-    the returned arrays are read-only.
+    With ``center=False`` the mean is taken as zero: the directions and eigenvalues
+    are those of ``X.T @ X / (n - 1)`` (second moments about the origin, the right
+    singular vectors of ``X``). The last two results are memoized by content (CRC-32 of
+    the bytes, shape, dtype, ``center``), so fitting a severity grid or several ``k``
+    on one training set decomposes it once; the returned arrays are read-only.
     """
+    if not isinstance(center, (bool, np.bool_)):
+        raise ValueError(f"center: expected True or False, got {center!r}")
     X = as_matrix(X, "X", min_rows=2)
-    key = (X.shape, X.dtype.str, zlib.crc32(np.ascontiguousarray(X).view(np.uint8)))
+    key = (X.shape, X.dtype.str, zlib.crc32(np.ascontiguousarray(X).view(np.uint8)), bool(center))
     if key not in _AXES_CACHE:
-        out = _principal_axes(X)
+        out = _principal_axes(X, bool(center))
         for a in out:
             a.flags.writeable = False
-        _AXES_CACHE.clear()
+        if len(_AXES_CACHE) >= 2:
+            _AXES_CACHE.pop(next(iter(_AXES_CACHE)))
         _AXES_CACHE[key] = out
     return _AXES_CACHE[key]
 
 
-def _principal_axes(X: np.ndarray):
+def _principal_axes(X: np.ndarray, center: bool = True):
     n, d = X.shape
-    mean = X.mean(axis=0, dtype=np.float64)
+    mean = X.mean(axis=0, dtype=np.float64) if center else np.zeros(d)
     Xc = X.astype(np.float64) - mean
     scatter = Xc.T @ Xc
     with single_thread():  # a d x d eigh is faster and steadier on one BLAS thread
@@ -118,20 +151,27 @@ class PCACompression(_Fitted):
 
     ``transform(X) = normalize((X - mean_) @ components_.T)`` with ``mean_`` and the
     ``k`` directions ``components_`` (k x d) fitted on the training vectors only.
-    Fitted attributes: ``mean_``, ``components_``, ``explained_variance_`` (k,),
-    ``n_features_in_``. ``k > d`` raises ``ValueError``; so does a row that projects
-    to zero.
+    ``center=False`` fixes ``mean_`` at zero and takes the directions of the uncentred
+    second-moment matrix (see :func:`principal_axes`): at ``k = d`` it is then a
+    rotation of the normalized raw vectors, which keeps every cosine, whereas the
+    centred projection keeps the cosines of the *centred* vectors. Fitted attributes:
+    ``mean_``, ``components_``, ``explained_variance_`` (k,: eigenvalues of the scatter
+    about ``mean_`` over ``n - 1``), ``n_features_in_``. ``k > d`` raises ``ValueError``;
+    so does a row that projects to zero.
     """
 
-    def __init__(self, k: int):
+    def __init__(self, k: int, center: bool = True):
         self.k = k
+        self.center = center
 
     def fit(self, X, y=None):
         k = check_int(self.k, "k", minimum=1)
+        if not isinstance(self.center, (bool, np.bool_)):
+            raise ValueError(f"center: expected True or False, got {self.center!r}")
         X = as_matrix(X, "X", min_rows=2)
         if k > X.shape[1]:
             raise ValueError(f"k: must be at most the dimension d = {X.shape[1]}, got {k}")
-        mean, V, lam = principal_axes(X)
+        mean, V, lam = principal_axes(X, center=bool(self.center))
         self.mean_, self.components_, self.explained_variance_ = mean.copy(), V[:k].copy(), lam[:k].copy()
         self.n_features_in_ = X.shape[1]
         return self
@@ -140,3 +180,154 @@ class PCACompression(_Fitted):
         X = self._check_input(X)
         return _unit_rows((X.astype(np.float64) - self.mean_) @ self.components_.T,
                           "X (projected)")
+
+
+def make_compression(method: str, k: int) -> _Fitted:
+    """The unfitted transformer of one of :data:`METHODS` at dimension ``k``."""
+    if method == "MRL":
+        return MatryoshkaPrefix(k)
+    if method in ("PCA", "PCA uncentred"):
+        return PCACompression(k, center=method == "PCA")
+    raise ValueError(f"method: expected one of {METHODS}, got {method!r}")
+
+
+def dims_ladder(d: int, dims=DIMS, smallest: int = 8) -> list[int]:
+    """``d`` and its halvings down to ``smallest``, with ``dims`` (those at most ``d``), descending.
+
+    The dimensions of the overlap curve: dense enough to show where a method starts to
+    lose neighbours, and always including the full dimension, where nothing is lost.
+    """
+    d = check_int(d, "d", minimum=1)
+    smallest = check_int(smallest, "smallest", minimum=1)
+    ladder = {d >> j for j in range(d.bit_length()) if d >> j >= smallest} | {d}
+    return sorted(ladder | {check_int(k, "dims", minimum=1) for k in dims if k <= d}, reverse=True)
+
+
+def _neighbors(Z: np.ndarray, k: int) -> np.ndarray:
+    return topk(Z, Z, k, exclude_self=True, dtype=np.float64)[1]
+
+
+def compression_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
+                     dims=DIMS, methods=METHODS, k: int = 10, probes: bool = True) -> pd.DataFrame:
+    """:func:`~embdiag.metrics.suite.evaluate` for the native vectors and every method x dimension.
+
+    Each compression is fitted on ``train`` only and applied to ``train`` (for the probes)
+    and ``val`` (measured). Returns one row per representation, native first, then by
+    dimension (as given) and method: ``representation`` (e.g. ``"PCA 128"``), ``method``
+    (``"native"`` or one of ``methods``), ``dim``, the metric columns of ``evaluate`` and
+    ``overlap@{k}`` (mean share of each query's native top-k kept) and ``changed@{k}``
+    (share of queries whose top-k set changed). Eligible classes are frozen once, from
+    ``val_labels``. The native row is the vectors as given (not renormalized).
+    """
+    train, val = _pair(train, val)
+    d = train.shape[1]
+    dims = _check_dims(dims, d)
+    for m in methods:
+        make_compression(m, 1)  # raises on an unknown name
+    classes = frozen_classes(val_labels)
+    native = _neighbors(val, k)
+    rows = []
+    for method, dim, Ztr, Zva in _representations(train, val, dims, methods):
+        row = evaluate(Ztr, train_labels, Zva, val_labels, k=k, classes=classes, probes=probes)
+        overlap = overlap_at_k(native, _neighbors(Zva, k), per_query=True)
+        rows.append({"representation": f"{method} {dim}", "method": method, "dim": dim, **row,
+                     f"overlap@{k}": float(overlap.mean()), f"changed@{k}": float(np.mean(overlap < 1))})
+    return pd.DataFrame(rows)
+
+
+def overlap_curve(train, val, *, dims, methods=METHODS, k: int = 10) -> pd.DataFrame:
+    """Overlap@k of each method's top-k with the native top-k at every dimension in ``dims``
+    (no probes, no other metric): columns ``representation``, ``method``, ``dim``, ``overlap@{k}``."""
+    train, val = _pair(train, val)
+    dims = _check_dims(dims, train.shape[1])
+    native = _neighbors(val, k)
+    rows = [{"representation": f"{m} {d}", "method": m, "dim": d,
+             f"overlap@{k}": float(overlap_at_k(native, _neighbors(Zva, k)))}
+            for m, d, _, Zva in list(_representations(train, val, dims, methods))[1:]]
+    return pd.DataFrame(rows)
+
+
+def variance_spectrum(train, dims, *, center: bool = True) -> pd.DataFrame:
+    """How much of the training variance the top principal directions carry, per ``dim``:
+    ``share`` (sum of the top ``dim`` eigenvalues over their total) and ``weakest`` (the
+    ``dim``-th eigenvalue over the first: what a standardized probe scales up to unit variance).
+    ``attrs["rank"]``: the number of directions whose variance exceeds :data:`RANK_TOL` times the
+    largest (the numerical rank of the training vectors)."""
+    train = as_matrix(train, "train", min_rows=2, dtype=np.float64)
+    dims = _check_dims(dims, train.shape[1])
+    lam = principal_axes(train, center=center)[2]
+    total = lam.sum()
+    out = pd.DataFrame({"dim": dims, "share": [float(lam[:d].sum() / total) for d in dims],
+                        "weakest": [float(lam[d - 1] / lam[0]) for d in dims]})
+    out.attrs["rank"] = int(np.sum(lam > RANK_TOL * lam[0]))
+    return out
+
+
+def unstandardized_ba(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
+                      method: str, dim: int, attribute: str) -> float:
+    """Balanced accuracy of a probe *without* feature standardization on one compression (one fit),
+    eligible classes frozen from ``val_labels`` as in :func:`compression_grid`."""
+    train, val = _pair(train, val)
+    change = make_compression(method, _check_dims([dim], train.shape[1])[0]).fit(train)
+    if attribute not in val_labels:
+        raise ValueError(f"attribute: expected one of {list(val_labels)}, got {attribute!r}")
+    probe = LinearProbe(standardize=False).fit(change.transform(train), train_labels[attribute])
+    classes = frozen_classes(val_labels)[attribute]
+    return balanced_accuracy(val_labels[attribute], probe.predict(change.transform(val)), classes)
+
+
+def _pair(train, val):
+    train, val = as_matrix(train, "train", dtype=np.float64), as_matrix(val, "val", dtype=np.float64)
+    if train.shape[1] != val.shape[1]:
+        raise ValueError(f"val: has {val.shape[1]} columns, train has {train.shape[1]}")
+    return train, val
+
+
+def _check_dims(dims, d: int) -> list[int]:
+    dims = [check_int(x, "dims", minimum=1) for x in dims]
+    too_big = [x for x in dims if x > d]
+    if too_big:
+        raise ValueError(f"dims: must be at most the dimension d = {d}, got {too_big}")
+    return dims
+
+
+def _representations(train, val, dims, methods):
+    yield "native", train.shape[1], train, val
+    for dim in dims:
+        for method in methods:
+            change = make_compression(method, dim).fit(train)
+            yield method, dim, change.transform(train), change.transform(val)
+
+
+def centring_effect(train, val, val_labels: Mapping[str, np.ndarray], *, k: int = 10) -> pd.DataFrame:
+    """What centring alone does to neighbours, at the full dimension (nothing projected away).
+
+    Rows: the native vectors; PCA uncentred at ``k = d`` (a rotation); PCA at ``k = d``
+    (centred); and the native vectors minus the training mean, scored by cosine (no
+    projection). Columns: ``representation``, ``overlap@{k}`` and ``changed@{k}`` against
+    the native top-k, ``overlap@{k} with centred cosine`` (against the last row's top-k),
+    ``max |Δ cosine|`` (largest change of any pairwise cosine of ``val`` from the native
+    one) and ``{a} P@{k}`` per attribute.
+    """
+    train, val = _pair(train, val)
+    d = train.shape[1]
+    unit = _unit_rows(val, "val")
+    reps = {
+        "native": unit,
+        f"PCA uncentred {d}": PCACompression(d, center=False).fit(train).transform(val),
+        f"PCA {d}": PCACompression(d).fit(train).transform(val),
+        "native minus training mean": _unit_rows(val - train.mean(axis=0), "val - mean"),
+    }
+    neighbors = {name: _neighbors(Z, k) for name, Z in reps.items()}
+    base, centred = neighbors["native"], neighbors["native minus training mean"]
+    cos = unit @ unit.T
+    rows = []
+    for name, Z in reps.items():
+        overlap = overlap_at_k(base, neighbors[name], per_query=True)
+        row = {"representation": name, f"overlap@{k}": float(overlap.mean()),
+               f"changed@{k}": float(np.mean(overlap < 1)),
+               f"overlap@{k} with centred cosine": float(overlap_at_k(centred, neighbors[name])),
+               "max |Δ cosine|": float(np.abs(Z @ Z.T - cos).max())}
+        row.update({f"{a} P@{k}": precision_at_k(neighbors[name], y) for a, y in val_labels.items()})
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,502 @@
+"""Figures, tables and findings of the Compression chapter.
+
+Every function takes the tables that :func:`~embdiag.interventions.compression.compression_grid`
+and :func:`~embdiag.interventions.compression.centring_effect` return (or the study's table,
+read by :func:`read_study` into the same layout) and returns an Altair chart, a DataFrame, a
+pandas Styler or a Markdown string; none fits or measures anything. Shares are shown in
+percent, changes from native in percentage points (pp).
+
+The findings of the study's compression section are restated as criteria in :data:`CRITERIA`
+(with the tolerances :data:`NEAR_PP` and :data:`LOSS_PP`), declared before this project's
+numbers were looked at, and evaluated by one function on the study's table and on this run's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from .._project import project_root
+
+__all__ = [
+    "ATTRIBUTE_NAMES", "AXIS_PP", "CRITERIA", "LOSS_PP", "NEAR_PP", "attributes_of", "centring_table",
+    "centring_text", "change_caption", "change_chart", "changes", "evaluate_criteria", "findings", "findings_table",
+    "largest_loss", "overlap_chart", "overlap_text", "prefix_note", "read_study", "results_frame", "results_table", "retrieval_text",
+    "schematic_chart", "spectrum_table", "standardization_text", "summary",
+]
+
+#: Display names of the driving attributes, in the study's column order.
+ATTRIBUTE_NAMES = {"weather": "weather", "scene": "scene", "timeofday": "time"}
+#: The one fixed axis of every change-from-native panel (pp), as in the study's figures.
+AXIS_PP = (-10.0, 5.0)
+#: Colour and dash of each method (MRL solid, PCA dashed, uncentred PCA dotted).
+STYLE = {"MRL": ("#1f77b4", []), "PCA": ("#d62728", [6, 3]), "PCA uncentred": ("#9467bd", [2, 2])}
+#: "Near native": every one of the six columns within this many pp of native.
+NEAR_PP = 2.0
+#: "Loses": at least this many pp below native.
+LOSS_PP = 2.0
+#: The study's findings (and a user's) as criteria, declared before looking at this project's numbers.
+CRITERIA = {
+    "no method leads everywhere": "at each compressed dimension, MRL is ahead of (centred) PCA on at least one of "
+                                  "the six columns (BA and P@10 of three attributes) and PCA ahead of MRL on at "
+                                  "least one",
+    "MRL 512 and 256 near native": f"MRL 512 and MRL 256 within {NEAR_PP:g} pp of native on all six columns",
+    "MRL 128 loses most on weather BA": f"of MRL 128's six columns, weather BA falls most, at least {LOSS_PP:g} pp "
+                                        f"below native",
+    "PCA 128 close to native": f"PCA 128 within {NEAR_PP:g} pp of native on all six columns",
+    "centring alone moves neighbours": "PCA at the full dimension (nothing projected away) keeps overlap@k with "
+                                       "the native top-k below 0.99, while uncentred PCA there keeps it at 1",
+}
+#: Where each finding comes from.
+ORIGIN = {name: "study" for name in CRITERIA} | {"centring alone moves neighbours": "a user"}
+USER_OVERLAP = 0.89  # the user's reported overlap@10 of centred PCA (reported, not computed here)
+
+
+# -- inputs ------------------------------------------------------------------------------------
+def study_path() -> Path:
+    """The transcribed study table, ``data/study/compression.csv`` of the checkout."""
+    return project_root() / "data" / "study" / "compression.csv"
+
+
+def read_study(path=None) -> pd.DataFrame:
+    """The study's compression table in :func:`compression_grid`'s layout: ``representation``,
+    ``method``, ``dim``, ``{a} BA`` and ``{a} P@10`` as shares (the CSV holds percentages)."""
+    raw = pd.read_csv(study_path() if path is None else path)
+    out = raw[["representation", "method", "dim"]].copy()
+    for a in ATTRIBUTE_NAMES:
+        out[f"{a} BA"] = raw[f"{a}_ba_pct"] / 100.0
+        out[f"{a} P@10"] = raw[f"{a}_p_at_10_pct"] / 100.0
+    return out
+
+
+def attributes_of(table: pd.DataFrame) -> list[str]:
+    """The attributes a table has columns for (``{a} BA`` or ``{a} P@k``), the study's three first."""
+    found = {c.rsplit(" ", 1)[0] for c in table.columns if c.endswith(" BA") or " P@" in c}
+    return [a for a in ATTRIBUTE_NAMES if a in found] + sorted(found - set(ATTRIBUTE_NAMES))
+
+
+def _name(attribute: str) -> str:
+    return ATTRIBUTE_NAMES.get(attribute, attribute)
+
+
+def _columns(k: int, attributes) -> list[tuple[str, str, str]]:
+    """(grid column, attribute, endpoint) for the BA then the P@k columns, in the study's order."""
+    return ([(f"{a} BA", a, "BA") for a in attributes] + [(f"{a} P@{k}", a, f"P@{k}") for a in attributes])
+
+
+def _native(table: pd.DataFrame) -> pd.Series:
+    rows = table[table["method"] == "native"]
+    if len(rows) != 1:
+        raise ValueError(f"table: expected one native row, found {len(rows)}")
+    return rows.iloc[0]
+
+
+def changes(table: pd.DataFrame, k: int = 10) -> pd.DataFrame:
+    """Long table of every compressed row's six columns: ``representation``, ``method``, ``dim``,
+    ``attribute`` (display name), ``endpoint`` (``BA`` or ``P@k``), ``value`` (%) and
+    ``change`` (pp from native)."""
+    native = _native(table)
+    rows = []
+    for _, r in table[table["method"] != "native"].iterrows():
+        for col, a, endpoint in _columns(k, attributes_of(table)):
+            if col in table.columns and pd.notna(r[col]):
+                rows.append({"representation": r["representation"], "method": r["method"], "dim": int(r["dim"]),
+                             "attribute": _name(a), "endpoint": endpoint, "value": 100 * r[col],
+                             "change": 100 * (r[col] - native[col])})
+    return pd.DataFrame(rows, columns=["representation", "method", "dim", "attribute", "endpoint", "value", "change"])
+
+
+# -- figures -----------------------------------------------------------------------------------
+def _method_scales(methods):
+    methods = [m for m in STYLE if m in set(methods)]
+    color = alt.Scale(domain=methods, range=[STYLE[m][0] for m in methods])
+    dash = alt.Scale(domain=methods, range=[STYLE[m][1] for m in methods])
+    return methods, color, dash
+
+
+def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = None) -> alt.FacetChart:
+    """Six panels (rows BA and P@k, columns the three attributes) of the change from native in pp,
+    on one fixed :data:`AXIS_PP` axis (values beyond it are drawn at its edge); one line per
+    method over the kept dimensions, MRL solid, PCA dashed, uncentred PCA dotted. With ``study``
+    (from :func:`read_study`), the study's values are open diamonds (its P@10 beside our P@k)."""
+    ours = changes(grid, k).assign(source="this run")
+    parts = [ours]
+    if study is not None:
+        theirs = changes(study, 10).assign(source="study (published)")
+        theirs = theirs[theirs["dim"].isin(ours["dim"])]
+        theirs["endpoint"] = theirs["endpoint"].replace({"P@10": f"P@{k}"})
+        parts.append(theirs)
+    data = pd.concat(parts, ignore_index=True)
+    data["shown"] = data["change"].clip(*AXIS_PP)
+    methods, color, dash = _method_scales(data["method"])
+    dims = sorted(data["dim"].unique(), reverse=True)
+    x = alt.X("dim:O", sort=[int(d) for d in dims], title="dimensions kept", axis=alt.Axis(labelAngle=0))
+    y = alt.Y("shown:Q", scale=alt.Scale(domain=list(AXIS_PP)), title="change from native (pp)")
+    tooltip = ["source", "representation", "attribute", "endpoint", alt.Tooltip("value:Q", format=".2f", title="%"),
+               alt.Tooltip("change:Q", format="+.2f", title="change (pp)")]
+    base = alt.Chart().encode(x=x, y=y, color=alt.Color("method:N", scale=color, title="method"))
+    lines = base.transform_filter(alt.datum.source == "this run").mark_line(strokeWidth=2).encode(
+        strokeDash=alt.StrokeDash("method:N", scale=dash, title="method"))
+    shape = alt.Shape("source:N", scale=alt.Scale(domain=["this run", "study (published)"],
+                                                  range=["circle", "diamond"]), title=None)
+    ours_points = base.transform_filter(alt.datum.source == "this run").mark_point(size=40, filled=True).encode(
+        shape=shape, tooltip=tooltip)
+    study_points = base.transform_filter(alt.datum.source != "this run").mark_point(
+        size=70, filled=False, strokeWidth=1.6).encode(shape=shape, tooltip=tooltip)
+    points = alt.layer(ours_points, study_points)
+    zero = alt.Chart().mark_rule(color="gray", strokeDash=[2, 2]).encode(y=alt.datum(0))
+    endpoints = ["BA", f"P@{k}"]
+    return alt.layer(zero, lines, points, data=data).properties(width=150, height=150).facet(
+        row=alt.Row("endpoint:N", sort=endpoints, title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+        column=alt.Column("attribute:N", sort=[_name(a) for a in attributes_of(grid)], title=None),
+    ).resolve_scale(y="shared")
+
+
+def change_caption(grid: pd.DataFrame, k: int = 10) -> str:
+    """Caption of :func:`change_chart` naming any value beyond the fixed axis (Markdown)."""
+    data = changes(grid, k)
+    out = data[(data["change"] < AXIS_PP[0]) | (data["change"] > AXIS_PP[1])]
+    beyond = ("every value lies within the axis" if out.empty else
+              f"{len(out)} value(s) lie beyond it and are drawn at its edge: " + "; ".join(
+                  f"{r.representation} {r.attribute} {r.endpoint} {r.change:+.2f} pp" for r in out.itertuples()))
+    note = "" if k == 10 else f" (this run's P@{k} beside the study's P@10)"
+    return (f"*Change from the native vectors in percentage points, balanced accuracy (top row) and P@{k} "
+            f"(bottom row) per attribute, on one fixed {AXIS_PP[0]:+g} to {AXIS_PP[1]:+g} pp axis: "
+            f"{beyond}. Lines: this run; open diamonds: the study's published values{note}.*")
+
+
+def overlap_chart(curve: pd.DataFrame, k: int = 10) -> alt.Chart:
+    """Overlap@k of each method's top-k with the native top-k against the dimensions kept
+    (log axis, decreasing to the right), from a probe-free :func:`compression_grid` over a
+    ladder of dimensions that includes the full one."""
+    col = f"overlap@{k}"
+    data = curve[curve["method"] != "native"][["representation", "method", "dim", col]].rename(columns={col: "overlap"})
+    methods, color, dash = _method_scales(data["method"])
+    lo = float(min(data["overlap"].min(), 0.8))
+    return alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
+        x=alt.X("dim:Q", scale=alt.Scale(type="log", base=2, reverse=True), title="dimensions kept (log)",
+                axis=alt.Axis(values=sorted(int(d) for d in data["dim"].unique()))),
+        y=alt.Y("overlap:Q", scale=alt.Scale(domain=[np.floor(lo * 20) / 20, 1.0]),
+                title=f"overlap@{k} with the native top-{k}"),
+        color=alt.Color("method:N", scale=color), strokeDash=alt.StrokeDash("method:N", scale=dash),
+        tooltip=["representation", alt.Tooltip("overlap:Q", format=".4f")],
+    ).properties(width=420, height=220)
+
+
+def schematic_chart(seed: int = 0) -> alt.HConcatChart:
+    """MRL vs PCA in two small diagrams: a prefix keeps the leading coordinates of the vector
+    itself; PCA projects onto directions fitted on training vectors (centred: through their mean;
+    uncentred: through the origin). Illustrative data (seeded), not measurements."""
+    d, kept = 12, 4
+    parts = ["kept, then renormalised", "dropped"]
+    coords = pd.DataFrame({"coordinate": np.arange(1, d + 1), "magnitude": 0.9 * 0.78 ** np.arange(d) + 0.05,
+                           "part": [parts[0]] * kept + [parts[1]] * (d - kept)})
+    prefix = alt.Chart(coords).mark_bar().encode(
+        x=alt.X("coordinate:O", title="coordinate index", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("magnitude:Q", title="|coordinate|", axis=None),
+        color=alt.Color("part:N", scale=alt.Scale(domain=parts, range=["#1f77b4", "#d9d9d9"]), title=None,
+                        legend=alt.Legend(orient="bottom")),
+    ).properties(width=230, height=170, title=alt.TitleParams("MRL prefix: keep coordinates 1 to k",
+                                                             subtitle="the encoder's own axes; nothing fitted"))
+    rng = np.random.default_rng(seed)
+    mean, angle = np.array([2.6, 0.9]), np.deg2rad(70)
+    axis = np.array([np.cos(angle), np.sin(angle)])
+    t, s = rng.normal(0, 0.7, 40), rng.normal(0, 0.25, 40)
+    pts = mean + np.outer(t, axis) + np.outer(s, [-axis[1], axis[0]])
+    first = np.linalg.svd(pts - pts.mean(axis=0))[2][0]  # the cloud's centred principal direction
+    raw = np.linalg.svd(pts)[2][0]  # its uncentred one (through the origin)
+    raw = raw * np.sign(raw @ mean)
+    centre = pts.mean(axis=0)
+    names = ["PCA: through the training mean", "uncentred PCA: through the origin"]
+    ends = np.array([centre - 1.6 * first, centre + 1.6 * first, [0.0, 0.0], 3.8 * raw])
+    lines = pd.DataFrame({"x": ends[:, 0], "y": ends[:, 1], "direction": [names[0]] * 2 + [names[1]] * 2})
+    p = pts[np.argmax(np.abs(s))]
+    foot = centre + ((p - centre) @ first) * first
+    drop = pd.DataFrame({"x": [p[0], foot[0]], "y": [p[1], foot[1]]})
+    marks = pd.DataFrame({"x": [0.0, centre[0]], "y": [0.0, centre[1]], "label": ["origin", "training mean"]})
+    xy = dict(x=alt.X("x:Q", scale=alt.Scale(domain=[-0.5, 4.5]), axis=None),  # equal units on both axes
+              y=alt.Y("y:Q", scale=alt.Scale(domain=[-0.75, -0.75 + 5.0 * 170 / 260]), axis=None))
+    pca = alt.layer(
+        alt.Chart(pd.DataFrame({"x": pts[:, 0], "y": pts[:, 1]})).mark_circle(size=22, color="#999999").encode(**xy),
+        alt.Chart(lines).mark_line(strokeWidth=2.5, clip=True).encode(
+            **xy, detail="direction:N",
+            color=alt.Color("direction:N", scale=alt.Scale(domain=names, range=[STYLE["PCA"][0],
+                                                                                 STYLE["PCA uncentred"][0]]),
+                            title=None, legend=alt.Legend(orient="bottom", direction="vertical")),
+            strokeDash=alt.StrokeDash("direction:N", scale=alt.Scale(domain=names, range=[STYLE["PCA"][1],
+                                                                                          STYLE["PCA uncentred"][1]]),
+                                      legend=None)),
+        alt.Chart(drop).mark_line(color="black", strokeDash=[1, 2]).encode(**xy),
+        alt.Chart(marks).mark_point(shape="cross", size=90, color="black", filled=True).encode(**xy),
+        alt.Chart(marks).mark_text(dx=10, dy=12, align="left", fontWeight="bold").encode(**xy, text="label:N"),
+    ).properties(width=260, height=170, title=alt.TitleParams("PCA: project onto fitted directions",
+                                                             subtitle="new axes, fitted on training vectors"))
+    return alt.hconcat(prefix, pca).resolve_scale(color="independent", strokeDash="independent")
+
+
+# -- tables ------------------------------------------------------------------------------------
+def _order(table: pd.DataFrame) -> list[str]:
+    native = table.loc[table["method"] == "native", "representation"].tolist()
+    rest = table[table["method"] != "native"].copy()
+    rest["m"] = rest["method"].map({m: i for i, m in enumerate(STYLE)}).fillna(len(STYLE))
+    rest = rest.sort_values(["dim", "m"], ascending=[False, True], kind="stable")
+    return native + rest["representation"].tolist()
+
+
+def _block(table: pd.DataFrame, source: str, k_read: int, k: int, attributes) -> pd.DataFrame:
+    names = {f"{_name(a)} BA": f"{a} BA" for a in attributes}
+    names |= {f"{_name(a)} P@{k}": f"{a} P@{k_read}" for a in attributes}
+    out = pd.DataFrame({n: 100 * table[c] if c in table else np.nan for n, c in names.items()})
+    out[f"overlap@{k}"] = table[f"overlap@{k}"] if f"overlap@{k}" in table else np.nan
+    out.index = pd.MultiIndex.from_arrays([table["representation"], [source] * len(table)],
+                                          names=["representation", "source"])
+    return out
+
+
+def results_frame(grid: pd.DataFrame, study: pd.DataFrame | None = None, k: int = 10) -> pd.DataFrame:
+    """The study's table layout (percent): rows ``(representation, source)``, this run's row first
+    and the study's below it where the study has one (its native row under ours, its P@10 under
+    our P@k); columns weather/scene/time BA, weather/scene/time P@k and overlap@k (this run only)."""
+    order = _order(grid)
+    attributes = attributes_of(grid)
+    parts = [_block(grid, "this run", k, k, attributes)]
+    if study is not None:
+        study = study.copy()
+        study.loc[study["method"] == "native", "representation"] = order[0]
+        parts.append(_block(study[study["representation"].isin(order)], "study", 10, k, attributes))
+    frame = pd.concat(parts)
+    rank = {r: i for i, r in enumerate(order)}
+    position = [(rank[r], s != "this run") for r, s in frame.index]
+    return frame.iloc[sorted(range(len(frame)), key=position.__getitem__)]
+
+
+def results_table(grid: pd.DataFrame, study: pd.DataFrame | None = None, k: int = 10):
+    """:func:`results_frame` as a Styler: two decimals, the study's rows in grey, ``—`` where
+    a value does not exist (the study has no uncentred PCA and no overlap)."""
+    frame = results_frame(grid, study, k)
+    fmt = {c: "{:.2f}" for c in frame.columns}
+    fmt[f"overlap@{k}"] = "{:.3f}"
+    grey = lambda row: ["color:#6e7781" if row.name[1] == "study" else "" for _ in row]  # noqa: E731
+    return frame.style.format(fmt, na_rep="—").apply(grey, axis=1)
+
+
+def centring_table(centring: pd.DataFrame, k: int = 10):
+    """:func:`~embdiag.interventions.compression.centring_effect` as a Styler."""
+    fmt = {c: "{:.1%}" for c in centring.columns if c.endswith(f"P@{k}") or c == f"changed@{k}"}
+    fmt.update({f"overlap@{k}": "{:.4f}", f"overlap@{k} with centred cosine": "{:.4f}", "max |Δ cosine|": "{:.2g}"})
+    return centring.set_index("representation").style.format(fmt)
+
+
+def centring_text(centring: pd.DataFrame, k: int = 10) -> str:
+    """The centring finding in words, every number read from ``centring`` (Markdown)."""
+    t = centring.set_index("representation")
+    d = int(next(r for r in t.index if r.startswith("PCA ") and "uncentred" not in r).split()[-1])
+    c, u = t.loc[f"PCA {d}"], t.loc[f"PCA uncentred {d}"]
+    o = f"overlap@{k}"
+    return (f"At the full dimension ({d}, nothing projected away) centred PCA keeps on average "
+            f"**{c[o]:.3f}** of each query's {k} native neighbours (the user reported about {USER_OVERLAP}) and "
+            f"changes the top-{k} of {c[f'changed@{k}']:.1%} of the queries; its cosines differ from the native "
+            f"ones by up to {c['max |Δ cosine|']:.2f}. Its top-{k} is that of the native vectors minus the training "
+            f"mean (overlap {c[f'{o} with centred cosine']:.4f}): the change is the centring, not the projection. "
+            f"Uncentred PCA at {d} keeps overlap **{u[o]:.4f}**, with cosines within {u['max |Δ cosine|']:.1g} of "
+            f"the native ones (rounding).")
+
+
+def retrieval_text(grid: pd.DataFrame, centring: pd.DataFrame, k: int = 10) -> str:
+    """What each method does to P@k across the dimensions, in words (Markdown), from the grid
+    and :func:`~embdiag.interventions.compression.centring_effect`'s table."""
+    ch = changes(grid, k)
+    ch = ch[ch["endpoint"] == f"P@{k}"]
+    if ch.empty:
+        return ""
+    by = ch.groupby("method")["change"]
+    largest = by.agg(lambda x: x.abs().max())
+    spread = ch.groupby(["method", "attribute"])["change"].agg(lambda x: x.max() - x.min()).groupby("method").max()
+    t = centring.set_index("representation")
+    centred = next(r for r in t.index if r.startswith("PCA ") and "uncentred" not in r)
+    cols = [c for c in t.columns if c.endswith(f" P@{k}")]
+    shift = max(abs(100 * (t.loc[centred, c] - t.loc["native", c])) for c in cols)
+    dims = sorted(ch["dim"].unique(), reverse=True)
+    parts = [f"{m} {largest[m]:.2f} pp (varying by {spread[m]:.2f} pp between dimensions)"
+             for m in STYLE if m in largest.index]
+    return (f"At {', '.join(map(str, dims))} dimensions, P@{k} moves from native by at most: " + "; ".join(parts)
+            + f". Centring alone, at the full dimension, moves it by up to {shift:.2f} pp.")
+
+
+def overlap_text(curve: pd.DataFrame, k: int = 10, trained_prefixes=None) -> str:
+    """The overlap curve in words (Markdown): each method's overlap@k at the smallest and largest
+    dimension, and for MRL its overlap at the trained prefixes beside the dimensions in between."""
+    col = f"overlap@{k}"
+    lines = []
+    for m in [m for m in STYLE if m in set(curve["method"])]:
+        c = curve[curve["method"] == m].sort_values("dim", ascending=False)
+        lines.append(f"- {m}: {c[col].iloc[0]:.3f} at {int(c['dim'].iloc[0])}, {c[col].min():.3f} at its lowest "
+                     f"({int(c.loc[c[col].idxmin(), 'dim'])}).")
+    mrl = curve[curve["method"] == "MRL"].set_index("dim")[col]
+    if trained_prefixes is not None and not mrl.empty:
+        top = max(trained_prefixes)
+        on = [d for d in mrl.index if d in set(trained_prefixes) and d < top]
+        off = [d for d in mrl.index if d not in set(trained_prefixes) and min(on or [0]) < d < top]
+        if on and off:
+            lines.append(f"- The prefix keeps more at the lengths the encoder was trained at ("
+                         + ", ".join(f"{d}: {mrl[d]:.3f}" for d in on) + ") than in between ("
+                         + ", ".join(f"{d}: {mrl[d]:.3f}" for d in off) + ").")
+    return "\n".join(lines)
+
+
+def largest_loss(grid: pd.DataFrame, representation: str) -> str:
+    """The attribute whose balanced accuracy ``representation`` loses most against native."""
+    row, native = _row(grid, representation), _native(grid)
+    if row is None:
+        raise ValueError(f"representation: {representation!r} is not in the grid")
+    attributes = [a for a in attributes_of(grid) if f"{a} BA" in grid]
+    if not attributes:
+        raise ValueError("grid: has no balanced-accuracy columns (measured with probes=False)")
+    return min(attributes, key=lambda a: row[f"{a} BA"] - native[f"{a} BA"])
+
+
+def spectrum_table(spectrum: pd.DataFrame):
+    """:func:`~embdiag.interventions.compression.variance_spectrum` as a Styler."""
+    left, weak = "share of training variance left out", "variance of direction k / of direction 1"
+    table = pd.DataFrame({"k": spectrum["dim"], left: 1.0 - spectrum["share"], weak: spectrum["weakest"]})
+    return table.set_index("k").style.format({left: "{:.1e}", weak: "{:.1e}"})
+
+
+def standardization_text(grid: pd.DataFrame, spectrum: pd.DataFrame, raw_ba: float, representation: str,
+                         attribute: str) -> str:
+    """Whether the standardized probe, not PCA, costs ``representation`` its balanced accuracy
+    on ``attribute``: the probe's BA with and without standardization beside native (Markdown)."""
+    row, native = _row(grid, representation), _native(grid)
+    dim = int(row["dim"])
+    sp = spectrum.set_index("dim")
+    std, nat = row[f"{attribute} BA"], native[f"{attribute} BA"]
+    verdict = ("so here the loss comes from standardizing directions that carry almost no variance, not from what "
+               "PCA keeps" if raw_ba - std >= 0.01 else "so standardization does not explain the loss here")
+    rank = spectrum.attrs.get("rank")
+    span = (f"The training vectors span {rank} directions (variance above 1e-12 of the largest). " if rank else "")
+    return (f"{span}Principal direction {dim} has {sp.loc[dim, 'weakest']:.1e} of the first one's variance, and "
+            f"a standardized probe rescales it, like every other, to unit variance. Fitted without "
+            f"standardization, the probe on {representation} reaches **{raw_ba:.2%}** {_name(attribute)} balanced "
+            f"accuracy, against {std:.2%} standardized and {nat:.2%} on the native vectors (standardized), "
+            f"{verdict}.")
+
+
+def prefix_note(trained_prefixes, dims) -> str:
+    """Whether the prefix means anything for these vectors (Markdown). ``trained_prefixes``: the
+    prefix lengths the encoder was trained at (Matryoshka), or None when unknown (a user's
+    vectors, a Hugging Face model)."""
+    dims = [int(x) for x in dims]
+    if trained_prefixes is None:
+        return ("**The prefix is only meaningful for Matryoshka encoders.** These vectors' encoder is not known to "
+                "have been trained with nested prefixes; if it was not, its leading coordinates are no more "
+                "important than any others and the MRL rows measure an arbitrary coordinate subset (PCA is "
+                "meaningful either way).")
+    trained = sorted({int(x) for x in trained_prefixes}, reverse=True)
+    extra = [x for x in dims if x not in trained]
+    return (f"The encoder was trained with the Matryoshka loss at prefixes {', '.join(map(str, trained))}, so "
+            f"each prefix {'in' if not extra else 'of'} {', '.join(map(str, dims))} "
+            + ("was trained to be an embedding of its own." if not extra else
+               f"is meaningful where it was trained; {', '.join(map(str, extra))} was not a trained prefix."))
+
+
+# -- findings ----------------------------------------------------------------------------------
+def _row(table: pd.DataFrame, representation: str):
+    rows = table[table["representation"] == representation]
+    return None if rows.empty else rows.iloc[0]
+
+
+def _diffs(table: pd.DataFrame, representation: str, k: int) -> pd.Series | None:
+    """pp change from native of the six columns of one representation (None when absent)."""
+    row, native = _row(table, representation), _native(table)
+    if row is None:
+        return None
+    cols = _columns(k, list(ATTRIBUTE_NAMES))
+    if any(c not in table.columns for c, _, _ in cols):
+        return None  # the findings are about the study's six columns
+    return pd.Series({f"{_name(a)} {e}": 100 * (row[c] - native[c]) for c, a, e in cols})
+
+
+def _leads(table: pd.DataFrame, k: int):
+    dims = sorted(set(table.loc[table["method"] == "MRL", "dim"]) & set(table.loc[table["method"] == "PCA", "dim"]),
+                  reverse=True)
+    if not dims:
+        return "not measured", None
+    words, ok = [], True
+    for d in dims:
+        m, p = _diffs(table, f"MRL {d}", k), _diffs(table, f"PCA {d}", k)
+        if m is None or p is None:
+            return "not measured", None
+        a, b = int((m > p).sum()), int((p > m).sum())
+        words.append(f"{d}: MRL ahead on {a}, PCA on {b}")
+        ok = ok and a > 0 and b > 0
+    return "; ".join(words), ok
+
+
+def _near(table: pd.DataFrame, names, k: int):
+    diffs = {n: _diffs(table, n, k) for n in names}
+    if any(v is None for v in diffs.values()):
+        return "not measured", None
+    words = [f"{n}: largest |change| {v.abs().max():.2f} pp ({v.abs().idxmax()})" for n, v in diffs.items()]
+    return "; ".join(words), bool(all(v.abs().max() <= NEAR_PP for v in diffs.values()))
+
+
+def _weather_loss(table: pd.DataFrame, k: int):
+    v = _diffs(table, "MRL 128", k)
+    if v is None:
+        return "not measured", None
+    worst = v.idxmin()
+    return (f"weather BA {v['weather BA']:+.2f} pp; largest loss {worst} {v[worst]:+.2f} pp",
+            bool(worst == "weather BA" and v["weather BA"] <= -LOSS_PP))
+
+
+def _centring(centring: pd.DataFrame | None, k: int):
+    if centring is None:
+        return "not measured", None
+    t = centring.set_index("representation")
+    d = next(r for r in t.index if r.startswith("PCA ") and "uncentred" not in r).split()[-1]
+    c, u = t.loc[f"PCA {d}", f"overlap@{k}"], t.loc[f"PCA uncentred {d}", f"overlap@{k}"]
+    return f"centred {c:.3f}, uncentred {u:.4f} at the full dimension {d}", bool(c < 0.99 and u > 1 - 1e-9)
+
+
+def evaluate_criteria(table: pd.DataFrame, centring: pd.DataFrame | None = None, k: int = 10) -> dict:
+    """Each finding of :data:`CRITERIA` on one table: ``{finding: (numbers in words, holds or None)}``."""
+    return {
+        "no method leads everywhere": _leads(table, k),
+        "MRL 512 and 256 near native": _near(table, ["MRL 512", "MRL 256"], k),
+        "MRL 128 loses most on weather BA": _weather_loss(table, k),
+        "PCA 128 close to native": _near(table, ["PCA 128"], k),
+        "centring alone moves neighbours": _centring(centring, k),
+    }
+
+
+def findings(grid: pd.DataFrame, centring: pd.DataFrame | None = None, study: pd.DataFrame | None = None,
+             k: int = 10) -> pd.DataFrame:
+    """One row per finding: ``finding``, ``criterion``, ``study`` and ``this run`` (numbers in
+    words) and ``reproduces`` (True, False, or None where this run did not measure it). The
+    study's column evaluates the same criterion on its published table (default
+    :func:`read_study`); the centring finding is a user's, reported as overlap 0.89."""
+    study = read_study() if study is None else study
+    ours, theirs = evaluate_criteria(grid, centring, k), evaluate_criteria(study, None, 10)
+    theirs["centring alone moves neighbours"] = (f"not in the study; a user measured about {USER_OVERLAP}", None)
+    return pd.DataFrame([{"finding": name, "from": ORIGIN[name], "criterion": CRITERIA[name],
+                          "study": theirs[name][0], "this run": ours[name][0], "reproduces": ours[name][1]}
+                         for name in CRITERIA])
+
+
+def findings_table(verdicts: pd.DataFrame):
+    """:func:`findings` as a Styler, ``reproduces`` in words."""
+    words = verdicts["reproduces"].map(lambda v: "not measured" if pd.isna(v) else ("yes" if v else "no"))
+    return verdicts.assign(reproduces=words).set_index("finding").style
+
+
+def summary(verdicts: pd.DataFrame) -> str:
+    """The verdicts of :func:`findings` as a Markdown paragraph and list."""
+    measured = verdicts[verdicts["reproduces"].notna()]
+    lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here ({r['criterion']}): "
+             f"{r['this run']}." if pd.notna(r["reproduces"]) else f"- *{r['finding']}*: not measured in this run."
+             for _, r in verdicts.iterrows()]
+    return (f"{int(measured['reproduces'].astype(bool).sum())} of {len(measured)} measured findings hold in this run:\n\n"
+            + "\n".join(lines))

@@ -1,0 +1,200 @@
+"""Figures, tables and findings of the Compression chapter, on small tables."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from embdiag.interventions import compression_figures as F
+from embdiag.interventions.compression import centring_effect, compression_grid
+
+ATTRS = ("weather", "scene", "timeofday")
+
+
+def _table(values: dict, k: int = 10, overlap=None) -> pd.DataFrame:
+    """A grid-shaped table from {representation: six shares (3 BA, 3 P@k)}."""
+    rows = []
+    for rep, six in values.items():
+        method, dim = (rep.rsplit(" ", 1)[0], int(rep.rsplit(" ", 1)[1]))
+        row = {"representation": rep, "method": method, "dim": dim}
+        row.update({f"{a} BA": v for a, v in zip(ATTRS, six[:3])})
+        row.update({f"{a} P@{k}": v for a, v in zip(ATTRS, six[3:])})
+        row[f"overlap@{k}"] = 1.0 if overlap is None else overlap.get(rep, 1.0)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+NATIVE = [0.60, 0.70, 0.80, 0.50, 0.60, 0.70]
+
+
+def _grid(mrl128_weather_ba=0.52, k=10):
+    return _table({
+        "native 768": NATIVE,
+        "MRL 512": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
+        "PCA 512": [0.59, 0.69, 0.79, 0.49, 0.59, 0.72],
+        "MRL 256": [0.59, 0.70, 0.80, 0.50, 0.60, 0.70],
+        "PCA 256": [0.58, 0.71, 0.79, 0.49, 0.59, 0.69],
+        "MRL 128": [mrl128_weather_ba, 0.69, 0.79, 0.49, 0.59, 0.72],
+        "PCA 128": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
+    }, k=k)
+
+
+def _centring(centred=0.9, uncentred=1.0, k=10):
+    return pd.DataFrame({"representation": ["native", "PCA uncentred 768", "PCA 768", "native minus training mean"],
+                         f"overlap@{k}": [1.0, uncentred, centred, centred], f"changed@{k}": [0, 0, 0.4, 0.4],
+                         f"overlap@{k} with centred cosine": [centred, centred, 1.0, 1.0],
+                         "max |Δ cosine|": [0.0, 1e-15, 0.5, 0.5],
+                         **{f"{a} P@{k}": [0.5] * 4 for a in ATTRS}})
+
+
+def test_study_csv_is_the_printed_table():
+    s = F.read_study().set_index("representation")
+    assert list(s.index) == ["native 768", "MRL 512", "PCA 512", "MRL 256", "PCA 256", "MRL 128", "PCA 128"]
+    assert s.loc["native 768", "weather BA"] == pytest.approx(0.6302)
+    assert s.loc["PCA 128", "timeofday P@10"] == pytest.approx(0.8400)
+    assert s.loc["MRL 128", "scene P@10"] == pytest.approx(0.6078)
+
+
+def test_every_criterion_restates_a_finding_the_study_table_satisfies():
+    # the criteria are the study's findings: evaluated on its own table, each must hold
+    study = F.read_study()
+    verdicts = F.evaluate_criteria(study)
+    for name, (words, holds) in verdicts.items():
+        if name != "centring alone moves neighbours":
+            assert holds is True, (name, words)
+    assert verdicts["MRL 128 loses most on weather BA"][0].startswith("weather BA -8.11 pp")
+
+
+def test_changes_are_percentage_points_from_native():
+    ch = F.changes(_grid()).set_index(["representation", "attribute", "endpoint"])
+    assert ch.loc[("MRL 128", "weather", "BA"), "change"] == pytest.approx(-8.0)
+    assert ch.loc[("PCA 512", "time", "P@10"), "change"] == pytest.approx(2.0)
+    assert ch.loc[("PCA 512", "time", "P@10"), "value"] == pytest.approx(72.0)
+    assert len(ch) == 6 * 6
+    with pytest.raises(ValueError, match="native"):
+        F.changes(_grid().iloc[1:])
+
+
+def test_findings_follow_the_declared_criteria():
+    v = F.findings(_grid(), _centring(), F.read_study()).set_index("finding")
+    assert list(v.index) == list(F.CRITERIA)
+    assert v["reproduces"].tolist() == [True, True, True, True, True]
+    # the 128-d prefix does not lose: said so, not hidden
+    v = F.findings(_grid(mrl128_weather_ba=0.595), _centring(centred=0.995)).set_index("finding")
+    assert not v.loc["MRL 128 loses most on weather BA", "reproduces"]
+    assert not v.loc["centring alone moves neighbours", "reproduces"]
+    assert "does **not** hold" in F.summary(v.reset_index())
+    # a near-native miss by more than NEAR_PP
+    g = _grid()
+    g.loc[g["representation"] == "PCA 128", "scene BA"] = 0.70 - (F.NEAR_PP + 0.5) / 100
+    assert not F.findings(g, _centring()).set_index("finding").loc["PCA 128 close to native", "reproduces"]
+
+
+def test_no_method_leads_fails_when_one_method_wins_everything():
+    g = _grid()
+    pca = g["method"] == "PCA"
+    for col in [c for c in g.columns if " BA" in c or " P@" in c]:
+        g.loc[pca, col] = g.loc[g["method"] == "native", col].iloc[0] + 0.05
+    words, holds = F.evaluate_criteria(g)["no method leads everywhere"]
+    assert holds is False and "MRL ahead on 0" in words
+
+
+def test_findings_with_other_dims_say_not_measured():
+    g = _table({"native 768": NATIVE, "MRL 64": NATIVE, "PCA 64": NATIVE})
+    v = F.findings(g, None)
+    assert v["reproduces"].isna().sum() == 4
+    assert F.findings_table(v).data["reproduces"].tolist().count("not measured") == 4
+    assert "not measured in this run" in F.summary(v)
+
+
+def test_results_frame_in_the_study_layout():
+    g = _grid()
+    g = pd.concat([g, _table({"PCA uncentred 128": NATIVE})], ignore_index=True)
+    f = F.results_frame(g, F.read_study())
+    assert list(f.columns) == ["weather BA", "scene BA", "time BA", "weather P@10", "scene P@10", "time P@10",
+                               "overlap@10"]
+    assert f.index[:4].tolist() == [("native 768", "this run"), ("native 768", "study"), ("MRL 512", "this run"),
+                                    ("MRL 512", "study")]
+    assert f.index[-1] == ("PCA uncentred 128", "this run")  # after PCA 128; the study has no such row
+    assert f.loc[("MRL 128", "study"), "weather BA"] == pytest.approx(54.91)
+    assert f.loc[("MRL 128", "this run"), "weather BA"] == pytest.approx(52.0)
+    assert np.isnan(f.loc[("PCA 128", "study"), "overlap@10"])
+    html = F.results_table(g, F.read_study()).to_html()
+    assert "54.91" in html and "—" in html
+
+
+def test_change_chart_has_six_panels_on_one_fixed_axis():
+    spec = F.change_chart(_grid(mrl128_weather_ba=0.40), study=F.read_study()).to_dict()
+    assert spec["facet"]["row"]["field"] == "endpoint" and spec["facet"]["column"]["field"] == "attribute"
+    text = json.dumps(spec)
+    assert '"domain": [-10.0, 5.0]' in text
+    data = pd.DataFrame(next(iter(spec["datasets"].values())))
+    assert set(data["attribute"]) == {"weather", "scene", "time"} and set(data["endpoint"]) == {"BA", "P@10"}
+    assert data["shown"].min() == -10.0  # -20 pp drawn at the axis edge
+    assert set(data["source"]) == {"this run", "study (published)"}
+    caption = F.change_caption(_grid(mrl128_weather_ba=0.40))
+    assert "1 value(s) lie beyond it" in caption and "MRL 128 weather BA -20.00 pp" in caption
+    assert "every value lies within the axis" in F.change_caption(_grid())
+
+
+def test_dash_styles_distinguish_methods():
+    spec = json.dumps(F.change_chart(pd.concat([_grid(), _table({"PCA uncentred 128": NATIVE})])).to_dict())
+    assert "[6, 3]" in spec and "[2, 2]" in spec
+
+
+def test_charts_on_a_real_small_grid():
+    rng = np.random.default_rng(0)
+    X, E = rng.standard_normal((80, 12)) + 1, rng.standard_normal((40, 12)) + 1
+    y = {a: rng.choice(["p", "q"], 80) for a in ATTRS}
+    ye = {a: rng.choice(["p", "q"], 40) for a in ATTRS}
+    g = compression_grid(X, y, E, ye, dims=[6, 3], k=5)
+    F.change_chart(g, k=5, study=F.read_study()).to_dict()
+    curve = compression_grid(X, y, E, ye, dims=[12, 6, 3], k=5, probes=False)
+    spec = F.overlap_chart(curve, k=5).to_dict()
+    assert spec["encoding"]["x"]["scale"]["type"] == "log"
+    ce = centring_effect(X, E, ye, k=5)
+    text = F.centring_text(ce, k=5)
+    assert "full dimension (12" in text and "0.89" in text
+    assert "overlap@5" in F.centring_table(ce, k=5).to_html()
+
+
+def test_schematic_is_deterministic():
+    a, b = F.schematic_chart().to_dict(), F.schematic_chart().to_dict()
+    assert a == b and len(a["hconcat"]) == 2
+
+
+def test_prefix_note():
+    assert "only meaningful for Matryoshka encoders" in F.prefix_note(None, [512, 256])
+    assert "was trained to be an embedding" in F.prefix_note((768, 512, 256, 128), [512, 256, 128])
+    assert "64 was not a trained prefix" in F.prefix_note((768, 512, 256, 128), [512, 64])
+
+
+def test_texts_read_their_numbers_from_the_tables():
+    g = _grid()
+    assert F.largest_loss(g, "MRL 128") == "weather"
+    with pytest.raises(ValueError, match="representation"):
+        F.largest_loss(g, "MRL 64")
+    with pytest.raises(ValueError, match="probes=False"):
+        F.largest_loss(g.drop(columns=[c for c in g.columns if c.endswith(" BA")]), "MRL 128")
+    spectrum = pd.DataFrame({"dim": [512, 256, 128], "share": [1.0, 1.0, 0.9997], "weakest": [1e-16, 1e-9, 3e-5]})
+    spectrum.attrs["rank"] = 257
+    text = F.standardization_text(g, spectrum, 0.61, "PCA 512", "weather")
+    assert "span 257 directions" in text and "**61.00%** weather" in text
+    assert "59.00% standardized and 60.00% on the native" in text
+    assert "direction 512 has 1.0e-16" in text and "not from what PCA keeps" in text
+    assert "does not explain" in F.standardization_text(g, spectrum, 0.595, "PCA 512", "weather")
+    html = F.spectrum_table(spectrum).to_html()
+    assert "share of training variance left out" in html and "3.0e-04" in html
+    words = F.retrieval_text(g, _centring())
+    assert "MRL 2.00 pp" in words and "PCA 2.00 pp" in words
+
+
+def test_overlap_text_names_trained_and_untrained_prefixes():
+    curve = pd.DataFrame({"representation": ["MRL 768", "MRL 512", "MRL 384", "MRL 256", "PCA 768", "PCA 256"],
+                          "method": ["MRL"] * 4 + ["PCA"] * 2, "dim": [768, 512, 384, 256, 768, 256],
+                          "overlap@10": [1.0, 0.99, 0.95, 0.98, 0.91, 0.91]})
+    text = F.overlap_text(curve, 10, (768, 512, 256, 128))
+    assert "MRL: 1.000 at 768, 0.950 at its lowest (384)" in text
+    assert "(512: 0.990, 256: 0.980) than in between (384: 0.950)" in text
+    assert "trained" not in F.overlap_text(curve, 10, None)
