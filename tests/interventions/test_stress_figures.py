@@ -232,3 +232,19 @@ def test_findings_hold_and_each_criterion_has_teeth():
         assert v.drop(index=i)["reproduces"].all(), change
     text = sf.summary(sf.findings(_fake({("noise", "rankme"): 39.0})))
     assert text.startswith("3 of 4 findings") and "does **not** hold" in text
+
+
+def test_user_vectors_without_the_attribute_fail_clearly(tmp_path, vectors):
+    from embdiag.encoders.vectors import driving_vectors
+
+    train, y_train, val, _ = vectors
+    np.save(tmp_path / "v.npy", np.vstack([train[:40], val[:30]]))
+    pd.DataFrame({"split": ["train"] * 40 + ["val"] * 30,
+                  "colour": np.r_[y_train["weather"][:40], y_train["weather"][40:70]].astype(str)}
+                 ).to_csv(tmp_path / "l.csv", index=False)
+    user = driving_vectors(vectors_path=tmp_path / "v.npy", labels_path=tmp_path / "l.csv")
+    with pytest.raises(ValueError, match=r"attribute: 'weather' is not among the labels' attributes \['colour'\]"):
+        sf.measure(user.train, user.train_labels, user.val, user.val_labels, attribute="weather")
+    ok = sf.measure(user.train, user.train_labels, user.val, user.val_labels, severities=[0.9], k=3,
+                    attribute="colour", probes=False)
+    assert ok.attributes == ("colour",) and "colour P@3" in ok.grid
