@@ -211,3 +211,40 @@ def test_bad_seed_and_direction():
         CommonOffset(0.5, direction=np.ones(4)).fit(X)
     with pytest.raises(ValueError, match="direction"):
         CommonOffset(0.5, direction=np.zeros(5)).fit(X)
+
+
+@pytest.fixture(scope="module")
+def reference_vectors():
+    from embdiag.encoders.vectors import driving_vectors
+
+    return driving_vectors("reference-cnn")
+
+
+@pytest.mark.slow
+def test_contraction_keeps_p_at_10_and_rankme_on_the_reference_encoder(reference_vectors):
+    """On the cached reference-encoder vectors: at every severity of the grid, contraction leaves the
+    exact top-10 (so P@10 of every attribute, to the last bit) and RankMe (relative 1e-9) unchanged."""
+    from embdiag.metrics.retrieval import precision_at_k, topk
+
+    v = reference_vectors
+    _, native = topk(v.val, v.val, 10, exclude_self=True, dtype=np.float64)
+    for s in SEVERITIES[1:]:
+        Y = Contraction(s).fit(v.train).transform(v.val)
+        _, nb = topk(Y, Y, 10, exclude_self=True, dtype=np.float64)
+        assert np.array_equal(nb, native), s
+        for a, y in v.val_labels.items():
+            assert precision_at_k(nb, y) == precision_at_k(native, y), (s, a)
+        assert rankme(Y) == pytest.approx(rankme(v.val), rel=1e-9, abs=0), s
+        assert total_variance(Y) == pytest.approx((1 - s) ** 2 * total_variance(v.val), rel=1e-9), s
+
+
+@pytest.mark.slow
+def test_common_offset_keeps_pr_on_the_reference_encoder(reference_vectors):
+    """On the cached reference-encoder vectors: the common offset leaves PR (and centred total variance)
+    unchanged to relative 1e-6 at every severity, while raw RankMe falls below 3 at .99."""
+    v = reference_vectors
+    for s in SEVERITIES[1:]:
+        Y = CommonOffset(s, seed=0).fit(v.train).transform(v.val)
+        assert participation_ratio(Y) == pytest.approx(participation_ratio(v.val), rel=1e-6), s
+        assert total_variance(Y) == pytest.approx(total_variance(v.val), rel=1e-6), s
+    assert rankme(Y) < 3 < rankme(v.val)

@@ -1,0 +1,479 @@
+"""The stress-test chapter: the grid measured once, then its figures, tables and findings.
+
+:func:`measure` applies every intervention of :mod:`embdiag.interventions.stress` at every
+severity of a grid to one set of training and evaluation vectors (each fitted on the
+training vectors only) and measures the whole suite (:func:`embdiag.metrics.evaluate`:
+total variance, mean cosine, RankMe, PR, standardized-probe accuracy and balanced accuracy,
+P@k per attribute) plus overlap@k with the unchanged top-k (neighbour identity). Every
+other function reads its :class:`StressResults` and computes no metric: the study's
+headline figure (:func:`headline_chart`), curves over the grid (:func:`curves_chart`), the
+contraction before/after table (:func:`contraction_table`), the severe rows beside the
+study's (:func:`severe_table`) and the findings checked by declared criteria
+(:func:`findings`). The study's values are read from ``data/study/stress_severe.csv``
+(transcribed as printed, never computed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from .. import _project
+from .._validate import check_int
+from ..metrics import evaluate, frozen_classes, overlap_at_k, random_floor, topk
+from .stress import INTERVENTIONS, SEVERITIES, check_severity, grid, n_kept
+
+__all__ = [
+    "CRITERIA", "LABELS", "GEOMETRY", "StressResults", "check_attribute", "measure", "severity_table", "headline_chart", "headline_text",
+    "curves_chart", "contraction_table", "read_study", "severe_table", "findings", "summary",
+]
+
+#: Display names of the interventions (the study's words in brackets in :data:`STUDY_NAMES`).
+LABELS = {"contraction": "contraction", "common_offset": "common offset", "rank_restriction": "rank restriction",
+          "noise": "noise"}
+#: The study's row names of its severe table, per intervention.
+STUDY_NAMES = {"unchanged": "unchanged", "contraction": "shrink (.99)", "rank_restriction": "eight directions (.99)",
+               "common_offset": "common offset (.99)", "noise": "severe noise (.99)"}
+UNCHANGED = "unchanged"
+#: Label-free columns of the grid: (column, label, log axis).
+GEOMETRY = (("total_variance", "total variance", True), ("mean_cosine", "mean cosine", False),
+            ("rankme", "RankMe", True), ("participation_ratio", "participation ratio (PR)", True))
+HIGHLIGHT, MUTED, BASE = "#d62728", "#9aa5b1", "#3b4a5a"
+
+#: Declared criteria: each finding of the study's stress section reproduces when its test holds on
+#: this run's grid (``s*`` is the grid's top severity, .99 by default; "unchanged" is severity 0).
+CRITERIA = {
+    "noise: RankMe up, retrieval to chance":
+        "at s*, noise raises RankMe above the unchanged value while P@k of the attribute lies within "
+        "2 points of the random floor",
+    "contraction: only variance moves":
+        "at every severity s, contraction's total variance is (1 - s)² times the unchanged (relative 1e-9); "
+        "mean cosine, RankMe and PR are unchanged (relative 1e-9), top-k identities are unchanged "
+        "(overlap@k = 1) and so are P@k and balanced accuracy of every attribute (1e-12)",
+    "common offset: centred spread kept, raw RankMe collapses":
+        "at s*, the common offset leaves total variance and PR unchanged (relative 1e-6) while raw RankMe "
+        "falls below 3",
+    "rank restriction costs labels":
+        "at s*, rank restriction lowers balanced accuracy of the attribute by at least 5 points",
+}
+_TOL_EXACT, _TOL_CENTRED, _TOL_VALUES, _FLOOR_PP, _COLLAPSED, _BA_COST = 1e-9, 1e-6, 1e-12, 2.0, 3.0, 5.0
+
+
+@dataclass(frozen=True)
+class StressResults:
+    """The measured grid and what the figures need to read it.
+
+    ``grid``: one row per intervention and severity (severity 0, the unchanged vectors, is
+    measured once and repeated for each intervention), the columns of
+    :func:`~embdiag.metrics.evaluate` (shares in [0, 1]) plus ``"overlap@{k}"``;
+    ``sizes``: what each severity means for these vectors (``intervention``, ``severity``,
+    ``quantity``, ``value``); ``floors``: random-neighbour floor of P@k per attribute;
+    ``attribute``: the headline attribute; ``d``: the vectors' dimension.
+    """
+
+    grid: pd.DataFrame
+    sizes: pd.DataFrame
+    floors: dict
+    k: int
+    attribute: str
+    seed: int
+    d: int
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        return tuple(self.floors)
+
+    @property
+    def top(self) -> float:
+        """The grid's most severe setting (the study's headline: .99)."""
+        return float(self.grid["severity"].max())
+
+    def row(self, intervention: str, severity: float) -> pd.Series:
+        """The grid row of ``intervention`` at ``severity``."""
+        g = self.grid
+        hit = g[(g["intervention"] == intervention) & np.isclose(g["severity"], severity)]
+        if hit.empty:
+            raise ValueError(f"severity: {severity!r} of {intervention!r} is not in the measured grid")
+        return hit.iloc[0]
+
+    @property
+    def unchanged(self) -> pd.Series:
+        return self.row(next(iter(INTERVENTIONS)), 0.0)
+
+
+def check_attribute(attribute, attributes) -> str:
+    """``attribute`` if it is one of ``attributes``, else ``ValueError`` listing them."""
+    attributes = list(attributes)
+    if attribute not in attributes:
+        raise ValueError(f"attribute: {attribute!r} is not among the labels' attributes {attributes}")
+    return attribute
+
+
+def _check_severities(severities) -> list[float]:
+    if isinstance(severities, (str, bytes)) or not hasattr(severities, "__iter__"):
+        raise ValueError(f"severities: expected a list of numbers in [0, 1), got {severities!r}")
+    values = sorted({check_severity(s, "severities") for s in severities} | {0.0})
+    if len(values) < 2:
+        raise ValueError("severities: needs at least one severity above 0")
+    return values
+
+
+def _size(change) -> tuple[str, float]:
+    """The one number that says how large a fitted change is."""
+    if hasattr(change, "scale_"):
+        return "scale factor", float(change.scale_)
+    if hasattr(change, "offset_"):
+        return "offset norm", float(np.linalg.norm(change.offset_))
+    if hasattr(change, "n_components_"):
+        return "directions kept", float(change.n_components_)
+    return "noise total variance", float(change.noise_variance_)
+
+
+def measure(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
+            severities=SEVERITIES, k: int = 10, attribute: str = "weather", seed: int = 0,
+            probes: bool = True) -> StressResults:
+    """Every intervention x severity of the grid on ``val``, each fitted on ``train`` only.
+
+    Severity 0 (the identity for every intervention) is always included and measured once.
+    Balanced accuracy uses the eligible classes of ``val_labels``, frozen once. Raises
+    ``ValueError`` for an ``attribute`` not in ``val_labels`` (before any measurement), a
+    severity outside [0, 1) or a bad ``k`` or ``seed``.
+    """
+    check_attribute(attribute, val_labels)
+    values = _check_severities(severities)
+    k, seed = check_int(k, "k", minimum=1), check_int(seed, "seed", minimum=0)
+    val = np.asarray(val, dtype=np.float64)
+    classes = frozen_classes(val_labels)
+    base = evaluate(train, train_labels, val, val_labels, k=k, classes=classes, probes=probes)
+    _, native = topk(val, val, k, exclude_self=True, dtype=np.float64)
+    rows, sizes = [], []
+    for name in INTERVENTIONS:
+        rows.append({"intervention": name, "severity": 0.0, **base, f"overlap@{k}": 1.0})
+    for name, s, change in grid(tuple(INTERVENTIONS), tuple(values), seed=seed):
+        change.fit(train)
+        sizes.append((name, s, *_size(change)))
+        if s == 0.0:
+            continue
+        moved = change.transform(val)
+        row = evaluate(change.transform(train), train_labels, moved, val_labels, k=k, classes=classes,
+                       probes=probes)
+        _, nb = topk(moved, moved, k, exclude_self=True, dtype=np.float64)
+        rows.append({"intervention": name, "severity": s, **row, f"overlap@{k}": overlap_at_k(native, nb)})
+    table = pd.DataFrame(rows).sort_values(["intervention", "severity"], key=_order, kind="stable")
+    return StressResults(table.reset_index(drop=True),
+                         pd.DataFrame(sizes, columns=["intervention", "severity", "quantity", "value"]),
+                         {a: random_floor(y) for a, y in val_labels.items()}, k, attribute, seed,
+                         int(val.shape[1]))
+
+
+def _order(column: pd.Series) -> pd.Series:
+    return column.map(list(INTERVENTIONS).index) if column.name == "intervention" else column
+
+
+def _sev(s: float) -> str:
+    return f"{s:g}".lstrip("0") if s else "0"
+
+
+def severity_table(results: StressResults) -> pd.DataFrame:
+    """What each severity means for these vectors: one row per intervention (and the quantity
+    that sizes it), one column per severity."""
+    table = results.sizes.assign(intervention=results.sizes["intervention"].map(LABELS))
+    table = table.pivot_table(index=["intervention", "quantity"], columns="severity", values="value", sort=False)
+    table.columns = [f"s = {_sev(s)}" for s in table.columns]
+    return table
+
+
+def _percent(results: StressResults, metric: str) -> bool:
+    return metric.endswith((" accuracy", " BA", f" P@{results.k}")) or metric.startswith("overlap@")
+
+
+def _condition(results: StressResults, name: str) -> str:
+    if name == "rank_restriction":
+        kept = n_kept(results.d, results.top)
+        return f"rank restriction ({kept} direction{'s' if kept > 1 else ''})"
+    return LABELS[name]
+
+
+def _headline_data(results: StressResults, attribute: str) -> pd.DataFrame:
+    p = f"{attribute} P@{results.k}"
+    rows = [{"condition": UNCHANGED, "RankMe": results.unchanged["rankme"], "P@k": 100 * results.unchanged[p],
+             "group": UNCHANGED}]
+    for name in INTERVENTIONS:
+        r = results.row(name, results.top)
+        rows.append({"condition": _condition(results, name), "RankMe": r["rankme"], "P@k": 100 * r[p],
+                     "group": "noise" if name == "noise" else "other"})
+    return pd.DataFrame(rows)
+
+
+def headline_chart(results: StressResults, attribute: str | None = None) -> alt.Chart:
+    """The study's figure: RankMe (log axis) beside P@k of ``attribute`` per intervention at the
+    grid's top severity, the unchanged vectors on top, noise highlighted, the random floor of
+    P@k a dashed rule."""
+    attribute = check_attribute(attribute or results.attribute, results.attributes)
+    data = _headline_data(results, attribute)
+    order = list(data["condition"])
+    y = alt.Y("condition:N", sort=order, title=None, axis=alt.Axis(labelLimit=240))
+    color = alt.Color("group:N", scale=alt.Scale(domain=[UNCHANGED, "other", "noise"],
+                                                 range=[BASE, MUTED, HIGHLIGHT]), legend=None)
+    base = alt.Chart(data).properties(width=250, height=170)
+    tip = ["condition", alt.Tooltip("RankMe:Q", format=".2f"), alt.Tooltip("P@k:Q", title=f"P@{results.k} (%)",
+                                                                               format=".2f")]
+    rank = base.mark_bar().encode(  # bars start at RankMe's minimum, 1 (a log axis has no zero)
+        x=alt.X("RankMe:Q", title="RankMe (log axis)", scale=alt.Scale(type="log", domainMin=1)),
+        x2=alt.datum(1), y=y, color=color, tooltip=tip)
+    rank_text = base.mark_text(align="left", dx=3, fontSize=10).encode(
+        x="RankMe:Q", y=y, text=alt.Text("RankMe:Q", format=".1f"))
+    floor = 100 * results.floors[attribute]
+    hi = max(100.0, float(data["P@k"].max()))
+    p10 = base.mark_bar().encode(
+        x=alt.X("P@k:Q", title=f"{attribute} P@{results.k} (%)", scale=alt.Scale(domain=[0, hi])),
+        y=alt.Y("condition:N", sort=order, axis=None), color=color, tooltip=tip)
+    p10_text = base.mark_text(align="left", dx=3, fontSize=10).encode(
+        x="P@k:Q", y=alt.Y("condition:N", sort=order, axis=None), text=alt.Text("P@k:Q", format=".1f"))
+    rule = alt.Chart(pd.DataFrame({"floor": [floor], "label": [f"random floor {floor:.1f}%"]}))
+    floor_rule = rule.mark_rule(strokeDash=[5, 3], color="black").encode(
+        x="floor:Q", tooltip=[alt.Tooltip("floor:Q", title="random floor (%)", format=".2f")])
+    floor_text = rule.mark_text(align="left", baseline="bottom", dx=3, dy=-2, fontSize=10).encode(
+        x="floor:Q", y=alt.value(0), text="label:N")
+    return alt.hconcat(
+        (rank + rank_text).properties(title="Distribution: RankMe"),
+        (p10 + p10_text + floor_rule + floor_text).properties(
+            title=f"Relevance: {attribute} P@{results.k} (dashed: random floor)"),
+        spacing=12,
+    ).properties(title=f"Each intervention at severity {_sev(results.top)}")
+
+
+def headline_text(results: StressResults, attribute: str | None = None) -> str:
+    """The headline figure in one Markdown sentence per intervention, every number read from ``results``."""
+    attribute = check_attribute(attribute or results.attribute, results.attributes)
+    p, k, s = f"{attribute} P@{results.k}", results.k, results.top
+    u, floor = results.unchanged, 100 * results.floors[attribute]
+    r = {n: results.row(n, s) for n in INTERVENTIONS}
+
+    def pk(row):
+        return f"{100 * row[p]:.2f}%"
+
+    return (
+        f"Unchanged, RankMe is {u['rankme']:.2f} and {attribute} P@{k} {pk(u)} (random floor {floor:.2f}%). "
+        f"At severity {_sev(s)}: **noise** raises RankMe to {r['noise']['rankme']:.2f} while P@{k} falls to "
+        f"{pk(r['noise'])}, {100 * r['noise'][p] - floor:+.2f} points from the floor; **contraction** leaves "
+        f"RankMe at {r['contraction']['rankme']:.2f} and P@{k} at {pk(r['contraction'])}; the **common offset** "
+        f"collapses RankMe to {r['common_offset']['rankme']:.2f} while P@{k} stays at {pk(r['common_offset'])}; "
+        f"**rank restriction** to {n_kept(results.d, s)} of {results.d} directions gives RankMe "
+        f"{r['rank_restriction']['rankme']:.2f} and P@{k} {pk(r['rank_restriction'])}.")
+
+
+def long_grid(results: StressResults) -> pd.DataFrame:
+    """The grid in long form: ``intervention``, ``severity``, ``metric`` (display label), ``panel``
+    (the column of the grid), ``value`` (percent for shares), ``floor`` (P@k only)."""
+    rows = []
+    labels = {c: lab for c, lab, _ in GEOMETRY}
+    for _, r in results.grid.iterrows():
+        for col in results.grid.columns[2:]:
+            pct = _percent(results, col)
+            attr = col.rsplit(" ", 1)[0] if col.endswith(f" P@{results.k}") else None
+            rows.append({"intervention": LABELS[r["intervention"]], "severity": r["severity"],
+                         "panel": col, "metric": labels.get(col, col + (" (%)" if pct else "")),
+                         "value": (100.0 if pct else 1.0) * r[col],
+                         "floor": 100 * results.floors[attr] if attr else np.nan})
+    return pd.DataFrame(rows)
+
+
+def _decades(values: pd.Series, most: int = 6) -> list[float]:
+    """Powers of ten spanning ``values`` (positive), every second or third one when there are many."""
+    lo, hi = np.floor(np.log10(values.min())), np.ceil(np.log10(values.max()))
+    exps = np.arange(lo, hi + 1)
+    step = int(np.ceil(len(exps) / most))
+    return [float(10.0 ** e) for e in exps[::step]]
+
+
+def curves_chart(results: StressResults) -> alt.Chart:
+    """Every metric over the whole grid, one line per intervention: the four label-free numbers
+    (variance, RankMe and PR on log axes), overlap@k with the unchanged top-k, then balanced
+    accuracy and P@k per attribute (dashed: random floor). Click the legend to isolate one."""
+    data = long_grid(results)
+    data["severity label"] = data["severity"].map(_sev)
+    ticks = [_sev(s) for s in sorted(results.grid["severity"].unique())]
+    pick = alt.selection_point(fields=["intervention"], bind="legend")
+    dash = alt.StrokeDash("intervention:N", sort=[LABELS[n] for n in INTERVENTIONS], title="intervention",
+                          scale=alt.Scale(domain=[LABELS[n] for n in INTERVENTIONS],
+                                          range=[[1, 0], [6, 3], [1, 0], [1, 0]]))
+    color = alt.Color("intervention:N", sort=[LABELS[n] for n in INTERVENTIONS], title="intervention",
+                      scale=alt.Scale(domain=[LABELS[n] for n in INTERVENTIONS],
+                                      range=["#4c78a8", "#f58518", "#54a24b", HIGHLIGHT]))
+
+    def panel(col: str, log: bool = False, floor: bool = False):
+        part = data[data["panel"] == col]
+        title = part["metric"].iloc[0] + (" (log)" if log else "")
+        scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
+        axis = alt.Axis(values=_decades(part["value"]), format="~g") if log else alt.Axis()
+        line = alt.Chart(part).mark_line(point=alt.OverlayMarkDef(size=25), strokeWidth=1.6).encode(
+            x=alt.X("severity label:O", sort=ticks, title="severity s"),
+            y=alt.Y("value:Q", title=None, scale=scale, axis=axis), color=color, strokeDash=dash,
+            opacity=alt.condition(pick, alt.value(0.9), alt.value(0.1)),
+            tooltip=["intervention", "severity", alt.Tooltip("value:Q", title=title, format=".4g")])
+        layers = [line]
+        if floor:
+            layers.append(alt.Chart(part.head(1)).mark_rule(strokeDash=[4, 3], color="black").encode(
+                y="floor:Q", tooltip=[alt.Tooltip("floor:Q", title="random floor (%)", format=".2f")]))
+        return alt.layer(*layers).properties(width=170, height=130, title=title)
+
+    geometry = [panel(c, log) for c, _, log in GEOMETRY] + [panel(f"overlap@{results.k}")]
+    geometry[0] = geometry[0].add_params(pick)
+    ba = [panel(f"{a} BA") for a in results.attributes if f"{a} BA" in results.grid]
+    p = [panel(f"{a} P@{results.k}", floor=True) for a in results.attributes]
+    rows = [alt.hconcat(*geometry[:3]), alt.hconcat(*geometry[3:])] + ([alt.hconcat(*ba)] if ba else [])
+    return alt.vconcat(*rows, alt.hconcat(*p)).configure_legend(orient="bottom")
+
+
+def contraction_table(results: StressResults) -> pd.DataFrame:
+    """Contraction's before (severity 0) and after (the top severity) for every metric, their ratio
+    and the ratio the mapping predicts: ``(1 - s)**2`` for total variance, 1 for all else."""
+    s = results.top
+    before, after = results.unchanged, results.row("contraction", s)
+    metrics = [c for c in results.grid.columns[2:] if not c.endswith(" accuracy")]
+    labels = {c: lab for c, lab, _ in GEOMETRY}
+    table = pd.DataFrame({
+        "before (s = 0)": [before[c] for c in metrics],
+        f"after (s = {_sev(s)})": [after[c] for c in metrics],
+    }, index=pd.Index([labels.get(c, c) for c in metrics], name="metric"))
+    table["after / before"] = table.iloc[:, 1] / table.iloc[:, 0]
+    table["predicted ratio"] = [(1 - s) ** 2 if c == "total_variance" else 1.0 for c in metrics]
+    return table
+
+
+def study_path():
+    """The study's severe rows as transcribed: ``data/study/stress_severe.csv`` of the project."""
+    return _project.project_root() / "data" / "study" / "stress_severe.csv"
+
+
+def read_study(path=None) -> pd.DataFrame:
+    """The study's severe table, values exactly as printed (strings), indexed by ``condition``;
+    the random-neighbour floor of weather P@10 is the row ``random-neighbour floor``."""
+    return pd.read_csv(path or study_path(), dtype=str, keep_default_na=False).set_index("condition")
+
+
+def _number(text: str) -> float:
+    return float(text) if text != "" else np.nan
+
+
+#: The study's columns (CSV name, display label, our grid column with ``{a}``/``{k}`` placeholders, format).
+STUDY_COLUMNS = (("total_variance", "variance", "total_variance", "{:.5g}"),
+                 ("mean_cosine", "mean cosine", "mean_cosine", "{:.6f}"),
+                 ("rankme", "RankMe", "rankme", "{:.2f}"),
+                 ("participation_ratio", "PR", "participation_ratio", "{:.2f}"),
+                 ("weather_ba_pct", "{a} BA %", "{a} BA", "{:.2f}"),
+                 ("weather_p_at_10_pct", "{a} P@{k} %", "{a} P@{k}", "{:.2f}"))
+
+
+def severe_table(results: StressResults, attribute: str | None = None, study: pd.DataFrame | None = None):
+    """The study's severe rows in its layout, each quantity as two columns: the study's value as
+    printed and this run's (at the grid's top severity; percent for BA and P@k). The study's
+    attribute columns are weather's; a last row gives the random floor of P@k."""
+    attribute = check_attribute(attribute or results.attribute, results.attributes)
+    study = read_study() if study is None else study
+    k, s = results.k, results.top
+    src = {UNCHANGED: results.unchanged, **{n: results.row(n, s) for n in INTERVENTIONS}}
+    order = [UNCHANGED, "contraction", "rank_restriction", "common_offset", "noise"]
+    study_label = "study" if attribute == "weather" else "study (weather)"
+    columns, rows = [], []
+    for _, label, _, _ in STUDY_COLUMNS:
+        label = label.format(a=attribute, k=k)
+        columns += [(label, study_label), (label, "this run")]
+    for name in order:
+        cells = []
+        for csv, _, col, fmt in STUDY_COLUMNS:
+            col = col.format(a=attribute, k=k)
+            ours = src[name].get(col, np.nan)
+            ours = 100 * ours if col.endswith((" BA", f" P@{k}")) else ours
+            cells += [study.loc[STUDY_NAMES[name], csv], "" if np.isnan(ours) else fmt.format(ours)]
+        rows.append(cells)
+    floor = ["", ""] * (len(STUDY_COLUMNS) - 1) + [study.loc["random-neighbour floor", "weather_p_at_10_pct"],
+                                                    f"{100 * results.floors[attribute]:.2f}"]
+    rows.append(floor)
+    this_run = [UNCHANGED] + [f"{_condition(results, n)}, s = {_sev(s)}" for n in order[1:]] + ["random-neighbour floor"]
+    index = pd.MultiIndex.from_arrays([[STUDY_NAMES[n] for n in order] + ["random-neighbour floor"], this_run],
+                                      names=["study's condition", "this run"])
+    return pd.DataFrame(rows, index=index, columns=pd.MultiIndex.from_tuples(columns))
+
+
+def _rel_equal(a: float, b: float, tol: float) -> bool:
+    return abs(a - b) <= tol * max(abs(a), abs(b), np.finfo(float).tiny)
+
+
+def findings(results: StressResults, attribute: str | None = None, study: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per finding of the study's stress section: ``finding``, ``criterion``
+    (:data:`CRITERIA`), ``study`` and ``this run`` (the numbers in words) and ``reproduces``
+    (bool), for ``attribute`` (default: the headline one). The study's numbers are weather's."""
+    attribute = check_attribute(attribute or results.attribute, results.attributes)
+    study = read_study() if study is None else study
+    values = [csv for csv, *_ in STUDY_COLUMNS]
+    num = {c: {v: _number(r[v]) for v in values} for c, r in study.iterrows()}
+    su, sfloor = num["unchanged"], num["random-neighbour floor"]["weather_p_at_10_pct"]
+    k, s, g = results.k, results.top, results.grid
+    u, floor = results.unchanged, 100 * results.floors[attribute]
+    p, ba = f"{attribute} P@{k}", f"{attribute} BA"
+    has_ba = ba in g
+    rows = []
+
+    sn, n = num[STUDY_NAMES["noise"]], results.row("noise", s)
+    rows.append((
+        f"RankMe {su['rankme']:.2f} → {sn['rankme']:.2f}; weather P@10 {sn['weather_p_at_10_pct']:.2f}% "
+        f"vs floor {sfloor:.2f}% ({sn['weather_p_at_10_pct'] - sfloor:+.2f} pp)",
+        f"RankMe {u['rankme']:.2f} → {n['rankme']:.2f}; {p} {100 * n[p]:.2f}% vs floor {floor:.2f}% "
+        f"({100 * n[p] - floor:+.2f} pp)",
+        n["rankme"] > u["rankme"] and abs(100 * n[p] - floor) <= _FLOOR_PP))
+
+    sc = num[STUDY_NAMES["contraction"]]
+    same = ("mean_cosine", "rankme", "participation_ratio", "weather_ba_pct", "weather_p_at_10_pct")
+    contraction = g[(g["intervention"] == "contraction") & (g["severity"] > 0)]
+    others = [c for c in g.columns[2:] if c.endswith((" BA", f" P@{k}", " accuracy"))]
+    ok = all(
+        _rel_equal(r["total_variance"], (1 - r["severity"]) ** 2 * u["total_variance"], _TOL_EXACT)
+        and all(_rel_equal(r[c], u[c], _TOL_EXACT) for c in ("mean_cosine", "rankme", "participation_ratio"))
+        and r[f"overlap@{k}"] == 1.0 and all(abs(r[c] - u[c]) <= _TOL_VALUES for c in others)
+        for _, r in contraction.iterrows())
+    worst = max(abs(r[c] / u[c] - 1) for _, r in contraction.iterrows()
+                for c in ("mean_cosine", "rankme", "participation_ratio"))
+    c = results.row("contraction", s)
+    rows.append((
+        f"variance {su['total_variance']:.5g} → {sc['total_variance']:.5g} (ratio "
+        f"{sc['total_variance'] / su['total_variance']:.2g}); mean cosine, RankMe, PR, BA and P@10 "
+        f"{'as printed unchanged' if all(sc[c] == su[c] for c in same) else 'changed'}",
+        f"variance {u['total_variance']:.5g} → {c['total_variance']:.5g} at s = {_sev(s)} (ratio "
+        f"{c['total_variance'] / u['total_variance']:.6g}); largest relative change of mean cosine, RankMe, PR "
+        f"over {len(contraction)} severities {worst:.1e}; min overlap@{k} {contraction[f'overlap@{k}'].min():.4g}",
+        ok))
+
+    so, o = num[STUDY_NAMES["common_offset"]], results.row("common_offset", s)
+    rows.append((
+        f"variance {su['total_variance']:.5g} → {so['total_variance']:.5g}, PR {su['participation_ratio']:.2f} → "
+        f"{so['participation_ratio']:.2f}, RankMe {su['rankme']:.2f} → {so['rankme']:.2f}",
+        f"variance {u['total_variance']:.6g} → {o['total_variance']:.6g}, PR {u['participation_ratio']:.4f} → "
+        f"{o['participation_ratio']:.4f}, RankMe {u['rankme']:.2f} → {o['rankme']:.2f}",
+        _rel_equal(o["total_variance"], u["total_variance"], _TOL_CENTRED)
+        and _rel_equal(o["participation_ratio"], u["participation_ratio"], _TOL_CENTRED)
+        and o["rankme"] < _COLLAPSED))
+
+    sr, r = num[STUDY_NAMES["rank_restriction"]], results.row("rank_restriction", s)
+    kept = n_kept(results.d, s)
+    rows.append((
+        f"weather BA {su['weather_ba_pct']:.2f}% → {sr['weather_ba_pct']:.2f}% "
+        f"({sr['weather_ba_pct'] - su['weather_ba_pct']:+.2f} pp), 8 of 768 directions",
+        (f"{ba} {100 * u[ba]:.2f}% → {100 * r[ba]:.2f}% ({100 * (r[ba] - u[ba]):+.2f} pp), {kept} of {results.d} "
+         f"directions") if has_ba else "not measured (probes off)",
+        has_ba and 100 * (u[ba] - r[ba]) >= _BA_COST))
+    return pd.DataFrame([{"finding": f, "criterion": CRITERIA[f], "study": st, "this run": ours,
+                          "reproduces": bool(ok)} for f, (st, ours, ok) in zip(CRITERIA, rows)])
+
+
+def summary(verdicts: pd.DataFrame) -> str:
+    """The verdicts of :func:`findings` as a Markdown paragraph and list."""
+    lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here: {r['this run']}."
+             for _, r in verdicts.iterrows()]
+    return (f"{int(verdicts['reproduces'].sum())} of {len(verdicts)} findings of the study's stress tests hold "
+            f"on these vectors:\n\n" + "\n".join(lines))

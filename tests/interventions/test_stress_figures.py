@@ -1,0 +1,250 @@
+"""The stress chapter's grid, figures, tables and findings on small synthetic vectors."""
+
+import json
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+from embdiag.interventions import stress_figures as sf
+from embdiag.interventions.stress import INTERVENTIONS, n_kept
+from embdiag.metrics import participation_ratio, random_floor, rankme, total_variance
+from embdiag.synthetic import labelled_clusters
+
+SEVERITIES = [0.5, 0.99]
+
+
+@pytest.fixture(scope="module")
+def vectors():
+    train, y_train = labelled_clusters(240, d=32, seed=1)
+    val, y_val = labelled_clusters(160, d=32, seed=2)
+    return train, y_train, val, y_val
+
+
+@pytest.fixture(scope="module")
+def results(vectors):
+    return sf.measure(*vectors, severities=SEVERITIES, k=5, attribute="weather", seed=3)
+
+
+@pytest.fixture(scope="module")
+def no_probes(vectors):
+    return sf.measure(*vectors, severities=[0.25, 0.9], k=5, probes=False)
+
+
+def test_grid_rows_and_identity_at_zero(results, vectors):
+    g = results.grid
+    assert list(g["intervention"].unique()) == list(INTERVENTIONS)
+    assert sorted(g["severity"].unique()) == [0.0, 0.5, 0.99]  # severity 0 is always measured
+    assert len(g) == 4 * 3 and results.top == 0.99 and results.d == 32 and results.k == 5
+    zero = g[g["severity"] == 0].drop(columns="intervention")
+    assert (zero.nunique() == 1).all()  # measured once, repeated per intervention
+    assert (zero["overlap@5"] == 1).all()
+    _, _, val, y_val = vectors
+    assert results.unchanged["rankme"] == pytest.approx(rankme(val), rel=1e-12)
+    assert results.floors == {a: random_floor(y) for a, y in y_val.items()}
+    assert {f"{a} {m}" for a in y_val for m in ("accuracy", "BA", "P@5")} <= set(g.columns)
+
+
+def test_grid_follows_the_mapping(results, vectors):
+    _, _, val, _ = vectors
+    u = results.unchanged
+    c = results.row("contraction", 0.99)
+    assert c["total_variance"] == pytest.approx(1e-4 * u["total_variance"], rel=1e-9)
+    for col in ("mean_cosine", "rankme", "participation_ratio", "overlap@5", "weather BA", "weather P@5"):
+        assert c[col] == pytest.approx(u[col], rel=1e-9, abs=1e-12), col
+    o = results.row("common_offset", 0.99)
+    assert o["participation_ratio"] == pytest.approx(u["participation_ratio"], rel=1e-6)
+    assert o["total_variance"] == pytest.approx(u["total_variance"], rel=1e-6)
+    assert o["rankme"] < 3 and o["mean_cosine"] > 0.999
+    assert o["weather BA"] == pytest.approx(u["weather BA"], abs=1e-12)  # standardized probes
+    r = results.row("rank_restriction", 0.99)
+    assert r["participation_ratio"] == pytest.approx(1.0, abs=1e-9)  # one direction of 32 kept
+    noise = results.row("noise", 0.99)
+    assert noise["total_variance"] == pytest.approx(99**2, rel=0.05) and noise["rankme"] > u["rankme"]
+    with pytest.raises(ValueError, match="severity"):
+        results.row("noise", 0.75)
+
+
+def test_sizes_state_each_severity(results, vectors):
+    train = vectors[0]
+    size = results.sizes.set_index(["intervention", "severity"])["value"]
+    rms = math.sqrt(np.mean(np.sum(train * train, axis=1)))
+    assert size["contraction", 0.99] == pytest.approx(0.01)
+    assert size["common_offset", 0.99] == pytest.approx(99 * rms, rel=1e-12)
+    assert size["rank_restriction", 0.5] == n_kept(32, 0.5) == 16
+    assert size["noise", 0.5] == pytest.approx(rms**2, rel=1e-12)
+    table = sf.severity_table(results)
+    assert list(table.columns) == ["s = 0", "s = .5", "s = .99"]
+    assert table.loc[("rank restriction", "directions kept"), "s = .99"] == 1
+
+
+def test_measure_without_probes_and_defaults(no_probes):
+    assert not any(c.endswith((" BA", " accuracy")) for c in no_probes.grid)
+    assert sorted(no_probes.grid["severity"].unique()) == [0.0, 0.25, 0.9]
+    sf.curves_chart(no_probes).to_dict()  # no BA row
+    assert "not measured" in sf.findings(no_probes).set_index("finding").iloc[3]["this run"]
+
+
+@pytest.mark.parametrize("severities", [[1.0], [-0.1], ["0.5"], "0.5", 0.5, [0.0], []])
+def test_bad_severities(vectors, severities):
+    with pytest.raises(ValueError, match="severities"):
+        sf.measure(*vectors, severities=severities, probes=False)
+
+
+def test_bad_attribute_k_and_seed(vectors):
+    with pytest.raises(ValueError, match=r"attribute: 'fog' is not among the labels' attributes \['weather'"):
+        sf.measure(*vectors, attribute="fog")
+    with pytest.raises(ValueError, match="k"):
+        sf.measure(*vectors, k=0, probes=False)
+    with pytest.raises(ValueError, match="seed"):
+        sf.measure(*vectors, seed=-1, probes=False)
+
+
+def test_figures_reject_an_unknown_attribute(results):
+    for f in (sf.headline_chart, sf.headline_text, sf.severe_table, sf.findings):
+        with pytest.raises(ValueError, match="attribute: 'fog'"):
+            f(results, "fog")
+
+
+def _layers(spec):
+    for key in ("hconcat", "vconcat", "layer"):
+        for part in spec.get(key, []):
+            yield from _layers(part)
+    yield spec
+
+
+def test_headline_chart(results):
+    chart = sf.headline_chart(results)
+    assert isinstance(chart, alt.HConcatChart)
+    data = sf._headline_data(results, "weather")
+    assert list(data["condition"]) == ["unchanged", "contraction", "common offset", "rank restriction (1 direction)",
+                                       "noise"]
+    assert list(data["group"]) == ["unchanged", "other", "other", "other", "noise"]  # noise highlighted
+    assert data["P@k"].iloc[-1] == pytest.approx(100 * results.row("noise", 0.99)["weather P@5"])
+    text = json.dumps(chart.to_dict())
+    assert f"random floor {100 * results.floors['weather']:.1f}%" in text  # the floor is marked
+    assert '"type": "log"' in text and sf.HIGHLIGHT in text and "severity .99" in text
+
+
+def test_headline_text_numbers(results):
+    text = sf.headline_text(results)
+    u, noise = results.unchanged, results.row("noise", 0.99)
+    assert f"{u['rankme']:.2f}" in text and f"{noise['rankme']:.2f}" in text
+    assert f"{100 * results.floors['weather']:.2f}%" in text and "1 of 32 directions" in text
+
+
+def test_curves_chart(results):
+    spec = sf.curves_chart(results).to_dict()
+    titles = [p.get("title") for p in _layers(spec) if isinstance(p.get("title"), str)]
+    for t in ("total variance (log)", "RankMe (log)", "participation ratio (PR) (log)", "mean cosine",
+              "overlap@5 (%)", "weather BA (%)", "scene P@5 (%)"):
+        assert t in titles
+    long = sf.long_grid(results)
+    p = long[long["panel"] == "weather P@5"]
+    assert (p["floor"] == 100 * results.floors["weather"]).all()
+    assert long[long["panel"] == "rankme"]["floor"].isna().all()
+
+
+def test_decades():
+    assert sf._decades(pd.Series([0.3, 50.0])) == [0.1, 1.0, 10.0, 100.0]
+    assert sf._decades(pd.Series([1e-5, 1e4])) == [1e-5, 1e-3, 0.1, 10.0, 1000.0]
+
+
+def test_contraction_table(results):
+    t = sf.contraction_table(results)
+    assert list(t.columns) == ["before (s = 0)", "after (s = .99)", "after / before", "predicted ratio"]
+    assert t.loc["total variance", "after / before"] == pytest.approx(1e-4, rel=1e-9)
+    assert t.loc["total variance", "predicted ratio"] == pytest.approx(1e-4)
+    rest = t.drop(index="total variance")
+    np.testing.assert_allclose(rest["after / before"], 1.0, rtol=1e-9)
+    assert (rest["predicted ratio"] == 1).all() and "weather P@5" in t.index and "weather accuracy" not in t.index
+
+
+def test_study_csv_as_printed_and_consistent():
+    study = sf.read_study()
+    assert list(study.index) == ["unchanged", "shrink (.99)", "eight directions (.99)", "common offset (.99)",
+                                 "severe noise (.99)", "random-neighbour floor"]
+    assert study.loc["shrink (.99)", "total_variance"] == "2.5703e-05"  # kept as printed
+    assert study.loc["eight directions (.99)", "mean_cosine"] == "0.9050"
+    num = study.drop(columns="intervention").replace("", np.nan).astype(float)
+    u = num.loc["unchanged"]
+    # the published rows obey the mappings: shrink scales variance by 1e-4, the offset keeps variance and PR,
+    # noise of total variance 99**2 on unit vectors
+    assert num.loc["shrink (.99)", "total_variance"] == pytest.approx(1e-4 * u["total_variance"])
+    for col in ("mean_cosine", "rankme", "participation_ratio", "weather_ba_pct", "weather_p_at_10_pct"):
+        assert num.loc["shrink (.99)", col] == u[col]
+    assert num.loc["common offset (.99)", ["total_variance", "participation_ratio"]].tolist() == \
+        u[["total_variance", "participation_ratio"]].tolist()
+    assert num.loc["severe noise (.99)", "total_variance"] == pytest.approx(99**2, rel=1e-3)
+    assert set(study["intervention"]) == set(INTERVENTIONS) | {""}
+
+
+def test_severe_table_layout(results):
+    t = sf.severe_table(results)
+    assert t.columns.get_level_values(1).unique().tolist() == ["study", "this run"]
+    assert t.columns.get_level_values(0).unique().tolist() == ["variance", "mean cosine", "RankMe", "PR",
+                                                               "weather BA %", "weather P@5 %"]
+    assert t.index.get_level_values(0).tolist()[:5] == list(sf.read_study().index[:5])
+    assert t.loc[("shrink (.99)", "contraction, s = .99"), ("variance", "study")] == "2.5703e-05"
+    assert t.loc[("severe noise (.99)", "noise, s = .99"), ("RankMe", "this run")] == \
+        f"{results.row('noise', 0.99)['rankme']:.2f}"
+    floor = t.loc[("random-neighbour floor", "random-neighbour floor")]
+    assert floor[("weather P@5 %", "study")] == "39.87"
+    assert floor[("weather P@5 %", "this run")] == f"{100 * results.floors['weather']:.2f}"
+    other = sf.severe_table(results, "scene")
+    assert ("scene BA %", "study (weather)") in other.columns
+
+
+def _fake(change=None):
+    """A grid where every finding holds; ``change`` overrides ``{(intervention, column): value}`` at .99."""
+    k, cols = 10, ["total_variance", "mean_cosine", "rankme", "participation_ratio", "weather accuracy",
+                   "weather BA", "weather P@10", "overlap@10"]
+    base = dict(zip(cols, [0.8, 0.2, 40.0, 10.0, 0.9, 0.8, 0.6, 1.0]))
+    at99 = {"contraction": {**base, "total_variance": 0.8e-4},
+            "common_offset": {**base, "mean_cosine": 0.9999, "rankme": 2.0, "overlap@10": 0.97},
+            "rank_restriction": {**base, "weather BA": 0.5, "rankme": 4.0, "overlap@10": 0.3},
+            "noise": {**base, "rankme": 600.0, "weather P@10": 0.31, "weather BA": 0.2, "overlap@10": 0.01}}
+    for (name, col), value in (change or {}).items():
+        at99[name][col] = value
+    rows = [{"intervention": n, "severity": 0.0, **base} for n in INTERVENTIONS]
+    rows += [{"intervention": n, "severity": 0.99, **at99[n]} for n in INTERVENTIONS]
+    return sf.StressResults(pd.DataFrame(rows), pd.DataFrame(), {"weather": 0.3}, k, "weather", 0, 768)
+
+
+def test_findings_hold_and_each_criterion_has_teeth():
+    verdicts = sf.findings(_fake())
+    assert list(verdicts["finding"]) == list(sf.CRITERIA) and verdicts["reproduces"].all()
+    assert "270.81 → 667.31" in verdicts.loc[0, "study"] and "40.05% vs floor 39.87%" in verdicts.loc[0, "study"]
+    assert "8 of 768 directions" in verdicts.loc[3, "this run"]
+    breaks = [
+        (0, {("noise", "rankme"): 39.0}), (0, {("noise", "weather P@10"): 0.33}),
+        (1, {("contraction", "total_variance"): 0.8e-4 * (1 + 1e-6)}), (1, {("contraction", "rankme"): 40.001}),
+        (1, {("contraction", "overlap@10"): 0.999}), (1, {("contraction", "weather BA"): 0.81}),
+        (2, {("common_offset", "participation_ratio"): 10.001}), (2, {("common_offset", "rankme"): 3.5}),
+        (2, {("common_offset", "total_variance"): 0.81}),
+        (3, {("rank_restriction", "weather BA"): 0.76}),
+    ]
+    for i, change in breaks:
+        v = sf.findings(_fake(change))
+        assert not v.loc[i, "reproduces"], change
+        assert v.drop(index=i)["reproduces"].all(), change
+    text = sf.summary(sf.findings(_fake({("noise", "rankme"): 39.0})))
+    assert text.startswith("3 of 4 findings") and "does **not** hold" in text
+
+
+def test_user_vectors_without_the_attribute_fail_clearly(tmp_path, vectors):
+    from embdiag.encoders.vectors import driving_vectors
+
+    train, y_train, val, _ = vectors
+    np.save(tmp_path / "v.npy", np.vstack([train[:40], val[:30]]))
+    pd.DataFrame({"split": ["train"] * 40 + ["val"] * 30,
+                  "colour": np.r_[y_train["weather"][:40], y_train["weather"][40:70]].astype(str)}
+                 ).to_csv(tmp_path / "l.csv", index=False)
+    user = driving_vectors(vectors_path=tmp_path / "v.npy", labels_path=tmp_path / "l.csv")
+    with pytest.raises(ValueError, match=r"attribute: 'weather' is not among the labels' attributes \['colour'\]"):
+        sf.measure(user.train, user.train_labels, user.val, user.val_labels, attribute="weather")
+    ok = sf.measure(user.train, user.train_labels, user.val, user.val_labels, severities=[0.9], k=3,
+                    attribute="colour", probes=False)
+    assert ok.attributes == ("colour",) and "colour P@3" in ok.grid
