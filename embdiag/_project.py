@@ -22,3 +22,10 @@ def project_root() -> Path:
         return checkout
     here = Path.cwd().resolve()
     return next((p for p in (here, *here.parents) if _is_root(p)), here)
+
+
+def published_dir() -> Path:
+    """``data/study`` of the checkout: the published study's transcribed values. They travel
+    with the code (they are text transcribed from the paper, not artifacts), so they are read
+    from the project root even when ``$EMBDIAG_DATA`` points elsewhere."""
+    return project_root() / "data" / "study"

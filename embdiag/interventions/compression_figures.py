@@ -19,7 +19,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .._project import project_root
+from .._project import published_dir
 
 __all__ = [
     "ATTRIBUTE_NAMES", "AXIS_PP", "CRITERIA", "LOSS_PP", "NEAR_PP", "attributes_of", "centring_table",
@@ -58,7 +58,7 @@ USER_OVERLAP = 0.89  # the user's reported overlap@10 of centred PCA (reported, 
 # -- inputs ------------------------------------------------------------------------------------
 def study_path() -> Path:
     """The transcribed study table, ``data/study/compression.csv`` of the checkout."""
-    return project_root() / "data" / "study" / "compression.csv"
+    return published_dir() / "compression.csv"
 
 
 def read_study(path=None) -> pd.DataFrame:

@@ -17,7 +17,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .._project import project_root
+from .._project import published_dir
 from .precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, StorageResult, query_scores
 
 #: Margin bins (score units) of the changed-query table, declared before measuring: decades, the
@@ -76,7 +76,7 @@ def result_named(results, name: str) -> StorageResult:
 def study_table(path=None) -> pd.DataFrame:
     """The study's storage table, one row per condition (index): ``data/study/storage.csv`` of the
     checkout (published values travel with the code, not with ``$EMBDIAG_DATA``)."""
-    path = Path(path) if path is not None else project_root() / "data" / "study" / "storage.csv"
+    path = Path(path) if path is not None else published_dir() / "storage.csv"
     return pd.read_csv(path, index_col="condition")
 
 

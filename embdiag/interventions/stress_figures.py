@@ -348,7 +348,7 @@ def contraction_table(results: StressResults) -> pd.DataFrame:
 
 def study_path():
     """The study's severe rows as transcribed: ``data/study/stress_severe.csv`` of the project."""
-    return _project.project_root() / "data" / "study" / "stress_severe.csv"
+    return _project.published_dir() / "stress_severe.csv"
 
 
 def read_study(path=None) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import artifacts
+from .._project import published_dir
 from .figures import means
 from .sweep import UNTRAINED, paired_differences
 
@@ -31,7 +31,7 @@ CRITERIA = {
 
 def study_dir() -> Path:
     """Folder of the published study's transcribed values (``data/study``)."""
-    return artifacts.data_dir() / "study"
+    return published_dir()
 
 
 def _argmax(table: pd.DataFrame, column: str) -> str:
