@@ -62,6 +62,23 @@ display(Markdown(f"**Data:** {driving.source}; {len(driving.subset('train')):,} 
 pd.DataFrame([quality.card(n) for n in encoders if n in REFERENCE_NAMES]).set_index("encoder")
 
 # %% [markdown]
+# ## How many directions the 768 coordinates use
+#
+# Each image tower ends in one linear layer from its last features to the 768 output
+# coordinates, so before normalisation its image vectors lie in an affine subspace no wider than
+# those features (256 channels for the CNN, width 128 for the ViT), whatever the output width.
+# Counting the eigenvalues of the training vectors' covariance above $10^{-9}$ of the largest:
+
+# %%
+pd.DataFrame({n: {"output coordinates": v.dim, "directions used": quality.spanned_directions(v.train)}
+              for n, (v, _) in runs.items()}).T.rename_axis("encoder")
+
+# %% [markdown]
+# The study's encoder uses its 768 coordinates far more fully. This matters below: removing
+# directions the vectors do not use costs nothing, so PCA to 512 or 256 dimensions is almost
+# lossless here, and rank restriction bites only once it keeps fewer directions than these.
+
+# %% [markdown]
 # ## Labels: the encoder against its own pixels
 #
 # Balanced accuracy (%) of the standardized linear probe, fitted on the training images and

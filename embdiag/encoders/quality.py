@@ -17,12 +17,13 @@ import numpy as np
 import pandas as pd
 
 from .. import artifacts
+from ..metrics.geometry import covariance_eigenvalues
 from ..metrics.probe import LinearProbe, balanced_accuracy
 from ..metrics.retrieval import hit_at_k, topk
 from ..metrics.suite import frozen_classes
 from .cache import prefix
 
-__all__ = ["BARS", "card", "pooled_pixels", "probe_table", "caption_table", "verdicts"]
+__all__ = ["BARS", "card", "spanned_directions", "pooled_pixels", "probe_table", "caption_table", "verdicts"]
 
 BARS = {
     "labels beyond pixels": "standardized-probe balanced accuracy above the pooled-pixel probe's "
@@ -42,6 +43,13 @@ def pooled_pixels(images, grid: int = 8) -> np.ndarray:
     n, h, w, _ = x.shape
     p = x.reshape(n, grid, h // grid, grid, w // grid, 3).mean(axis=(2, 4)).reshape(n, -1)
     return np.concatenate([p, x.mean(axis=(1, 2)), x.std(axis=(1, 2))], 1).astype(np.float64)
+
+
+def spanned_directions(Z, rel: float = 1e-9) -> int:
+    """How many directions the rows of ``Z`` use: centred-covariance eigenvalues above ``rel``
+    times the largest."""
+    lam = covariance_eigenvalues(Z)
+    return int(np.sum(lam > rel * lam.max()))
 
 
 def card(name: str, root=None) -> dict:

@@ -54,3 +54,10 @@ def test_card_reads_the_committed_manifest():
     c = quality.card("reference-cnn")
     assert c["image tower"] == "CNN" and len(c["revision"]) == 12
     assert c["command"].startswith("python -m embdiag.encoders.train --arch cnn")
+
+
+def test_spanned_directions_counts_the_affine_span():
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((200, 5)) @ rng.standard_normal((5, 40)) + rng.standard_normal(40)
+    assert quality.spanned_directions(Z) == 5
+    assert quality.spanned_directions(rng.standard_normal((200, 40))) == 40
