@@ -74,8 +74,8 @@ pd.DataFrame({n: {"output coordinates": v.dim, "directions used": quality.spanne
               for n, (v, _) in runs.items()}).T.rename_axis("encoder")
 
 # %% [markdown]
-# The study's encoder uses its 768 coordinates far more fully. This matters below: removing
-# directions the vectors do not use costs nothing, so PCA to 512 or 256 dimensions is almost
+# This matters in the chapters that follow: removing directions the vectors do not use costs
+# nothing, so PCA to 512 or 256 dimensions is almost
 # lossless here, and rank restriction bites only once it keeps fewer directions than these.
 
 # %% [markdown]
