@@ -75,8 +75,8 @@ pd.DataFrame({n: {"output coordinates": v.dim, "directions used": quality.spanne
 
 # %% [markdown]
 # This matters in the chapters that follow: removing directions the vectors do not use costs
-# nothing, so PCA to 512 or 256 dimensions is almost
-# lossless here, and rank restriction bites only once it keeps fewer directions than these.
+# nothing, so PCA to 512 or 256 dimensions is almost lossless here, and rank restriction bites
+# only once it keeps fewer directions than these.
 
 # %% [markdown]
 # ## Labels: the encoder against its own pixels
