@@ -33,3 +33,19 @@ def test_quickstart_runs_and_reports_every_condition(tmp_path):
     assert re.search(r"^ΔP@10 PCA-256: [+-]\d+\.\d\d pp \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\]$", out, re.M)
     assert "native reference | changed top-10: 0 | ΔP@10 pp: 0.0" in out
     assert "INT8 gallery | changed top-10:" in out
+
+
+def test_readme_chapter_commands_name_real_chapters_and_parameters():
+    """Every `embdiag chapter NAME -p KEY VALUE` in the README and the book's landing page
+    names a chapter (or declared variant) and parameters that chapter has."""
+    from embdiag.paper import pipeline
+
+    text = (REPO / "README.md").read_text() + (REPO / "book" / "intro.md").read_text()
+    commands = re.findall(r"embdiag chapter (\S+)((?: -p \S+ (?:'[^']*'|\S+))*)", text)
+    assert len(commands) >= 5
+    for name, params in commands:
+        if name in pipeline.variants():
+            continue
+        known = pipeline.parameters(name)  # raises on an unknown chapter
+        for key in re.findall(r"-p (\S+)", params):
+            assert key in known, f"README: chapter {name} has no parameter {key!r}"
