@@ -41,7 +41,7 @@ def test_readme_chapter_commands_name_real_chapters_and_parameters():
     from embdiag.paper import pipeline
 
     text = (REPO / "README.md").read_text() + (REPO / "book" / "intro.md").read_text()
-    commands = re.findall(r"embdiag chapter (\S+)((?: -p \S+ (?:'[^']*'|\S+))*)", text)
+    commands = re.findall(r"embdiag chapter ([A-Za-z0-9_]+)((?: -p \S+ (?:'[^']*'|\S+))*)", text)
     assert len(commands) >= 5
     for name, params in commands:
         if name in pipeline.variants():
