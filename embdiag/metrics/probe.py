@@ -10,17 +10,20 @@ training data; the probe is then refit on all training data with the chosen ``C`
 from __future__ import annotations
 
 import numbers
+from typing import Mapping
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.linalg import LinAlgError, cholesky, solve_triangular
+from scipy.linalg.blas import dsyrk, ssyrk
+from scipy.linalg.lapack import dpocon, dpotrf, strtri
 from scipy.special import log_softmax
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._blas import single_thread
 from .._validate import as_labels, as_matrix, check_int, same_length
 
-__all__ = ["LinearProbe", "eligible_classes", "balanced_accuracy", "majority_floor"]
+__all__ = ["LinearProbe", "fit_probes", "eligible_classes", "balanced_accuracy", "majority_floor"]
 
 
 def eligible_classes(y, min_support: int = 10) -> np.ndarray:
@@ -72,66 +75,281 @@ def _stratified_split(y_idx: np.ndarray, val_size: float, seed: int):
     return fit, val
 
 
-class _Basis:
-    """Centered design in an orthonormal basis of its row span, ``Xt = (X - mu) V``.
+def _scale_params(X: np.ndarray, standardize: bool):
+    """Per-feature mean and scale (the standard deviation, 1 where it is 0; all 1 without standardizing)."""
+    mean = X.mean(axis=0)
+    if not standardize:
+        return mean, np.ones_like(mean)
+    std = X.std(axis=0)
+    std[std == 0] = 1.0
+    return mean, std
 
-    ``V`` (d x r) spans the rows of the centered fit matrix (directions with variance
-    below 1e-12 x the largest are dropped), so the L2 optimum ``W = V B`` loses nothing
-    (also when n < d, where r <= n), and the columns of ``Xt`` are orthogonal, which
-    makes a diagonal scaling a good preconditioner.
+
+def _row_space(Xs: np.ndarray):
+    """Orthonormal basis (d x r) of the row span of the centered ``Xs``, or ``None`` when
+    that span is all of R^d (then the identity serves).
+
+    Directions with variance below 1e-12 x the largest (eigenvalues of the Gram matrix)
+    are dropped; at least one is kept. A Gram matrix that LAPACK's Cholesky-based estimate
+    calls well conditioned (reciprocal condition above 1e-9) keeps every direction, and
+    skips the eigendecomposition.
+    """
+    n, d = Xs.shape
+    top = np.abs(Xs).max()
+    Xn = Xs / top if top > 0 else Xs  # the Gram matrix of huge or tiny values stays representable
+    G = Xn.T @ Xn if n >= d else Xn @ Xn.T
+    if n > d:
+        factor, info = dpotrf(G, lower=1)
+        if info == 0 and dpocon(factor, np.abs(G).sum(axis=0).max(), uplo="L")[0] > 1e-9:
+            return None
+    lam, vecs = np.linalg.eigh(G)
+    lam, vecs = lam[::-1], vecs[:, ::-1]
+    keep = lam > lam[0] * 1e-12
+    keep[0] = True
+    if n >= d:
+        return np.ascontiguousarray(vecs[:, keep])
+    if lam[0] <= 0:  # constant rows: any direction will do
+        return np.eye(d, 1)
+    U = Xn.T @ (vecs[:, keep] / np.sqrt(lam[keep]))
+    return np.linalg.qr(U)[0]  # re-orthonormalize (weak directions lose orthogonality above)
+
+
+class _Representation:
+    """Standardization and row-space basis of one training matrix, shared by all its probes.
+
+    ``Xs = (X - mean) / scale``; ``U`` (d x r) is an orthonormal basis of the row span of
+    ``Xs`` (``None``: the identity) and ``coords = Xs @ U`` (n x r), so ``Xs = coords @ U.T``
+    up to the dropped directions. The L2 optimum on any subset of the rows, standardized
+    by that subset's own statistics, lies in the column span of ``diag(scale / s_F) U``:
+    see :class:`_Design`.
     """
 
-    def __init__(self, X: np.ndarray):
-        self.mu = X.mean(axis=0)
-        Xc = X - self.mu
-        n, d = Xc.shape
-        G = Xc.T @ Xc if n >= d else Xc @ Xc.T
-        with single_thread():
-            lam, vecs = np.linalg.eigh(G)
-        keep = lam > lam.max() * 1e-12 if lam.max() > 0 else np.zeros(len(lam), bool)
-        keep[np.argmax(lam)] = True  # at least one direction
-        if n >= d:
-            V = vecs[:, keep]
+    def __init__(self, X: np.ndarray, standardize: bool):
+        self.X, self.standardize = X, standardize
+        self.mean, self.scale = _scale_params(X, standardize)
+        Xs = (X - self.mean) / self.scale
+        self.U = _row_space(Xs)
+        self.coords = Xs if self.U is None else Xs @ self.U
+
+    def design(self, rows=None) -> "_Design":
+        return _Design(self, rows)
+
+
+class _Design:
+    """The probe problem on ``X[rows]`` standardized by its own statistics (``m_F``, ``s_F``),
+    in an orthonormal basis ``V`` of its row span: ``Xs_F V`` with columns divided by their
+    root mean square ``sigma``, then a column of ones (``Xt1``, and a float32 copy).
+
+    With ``a = scale / s_F`` and the QR factorization ``diag(a) U = V R``,
+    ``Xs_F V = (coords_F - mean) R^T``: no d-dimensional work per subset. ``R`` is ``None``
+    (the identity) for all rows and when not standardizing, and the vector ``a`` (a
+    diagonal) when ``U`` is the identity. A coefficient ``B`` on ``Xs_F V`` is ``sigma * B``
+    on the scaled columns, so the penalty ``||B||^2`` weighs column ``j`` by ``1 / sigma_j^2``
+    (``root_penalty = 1 / sigma``, and 0 for the intercept).
+    """
+
+    def __init__(self, rep: _Representation, rows):
+        c = rep.coords if rows is None else rep.coords[rows]
+        if rows is None:
+            self.mean, s = rep.mean, rep.scale
         else:
-            V = Xc.T @ (vecs[:, keep] / np.sqrt(lam[keep]))
-        self.V = V
+            self.mean, s = _scale_params(rep.X[rows], rep.standardize)
+        a = rep.scale / s
+        if np.all(a == 1.0):
+            self.R = None
+        else:
+            self.R = a if rep.U is None else np.linalg.qr(a[:, None] * rep.U, mode="r")
+        self.cbar = c.mean(axis=0)
+        c = c - self.cbar
+        n, r = c.shape
+        Xt = c if self.R is None else c * self.R if self.R.ndim == 1 else c @ self.R.T
+        top = np.abs(Xt).max(axis=0)
+        top[~(top > 0)] = 1.0
+        sigma = top * np.sqrt(np.einsum("ij,ij->j", Xt / top, Xt / top) / n)  # no overflow at any scale
+        sigma[~(sigma > 0)] = 1.0
+        self.sigma = sigma
+        self.Xt1 = np.empty((n, r + 1))
+        self.Xt1[:, :r] = Xt / sigma
+        self.Xt1[:, r] = 1.0
+        self.Xt1_32 = self.Xt1.astype(np.float32)
+        self.root_penalty = np.append(1.0 / sigma, 0.0)
+        w = rep.scale / s**2  # logits of raw x: (x - mean) diag(w) U R^{-1} B + b
+        self._W = w[:, None] if rep.U is None else w[:, None] * rep.U
 
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        return (X - self.mu) @ self.V
+    def _B(self, Theta):
+        """The coefficients on ``Xs_F V`` (unscaled columns)."""
+        return Theta[:-1] / self.sigma[:, None]
+
+    def to_original(self, Theta):
+        """``(coef, intercept)`` with logits ``X @ coef + intercept`` on raw rows."""
+        B, b = self._B(Theta), Theta[-1]
+        if self.R is not None:
+            B = B / self.R[:, None] if self.R.ndim == 1 else solve_triangular(self.R, B)
+        W = self._W * B if self._W.shape[1] == 1 else self._W @ B
+        return W, b - self.mean @ W
+
+    def start_from(self, other: "_Design", Theta):
+        """``other``'s solution as a warm start here (both designs of one representation, this one
+        with ``R`` the identity): the same logits on every row of the representation."""
+        B, b = other._B(Theta), Theta[-1]
+        if other.R is not None:
+            B = other.R[:, None] * B if other.R.ndim == 1 else other.R.T @ B
+        return np.vstack([B * self.sigma[:, None], b - other.cbar @ B])
+
+    def cold_start(self, yi, K: int):
+        """``B = 0`` and the intercept at the centered log class counts (+1)."""
+        Theta = np.zeros((self.Xt1.shape[1], K))
+        b = np.log(np.bincount(yi, minlength=K) + 1.0)
+        Theta[-1] = b - b.mean()
+        return Theta
 
 
-def _fit_multinomial(Xt: np.ndarray, Y: np.ndarray, C: float, B0, b0, tol: float, max_iter: int):
-    """Minimize ``(1/n) sum CE + ||B||^2 / (2 C n)`` by L-BFGS in diagonally scaled variables.
+class _Preconditioner:
+    """Per class ``k``, the inverse of that class's diagonal Hessian block,
+    ``M_k = Xt^T diag(p_k (1 - p_k)) Xt / n + diag(reg)``, applied and then projected onto
+    class sums of zero: exact but for the coupling between classes (CG then needs ~5-20
+    steps where a per-feature diagonal preconditioner needs hundreds). Built at the
+    current point and rebuilt only after a Newton step that needed more than
+    ``rebuild_after`` CG steps, so one build usually serves several steps and several
+    values of ``C``.
 
-    ``B = s * B'`` with ``s_j = 1 / sqrt(||Xt_j||^2 / (4 n) + 1 / (C n))``: ``Xt`` has
-    (nearly) orthogonal columns, so this Jacobi scaling makes the Hessian close to the
-    identity where the data term dominates (tried: weighting by ``p (1 - p)`` at the
-    warm start needs more iterations).
+    ``M_k`` is summed in float32 (plus a 1e-6 relative ridge; in float64 if that is not
+    positive definite) and factored ``M_k = L L^T`` in float64; ``L^-1`` is kept in
+    float32 and applied as ``L^-T (L^-1 r)``, positive definite whatever the rounding (it
+    only shapes the CG steps).
     """
-    n, r = Xt.shape
-    K = Y.shape[1]
-    s = 1.0 / np.sqrt(0.25 * np.einsum("ij,ij->j", Xt, Xt) / n + 1.0 / (C * n))
-    Xs = Xt * s
-    ib = 2.0  # intercept scaling: b = ib * b'
-    lam = s * s / (C * n)
 
-    def fun(theta):
-        Bp = theta[: r * K].reshape(r, K)
-        bp = theta[r * K:]
-        L = log_softmax(Xs @ Bp + ib * bp, axis=1)
-        loss = -np.sum(L * Y) / n + 0.5 * np.sum(lam[:, None] * Bp * Bp)
-        R = (np.exp(L) - Y) / n
-        gB = Xs.T @ R + lam[:, None] * Bp
-        gb = ib * R.sum(axis=0)
-        return loss, np.concatenate([gB.ravel(), gb])
+    rebuild_after = 12
 
-    theta0 = np.concatenate([(B0 / s[:, None]).ravel(), b0 / ib])
-    with single_thread():  # thin products: one thread is faster and does not spin-wait
-        res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
-                       options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-13, "maxcor": 20})
-    B = res.x[: r * K].reshape(r, K) * s[:, None]
-    b = res.x[r * K:] * ib
-    return B, b, res.nit
+    def __init__(self):
+        self.inv, self.stale = None, True
+
+    def build(self, X32, P, reg):
+        n, K = P.shape
+        p = len(reg)
+        inv = np.empty((K, p, p), dtype=np.float32)
+        same = not np.ptp(P, axis=0).any()  # one probability row for all (a cold start): one Gram matrix
+        gram = ssyrk(1.0, X32, trans=1, lower=1).astype(np.float64) if same else None
+        for k in range(K):
+            w = np.sqrt(P[:, k] * (1.0 - P[:, k]) / n)
+            L = None
+            for single in (True, False):
+                if same and single:
+                    G = gram * w[0] ** 2
+                elif single:
+                    G = ssyrk(1.0, X32 * w.astype(np.float32)[:, None], trans=1, lower=1).astype(np.float64)
+                else:
+                    G = dsyrk(1.0, X32.astype(np.float64) * w[:, None], trans=1, lower=1)
+                G[np.diag_indices(p)] += reg + (1e-6 if single else 1e-12) * G.diagonal() + 1e-30  # float32-safe inverse
+                try:
+                    L = cholesky(G, lower=True, overwrite_a=True, check_finite=False)
+                    break
+                except LinAlgError:
+                    continue
+            if L is None:  # not positive definite even in float64: the diagonal will do
+                L = np.diag(np.sqrt(np.maximum(G.diagonal(), 1e-30)))
+            inv[k] = strtri(L.astype(np.float32), lower=1)[0]  # its zero upper triangle stays zero
+        self.inv, self.stale = inv, False
+
+    def copy(self) -> "_Preconditioner":
+        """A preconditioner starting from this one's current factors."""
+        other = _Preconditioner()
+        other.inv, other.stale = self.inv, self.inv is None
+        return other
+
+    def __call__(self, R):
+        y = np.matmul(self.inv, R.T.astype(np.float32)[:, :, None])
+        out = np.matmul(self.inv.transpose(0, 2, 1), y)[:, :, 0].T.astype(np.float64)
+        out -= out.mean(axis=1, keepdims=True)
+        return out
+
+
+def _objective(Z, Theta, Y, reg):
+    """The objective at logits ``Z`` and the log-probabilities."""
+    L = Z - Z.max(axis=1, keepdims=True)
+    L -= np.log(np.exp(L).sum(axis=1, keepdims=True))
+    return -np.sum(L * Y) / len(Z) + 0.5 * np.sum(reg[:, None] * Theta**2), L
+
+
+def _cg(X32, P32, reg, rhs, pre, atol, maxiter=500):
+    """Preconditioned CG on ``H D = rhs`` (``H`` the Hessian at probabilities ``P32``), from
+    ``D = 0`` until the residual norm is at most ``atol``. Returns ``(D, n_steps)``."""
+    n = len(X32)
+    D, Res = np.zeros_like(rhs), rhs.copy()
+    S = pre(Res)
+    Dir, rs = S.copy(), np.sum(Res * S)
+    for step in range(1, maxiter + 1):
+        Az = P32 * (X32 @ Dir.astype(np.float32))
+        Az -= P32 * Az.sum(axis=1, keepdims=True)
+        HD = (X32.T @ Az) / n + reg[:, None] * Dir
+        curv = np.sum(Dir * HD)
+        if not (curv > 0 and rs > 0):
+            break
+        alpha = rs / curv
+        D += alpha * Dir
+        Res -= alpha * HD
+        if np.sqrt(np.sum(Res * Res)) <= atol:
+            break
+        S = pre(Res)
+        rs, rs_old = np.sum(Res * S), rs
+        Dir = S + (rs / rs_old) * Dir
+    return D, step
+
+
+def _newton(design: _Design, Y, C: float, starts, tol: float, max_iter: int, pre: _Preconditioner):
+    """Minimize ``(1/n) sum_i CE_i + ||B||^2 / (2 C n)`` over ``Theta = [B; b]`` (intercept
+    unpenalized) on ``design`` by truncated Newton: preconditioned CG on the Newton system,
+    Armijo backtracking. Starts from the best of ``starts``. Columns (classes) of ``Theta``
+    sum to zero throughout, as the optimum's do.
+
+    Objective, gradient and steps are float64; the Hessian-vector products inside CG use the
+    float32 copy of the design (they only shape the step). CG stops at a relative residual
+    ``min(0.5, sqrt(|g| / |g_0|))``. Stops once the Newton decrement ``g^T H^-1 g / 2`` (the
+    predicted distance of the objective to its minimum) is at most ``tol`` x the objective,
+    after taking that last step if it decreases the objective, or after ``max_iter`` steps.
+    Returns ``(Theta, n_steps)``.
+    """
+    Xt1, X32 = design.Xt1, design.Xt1_32
+    n = len(Xt1)
+    with np.errstate(over="ignore"):  # an unrepresentable penalty pins its column at 0 anyway
+        reg = np.minimum((design.root_penalty / np.sqrt(C * n)) ** 2, 1e300)
+    best = None
+    for Theta in starts:
+        Z = Xt1 @ Theta
+        f, L = _objective(Z, Theta, Y, reg)
+        if best is None or f < best[1]:
+            best = Theta, f, Z, L
+    Theta, f, Z, L = best
+    g0 = None
+    for it in range(1, max_iter + 1):
+        P = np.exp(L)
+        G = Xt1.T @ (P - Y) / n + reg[:, None] * Theta
+        G -= G.mean(axis=1, keepdims=True)
+        gnorm = np.sqrt(np.sum(G * G))
+        g0 = g0 or gnorm
+        if not gnorm > 0:
+            return Theta, it - 1
+        if pre.stale:
+            pre.build(X32, P, reg)
+        D, steps = _cg(X32, P.astype(np.float32), reg, -G, pre, min(0.5, np.sqrt(gnorm / g0)) * gnorm)
+        pre.stale = steps > pre.rebuild_after
+        slope = np.sum(G * D)
+        if not slope < 0:
+            return Theta, it - 1
+        last = -slope / 2 <= tol * f
+        Zd = Xt1 @ D
+        t = 1.0
+        while True:
+            f_new, L_new = _objective(Z + t * Zd, Theta + t * D, Y, reg)
+            if f_new <= f + 1e-4 * t * slope:
+                break
+            t *= 0.5
+            if last or t < 1e-10:  # no decrease left at double precision
+                return Theta, it
+        Theta, Z, L, f = Theta + t * D, Z + t * Zd, L_new, f_new
+        if last:
+            break
+    return Theta, it
 
 
 class LinearProbe(ClassifierMixin, BaseEstimator):
@@ -202,69 +420,64 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
             raise ValueError(f"Cs: expected a non-empty 1-D grid of positive finite values, got {self.Cs!r}")
         return np.sort(Cs)
 
-    def _scale_params(self, X: np.ndarray):
-        mean = X.mean(axis=0)
-        if not self.standardize:
-            return np.zeros_like(mean), np.ones_like(mean)
-        std = X.std(axis=0)
-        std[std == 0] = 1.0
-        return mean, std
+    def _check_labels(self, X, y):
+        y = as_labels(y)
+        same_length(X=X, y=y)
+        classes, yi = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(f"y: needs at least 2 classes, got {len(classes)}")
+        return classes, yi
 
-    def _solve(self, X, yi, K, Cs, basis=None, start=None):
-        """Fit every C in ``Cs`` (ascending, warm-started) on X.
-
-        Yields ``(C, W, b, n_iter, state)`` with logits ``X @ W + b`` in the original
-        space; ``state = (basis, (B, b_t))`` can warm-start a later fit in the same basis.
-        """
-        mean, std = self._scale_params(X)
-        Xs = (X - mean) / std
-        if basis is None or basis.V.shape[1] < X.shape[1]:
-            basis, start = _Basis(Xs), None
-        Xt = basis.transform(Xs)
+    def _path(self, design: _Design, yi, K: int, Cs, Theta, pre: _Preconditioner):
+        """Solve every C in ``Cs`` (ascending) on ``design``, each from the previous solution or
+        from the path extrapolated linearly in log C, whichever has the lower objective.
+        Yields ``(C, Theta, n_steps)``."""
         Y = np.eye(K)[yi]
-        if start is None:
-            B = np.zeros((Xt.shape[1], K))
-            b = np.log(np.bincount(yi, minlength=K) + 1.0)
-            b -= b.mean()
-        else:
-            B, b = start
-        for C in Cs:
-            B, b, nit = _fit_multinomial(Xt, Y, C, B, b, self.tol, self.max_iter)
-            VB = basis.V @ B
-            yield C, VB / std[:, None], b - (basis.mu + mean / std) @ VB, nit, (basis, (B, b))
+        previous = None
+        for i, C in enumerate(Cs):
+            starts = [Theta]
+            if previous is not None:
+                starts.append(Theta + np.log(C / Cs[i - 1]) / np.log(Cs[i - 1] / Cs[i - 2]) * (Theta - previous))
+            solution, nit = _newton(design, Y, float(C), starts, float(self.tol), self.max_iter, pre)
+            previous, Theta = Theta if i > 0 else None, solution
+            yield C, Theta, nit
 
     # -- API ---------------------------------------------------------------------------
     def fit(self, X, y):
         """Choose ``C`` on a held-out split of ``(X, y)``, then refit on all of it."""
         vs = self._check_params()
         X = as_matrix(X, "X", dtype=np.float64)
-        y = as_labels(y)
-        same_length(X=X, y=y)
-        self.classes_, yi = np.unique(y, return_inverse=True)
-        K = len(self.classes_)
-        if K < 2:
-            raise ValueError(f"y: needs at least 2 classes, got {K}")
-        return self._fit(X, yi, K, vs, self._grid())
+        self.classes_, yi = self._check_labels(X, y)
+        Cs = self._grid()
+        with single_thread():  # thin products and small factorizations: one thread is faster
+            return self._fit(_Representation(X, self.standardize), yi, vs, Cs)
 
-    def _fit(self, X, yi, K, vs, Cs):
-        basis, start = None, None
+    def _fit(self, rep: _Representation, yi, vs: float, Cs):
+        X, K = rep.X, len(self.classes_)
+        full = rep.design()
         if len(Cs) > 1:
             fit, val = _stratified_split(yi, vs, self.random_state)
             if len(val) == 0 or len(np.unique(yi[fit])) < 2:
                 raise ValueError("y: too few samples per class for a validation split")
-            scores, states = [], []
-            for C, W, b, _, state in self._solve(X[fit], yi[fit], K, Cs):
+            design, pre = rep.design(fit), _Preconditioner()
+            scores, thetas = [], []
+            for _, Theta, _ in self._path(design, yi[fit], K, Cs, design.cold_start(yi[fit], K), pre):
+                W, b = design.to_original(Theta)
                 scores.append(np.mean(np.argmax(X[val] @ W + b, axis=1) == yi[val]))
-                states.append(state)
+                thetas.append(Theta)
+                if scores[-1] > max(scores[:-1], default=-1.0):
+                    refit_pre = pre.copy()  # the best C's preconditioner also suits the refit at that C
             self.val_scores_ = np.array(scores)
             best = int(np.argmax(self.val_scores_))
             self.C_ = float(Cs[best])
-            basis, start = states[best]
+            start = full.start_from(design, thetas[best])
         else:
             self.val_scores_ = np.array([np.nan])
             self.C_ = float(Cs[0])
+            start, refit_pre = full.cold_start(yi, K), _Preconditioner()
         self.Cs_ = Cs
-        _, W, b, nit, _ = next(self._solve(X, yi, K, [self.C_], basis, start))
+        _, Theta, nit = next(self._path(full, yi, K, [self.C_], start, refit_pre))
+        W, b = full.to_original(Theta)
         self.coef_, self.intercept_, self.n_iter_ = W.T.copy(), b, nit
         self.n_features_in_ = X.shape[1]
         return self
@@ -292,3 +505,23 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         pred = self.predict(X)
         same_length(X=pred, y=y)
         return float(np.mean(pred == y))
+
+
+def fit_probes(X, labels: Mapping[str, object], **params) -> dict[str, LinearProbe]:
+    """``{name: LinearProbe(**params).fit(X, y)}`` for every labelling ``y`` of the same ``X``.
+
+    The fits are the ones :meth:`LinearProbe.fit` makes one at a time; the standardization
+    and the row-space basis of ``X`` are computed once and shared.
+    """
+    template = LinearProbe(**params)
+    vs = template._check_params()
+    X = as_matrix(X, "X", dtype=np.float64)
+    Cs = template._grid()
+    checked = {}
+    for name, y in labels.items():
+        probe = clone(template)
+        probe.classes_, yi = probe._check_labels(X, y)
+        checked[name] = probe, yi
+    with single_thread():
+        rep = _Representation(X, template.standardize)
+        return {name: probe._fit(rep, yi, vs, Cs) for name, (probe, yi) in checked.items()}

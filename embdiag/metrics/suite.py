@@ -13,7 +13,7 @@ from typing import Mapping
 import numpy as np
 
 from .geometry import summary
-from .probe import LinearProbe, balanced_accuracy, eligible_classes
+from .probe import balanced_accuracy, eligible_classes, fit_probes
 from .retrieval import precision_at_k, topk
 
 
@@ -34,9 +34,10 @@ def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Map
     """
     classes = dict(classes) if classes is not None else frozen_classes(val_labels)
     row = summary(val)
-    if probes:
+    if probes:  # one call: the attributes share the training vectors' standardization and basis
+        fitted = fit_probes(train, {a: train_labels[a] for a in val_labels}, standardize=standardize)
         for a, y in val_labels.items():
-            pred = LinearProbe(standardize=standardize).fit(train, train_labels[a]).predict(val)
+            pred = fitted[a].predict(val)
             row[f"{a} accuracy"] = float(np.mean(pred == np.asarray(y)))
             row[f"{a} BA"] = balanced_accuracy(y, pred, classes[a])
     _, neighbors = topk(val, val, k, exclude_self=True, dtype=np.float64)
