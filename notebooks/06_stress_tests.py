@@ -27,7 +27,7 @@
 # %% tags=["parameters"]
 encoder = "reference-cnn"  # encoder whose cached embeddings are changed (reference-cnn or reference-vit)
 dataset = "procedural"  # driving data: "procedural" (generated here) or "bdd100k" (read from data_dir)
-data_dir = None  # folder of the BDD100K release when dataset = "bdd100k"
+data_dir = None  # folder of the BDD100K release (for dataset bdd100k)
 vectors_path = None  # a user's own vectors (.npy, n x d) instead of an encoder's; needs labels_path
 labels_path = None  # CSV with a split column (train / val) and one column per attribute
 k = 10  # neighbours per query for P@k and overlap@k
