@@ -396,9 +396,10 @@ def test_tiny_singular_values_in_row_chunks(big, monkeypatch):
     np.testing.assert_allclose(g.covariance_eigenvalues(Z), c, rtol=1e-6, atol=0)
 
 
-@pytest.mark.parametrize("scale", [2.0**400, 2.0**-400, 1e-100])
-def test_tiny_singular_values_at_extreme_magnitudes(scale, monkeypatch):
-    # the same spectra, on data that is rescaled inside: results scale exactly by `scale`
+@pytest.mark.parametrize("scale", [1e3, 1e-3, 2.0**400, 2.0**-400, 1e-100])
+def test_tiny_singular_values_at_any_magnitude(scale, monkeypatch):
+    # the same spectra scaled (1e3 and 1e-3 as they are, the others rescaled inside): which
+    # eigenvalues count as small is relative to the largest, so results scale with `scale`
     Z = _near_deficient(34, 700, 24, 4)
     s, c = _svd_spectra(Z)
     monkeypatch.setattr(g, "_CHUNK_ELEMENTS", 64 * 24)
