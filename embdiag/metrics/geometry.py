@@ -14,7 +14,7 @@ their eigenvectors. Measured on 100,000 x 768 float32 (2-core EPYC, quiet): abou
 per spectrum and 1.3-1.4 s for :func:`summary` (a float64 SVD takes ~4.5 s); relative
 error of RankMe and participation ratio versus ``np.linalg.svd`` in float64 at most
 ~2e-12 on isotropic, power-law (condition number 1e5), rank-8, rank-3 + offset and
-common-offset matrices (``benchmarks/bench_metrics.py``, ``tests/test_geometry.py``).
+common-offset matrices (``benchmarks/bench_metrics.py``, ``tests/metrics/test_geometry.py``).
 A float32 Gram is about twice as fast, but its eigenvalue error of ~1e-7 x the largest
 eigenvalue puts RankMe off by 1e-3 to 1e-2 on collapsed spectra, so it is not used.
 
@@ -47,6 +47,8 @@ _CHUNK_ELEMENTS = 1 << 21  # float64 chunk of about 16 MB
 
 
 def _chunks(n: int, d: int):
+    # The chunk size changes memory use and the order of float64 sums, never a result (tests
+    # force 64-row chunks); mutants of its constants (64, max(d, 1)) are equivalent.
     step = max(64, _CHUNK_ELEMENTS // max(d, 1))
     for start in range(0, n, step):
         yield start, min(n, start + step)
@@ -55,6 +57,9 @@ def _chunks(n: int, d: int):
 def _check(Z, min_rows: int = 1) -> tuple[np.ndarray, int]:
     """``Z`` checked, and the exponent ``e`` of :func:`embdiag._scaling.exponent`: every
     chunk is read as ``Z * 2**-e`` (the min/max pass doubles as the finiteness check)."""
+    # Equivalent mutants: finite=True here (or dropped) raises the very error of the second
+    # call below, one pass earlier (finite=None is falsy, as False); min_rows dropped from the
+    # second call changes nothing, as the first call has already checked it.
     Z = as_matrix(Z, "Z", min_rows=min_rows, finite=False)
     amax = max(float(Z.max()), -float(Z.min()))
     if not np.isfinite(amax):
@@ -64,6 +69,7 @@ def _check(Z, min_rows: int = 1) -> tuple[np.ndarray, int]:
 
 def _read(Z: np.ndarray, a: int, b: int, e: int) -> np.ndarray:
     """Rows ``a:b`` of ``Z * 2**-e`` as float64."""
+    # Equivalent mutants: astype(None) is astype(float64); ldexp(Y, 0) is exactly Y.
     Y = Z[a:b].astype(np.float64)
     return np.ldexp(Y, -e) if e else Y
 
@@ -72,6 +78,9 @@ def _unscale(value, e: int, power: int, what: str):
     """``value * 2**(power * e)``; raises if that leaves the float64 range."""
     if not e:
         return value
+    # under="ignore" is numpy's default: mutants dropping it differ only under a caller's
+    # np.seterr(under="raise"), a mode the module does not support (harmless underflows of
+    # entries far below the largest, as in _read, raise there too).
     with np.errstate(over="ignore", under="ignore"):
         out = np.ldexp(value, power * e)
     if not np.all(np.isfinite(out)):
@@ -89,6 +98,8 @@ def _scatter(Z: np.ndarray, e: int):
     """
     n, d = Z.shape
     first = next(_chunks(n, d))
+    # Both branches give the same column means when e == 0 (the else only saves a float64
+    # copy), so a mutant always taking the first is equivalent.
     c = _read(Z, *first, e).mean(axis=0) if e else Z[first[0]:first[1]].mean(axis=0, dtype=np.float64)
     G = np.zeros((d, d))
     s = np.zeros(d)
@@ -116,6 +127,12 @@ def _refined_eigvals(G: np.ndarray, rows, keep: int) -> np.ndarray:
     with single_thread():  # LAPACK on 2 threads is slower here, and erratic under load
         lam = np.linalg.eigvalsh(G)[::-1]
     top = lam[0]
+    # Equivalent mutants of this test and of ``r`` below: ``top >= 0`` and the clip's lower
+    # bound matter only for a Gram with no positive eigenvalue, i.e. (being a sum of squares,
+    # trace >= 0) the zero Gram of constant or zero data, whose eigenvalues are exactly 0;
+    # ``<=`` for ``<`` (and ``>`` for ``>=``) differ only on exact equality with the
+    # threshold, where either side is accurate; ``or`` for ``and`` always refines, which
+    # with no small eigenvalue (m == 0) recomputes nothing and only costs time.
     if not (top > 0 and (lam[:keep] < _REFINE_BELOW * top).any()):
         return np.clip(lam[:keep], 0.0, None)
     with single_thread():
@@ -146,6 +163,8 @@ def _row_chunks(Z: np.ndarray, shift, e: int):
 
 def _small_n_spectrum(Z: np.ndarray, centered: bool, e: int) -> np.ndarray:
     """Eigenvalues of ``X^T X`` via the n x n Gram ``X X^T`` (for n < d)."""
+    # Equivalent mutants: _read(Z, None, ...) or (..., None, e) read the same rows (a slice
+    # bound of None); any ``keep`` >= n (or None) keeps all n eigenvalues of an n x n Gram.
     X = _read(Z, 0, len(Z), e)
     if centered:
         X -= X.mean(axis=0)
@@ -156,6 +175,11 @@ def _spectra(Z: np.ndarray, e: int, raw: bool = True, centered: bool = True):
     """Eigenvalues of ``Y^T Y`` and of the centered scatter ``X^T X`` of ``Y = Z * 2**-e``
     (``min(n, d)`` each)."""
     n, d = Z.shape
+    # Equivalent mutants: ``n <= d`` sends n == d to the n x n Gram, the same size and the same
+    # eigenvalues; computing a spectrum nobody asked for (``raw or True``, a caller's
+    # raw=True / centered=True or the defaults) only costs time, and falsy None acts as False;
+    # an unrequested spectrum returned as "" instead of None is never read; keep=None keeps
+    # all d eigenvalues of a d x d Gram, as keep=d does.
     if n < d:
         return (_small_n_spectrum(Z, False, e) if raw else None,
                 _small_n_spectrum(Z, True, e) if centered else None)
@@ -177,6 +201,7 @@ def singular_values(Z) -> np.ndarray:
     on their eigenvectors, so singular values are accurate to about 1e-15 x the largest.
     """
     Z, e = _check(Z)
+    # centered=False only skips the centered spectrum (mutants computing it are equivalent)
     return _unscale(np.sqrt(_spectra(Z, e, centered=False)[0]), e, 1, "singular values")
 
 
@@ -187,6 +212,7 @@ def covariance_eigenvalues(Z) -> np.ndarray:
     ``n - 1`` of them can be nonzero). Needs ``n >= 2``.
     """
     Z, e = _check(Z, min_rows=2)
+    # raw=False only skips the raw spectrum (mutants computing it are equivalent, see _spectra)
     return _unscale(_spectra(Z, e, raw=False)[1] / (len(Z) - 1), e, 2, "covariance eigenvalues")
 
 
@@ -198,12 +224,13 @@ def total_variance(Z) -> float:
     n, d = Z.shape
     mean = np.zeros(d)
     for a, b in _chunks(n, d):
+        # same sums either way when e == 0 (the else saves a copy): `e or True` is equivalent
         mean += _read(Z, a, b, e).sum(axis=0) if e else Z[a:b].sum(axis=0, dtype=np.float64)
     mean /= n
     ss = 0.0
     for a, b in _chunks(n, d):
         Y = _read(Z, a, b, e) - mean
-        ss += float(np.einsum("ij,ij->", Y, Y))
+        ss += float(np.einsum("ij,ij->", Y, Y))  # "IJ,IJ->" is the same contraction (equivalent)
     return float(_unscale(ss / (n - 1), e, 2, "variances"))
 
 
@@ -216,6 +243,8 @@ def mean_cosine(Z) -> float:
     """
     Z, _ = _check(Z, min_rows=2)
     n, d = Z.shape
+    # Equivalent mutants: ``total -=`` flips the sum's sign, not its squared norm;
+    # astype(None) is astype(float64).
     total = np.zeros(d)
     for a, b in _chunks(n, d):
         Y = Z[a:b].astype(np.float64)
@@ -256,6 +285,7 @@ def rankme(Z, eps: float = 1e-7) -> float:
     """
     eps = _check_eps(eps)
     Z, e = _check(Z)
+    # centered=False only skips the centered spectrum (mutants computing it are equivalent)
     return _rankme_from_sv(np.sqrt(_spectra(Z, e, centered=False)[0]), eps)
 
 
@@ -274,6 +304,9 @@ def participation_ratio(Z) -> float:
     offset. A constant ``Z`` (zero spectrum) gives 1. Needs ``n >= 2``.
     """
     Z, e = _check(Z, min_rows=2)
+    # The ratio is invariant to a positive factor on all eigenvalues, and _pr_from_eig
+    # normalizes by a power of two anyway: mutants dividing by n + 1 or multiplying by n - 1
+    # are equivalent (n - 2 is not: zero at n = 2), as are those computing the raw spectrum too.
     return _pr_from_eig(_spectra(Z, e, raw=False)[1] / (len(Z) - 1))
 
 

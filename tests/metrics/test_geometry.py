@@ -1,3 +1,51 @@
+"""Tests of :mod:`embdiag.metrics.geometry` against independent references (float64 SVDs,
+``np.var``, brute-force cosines, hand-worked values, invariances, exact power-of-two
+rescaling, forced small chunks).
+
+Equivalent mutants
+------------------
+Mutants of ``tools/mutate.py`` (mutmut names ``embdiag.metrics.geometry.x_<function>__mutmut_<k>``)
+that survive because they change no result; each has a comment next to the code.
+
+- ``_chunks`` 6, 12 (``max(65, ...)``, ``max(d, 2)``): the chunk size changes memory use and
+  the order of float64 sums only.
+- ``_check`` 6, 10, 13 (``finite=None``/``True``/dropped in the first ``as_matrix``): None is
+  falsy like False; True raises the same error the second call raises. ``_check`` 29
+  (``min_rows`` dropped from the second call): already checked by the first.
+- ``_read`` 2, ``mean_cosine`` 15 (``astype(None)``): that is ``astype(float64)``.
+  ``_read`` 4 (``if e or True``): ``ldexp(Y, 0)`` is exactly ``Y``.
+- ``_scatter`` 10, ``total_variance`` 17 (``if e or True``): with ``e == 0`` both branches give
+  the same float64 means / sums; the other branch only avoids a copy.
+- ``_refined_eigvals`` 9, 14 (``top >= 0``; no lower clip): differ only for a Gram with no
+  positive eigenvalue, which (trace >= 0) is the exactly zero Gram of constant or zero
+  data. ``_refined_eigvals`` 11, 29 (``<=`` / ``>`` at the 1e-12 threshold): differ only on
+  exact equality, where either side is accurate. ``_refined_eigvals`` 8 (``or``): always
+  refining recomputes nothing when no eigenvalue is small; time only.
+- ``_small_n_spectrum`` 3, 4 (``None`` slice bounds): the same rows. ``_small_n_spectrum``
+  17, 23 and ``_spectra`` 49, 63 (``keep=None``, ``keep=d``): an n x n (d x d) Gram has n (d)
+  eigenvalues, all of which are kept either way.
+- ``_spectra`` 4 (``n <= d``): at n == d both Grams are d x d with the same eigenvalues.
+- ``_spectra`` 6, 15, ``rankme`` 16, 17, ``singular_values`` 17, 18,
+  ``covariance_eigenvalues`` 21, 22, ``participation_ratio`` 14, 15: a spectrum that is not
+  asked for is computed and discarded; time only. ``_spectra`` 8, ``rankme`` 13,
+  ``singular_values`` 14, ``covariance_eigenvalues`` 18, ``participation_ratio`` 11: ``None``
+  for a boolean flag, falsy like False. ``_spectra`` 28 (``""`` for ``None``): the
+  unrequested spectrum is never read.
+- ``_unscale`` 3, 5 (``under="ignore"`` dropped): numpy ignores underflow by default; they
+  differ only under a caller's ``np.seterr(under="raise")``, which the module does not
+  support (harmless underflows elsewhere raise there too).
+- ``mean_cosine`` 49 (``total -=``): the sign of the summed unit vectors does not change its
+  squared norm.
+- ``participation_ratio`` 8, 17 (``* (n - 1)``, ``/ (n + 1)``): the ratio is invariant to a
+  positive factor on all eigenvalues.
+- ``total_variance`` 61 (``"IJ,IJ->"``): the same einsum contraction.
+
+Note: ``pytest.approx`` has a default absolute tolerance of 1e-12, so comparisons of tiny
+values pass ``abs=0`` (or compare rescaled values); without it they accept anything.
+"""
+
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -206,13 +254,15 @@ def test_offset_collapses_rankme_but_not_pr():
 def test_bad_input(f, bad, match):
     with pytest.raises(ValueError, match=match) as info:
         f(bad)
-    assert "Z" in str(info.value)
+    assert str(info.value).startswith("Z: ")  # names the argument
 
 
-@pytest.mark.parametrize("f", [g.total_variance, g.mean_cosine, g.participation_ratio, g.covariance_eigenvalues])
-def test_needs_two_rows(f):
-    with pytest.raises(ValueError, match="Z: needs at least 2"):
-        f(np.ones((1, 3)))
+@pytest.mark.parametrize("f", [g.total_variance, g.mean_cosine, g.participation_ratio, g.covariance_eigenvalues,
+                               g.summary])
+@pytest.mark.parametrize("value", [1.0, 1e200])
+def test_needs_two_rows(f, value):
+    with pytest.raises(ValueError, match="^Z: needs at least 2"):
+        f(np.full((1, 3), value))
 
 
 def test_zero_norm_row_for_cosine():
@@ -249,10 +299,11 @@ def test_scaled_spectra_are_scaled_back_or_refused():
     np.testing.assert_allclose(g.singular_values(Z * 1e200), 1e200 * g.singular_values(Z), rtol=1e-12)
     np.testing.assert_allclose(g.covariance_eigenvalues(Z * 1e-100), 1e-200 * g.covariance_eigenvalues(Z),
                                rtol=1e-12)
-    assert g.total_variance(Z * 1e-100) == pytest.approx(1e-200 * g.total_variance(Z), rel=1e-12)
+    # (abs=0: pytest.approx's default absolute tolerance of 1e-12 would accept any tiny value)
+    assert g.total_variance(Z * 1e-100) == pytest.approx(1e-200 * g.total_variance(Z), rel=1e-12, abs=0)
     for scale in (2.0**400, 2.0**-400):  # rescaled inside, variances still representable
         s, ref = g.summary(Z * scale), g.summary(Z)
-        assert s == pytest.approx({**ref, "total_variance": ref["total_variance"] * scale**2}, rel=1e-12)
+        assert s == pytest.approx({**ref, "total_variance": ref["total_variance"] * scale**2}, rel=1e-12, abs=0)
     for f in (g.total_variance, g.covariance_eigenvalues, g.summary):
         with pytest.raises(ValueError, match="Z: .*exceed.* float64"):
             f(Z * 1e200)  # variances near 1e400: not representable
@@ -291,3 +342,190 @@ def test_ordinary_inputs_give_the_pinned_values(name):
     got = [g.total_variance(Z), g.mean_cosine(Z), g.rankme(Z), g.participation_ratio(Z),
            s["total_variance"], s["mean_cosine"], s["rankme"], s["participation_ratio"]]
     assert got == pytest.approx(PINNED[name], rel=1e-12, abs=1e-18)
+
+
+# ----------------------------------------------------------------------------- tests from mutation testing
+# Each test below kills surviving mutants of tools/mutate.py; it checks a property of the
+# result against an independent reference, not the implementation's internals.
+
+def test_single_row_has_its_norm_as_singular_value():
+    # one row: the only singular value is the row's Euclidean norm (3-4-5), RankMe ~ 1
+    assert g.singular_values(np.array([[3.0, 4.0]])) == pytest.approx([5.0], rel=1e-15)
+    assert g.singular_values(np.array([[3.0], [4.0]])) == pytest.approx([5.0], rel=1e-15)
+    assert g.rankme(np.array([[3.0, 4.0, 0.0]])) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_two_rows_by_hand():
+    # two points x1, x2: centered rows are +-(x1 - x2) / 2, so the covariance (ddof=1) has the
+    # single nonzero eigenvalue |x1 - x2|^2 / 2 and the participation ratio is exactly 1
+    for Z in (np.array([[1.0, 2.0, 4.0], [3.0, -1.0, 4.0]]), np.array([[1.0], [5.0]])):
+        delta = Z[0] - Z[1]
+        expected = np.zeros(min(Z.shape))
+        expected[0] = delta @ delta / 2
+        np.testing.assert_allclose(g.covariance_eigenvalues(Z), expected, rtol=1e-14, atol=1e-14)
+        assert g.total_variance(Z) == pytest.approx(delta @ delta / 2, rel=1e-14)
+        assert g.participation_ratio(Z) == pytest.approx(1.0, rel=1e-12)
+        assert g.summary(Z)["participation_ratio"] == pytest.approx(1.0, rel=1e-12)
+
+
+def _near_deficient(seed, n, d, big):
+    """``big`` singular values near 1, the other ``d - big`` between 1e-7 and 1e-8 (eigenvalues
+    below 1e-12 x the largest, so they are recomputed from the data), plus an offset inside
+    the span of the large directions (so raw and centered spectra are both near-deficient)."""
+    rng = np.random.default_rng(seed)
+    U, _ = np.linalg.qr(rng.standard_normal((n, d)))
+    V, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    spectrum = np.concatenate([np.linspace(1.0, 0.5, big), np.logspace(-7, -8, d - big)])
+    return (U * spectrum) @ V.T + 0.05 * V[:, :big] @ rng.standard_normal(big)
+
+
+def _svd_spectra(Z):
+    s = np.linalg.svd(Z, compute_uv=False)
+    c = np.linalg.svd(Z - Z.mean(axis=0), compute_uv=False) ** 2 / (len(Z) - 1)
+    return s, c
+
+
+@pytest.mark.parametrize("big", [4, 16])  # few small eigenvalues (m <= r) and many (m > r)
+def test_tiny_singular_values_in_row_chunks(big, monkeypatch):
+    # Singular values 1e-7..1e-8 of the largest, read in 64-row chunks: every chunk must count,
+    # once, and the centered ones must be centered on the mean of all rows.
+    Z = _near_deficient(30 + big, 700, 24, big)
+    s, c = _svd_spectra(Z)
+    monkeypatch.setattr(g, "_CHUNK_ELEMENTS", 64 * 24)  # 64-row chunks: 11 of them
+    np.testing.assert_allclose(g.singular_values(Z), s, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(g.covariance_eigenvalues(Z), c, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("scale", [1e3, 1e-3, 2.0**400, 2.0**-400, 1e-100])
+def test_tiny_singular_values_at_any_magnitude(scale, monkeypatch):
+    # the same spectra scaled (1e3 and 1e-3 as they are, the others rescaled inside): which
+    # eigenvalues count as small is relative to the largest, so results scale with `scale`
+    Z = _near_deficient(34, 700, 24, 4)
+    s, c = _svd_spectra(Z)
+    monkeypatch.setattr(g, "_CHUNK_ELEMENTS", 64 * 24)
+    np.testing.assert_allclose(g.singular_values(Z * scale) / scale, s, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(g.covariance_eigenvalues(Z * scale) / scale**2, c, rtol=1e-6, atol=0)
+    R, P = svd_reference(Z)
+    assert g.rankme(Z * scale) == pytest.approx(R, rel=1e-9, abs=0)
+    assert g.participation_ratio(Z * scale) == pytest.approx(P, rel=1e-9, abs=0)
+
+
+def test_rank_deficient_data_at_small_scale():
+    # exactly rank 3 at entries ~1e-3 (a Gram whose largest eigenvalue is below 1): the zero
+    # singular values must come out at the 1e-15 x largest the docstring promises, as from an SVD
+    rng = np.random.default_rng(8)
+    Z = 1e-3 * (rng.standard_normal((300, 3)) @ rng.standard_normal((3, 20)))
+    s = np.linalg.svd(Z, compute_uv=False)
+    np.testing.assert_allclose(g.singular_values(Z), s, rtol=0, atol=1e-14 * s[0])
+    np.testing.assert_allclose(g.singular_values(Z.T), s, rtol=0, atol=1e-14 * s[0])  # n < d
+
+
+@pytest.mark.parametrize("scale", [2.0**400, 2.0**-400, 1e-100, 1e120])
+def test_total_variance_at_extreme_magnitudes(scale, monkeypatch):
+    # brute force np.var on the unscaled data; chunked (64 rows) and unchunked
+    Z = _offset_data() + np.linspace(-3, 3, 24)
+    expected = np.var(Z, axis=0, ddof=1).sum()
+    assert g.total_variance(Z * scale) / scale**2 == pytest.approx(expected, rel=1e-12, abs=0)
+    assert g.summary(Z * scale)["total_variance"] / scale**2 == pytest.approx(expected, rel=1e-12, abs=0)
+    monkeypatch.setattr(g, "_CHUNK_ELEMENTS", 64 * 24)  # 4 chunks
+    assert g.total_variance(Z * scale) / scale**2 == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-100, 2.0**-300, 2.0**-600])
+def test_centered_spectrum_with_fewer_rows_than_dimensions_at_extreme_magnitudes(scale):
+    Z = _offset_data()[:10]  # 10 x 24
+    _, c = _svd_spectra(Z)
+    P = c.sum() ** 2 / np.sum(c**2)
+    assert g.participation_ratio(Z * scale) == pytest.approx(P, rel=1e-12, abs=0)
+    if 1e-150 < scale < 1e150:  # else the variances are not representable (and refused)
+        np.testing.assert_allclose(g.covariance_eigenvalues(Z * scale) / scale**2, c[:10], rtol=1e-12,
+                                   atol=1e-14 * c[0])
+
+
+def test_large_column_offsets_at_extreme_magnitudes():
+    # spread 1e-3 around column offsets up to 1e3 (not a common offset): the centered measures
+    # must not lose digits to the offsets, at unit scale or rescaled inside
+    rng = np.random.default_rng(12)
+    Z = 1e-3 * rng.standard_normal((400, 16)) * np.linspace(1, 3, 16) + 1e3 * rng.standard_normal(16)
+    _, c = _svd_spectra(Z)
+    P = c.sum() ** 2 / np.sum(c**2)
+    for scale in (1.0, 2.0**400, 2.0**-400):
+        np.testing.assert_allclose(g.covariance_eigenvalues(Z * scale) / scale**2, c, rtol=1e-8, atol=0)
+        assert g.participation_ratio(Z * scale) == pytest.approx(P, rel=1e-9, abs=0)
+
+
+def test_participation_ratio_of_a_tiny_spread_around_a_tiny_offset():
+    # entries 2**-99 (inside the range used unscaled) whose spread is 2**-45 of that: the
+    # covariance eigenvalues are near 2**-280, their squares below the float64 range
+    K = np.random.default_rng(13).integers(-8, 9, size=(300, 12)).astype(np.float64)
+    Z = 2.0**-99 * (1 + 2.0**-45 * K)  # exact: Z is an affine image of the integers K
+    assert np.array_equal((Z / 2.0**-99 - 1) * 2.0**45, K)
+    lam = np.linalg.svd(K - K.mean(axis=0), compute_uv=False) ** 2
+    P = lam.sum() ** 2 / np.sum(lam**2)
+    assert g.participation_ratio(Z) == pytest.approx(P, rel=1e-9)
+    assert g.summary(Z)["participation_ratio"] == pytest.approx(P, rel=1e-9)
+
+
+def test_nonpositive_data_at_extreme_magnitudes():
+    # all entries <= 0, a dead (zero) dimension, magnitudes near 1e200: the largest magnitude
+    # is that of the most negative entry
+    Z = -np.abs(_offset_data())
+    Z[:, 0] = 0.0
+    R, P = svd_reference(Z)
+    for scale in (1e200, 1e-200):
+        assert g.rankme(Z * scale) == pytest.approx(R, rel=1e-12)
+        assert g.participation_ratio(Z * scale) == pytest.approx(P, rel=1e-12)
+        np.testing.assert_allclose(g.singular_values(Z * scale) / scale, np.linalg.svd(Z, compute_uv=False),
+                                   rtol=1e-12)
+
+
+def test_constant_data_has_zero_variance_at_any_magnitude():
+    for v in (1e-200, 1e200, 0.1, -7.0):
+        Z = np.full((5, 3), v)
+        assert g.total_variance(Z) == 0.0
+        assert g.summary(Z)["total_variance"] == 0.0
+        assert g.participation_ratio(Z) == 1.0
+        np.testing.assert_array_equal(g.covariance_eigenvalues(Z), np.zeros(3))
+        np.testing.assert_array_equal(g.covariance_eigenvalues(Z[:2]), np.zeros(2))  # n < d
+
+
+def test_smallest_normal_variance_is_representable():
+    # rows (a, a) and (-a, -a) with a = 2**-512: total variance 4 a**2 = 2**-1022, the smallest
+    # normal float64, which is inside the range and must be returned rather than refused
+    a = 2.0**-512
+    Z = np.array([[a, a], [-a, -a]])
+    assert g.total_variance(Z) == np.finfo(np.float64).tiny
+    assert g.summary(Z)["total_variance"] == np.finfo(np.float64).tiny
+    np.testing.assert_array_equal(g.covariance_eigenvalues(Z), [np.finfo(np.float64).tiny, 0.0])
+
+
+def test_errors_name_the_quantity_out_of_range():
+    Z = _offset_data()
+    with pytest.raises(ValueError, match=r"^Z: singular values exceed the float64 range"):
+        g.singular_values(np.full((4, 4), 1e308))  # singular values 4e308
+    for f, what in ((g.total_variance, "variances"), (g.summary, "variances"),
+                    (g.covariance_eigenvalues, "covariance eigenvalues")):
+        with pytest.raises(ValueError, match=rf"^Z: {what} exceed the float64 range"):
+            f(Z * 1e200)
+        with pytest.raises(ValueError, match=rf"^Z: {what} fall below the float64 range"):
+            f(Z * 1e-200)
+
+
+FUNCTIONS = [g.total_variance, g.mean_cosine, g.rankme, g.participation_ratio, g.singular_values,
+             g.covariance_eigenvalues, g.summary]
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e200, 1e-200, 2.0**-600, 1e300])
+def test_extreme_magnitudes_warn_nothing(scale):
+    # over- and underflow are handled inside: no warning of any kind reaches the caller, and
+    # the only errors are the documented ValueErrors
+    Z = _offset_data() * scale
+    W = _offset_data() * np.logspace(-300, 300, 200)[:, None]  # rows of wildly different norms
+    for X in (Z, Z[:10], W):
+        for f in FUNCTIONS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                try:
+                    f(X)
+                except ValueError as err:
+                    assert str(err).startswith("Z: ") and "float64 range" in str(err)
