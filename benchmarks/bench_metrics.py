@@ -5,8 +5,11 @@
 
 Prints one table: the float32 GEMM roofline, exact top-10 (ours vs FAISS IndexFlatIP vs
 a chunked numpy baseline), peak extra memory of ``topk``, the grouped bootstrap,
-RankMe / participation ratio at 100k x 768 against a float64 SVD, and the whole
-metrics suite at the study's scale (2,000 train + 983 validation vectors, d = 768).
+RankMe / participation ratio at 100k x 768 against a float64 SVD, the whole metrics
+suite at the study's scale (2,000 train + 983 validation vectors, d = 768), and the
+linear probe on the reference encoder's vectors: one probe per attribute, the three
+attributes in one call, and the 72 probe fits of the 24-row stress grid
+(``--probe-only`` runs just that section).
 Timings are the best of ``--repeat`` runs, the runs of the compared methods interleaved
 (A B C A B C ...) so that load from other processes hits them alike; on a shared machine
 they are still noisy.
@@ -23,7 +26,7 @@ import tracemalloc
 import numpy as np
 
 from embdiag.metrics import geometry, retrieval, stats
-from embdiag.metrics.probe import LinearProbe, balanced_accuracy, eligible_classes
+from embdiag.metrics.probe import LinearProbe, balanced_accuracy, eligible_classes, fit_probes
 
 D = 768
 K = 10
@@ -217,21 +220,55 @@ def bench_suite(repeat):
     row("suite", "(check) weather BA / P@10", f"{out['weather BA']:.3f} / {out['weather P@10']:.3f}")
 
 
+def bench_probe(repeat):
+    """The probe on the reference encoder's cached vectors (2,000 x 768 train, float64 unit rows;
+    weather, scene, time of day): one fit per attribute (7 C values + refit), the three in one
+    ``fit_probes`` call, and the stress grid's 72 fits (24 interventions x 3 attributes, as
+    ``stress_grid`` makes them through ``evaluate``), timed alone."""
+    from embdiag.encoders.vectors import driving_vectors
+    from embdiag.interventions.stress import grid
+
+    try:
+        v = driving_vectors("reference-cnn")
+    except Exception as exc:  # no committed weights or cache here
+        row("probe", "reference-cnn vectors", "skipped", f"{type(exc).__name__}: {exc}")
+        return
+    for a, y in v.train_labels.items():
+        t, p = best_of(lambda: LinearProbe().fit(v.train, y), repeat)
+        row("probe", f"one probe, {a} ({len(p.classes_)} classes) (s)", f"{t:.3f}",
+            f"C_ = {p.C_:g}, {p.n_iter_} Newton steps in the refit")
+    t, _ = best_of(lambda: fit_probes(v.train, v.train_labels), repeat)
+    row("probe", "three attributes, one fit_probes call (s)", f"{t:.3f}", f"{t / 3:.3f} s per probe")
+    total, worst = 0.0, (0.0, "")
+    for name, s, change in grid():
+        train = change.fit(v.train).transform(v.train)
+        t, _ = best_of(lambda: fit_probes(train, v.train_labels), 1)
+        total += t
+        worst = max(worst, (t, f"{name} {s:g}"))
+    row("probe", "stress grid, 72 probe fits (s)", f"{total:.1f}",
+        f"{total / 72:.3f} s per probe; slowest row {worst[1]} ({worst[0]:.2f} s)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes (10k, 50k galleries; 20k spectra)")
     ap.add_argument("--no-1m", action="store_true", help="skip the 1M gallery (3 GB memmap + 3 GB FAISS copy)")
     ap.add_argument("--repeat", type=int, default=None, help="repetitions per timing (best of)")
+    ap.add_argument("--probe-only", action="store_true", help="only the probe on the reference encoder's vectors")
     args = ap.parse_args()
     repeat = args.repeat or (1 if args.quick else 3)
     sizes = [10_000, 50_000] if args.quick else [10_000, 100_000] + ([] if args.no_1m else [1_000_000])
     print(f"embdiag metrics benchmark: {os.cpu_count()} CPUs, numpy {np.__version__}, best of {repeat}")
     print(f"  {'section':<10} {'measure':<44} {'value':>14}  note")
+    if args.probe_only:
+        bench_probe(repeat)
+        return
     with tempfile.TemporaryDirectory() as tmpdir:
         bench_topk(sizes, repeat, tmpdir)
     bench_bootstrap(repeat)
     bench_spectrum(20_000 if args.quick else 100_000, repeat)
     bench_suite(repeat)
+    bench_probe(repeat)
 
 
 if __name__ == "__main__":

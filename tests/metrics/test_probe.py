@@ -11,7 +11,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.preprocessing import StandardScaler
 
-from embdiag.metrics.probe import LinearProbe, balanced_accuracy, eligible_classes, majority_floor
+from embdiag.metrics.probe import LinearProbe, balanced_accuracy, eligible_classes, fit_probes, majority_floor
 
 
 def blobs(seed, n=600, d=40, k=3, signal=0.6, offset=0.0):
@@ -292,3 +292,127 @@ def test_two_class_probe_with_ties_keeps_the_smaller_C():
     assert p.classes_.tolist() == [0, 1] and p.coef_.shape == (2, 8)
     best = np.flatnonzero(p.val_scores_ == p.val_scores_.max())
     assert p.C_ == p.Cs_[best[0]]
+
+
+# ----------------------------------------------------------------------------- the solver
+
+@pytest.mark.parametrize("C", [1e-3, 0.1, 10.0, 1000.0])
+def test_objective_within_1e9_of_a_tightly_converged_sklearn(C):
+    # The stated tolerance: the refit's objective is within 1e-9 (relative) of the optimum.
+    X, y = blobs(14, n=500, d=30, k=4, signal=0.5)
+    p = LinearProbe(Cs=[C]).fit(X, y)
+    sc = StandardScaler().fit(X)
+    Xs = sc.transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sk = LogisticRegression(C=C, tol=1e-12, max_iter=100_000, solver="newton-cholesky").fit(Xs, y)
+    ours = objective(p.coef_ * sc.scale_, p.intercept_ + p.coef_ @ sc.mean_, Xs, y, C)
+    assert ours <= objective(sk.coef_, sk.intercept_, Xs, y, C) * (1 + 1e-9)
+    assert np.mean(p.predict(X) == sk.predict(Xs)) >= 0.995
+
+
+def test_rank_deficient_features_match_sklearn():
+    # n > d but rank 12 of 40 (like the reference encoder's 257 of 768): the eigenbasis path.
+    rng = np.random.default_rng(15)
+    y = rng.integers(0, 3, 400)
+    Z = rng.standard_normal((400, 12)) + 0.8 * rng.standard_normal((3, 12))[y]
+    X = Z @ rng.standard_normal((12, 40))
+    C = 1.0
+    p = LinearProbe(Cs=[C], standardize=False, tol=1e-12).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sk = LogisticRegression(C=C, tol=1e-12, max_iter=100_000).fit(X, y)
+    assert objective(p.coef_, p.intercept_, X, y, C) <= objective(sk.coef_, sk.intercept_, X, y, C) * (1 + 1e-9)
+    assert np.allclose(p.coef_ - p.coef_.mean(0), sk.coef_ - sk.coef_.mean(0), atol=1e-4 * np.abs(sk.coef_).max())
+
+
+@pytest.mark.parametrize("c", [1e100, 1e-100])
+def test_extreme_magnitudes_without_standardizing(c):
+    # Unstandardized, C * CE(c X W') + ||W'||^2 / 2 is the problem at C c^2 on X, with W = c W'.
+    X, y = blobs(16, n=300, d=20)
+    a = LinearProbe(standardize=False, Cs=[1.0 / c**2]).fit(c * X, y)
+    b = LinearProbe(standardize=False, Cs=[1.0]).fit(X, y)
+    assert np.array_equal(a.predict(c * X), b.predict(X))
+    np.testing.assert_allclose(a.coef_ * c, b.coef_, rtol=0, atol=1e-6 * np.abs(b.coef_).max())
+
+
+def test_tight_tolerance_terminates():
+    # Past double precision the decrement stops shrinking; the solver must still stop.
+    X, y = blobs(17, n=300, d=20, k=3, signal=2.0)
+    p = LinearProbe(Cs=[1e4], tol=1e-15, max_iter=60).fit(X, y)
+    assert p.n_iter_ < 60
+
+
+def test_fit_probes_equals_fitting_each_alone():
+    X, y = blobs(18, n=500, d=30, k=4, signal=0.5)
+    rng = np.random.default_rng(18)
+    labels = {"first": y, "second": np.array(["a", "b"])[rng.integers(0, 2, 500)], "third": (y + X[:, 0] > 1)}
+    for params in ({}, {"standardize": False, "Cs": [0.1, 10.0]}):
+        together = fit_probes(X, labels, **params)
+        assert list(together) == list(labels)
+        for name, y_ in labels.items():
+            alone = LinearProbe(**params).fit(X, y_)
+            got = together[name]
+            assert got.get_params() == alone.get_params() and got.C_ == alone.C_
+            assert np.array_equal(got.val_scores_, alone.val_scores_)
+            assert np.array_equal(got.coef_, alone.coef_) and np.array_equal(got.intercept_, alone.intercept_)
+
+
+def test_fit_probes_bad_input():
+    X, y = blobs(19, n=100)
+    with pytest.raises(ValueError, match="y: needs at least 2 classes"):
+        fit_probes(X, {"ok": y, "bad": np.zeros(100)})
+    with pytest.raises(ValueError, match="length mismatch"):
+        fit_probes(X, {"short": y[:50]})
+    with pytest.raises(ValueError, match="tol"):
+        fit_probes(X, {"ok": y}, tol=-1)
+    with pytest.raises(ValueError, match="X: expected a 2-D"):
+        fit_probes(X[:, 0], {"ok": y})
+
+
+# ----------------------------------------------------------------------------- on the reference encoder's vectors
+
+@pytest.fixture(scope="module")
+def reference():
+    from embdiag.encoders.vectors import driving_vectors
+
+    v = driving_vectors("reference-cnn")
+    return v, fit_probes(v.train, v.train_labels)
+
+
+# C chosen by the probe before it became a Newton solver (L-BFGS, commit 841659e): the new solver
+# must choose the same.
+REFERENCE_C = {"weather": 0.01, "scene": 0.01, "timeofday": 1.0}
+
+
+@pytest.mark.slow
+def test_reference_vectors_choose_the_same_C_with_converged_validation_scores(reference):
+    v, probes = reference
+    assert {a: p.C_ for a, p in probes.items()} == REFERENCE_C
+    tight = fit_probes(v.train, v.train_labels, tol=1e-12)
+    for a, p in probes.items():
+        assert np.array_equal(p.val_scores_, tight[a].val_scores_), a
+        assert np.array_equal(p.predict(v.val), tight[a].predict(v.val)), a
+
+
+@pytest.mark.slow
+def test_reference_vectors_match_a_converged_sklearn_fit(reference):
+    # scikit-learn's Newton solver at tol=1e-10 in the standardized training vectors' row space
+    # (orthonormal basis from an SVD: the L2 optimum lies in it, so this is the same problem).
+    # Weather and time of day: both chosen C values, 7 and 4 classes (~30 s each for sklearn).
+    v, probes = reference
+    sc = StandardScaler().fit(v.train)
+    Xs, Xv = sc.transform(v.train), sc.transform(v.val)
+    _, sv, vt = np.linalg.svd(Xs, full_matrices=False)
+    V = vt[sv > sv[0] * 1e-6].T
+    assert V.shape[1] < Xs.shape[1] // 2  # the encoder's vectors span a subspace
+    for a in ("weather", "timeofday"):
+        p, y = probes[a], v.train_labels[a]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sk = LogisticRegression(C=p.C_, tol=1e-10, max_iter=10_000, solver="newton-cholesky").fit(Xs @ V, y)
+        W_sk = sk.coef_ @ V.T
+        assert np.mean(p.predict(v.val) == sk.classes_[np.argmax(Xv @ W_sk.T + sk.intercept_, axis=1)]) >= 0.995, a
+        ours = objective(p.coef_ * sc.scale_, p.intercept_ + p.coef_ @ sc.mean_, Xs, np.searchsorted(p.classes_, y), p.C_)
+        theirs = objective(W_sk, sk.intercept_, Xs, np.searchsorted(sk.classes_, y), p.C_)
+        assert ours <= theirs * (1 + 1e-9), a
