@@ -114,22 +114,26 @@ def _sci(x) -> str:
     return "0" if x == 0 else f"{x:.3g}"
 
 
+def _paired_rows(ours: pd.DataFrame, study: pd.DataFrame):
+    """``(condition, source, row)`` for every condition of ``ours``: the study's row first, where it has one."""
+    for cond in ours.index:
+        for source, table in zip(SOURCES, (study, ours)):
+            if cond in table.index:
+                yield cond, source, table.loc[cond]
+
+
 def side_by_side(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     """The study's table layout, the study's row above this run's for every condition (strings)."""
     attrs = [c[len("delta_"):-len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
     rows = []
-    for cond in ours.index:
-        for source, table in zip(SOURCES, (study, ours)):
-            if cond not in table.index:
-                continue
-            r = table.loc[cond]
-            row = {"condition": cond, "source": source, "max score error": _sci(r["max_score_error"]),
-                   "changed queries": f"{int(r['changed_queries'])} / {int(r['n_queries'])}",
-                   f"overlap@{k}": f"{r['overlap_at_10']:.5f}"}
-            for a in attrs:
-                v = r.get(f"delta_{a}_p10_pp", np.nan)
-                row[f"Δ {_name(a)} P@{k} (pp)"] = "" if pd.isna(v) else ("0" if v == 0 else f"{v:+.3f}")
-            rows.append(row)
+    for cond, source, r in _paired_rows(ours, study):
+        row = {"condition": cond, "source": source, "max score error": _sci(r["max_score_error"]),
+               "changed queries": f"{int(r['changed_queries'])} / {int(r['n_queries'])}",
+               f"overlap@{k}": f"{r['overlap_at_10']:.5f}"}
+        for a in attrs:
+            v = r.get(f"delta_{a}_p10_pp", np.nan)
+            row[f"Δ {_name(a)} P@{k} (pp)"] = "" if pd.isna(v) else ("0" if v == 0 else f"{v:+.3f}")
+        rows.append(row)
     return pd.DataFrame(rows).set_index(["condition", "source"])
 
 
@@ -193,19 +197,15 @@ def agreement_table(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> pd.
     any query (this run) or for which the study reports it: ``kept of changed (share)``."""
     attrs = [c[:-len("_p10_kept")] for c in ours.columns if c.endswith("_p10_kept")]
     rows = []
-    for cond in ours.index:
-        for source, table in zip(SOURCES, (study, ours)):
-            if cond not in table.index:
-                continue
-            r = table.loc[cond]
-            n = int(r["changed_queries"])
-            kept = {a: r.get(f"{a}_p10_kept", np.nan) for a in attrs}
-            if n == 0 or all(pd.isna(v) for v in kept.values()):
-                continue
-            row = {"condition": cond, "source": source, "changed queries": n}
-            for a, v in kept.items():
-                row[f"{_name(a)} P@{k} kept"] = "" if pd.isna(v) else f"{int(v)} of {n} ({100 * v / n:.0f}%)"
-            rows.append(row)
+    for cond, source, r in _paired_rows(ours, study):
+        n = int(r["changed_queries"])
+        kept = {a: r.get(f"{a}_p10_kept", np.nan) for a in attrs}
+        if n == 0 or all(pd.isna(v) for v in kept.values()):
+            continue
+        row = {"condition": cond, "source": source, "changed queries": n}
+        for a, v in kept.items():
+            row[f"{_name(a)} P@{k} kept"] = "" if pd.isna(v) else f"{int(v)} of {n} ({100 * v / n:.0f}%)"
+        rows.append(row)
     if not rows:
         return pd.DataFrame(columns=["condition", "source", "changed queries"]).set_index(["condition", "source"])
     return pd.DataFrame(rows).set_index(["condition", "source"])
