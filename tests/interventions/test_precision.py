@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from embdiag.interventions import CommonOffset
 from embdiag.interventions.precision import (
@@ -139,8 +139,10 @@ def _assert_sound(results, Q, G):
             np.fill_diagonal(diff, 0.0)
         assert (diff.max(axis=1) <= r.bound).all(), c.name  # the score-level inequality
         assert r.violations == 0, c.name                    # hence no certified change
-        # another GEMM blocking rounds differently: agree to a few ulps of the arithmetic
-        ulp = 2.0**-22 if c.arithmetic == "float32" else 2.0**-50
+        # another GEMM blocking rounds differently: agree to a few ulps of the arithmetic (float32
+        # sums over d terms in an order that varies with BLAS blocking and load: 8 ulps of 1)
+        ulp = 2.0**-20 if c.arithmetic == "float32" else 2.0**-50
+        assert r.max_score_error == r.score_error.max()
         assert r.max_score_error == pytest.approx(diff.max(), rel=0, abs=ulp)
         np.testing.assert_allclose(r.score_error, diff.max(axis=1), rtol=0, atol=ulp)
 
@@ -157,6 +159,8 @@ def test_certificate_is_sound_on_constructed_near_ties(seed, log_gap, d):
 
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), dup=st.floats(0, 1e-3), d=st.sampled_from([8, 32, 128]))
+@example(seed=14300, dup=0.0009911690932594515, d=128)  # float32 scores 2 ulps apart under load (CI)
+@example(seed=15, dup=0.0, d=128)
 def test_certificate_is_sound_when_queries_are_the_gallery(seed, dup, d):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((150, d)) + 0.5
