@@ -25,6 +25,16 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("metrics", "interventions")
 #: mutmut exit-code meaning (mutmut.stats.status_by_exit_code): what counts as killed.
 KILLED = {"killed", "timeout", "caught by type check"}
+#: Address-space cap for mutmut and its forked mutants: a mutant that breaks a chunk-size
+#: rule (e.g. in retrieval's scan schedule) once grew to 14 GB on the 24 GB machine; under
+#: the cap it fails with MemoryError, which counts as killed.
+MEMORY_LIMIT = 8 << 30
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
 def modules() -> list[str]:
@@ -44,7 +54,7 @@ def run_module(module: str, max_children: int) -> tuple[int, int, list[str]]:
     env = {**os.environ, "PYTEST_ADDOPTS": f"-k test_{name}.py", "PYTHONPATH": ""}
     subprocess.run([sys.executable, "-m", "mutmut", "run", f"embdiag.{package}.{name}.*",
                     "--max-children", str(max_children)], cwd=ROOT, env=env, check=True,
-                   stdout=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, preexec_fn=_limit_memory)
     meta = json.loads((ROOT / "mutants" / "embdiag" / package / f"{name}.py.meta").read_text())
     status = {k: status_by_exit_code[v] for k, v in meta["exit_code_by_key"].items() if v is not None}
     survivors = sorted(k for k, s in status.items() if s not in KILLED)
