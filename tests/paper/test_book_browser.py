@@ -130,3 +130,24 @@ def test_attribute_selector_refilters_the_training_variants(site, browser):
     assert before == "time of day"
     marks = browser.execute_script("return arguments[0].querySelectorAll('svg .mark-symbol path').length", chart)
     assert marks > 0, "no seed marks after switching the attribute"
+
+
+def test_wide_tables_scroll_inside_their_own_box(site, browser):
+    """No table of a chapter's output is cut off at the page edge: each either fits the
+    content column or scrolls horizontally inside its own box."""
+    html, url = site
+    pages = sorted((html / "chapters").glob("*.html"))
+    assert pages
+    for width, page in [(w, p) for w in (1400, 390) for p in pages]:  # desktop, then phone width
+        browser.set_window_size(width, 1000)
+        browser.get(f"{url}/chapters/{page.name}")
+        clipped = browser.execute_script("""
+            const main = document.querySelector('main') || document.body;
+            const right = main.getBoundingClientRect().right;
+            return [...document.querySelectorAll('.cell_output table')].filter(t => {
+                const box = t.getBoundingClientRect();
+                const scrolls = ['auto', 'scroll'].includes(getComputedStyle(t).overflowX);
+                return box.right > right + 1 || (t.scrollWidth > t.clientWidth + 1 && !scrolls);
+            }).map(t => t.innerText.slice(0, 60));""")
+        assert not clipped, f"{page.name} at {width} px: tables cut off at the page edge: {clipped}"
+    browser.set_window_size(1400, 1000)
