@@ -7,8 +7,8 @@ Timings generate without the disk cache (rendering, captions and instance tables
 saving), on two threads. Target on the 2-core CPU: 3,000 images at 64 x 64 px in under
 10 s wall time. The CPU-time column is less sensitive to other processes on the machine. The probe
 check fits the project's standardized :class:`~embdiag.metrics.probe.LinearProbe` on simple pooled
-pixel features (8 x 8 average-pooled RGB plus per-channel mean and standard deviation) of
-the default 2,000 training images and scores the 983 validation images: the default
+pixel features (:func:`~embdiag.encoders.quality.pooled_pixels`: 8 x 8 average-pooled RGB plus
+per-channel mean and standard deviation) of the default 2,000 training images and scores the 983 validation images: the default
 difficulty should land well above the majority floor and clearly below 100%.
 """
 
@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from embdiag.data import ATTRIBUTES, VOCAB, generate_split, load_procedural
+from embdiag.encoders.quality import pooled_pixels
 
 
 def timing(sizes, image_size: int, repeats: int) -> pd.DataFrame:
@@ -42,17 +43,10 @@ def shares(ds) -> pd.DataFrame:
     return (100 * wide.reindex(pd.MultiIndex.from_tuples(rows, names=["attribute", "value"]))).round(2)
 
 
-def pooled(images: np.ndarray) -> np.ndarray:
-    x = images.astype(np.float32) / 255
-    n, s = len(x), x.shape[1]
-    p = x.reshape(n, 8, s // 8, 8, s // 8, 3).mean(axis=(2, 4)).reshape(n, -1)
-    return np.concatenate([p, x.mean(axis=(1, 2)), x.std(axis=(1, 2))], 1)
-
-
 def probe_check(ds) -> pd.DataFrame:
     from embdiag.metrics.probe import LinearProbe, balanced_accuracy, eligible_classes, majority_floor
     tr, va = ds.subset("train"), ds.subset("val")
-    Xtr, Xva = pooled(tr.images), pooled(va.images)
+    Xtr, Xva = pooled_pixels(tr.images), pooled_pixels(va.images)
     rows = []
     for a in ATTRIBUTES:
         ytr, yva = tr.labels(a), va.labels(a)
