@@ -18,7 +18,7 @@ import pandas as pd
 
 from .. import artifacts
 from ..metrics.geometry import covariance_eigenvalues
-from ..metrics.probe import LinearProbe, balanced_accuracy
+from ..metrics.probe import balanced_accuracy, fit_probes
 from ..metrics.retrieval import hit_at_k, topk
 from ..metrics.suite import frozen_classes
 from .cache import prefix
@@ -72,8 +72,8 @@ def probe_table(features: Mapping[str, tuple[np.ndarray, np.ndarray]], train_lab
     classes = frozen_classes(val_labels)
     rows = {}
     for name, (train, val) in features.items():
-        rows[name] = {a: 100 * balanced_accuracy(y, LinearProbe().fit(train, train_labels[a]).predict(val), classes[a])
-                      for a, y in val_labels.items()}
+        probes = fit_probes(train, {a: train_labels[a] for a in val_labels})
+        rows[name] = {a: 100 * balanced_accuracy(y, probes[a].predict(val), classes[a]) for a, y in val_labels.items()}
     return pd.DataFrame(rows).T.rename_axis("representation")
 
 
