@@ -35,3 +35,12 @@ def unsafe_norms(sq_norms: np.ndarray, dtype) -> np.ndarray:
     """Rows whose squared norm, summed in ``dtype``, over- or underflowed (or is NaN)."""
     info = np.finfo(dtype)
     return ~(sq_norms >= info.tiny / info.eps) | ~np.isfinite(sq_norms)
+
+
+def unit_rows(X: np.ndarray) -> np.ndarray:
+    """Each row of ``X`` divided by its Euclidean norm (``np.linalg.norm``), computed on the row
+    rescaled by a power of two, so that no finite row over- or underflows; a row with no over-
+    or underflow gets the same bits as ``x / np.linalg.norm(x)``. Zero rows give NaN: check first."""
+    Y = unit_scale_rows(X)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return Y / np.linalg.norm(Y, axis=1, keepdims=True)

@@ -55,13 +55,12 @@ def same_length(**arrays) -> int:
     return next(iter(lengths.values()))
 
 
-def nonzero_rows(Z: np.ndarray, name: str) -> np.ndarray:
-    """Row norms of ``Z``; raise if any row has zero norm (cosine undefined)."""
-    norms = np.linalg.norm(Z, axis=1)
-    zero = np.flatnonzero(norms == 0)
+def nonzero_rows(Z: np.ndarray, name: str) -> None:
+    """Raise if any row of ``Z`` is all zeros (cosine undefined). Tested on the entries, not on
+    a squared norm, so a tiny row whose squares underflow is not mistaken for a zero row."""
+    zero = np.flatnonzero(~np.any(Z != 0, axis=1))
     if zero.size:
         raise ValueError(f"{name}: {zero.size} zero-norm row(s) (first at index {zero[0]}); cosine is undefined")
-    return norms
 
 
 def check_int(value, name: str, *, minimum: int | None = None) -> int:

@@ -7,7 +7,8 @@ rate per module and lists the survivors; the configuration is ``[tool.mutmut]`` 
 pyproject.toml. Not part of CI: it takes tens of minutes for all modules.
 
 Usage: ``python tools/mutate.py [module ...] [--max-children N]`` (modules as
-``metrics/stats``; default: every module of both packages).
+``metrics/stats``; default: every module of both packages). An interrupted run of a module
+resumes where it stopped when started again with that module first.
 """
 
 from __future__ import annotations
@@ -50,7 +51,13 @@ def run_module(module: str, max_children: int) -> tuple[int, int, list[str]]:
     from mutmut.stats import status_by_exit_code
 
     package, name = module.split("/")
-    shutil.rmtree(ROOT / "mutants", ignore_errors=True)  # stats of another module's tests must not be reused
+    marker = ROOT / "mutants" / ".embdiag-module"
+    if not (marker.exists() and marker.read_text() == module):
+        # Another module's test statistics must not be reused; the same module's verdicts are
+        # kept, so an interrupted run resumes where it stopped (mutmut skips decided mutants).
+        shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+        marker.parent.mkdir()
+        marker.write_text(module)
     env = {**os.environ, "PYTEST_ADDOPTS": f"-k test_{name}.py", "PYTHONPATH": ""}
     subprocess.run([sys.executable, "-m", "mutmut", "run", f"embdiag.{package}.{name}.*",
                     "--max-children", str(max_children)], cwd=ROOT, env=env, check=True,

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validate import as_matrix, check_int, check_k, same_length
+from .._scaling import unit_rows
+from .._validate import as_matrix, check_int, check_k, nonzero_rows, same_length
 from ..metrics import hit_at_k, overlap_at_k, paired_bootstrap, precision_at_k, recall_at_k, topk
 from .compression import MatryoshkaPrefix
 
@@ -100,8 +101,9 @@ def positive_ranks(queries, gallery, positives, block: int = 1024) -> np.ndarray
         P = mask
     if P.shape != (len(Q), len(G)) or not P.any(axis=1).all():
         raise ValueError(f"positives: the mask must be ({len(Q)}, {len(G)}) with a positive in every row")
-    Qn = Q / np.linalg.norm(Q, axis=1, keepdims=True)
-    Gn = G / np.linalg.norm(G, axis=1, keepdims=True)
+    nonzero_rows(Q, "queries")
+    nonzero_rows(G, "gallery")
+    Qn, Gn = unit_rows(Q), unit_rows(G)
     ranks = np.empty(len(Q), np.int64)
     cols = np.arange(len(G))
     for q0 in range(0, len(Q), block):

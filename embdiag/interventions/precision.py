@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._scaling import unit_scale_rows
 from .._validate import as_matrix, check_int, check_k, nonzero_rows, same_length
 from ..metrics.retrieval import boundary_margin, overlap_at_k, precision_at_k, topk
 from .stress import CommonOffset
@@ -114,8 +115,10 @@ def store(X, fmt: str = "float16") -> StoredVectors:
 
 
 def _normalize(X: np.ndarray, dtype: str) -> np.ndarray:
-    """Cast to ``dtype``, then divide by the row norm computed in ``dtype``."""
-    a = np.asarray(X, dtype=dtype)
+    """Cast to ``dtype``, then divide by the row norm computed in ``dtype`` (on rows rescaled
+    by powers of two, which changes no bit of the result unless the squares would over- or
+    underflow, as in :func:`~embdiag._scaling.unit_rows`)."""
+    a = unit_scale_rows(np.asarray(X, dtype=dtype))
     return a / np.sqrt(np.einsum("ij,ij->i", a, a))[:, None]
 
 

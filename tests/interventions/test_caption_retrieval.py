@@ -336,3 +336,19 @@ def test_reference_encoder_finds_captions_and_its_control_falls_to_chance():
     control = cr.shuffled_control(res, n_permutations=200)
     assert (abs(control["shuffled"] - control["chance"]) < 0.01).all()
     assert (control["real"] > 10 * control["chance"]).all()
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_positive_ranks_at_extreme_finite_magnitudes(scale):
+    rng = np.random.default_rng(0)
+    Q, G = rng.normal(size=(30, 8)), rng.normal(size=(50, 8))
+    positives = rng.integers(0, 50, size=30)
+    np.testing.assert_array_equal(cr.positive_ranks(Q * scale, G * scale, positives),
+                                  cr.positive_ranks(Q, G, positives))
+
+
+def test_positive_ranks_zero_row_is_named():
+    Q = np.ones((3, 4))
+    Q[1] = 0
+    with pytest.raises(ValueError, match="queries: 1 zero-norm row"):
+        cr.positive_ranks(Q, np.ones((5, 4)), np.zeros(3, int))

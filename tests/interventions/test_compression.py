@@ -364,3 +364,21 @@ def test_on_the_reference_encoder_uncentred_pca_keeps_and_centring_moves_neighbo
     assert t.loc[f"PCA uncentred {d}", "overlap@10"] > 1 - 1e-9
     assert t.loc[f"PCA {d}", "overlap@10 with centred cosine"] > 1 - 1e-9
     assert t.loc[f"PCA {d}", "overlap@10"] < 0.99
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_extreme_finite_magnitudes(scale):
+    """A prefix normalizes rows rescaled first: vectors of 1e200 (squares overflow) and 1e-200
+    (squares underflow) give the unit rows of the unscaled vectors. PCA's variances cannot be
+    represented at these scales: it raises and says so, instead of returning directions of an
+    overflowed or underflowed scatter matrix (which it once did, silently)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 16))
+    np.testing.assert_allclose(MatryoshkaPrefix(8).fit(X * scale).transform(X * scale),
+                               MatryoshkaPrefix(8).fit(X).transform(X), rtol=1e-9, atol=1e-12)
+    for center in (True, False):
+        with pytest.raises(ValueError, match=r"X: largest magnitude .* rescale the vectors"):
+            PCACompression(8, center=center).fit(X * scale)
+    with pytest.raises(ValueError, match=r"X: largest magnitude"):
+        RankRestriction(0.5).fit(X * scale)
+    PCACompression(8).fit(X / np.abs(X).max() * 2.0 ** 500)  # the edge of the range: fits

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from embdiag.interventions import CommonOffset
+from embdiag.interventions import CommonOffset, precision
 from embdiag.interventions.precision import (
     OFFSET_CONDITIONS, STUDY_CONDITIONS, StorageCondition, StorageResult, _normalize, certificate_bound,
     compare_conditions, compare_storage, compare_study_conditions, normalization_bound, query_scores,
@@ -450,3 +450,28 @@ def test_no_certified_query_changes_on_the_reference_encoder():
     assert fp32.n_changed == 0 and fp32.mean_overlap == 1.0
     assert res["FP16 gallery"].coverage > res["INT8 gallery"].coverage
     assert res["offset + FP16 gallery"].n_changed > res["FP16 gallery"].n_changed
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 2.0 ** 700, 2.0 ** -700])
+def test_reconstruction_error_at_extreme_finite_magnitudes(scale):
+    """The error is scale-free; squaring rows of 1e200 once overflowed to a silent 0, and rows
+    of 1e-200 underflowed to "zero-norm row(s)"."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 32))
+    X_hat = X + rng.normal(scale=1e-3, size=X.shape)
+    ref = precision.reconstruction_error(X, X_hat)
+    got = precision.reconstruction_error(X * scale, X_hat * scale)
+    if np.log2(scale).is_integer():  # a power of two changes no bit
+        np.testing.assert_array_equal(got, ref)
+    else:
+        np.testing.assert_allclose(got, ref, rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_normalize_rescaling_changes_no_bit_of_ordinary_rows(dtype):
+    """Rescaling by powers of two before normalizing is exact: ordinary rows get the bits of
+    the plain ``a / sqrt(a . a)`` in the arithmetic being modelled."""
+    X = np.random.default_rng(1).normal(size=(200, 96)) * np.logspace(-3, 3, 200)[:, None]
+    a = X.astype(dtype)
+    plain = a / np.sqrt(np.einsum("ij,ij->i", a, a))[:, None]
+    np.testing.assert_array_equal(precision._normalize(X, dtype), plain)
