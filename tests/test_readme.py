@@ -36,11 +36,12 @@ def test_quickstart_runs_and_reports_every_condition(tmp_path):
 
 
 def test_readme_chapter_commands_name_real_chapters_and_parameters():
-    """Every `embdiag chapter NAME -p KEY VALUE` in the README and the book's landing page
-    names a chapter (or declared variant) and parameters that chapter has."""
+    """Every `embdiag chapter NAME -p KEY VALUE` in the README, the chapter sources and the
+    book's own pages names a chapter (or declared variant) and parameters that chapter has."""
     from embdiag.paper import pipeline
 
-    text = (REPO / "README.md").read_text() + (REPO / "book" / "intro.md").read_text()
+    sources = [REPO / "README.md", *sorted((REPO / "notebooks").glob("*.py")), *sorted((REPO / "book").glob("*.md"))]
+    text = "\n".join(p.read_text() for p in sources)
     commands = re.findall(r"embdiag chapter ([A-Za-z0-9_]+)((?: -p \S+ (?:'[^']*'|\S+))*)", text)
     assert len(commands) >= 5
     for name, params in commands:

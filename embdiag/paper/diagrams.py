@@ -95,7 +95,7 @@ CLASS_COLORS = ("#4c78a8", "#f58518")
 ROLE_COLORS = ("black", "#4c78a8", "#e45756", "#54a24b")  # query, kept, dropped / other label, new / same label
 GREY, INK = "#bbbbbb", "#1f3b5a"
 IDENTITY_ROLES = ("query", "kept", "dropped", "new")
-#: (property, its question in the wording of the property table in book/intro.md, what the panel draws)
+#: (property, its question in the wording of the cover's property table (notebooks/00_cover.py), what the panel draws)
 PROPERTIES = (
     ("Distribution", "How do the vectors spread?", "principal axes and the two-sd ellipse"),
     ("Labels", "What can a fitted classifier recover?", "two classes and a linear decision boundary"),
@@ -383,7 +383,7 @@ def four_properties(seed: int = 0) -> alt.ConcatChart:
     drawn four times, 2 x 2: its spread and principal axes (distribution), its classes and a
     linear boundary (labels), a query's exact top-3 before and after a small change of every
     vector (identity), and which of a query's top-3 share its label (relevance). Panels are
-    titled with the property and its question (book/intro.md). An illustration, not data."""
+    titled with the property and its question (in the wording of the cover, notebooks/00_cover.py). An illustration, not data."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
     z, labels = _points(int(seed))

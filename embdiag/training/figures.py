@@ -67,6 +67,14 @@ def means(records: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
     return table
 
 
+def condition_matrix(conditions=CONDITIONS) -> pd.DataFrame:
+    """The condition matrix: one row per condition, ``yes``/``no`` for each of its four
+    switches (stop-gradient, EMA target, SIGReg, projector), in the conditions' order."""
+    switches = {"stop-gradient": "stop_gradient", "EMA target": "ema", "SIGReg": "sigreg", "projector": "projector"}
+    return pd.DataFrame([{"condition": c.name, **{k: "yes" if getattr(c, a) else "no" for k, a in switches.items()}}
+                         for c in conditions]).set_index("condition")
+
+
 def mark_extremes(table: pd.DataFrame, formats: dict | None = None):
     """Styler marking each numeric column's highest (bold, green) and lowest (bold, red) value."""
     numeric = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c]) and c != "runs"]

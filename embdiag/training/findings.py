@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .._project import published_dir
-from .figures import means
+from .figures import ATTRIBUTE_NAMES, means
 from .sweep import UNTRAINED, paired_differences
 
 EMA, CONTROL = "EMA reference", "Contracted control"
@@ -78,6 +78,33 @@ def summary(verdicts: pd.DataFrame, attribute_name: str) -> str:
              f"({r['criterion']}): {r['this run']}." for _, r in verdicts.iterrows()]
     return (f"On {attribute_name}, {int(verdicts['reproduces'].sum())} of {len(verdicts)} findings hold on this "
             f"data and profile:\n\n" + "\n".join(lines))
+
+
+def headline(records: pd.DataFrame, attribute: str = "timeofday", study: pd.DataFrame | None = None) -> str:
+    """The study's headline (contracted control against the EMA reference: total variance,
+    probe accuracy and P@10 on ``attribute``) as a Markdown paragraph: this run's five-seed
+    means, the study's published time-of-day means, and which of :func:`findings` hold here."""
+    if study is None:
+        study = pd.read_csv(study_dir() / "training_means.csv", index_col="condition")
+    verdicts = findings(records, attribute, study)  # raises when a condition has no successful run
+    m = means(records, attribute)
+    e, c = m.loc[EMA], m.loc[CONTROL]
+    se, sc = study.loc[EMA], study.loc[CONTROL]
+    seeds = records.loc[records["condition"] == CONTROL, "seed"].nunique()
+    name = ATTRIBUTE_NAMES.get(attribute, attribute)
+    failed = verdicts.loc[~verdicts["reproduces"], "finding"].tolist()
+    held = (f"{int(verdicts['reproduces'].sum())} of the {len(verdicts)} training findings hold here"
+            + (f"; *{'*, *'.join(failed)}* does not" if len(failed) == 1 else
+               f"; *{'*, *'.join(failed)}* do not" if failed else ""))
+    return (f"In this project's own runs ({seeds}-seed means on procedural driving scenes, not BDD100K), the "
+            f"**contracted control** has total variance {c['total variance']:.3g} against "
+            f"{e['total variance']:.3g} for the **EMA reference**, yet a linear probe reads {name} from it at "
+            f"{c['probe accuracy (%)']:.2f}% (EMA {e['probe accuracy (%)']:.2f}%), while the share of its ten "
+            f"nearest neighbours that share the query's {name} is {c['P@10 (%)']:.2f}% (EMA "
+            f"{e['P@10 (%)']:.2f}%). The published study reported, for time of day on BDD100K: variance "
+            f"{sc['total_variance']:.3g} against {se['total_variance']:.3g}, accuracy "
+            f"{sc['probe_accuracy_pct']:.2f}% against {se['probe_accuracy_pct']:.2f}%, P@10 "
+            f"{sc['p_at_10_pct']:.2f}% against {se['p_at_10_pct']:.2f}%. {held}.")
 
 
 def comparisons_side_by_side(records: pd.DataFrame, attribute: str = "timeofday",

@@ -195,13 +195,13 @@ def test_jepa_step_compiles_and_the_dropdown_switches_the_drawing():
         assert sum(m.count('stroke-dasharray="4,3"') for m in marks) == off  # faded parts are the dashed ones
 
 
-def test_four_properties_is_a_labelled_schematic_with_the_intro_questions():
+def test_four_properties_is_a_labelled_schematic_with_the_cover_questions():
     vlc = pytest.importorskip("vl_convert")
     chart = d.four_properties()
     spec = chart.to_dict()
     assert "Schematic (illustration, not data)" in json.dumps(spec["title"])
-    intro = (ROOT / "book" / "intro.md").read_text()
-    rows = dict(re.findall(r"^\| (Distribution|Labels|Identity|Relevance) \| ([^|]+?) \|", intro, re.M))
+    cover = (ROOT / "notebooks" / "00_cover.py").read_text()  # the property table of the cover
+    rows = dict(re.findall(r"^# \| (Distribution|Labels|Identity|Relevance) \| ([^|]+?) \|", cover, re.M))
     assert len(rows) == 4
     panels = spec["concat"]
     assert [p["title"]["text"] for p in panels] == ["Distribution", "Labels", "Identity", "Relevance"]

@@ -117,3 +117,26 @@ def test_training_data_is_keyed_by_content_not_by_generator_source(tmp_path):
     content_digest.cache_clear()
     assert content_digest(cfg, str(tmp_path)) == first                      # read back from the manifests
     assert content_digest(DataConfig(n_pool=40, n_train=30, n_val=20, source_size=32, seed=1), str(tmp_path)) != first
+
+
+def test_headline_states_both_runs_and_the_findings_that_fail():
+    from embdiag.training.findings import headline
+
+    text = headline(_records())
+    m = figures.means(_records())
+    assert f"{m.loc[CONTROL, 'probe accuracy (%)']:.2f}% (EMA {m.loc[EMA, 'probe accuracy (%)']:.2f}%)" in text
+    assert "6.55e-05 against 108" in text and "not BDD100K" in text  # the study's numbers, labelled
+    assert "5 of the 5 training findings hold here." in text
+    weak = headline(_records({**PLAN, CONTROL: (50.0, 0.70, 0.89)}))
+    assert "1 of the 5 training findings hold here; *spread collapses*, *labels survive*" in weak
+    with pytest.raises(ValueError, match="no successful runs"):
+        headline(_records()[lambda r: r["condition"] != CONTROL])
+
+
+def test_condition_matrix_is_the_studys():
+    m = figures.condition_matrix()
+    assert list(m.columns) == ["stop-gradient", "EMA target", "SIGReg", "projector"]
+    assert m.loc["EMA reference"].tolist() == ["yes", "yes", "no", "no"]
+    assert m.loc["Projector + SIGReg"].tolist() == ["no", "no", "yes", "yes"]
+    assert m.loc[CONTROL].tolist() == ["no"] * 4
+    assert list(m.index) == [c.name for c in CONDITIONS] and len(m) == 7
