@@ -8,6 +8,10 @@ command that regenerates it. Loading verifies every checksum and compares the st
 parameters with the requested ones, so a corrupt or stale artifact raises instead of
 being used. Writes go to a temporary sibling folder that is renamed into place only when
 complete: a failed build leaves nothing half-written.
+
+Every successful :func:`load` is noted in a process-level *read log* (:func:`reads`), as is
+every committed plain file a reader declares with :func:`record_read` (e.g. the study's
+transcribed values), so that a chapter's figures can name the data they were made from.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -188,6 +193,7 @@ def load(name: str, params: Mapping | None = None, *, root: Path | None = None,
             out[fname[:-4]] = pd.read_csv(path)
         else:
             out[fname[:-4]] = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    _log(Read(display_path(root / name), _sha256(root / name / MANIFEST)))
     return out
 
 
@@ -214,3 +220,76 @@ def cached(name: str, params: Mapping, build: Callable[[], Mapping[str, np.ndarr
         print(f"embdiag: rebuilding a corrupt cache entry ({e})", file=sys.stderr)
     save(name, build(), params, command=command, root=root)
     return load(name, params, root=root)
+
+
+# -- the read log ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Read:
+    """One input a process read: ``path`` as shown to a reader (see :func:`display_path`) and
+    ``sha256``, of the file itself, or of an artifact's ``manifest.json`` (which holds the
+    checksum of each of its files and the parameters that made it)."""
+
+    path: str
+    sha256: str
+
+
+_READS: dict[str, Read] = {}
+
+
+def _log(read: Read) -> None:
+    """Note ``read``; a path read again keeps its first place and takes the latest checksum."""
+    _READS[read.path] = read
+
+
+def display_path(path: Path) -> str:
+    """``path`` as a reader of the book sees it: relative to the project root when inside it
+    (``data/study/storage.csv``); inside the data root, as ``data/<name>`` (wherever
+    ``$EMBDIAG_DATA`` puts it); else absolute."""
+    path = Path(path).resolve()
+    for base, prefix in ((project_root().resolve(), ""), (data_dir().resolve(), "data/")):
+        if path.is_relative_to(base):
+            return prefix + path.relative_to(base).as_posix()
+    return path.as_posix()
+
+
+def _locate(path) -> Path:
+    """An existing file or folder for ``path``: as given if absolute; else relative to the project
+    root, or, for ``data/...``, to the data root. Raises ``ValueError`` naming the path."""
+    path = Path(path)
+    candidates = [path] if path.is_absolute() else [project_root() / path]
+    if not path.is_absolute() and path.parts[:1] == ("data",):
+        candidates.append(data_dir().joinpath(*path.parts[1:]))
+    found = next((p for p in candidates if p.exists()), None)
+    if found is None:
+        raise ValueError(f"path: no such file or artifact folder {path} (looked at {', '.join(map(str, candidates))})")
+    return found
+
+
+def describe(path) -> Read:
+    """The :class:`Read` of a file (its SHA-256) or an artifact folder (the SHA-256 of its manifest)."""
+    found = _locate(path)
+    if found.is_dir():
+        if not (found / MANIFEST).is_file():
+            raise ValueError(f"path: folder {found} is not an artifact (no {MANIFEST})")
+        return Read(display_path(found), _sha256(found / MANIFEST))
+    return Read(display_path(found), _sha256(found))
+
+
+def record_read(path) -> Read:
+    """Note in the read log that this process read ``path`` (a committed plain file, e.g.
+    ``data/study/storage.csv``, or an artifact folder); return its :class:`Read`. Artifacts
+    loaded with :func:`load` are noted without this call."""
+    read = describe(path)
+    _log(read)
+    return read
+
+
+def reads() -> list[Read]:
+    """Every input this process has read so far (:func:`load` and :func:`record_read`), in the
+    order first read, each path once."""
+    return list(_READS.values())
+
+
+def clear_reads() -> None:
+    """Empty the read log (for tests, and for a process that starts a new piece of work)."""
+    _READS.clear()

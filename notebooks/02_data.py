@@ -43,13 +43,16 @@ from IPython.display import Markdown, display
 
 from embdiag.data import ATTRIBUTES, figures, load_study
 from embdiag.data.captions import caption_statistics
-from embdiag.paper import charts
+from embdiag.paper import charts, exhibits
 
 charts.enable()
 driving, caption_groups = load_study(
     source, seed=seed, image_size=image_size, difficulty=difficulty, n_train=n_train, n_val=n_val,
     n_pool=n_pool, n_caption=n_caption, bdd_train_labels=bdd_train_labels, bdd_val_labels=bdd_val_labels,
     bdd_images=bdd_images, coco_captions=coco_captions, coco_instances=coco_instances, coco_images=coco_images)
+# What every caption says about where its numbers come from.
+on_driving = driving.source + (", the book's default data, not BDD100K" if source == "procedural" else "")
+on_captions = caption_groups.source + (", the book's default data, not COCO" if source == "procedural" else "")
 display(Markdown(f"**Driving data in this run:** {driving.source}, {len(driving):,} images "
                  f"({', '.join(f'{s} {int((driving.split == s).sum()):,}' for s in driving.splits)}).  \n"
                  f"**Caption groups in this run:** {caption_groups.source}, {len(caption_groups):,} images "
@@ -89,7 +92,12 @@ display(Markdown(f"**Driving data in this run:** {driving.source}, {len(driving)
 
 # %%
 for attribute in ATTRIBUTES:
-    display(figures.sample_grid_chart(driving, attribute, per_class=6, split="train", seed=seed))
+    display(exhibits.figure(
+        figures.sample_grid_chart(driving, attribute, per_class=6, split="train", seed=seed),
+        name=f"examples-{attribute}",
+        caption=f"Example training images for each {attribute} class (drawn at random with seed {seed}); the row "
+                f"label gives the class's number of training images. Data: {on_driving}. Examples, not a "
+                "measurement; the CSV lists the images shown."))
 
 # %% [markdown]
 # ## Class counts per split
@@ -100,11 +108,16 @@ for attribute in ATTRIBUTES:
 
 # %%
 counts = driving.class_counts()
-figures.count_table(counts)
+exhibits.table(figures.count_table(counts), name="class-counts",
+               caption=f"Number of images per class (rows) in each split (columns). Data: {on_driving}. Exact "
+                       "counts of this dataset, so no uncertainty applies.")
 
 # %%
 for attribute in ATTRIBUTES:
-    display(figures.class_count_chart(counts, attribute))
+    display(exhibits.figure(
+        figures.class_count_chart(counts, attribute), name=f"class-shares-{attribute}",
+        caption=f"Share of each {attribute} class within each split (bars; the tooltip gives the count). Data: "
+                f"{on_driving}. Exact shares of this dataset, no uncertainty."))
 
 # %% [markdown]
 # Balanced accuracy in this book averages per-class recall only over classes with at least ten
@@ -113,7 +126,9 @@ for attribute in ATTRIBUTES:
 # were from the study's validation subset, so no result in this book says anything about them.
 
 # %%
-figures.support_table(counts, split="val", floor=10)
+exhibits.table(figures.support_table(counts, split="val", floor=10), name="below-support-floor",
+               caption=f"Validation classes with fewer than 10 images, which balanced accuracy leaves out. Data: "
+                       f"{on_driving}. Exact counts.")
 
 # %% [markdown]
 # ## Object categories
@@ -122,7 +137,9 @@ figures.support_table(counts, split="val", floor=10)
 # category P@10). Share of images containing each category:
 
 # %%
-figures.category_table(driving).style.format("{:.1%}")
+exhibits.table(figures.category_table(driving).style.format("{:.1%}"), name="category-shares",
+               caption=f"Share of the images of each split (columns) that contain each object category (rows). "
+                       f"Data: {on_driving}. Exact shares of this dataset, no uncertainty.")
 
 # %% [markdown]
 # ## Captions
@@ -137,8 +154,11 @@ figures.category_table(driving).style.format("{:.1%}")
 
 # %%
 examples = [0, 1, 2]
-display(figures.image_strip_chart(caption_groups, examples, size=128))
-figures.caption_table(caption_groups, examples).style.hide(axis="index")
+display(exhibits.figure(figures.image_strip_chart(caption_groups, examples, size=128), name="caption-images",
+                        caption=f"The first three images of the caption groups, labelled by id. Data: {on_captions}."))
+exhibits.table(figures.caption_table(caption_groups, examples).style.hide(axis="index"), name="caption-examples",
+               extremes=False,  # text, and a caption number: nothing to rank
+               caption=f"The five captions of each image above, one view each. Data: {on_captions}.")
 
 # %% [markdown]
 # Exact duplicates would cap text→image Hit@1 (a caption shared by two images cannot rank its
@@ -147,10 +167,14 @@ figures.caption_table(caption_groups, examples).style.hide(axis="index")
 
 # %%
 stats = caption_statistics(caption_groups.captions)
-pd.DataFrame({"value": [f"{stats['n_captions']:,}", f"{stats['distinct']:.2%}", f"{stats['shared_with_other_image']:.2%}",
-                        f"{stats['no_object']:.2%}"]},
-             index=pd.Index(["captions", "distinct", "exactly matching a caption of another image",
-                             "naming no object"], name="caption groups"))
+exhibits.table(
+    pd.DataFrame({"value": [f"{stats['n_captions']:,}", f"{stats['distinct']:.2%}",
+                            f"{stats['shared_with_other_image']:.2%}", f"{stats['no_object']:.2%}"]},
+                 index=pd.Index(["captions", "distinct", "exactly matching a caption of another image",
+                                 "naming no object"], name="caption groups")),
+    name="caption-statistics",
+    caption=f"Duplicates and object-free captions among all captions of the caption groups. Data: {on_captions}. "
+            "Exact shares of this dataset, no uncertainty.")
 
 # %% [markdown]
 # ## What this data is, and what it is not

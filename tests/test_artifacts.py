@@ -168,3 +168,70 @@ def test_manifest_that_is_a_directory_is_a_corrupt_artifact(tmp_path):
     (tmp_path / "cache" / "e" / "manifest.json").mkdir(parents=True)
     out = artifacts.cached("cache/e", PARAMS, lambda: calls.append(1) or {"x": np.arange(3)}, root=tmp_path)
     assert calls == [1] and out["x"].tolist() == [0, 1, 2]  # a regenerable entry is rebuilt
+
+
+# -- the read log ------------------------------------------------------------------------------------
+@pytest.fixture
+def read_log(tmp_path, monkeypatch):
+    """An empty read log, with the data root in ``tmp_path/data`` and the project root ``tmp_path``."""
+    monkeypatch.setenv("EMBDIAG_ROOT", str(tmp_path))
+    monkeypatch.setenv("EMBDIAG_DATA", str(tmp_path / "data"))
+    artifacts.clear_reads()
+    yield tmp_path / "data"
+    artifacts.clear_reads()
+
+
+def test_load_records_the_artifact_once_with_its_manifest_checksum(read_log):
+    folder = artifacts.save("cache/demo", {"x": np.arange(3)}, PARAMS)
+    assert artifacts.reads() == [], "saving is not reading"
+    artifacts.load("cache/demo", PARAMS)
+    artifacts.load("cache/demo", PARAMS, mmap=True)
+    expected = hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()
+    assert artifacts.reads() == [artifacts.Read("data/cache/demo", expected)]
+
+
+def test_failed_loads_are_not_recorded(read_log):
+    artifacts.save("demo", {"x": np.arange(3)}, PARAMS)
+    with pytest.raises(artifacts.StaleArtifactError):
+        artifacts.load("demo", {**PARAMS, "seed": 9})
+    with pytest.raises(artifacts.MissingArtifactError):
+        artifacts.load("nothing")
+    assert artifacts.reads() == []
+
+
+def test_cached_records_the_entry_it_returns(read_log):
+    artifacts.cached("cache/c", PARAMS, lambda: {"x": np.zeros(2)})
+    artifacts.cached("cache/c", {**PARAMS, "n": 4}, lambda: {"x": np.ones(2)})  # rebuilt: same path, new manifest
+    (read,) = artifacts.reads()
+    assert read.path == "data/cache/c"
+    assert read.sha256 == hashlib.sha256((read_log / "cache" / "c" / "manifest.json").read_bytes()).hexdigest()
+
+
+def test_record_read_keeps_first_order_without_duplicates(read_log):
+    study = read_log / "study"
+    study.mkdir(parents=True)
+    (study / "a.csv").write_text("x\n1\n")
+    (study / "b.csv").write_text("x\n2\n")
+    artifacts.save("demo", {"x": np.arange(2)}, PARAMS)
+    assert artifacts.record_read(study / "b.csv").sha256 == hashlib.sha256(b"x\n2\n").hexdigest()
+    artifacts.load("demo")
+    artifacts.record_read("data/study/a.csv")  # relative to the project root
+    artifacts.record_read(study / "b.csv")
+    assert [r.path for r in artifacts.reads()] == ["data/study/b.csv", "data/demo", "data/study/a.csv"]
+
+
+def test_paths_outside_the_project_read_as_data_or_absolute(tmp_path, monkeypatch):
+    root, data, other = tmp_path / "checkout", tmp_path / "elsewhere", tmp_path / "outside.csv"
+    root.mkdir()
+    monkeypatch.setenv("EMBDIAG_ROOT", str(root))
+    monkeypatch.setenv("EMBDIAG_DATA", str(data))
+    artifacts.save("cache/x", {"x": np.arange(2)}, PARAMS)
+    other.write_text("1\n")
+    assert artifacts.describe("data/cache/x").path == "data/cache/x", "data/... falls back to the data root"
+    assert artifacts.describe(other).path == other.resolve().as_posix()
+    with pytest.raises(ValueError, match="path: no such file"):
+        artifacts.record_read("data/nothing.csv")
+    (data / "plain").mkdir()
+    with pytest.raises(ValueError, match="not an artifact"):
+        artifacts.describe(data / "plain")
+

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .._images import to_data_url
+from .. import artifacts
 from .._project import published_dir
 from .caption_retrieval import I2T, METRICS, T2I, CaptionRetrieval, category_floor, overlap_table, random_hit_chance, \
     summary_table
@@ -32,7 +33,9 @@ def published(path=None) -> pd.DataFrame:
     """The study's caption-retrieval values as printed (percent, or pp for changes):
     columns ``metric``, ``direction``, ``representation``, ``value``, ``low``, ``high``, ``unit``."""
     path = Path(path) if path is not None else published_dir() / STUDY_FILE
-    return pd.read_csv(path)
+    table = pd.read_csv(path)
+    artifacts.record_read(path)
+    return table
 
 
 def _study_value(study: pd.DataFrame, metric: str, direction: str, representation: str, column: str = "value"):

@@ -19,6 +19,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from .. import artifacts
 from .._project import published_dir
 
 __all__ = [
@@ -64,7 +65,9 @@ def study_path() -> Path:
 def read_study(path=None) -> pd.DataFrame:
     """The study's compression table in :func:`compression_grid`'s layout: ``representation``,
     ``method``, ``dim``, ``{a} BA`` and ``{a} P@10`` as shares (the CSV holds percentages)."""
-    raw = pd.read_csv(study_path() if path is None else path)
+    path = study_path() if path is None else path
+    raw = pd.read_csv(path)
+    artifacts.record_read(path)
     out = raw[["representation", "method", "dim"]].copy()
     for a in ATTRIBUTE_NAMES:
         out[f"{a} BA"] = raw[f"{a}_ba_pct"] / 100.0

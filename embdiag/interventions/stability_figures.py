@@ -17,6 +17,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from .. import artifacts
 from .._project import published_dir
 from .precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, StorageResult, query_scores
 
@@ -77,7 +78,9 @@ def study_table(path=None) -> pd.DataFrame:
     """The study's storage table, one row per condition (index): ``data/study/storage.csv`` of the
     checkout (published values travel with the code, not with ``$EMBDIAG_DATA``)."""
     path = Path(path) if path is not None else published_dir() / "storage.csv"
-    return pd.read_csv(path, index_col="condition")
+    table = pd.read_csv(path, index_col="condition")
+    artifacts.record_read(path)
+    return table
 
 
 def conditions_table(results) -> pd.DataFrame:

@@ -22,7 +22,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .. import _project
+from .. import _project, artifacts
 from .._validate import check_int
 from ..metrics import evaluate, frozen_classes, overlap_at_k, random_floor, topk
 from .stress import INTERVENTIONS, SEVERITIES, check_severity, grid, n_kept
@@ -354,7 +354,10 @@ def study_path():
 def read_study(path=None) -> pd.DataFrame:
     """The study's severe table, values exactly as printed (strings), indexed by ``condition``;
     the random-neighbour floor of weather P@10 is the row ``random-neighbour floor``."""
-    return pd.read_csv(path or study_path(), dtype=str, keep_default_na=False).set_index("condition")
+    path = path or study_path()
+    table = pd.read_csv(path, dtype=str, keep_default_na=False).set_index("condition")
+    artifacts.record_read(path)
+    return table
 
 
 def _number(text: str) -> float:

@@ -9,12 +9,16 @@ leaves the book's copy untouched; and the executed notebook is normalised (cell 
 table ids, no timestamps) so that re-executing an unchanged chapter reproduces it byte
 for byte. A *variant* re-executes a chapter with other parameters into an output of its
 own name (``notebooks/variants.yml``), e.g. the appendix's chapters on a second encoder.
+The kernel is told which chapter source it runs, and with which non-default parameters
+(:data:`CHAPTER_ENV`, :data:`PARAMETERS_ENV`), so that its exhibits can name their source.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -46,6 +50,11 @@ class Layout:
 
 DEFAULT = Layout()
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+
+#: Environment variables of the executing kernel: the chapter source's name (``NN_name``) and
+#: its non-default parameters as a JSON object (see :mod:`embdiag.paper.exhibits`).
+CHAPTER_ENV, PARAMETERS_ENV = "EMBDIAG_CHAPTER", "EMBDIAG_CHAPTER_PARAMETERS"
 
 
 class ChapterError(RuntimeError):
@@ -192,6 +201,9 @@ def parameters(name: str, layout: Layout = DEFAULT) -> dict:
     return out
 
 
+_declared_parameters = parameters  # for execute(), whose argument ``parameters`` shadows the function
+
+
 def _type_name(value) -> str:
     return "none" if value is None else type(value).__name__
 
@@ -244,6 +256,22 @@ def check_parameters(name: str, values: Mapping, layout: Layout = DEFAULT, *, cw
     return out
 
 
+@contextlib.contextmanager
+def _chapter_environment(name: str, changed: Mapping):
+    """Set :data:`CHAPTER_ENV` and :data:`PARAMETERS_ENV` for kernels started inside the block."""
+    saved = {key: os.environ.get(key) for key in (CHAPTER_ENV, PARAMETERS_ENV)}
+    os.environ[CHAPTER_ENV] = name
+    os.environ[PARAMETERS_ENV] = json.dumps(dict(changed), sort_keys=True)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def execute_variant(output: str, layout: Layout = DEFAULT) -> Path:
     """Execute the declared variant ``output`` (see :func:`variants`) into ``book/chapters/<output>.ipynb``."""
     declared = variants(layout)
@@ -269,6 +297,8 @@ def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAU
     if reason:
         raise ChapterError(f"chapter {name} is stale: {reason}")
     values = check_parameters(name, dict(parameters or {}), layout)
+    defaults = _declared_parameters(name, layout)
+    changed = {k: v for k, v in values.items() if v != defaults[k]}
     out = layout.chapters
     out.mkdir(parents=True, exist_ok=True)
     target = out / f"{output or name}.ipynb"
@@ -276,10 +306,11 @@ def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAU
     os.close(fd)
     try:
         try:
-            papermill.execute_notebook(
-                str(layout.notebooks / f"{name}.ipynb"), tmp, parameters=values,
-                cwd=str(out), kernel_name="python3", progress_bar=False, log_output=False,
-                extra_arguments=["--log-level=CRITICAL"])  # kernel start-up and shutdown chatter is not the user's concern
+            with _chapter_environment(name, changed):
+                papermill.execute_notebook(
+                    str(layout.notebooks / f"{name}.ipynb"), tmp, parameters=values,
+                    cwd=str(out), kernel_name="python3", progress_bar=False, log_output=False,
+                    extra_arguments=["--log-level=CRITICAL"])  # kernel start-up and shutdown chatter is not the user's concern
         except papermill.PapermillExecutionError as e:
             raise ChapterError(f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}") from None
         nb = nbformat.read(tmp, as_version=4)

@@ -1,9 +1,11 @@
-"""Sphinx extension: serve the Vega libraries from the book's own static files.
+"""Sphinx extension: serve the Vega libraries and the chapter sources from the book itself.
 
 Writes the vl-convert JavaScript bundle (matched to the installed Altair, see
 :func:`embdiag.paper.charts.bundle_js`) to ``_static/embdiag-vega.js`` of the build and
 loads it on every page, so charts render with no network. The bundle is wrapped in a
-function scope so its top-level names cannot clash with the theme's scripts.
+function scope so its top-level names cannot clash with the theme's scripts. Copies each
+chapter source ``notebooks/NN_name.py`` to ``_sources_py/NN_name.py.txt`` of the build, the
+target of the provenance links under every exhibit (:mod:`embdiag.paper.exhibits`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,27 @@ def _write_bundle(app, exc) -> None:
     out.write_text("(function () {\n" + bundle_js() + "\n})();\n", encoding="utf-8")
 
 
+def _chapter_sources(srcdir: Path) -> Path:
+    """``notebooks/`` beside the book's source folder, else that of the project root."""
+    beside = Path(srcdir).resolve().parent / "notebooks"
+    if beside.is_dir():
+        return beside
+    from embdiag._project import project_root
+
+    return project_root() / "notebooks"
+
+
+def _copy_sources(app, exc) -> None:
+    if exc is not None or app.builder.format != "html":
+        return
+    from embdiag.paper.exhibits import SOURCES, source_file
+
+    out = Path(app.outdir) / SOURCES
+    out.mkdir(parents=True, exist_ok=True)
+    for py in sorted(_chapter_sources(app.srcdir).glob("[0-9][0-9]_*.py")):
+        (out / source_file(py.stem)).write_bytes(py.read_bytes())
+
+
 def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
     """Drop repeated inline scripts (Jupyter Book 1 injects sphinx-thebe's config twice,
     a redeclared ``const`` that raises a SyntaxError in the browser)."""
@@ -38,5 +61,6 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
 def setup(app):
     app.add_js_file(BUNDLE, priority=100)
     app.connect("build-finished", _write_bundle)
+    app.connect("build-finished", _copy_sources)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import artifacts
 from .._project import published_dir
 from .figures import ATTRIBUTE_NAMES, means
 from .sweep import UNTRAINED, paired_differences
@@ -44,6 +45,7 @@ def findings(records: pd.DataFrame, attribute: str = "timeofday", study: pd.Data
     (the study's time-of-day means)."""
     if study is None:
         study = pd.read_csv(study_dir() / "training_means.csv", index_col="condition")
+        artifacts.record_read(study_dir() / "training_means.csv")
     m = means(records, attribute)
     missing = {EMA, CONTROL, UNTRAINED} - set(m.index)
     if missing:
@@ -114,6 +116,7 @@ def comparisons_side_by_side(records: pd.DataFrame, attribute: str = "timeofday"
     excludes zero. ``study`` defaults to ``data/study/training_comparisons.csv``."""
     if study is None:
         study = pd.read_csv(study_dir() / "training_comparisons.csv")
+        artifacts.record_read(study_dir() / "training_comparisons.csv")
     rows = []
     for metric, stem in (("probe accuracy", "accuracy"), ("P@10", "P@10")):
         ours = paired_differences(records, stem, attribute).drop_duplicates("comparison").set_index("comparison")

@@ -1,0 +1,397 @@
+"""Exhibits: every table and figure of the book, captioned, downloadable and traceable.
+
+:func:`table` and :func:`figure` wrap a DataFrame (or a pandas Styler) and an Altair chart in
+``<figure class="embdiag-exhibit ...">`` with
+
+* a caption (``Table: ...`` / ``Figure: ...``), which says what is shown, from which data;
+* for tables, the highest and lowest value of each numeric column marked with the classes
+  :data:`MAX` / :data:`MIN` (``book/_static/embdiag.css`` adds ▲ / ▼, so the marks do not rely
+  on colour), and a legend in the caption;
+* a CSV download of the data: a ``data:`` link with the CSV percent-encoded, so the site stays
+  self-contained, works offline and under any sub-path, and the link cannot go stale;
+* a provenance line: the chapter source that made it (told to the kernel by
+  :func:`embdiag.paper.pipeline.execute`, with its non-default parameters) and the inputs read
+  so far by the process (:func:`embdiag.artifacts.reads`), each with the first 12 hex digits
+  of its SHA-256.
+
+The result is an :class:`Exhibit`, which Jupyter displays as that HTML. Output is deterministic:
+the Styler's ids come from ``name``, the chart's from its spec. In a chapter::
+
+    exhibits.table(counts_table, name="class-counts", caption="Images per class and split ...")
+    exhibits.figure(chart, name="class-shares-weather", caption="Share of each weather class ...")
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+from urllib.parse import quote
+
+import numpy as np
+import pandas as pd
+from pandas.io.formats.style import Styler
+
+from .. import artifacts
+from .charts import chart_html
+from .pipeline import CHAPTER_ENV, PARAMETERS_ENV
+
+__all__ = ["Exhibit", "table", "figure", "extreme_marks", "chart_data", "csv_link", "provenance",
+           "MAX", "MIN", "LEGEND", "SOURCES", "source_file"]
+
+#: Classes of the highest and lowest cells of a column.
+MAX, MIN = "embdiag-max", "embdiag-min"
+LEGEND = "▲ highest, ▼ lowest value of each column"
+#: Folder of the built site holding the chapter sources (written by :mod:`embdiag.paper.sphinxext`).
+SOURCES = "_sources_py"
+#: From a chapter page (``chapters/NN_name.html``) to the site's root, and the Reproduce page's artifact list.
+TO_ROOT = ".."
+REPRODUCE = f"{TO_ROOT}/reproduce.html#artifacts"
+#: Number of characters of a SHA-256 shown.
+SHORT = 12
+#: More inputs than this are listed in a collapsed ``<details>``.
+INLINE_READS = 3
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_CSV_SAFE = ",;:/()"  # left as they are in the data: link (everything else percent-encoded)
+
+
+@dataclass(frozen=True)
+class Exhibit:
+    """A captioned table or figure: ``kind`` (``"table"`` or ``"figure"``), ``name`` and its ``html``."""
+
+    kind: str
+    name: str
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return f"<{self.kind.capitalize()}: {self.name}>"
+
+
+# -- checks ------------------------------------------------------------------------------------
+def _check_name(name) -> str:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(f"name: expected letters, digits, '-' and '_' (starting with a letter or digit), "
+                         f"no spaces or slashes; got {name!r}")
+    return name
+
+
+def _check_caption(caption) -> str:
+    if not isinstance(caption, str) or not caption.strip():
+        raise ValueError(f"caption: expected a non-empty sentence saying what is shown, got {caption!r}")
+    return caption.strip()
+
+
+# -- extremes ----------------------------------------------------------------------------------
+def _numeric(column: pd.Series) -> bool:
+    return (pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+            and not pd.api.types.is_complex_dtype(column))
+
+
+def extreme_marks(frame: pd.DataFrame, rows=None) -> np.ndarray:
+    """Per cell of ``frame``: :data:`MAX`, :data:`MIN` or ``""`` (an array of its shape).
+
+    In every numeric (not boolean) column, the cells equal to the column's highest value are
+    :data:`MAX` and those equal to its lowest :data:`MIN` (ties: all of them), comparing only
+    the rows where the boolean array ``rows`` is true (default: all). NaN is ignored; a column
+    with fewer than two numbers among those rows, or whose numbers are all equal, is not marked.
+    """
+    n_rows, n_cols = frame.shape
+    keep = np.ones(n_rows, bool) if rows is None else np.asarray(rows, bool)
+    out = np.full((n_rows, n_cols), "", dtype=object)
+    for j in range(n_cols):
+        column = frame.iloc[:, j]
+        if not _numeric(column):
+            continue
+        values = column.to_numpy(dtype=float, na_value=np.nan)
+        compared = keep & ~np.isnan(values)
+        if compared.sum() < 2:
+            continue
+        high, low = values[compared].max(), values[compared].min()
+        if high == low:
+            continue
+        out[compared & (values == high), j] = MAX
+        out[compared & (values == low), j] = MIN
+    return out
+
+
+def _rows_mask(frame: pd.DataFrame, extremes_rows) -> np.ndarray:
+    """``extremes_rows`` (a boolean mask or a list of index labels) as a boolean array."""
+    if extremes_rows is None:
+        return np.ones(len(frame), bool)
+    values = extremes_rows.to_numpy() if isinstance(extremes_rows, pd.Series) else extremes_rows
+    as_array = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    if as_array.ndim == 1 and len(as_array) == len(frame) and len(frame) and all(
+            isinstance(v, (bool, np.bool_)) for v in as_array):
+        return as_array.astype(bool)
+    labels = list(values)
+    missing = [label for label in labels if label not in frame.index]
+    if missing:
+        raise ValueError(f"extremes_rows: expected a boolean mask of {len(frame)} rows or index labels of the "
+                         f"table; no row is labelled {missing[0]!r}")
+    return np.asarray(frame.index.isin(labels), bool)
+
+
+def _add_classes(styler: Styler, marks: np.ndarray) -> None:
+    """Add ``marks`` to the cells' classes, keeping classes the Styler already sets."""
+    merged = {(r, c): f"{styler.cell_context[(r, c)]} {marks[r, c]}" if styler.cell_context.get((r, c))
+              else marks[r, c] for r, c in zip(*np.nonzero(marks != ""))}
+    frame = styler.data
+    if frame.index.is_unique and frame.columns.is_unique:
+        classes = pd.DataFrame("", index=frame.index, columns=frame.columns)
+        for (r, c), value in merged.items():
+            classes.iat[r, c] = value
+        styler.set_td_classes(classes)
+    else:  # set_td_classes needs unique labels; the same classes by position
+        styler.cell_context.update(merged)
+
+
+# -- CSV -----------------------------------------------------------------------------------------
+def _meaningful_index(index: pd.Index) -> bool:
+    """Whether an index carries information (a name, or labels other than 0, 1, 2, ...)."""
+    if index.nlevels > 1 or any(n is not None for n in index.names):
+        return True
+    return not (index.dtype.kind in "iu" and np.array_equal(index.to_numpy(), np.arange(len(index))))
+
+
+def csv_text(frame: pd.DataFrame) -> str:
+    """``frame`` as CSV: floats to 6 significant digits, the index only where it is meaningful."""
+    return frame.to_csv(index=_meaningful_index(frame.index), float_format="%.6g", lineterminator="\n")
+
+
+def csv_link(frame: pd.DataFrame, filename: str) -> str:
+    """An ``<a class="embdiag-csv">`` that downloads :func:`csv_text` of ``frame`` as ``filename``."""
+    href = "data:text/csv;charset=utf-8," + quote(csv_text(frame), safe=_CSV_SAFE)
+    name = html.escape(filename)
+    return f'<a class="embdiag-csv" download="{name}" href="{href}">{name}</a>'
+
+
+def _downloads(frames: Sequence[pd.DataFrame], name: str) -> str:
+    if not frames:
+        return ""
+    names = [f"{name}.csv"] if len(frames) == 1 else [f"{name}-{i}.csv" for i in range(1, len(frames) + 1)]
+    links = ", ".join(csv_link(f, n) for f, n in zip(frames, names))
+    return f'<p class="embdiag-downloads">Data (CSV): {links}</p>'
+
+
+# -- chart data ----------------------------------------------------------------------------------
+def _frame_of(values) -> pd.DataFrame | None:
+    if not isinstance(values, list) or not values:
+        return None
+    frame = (pd.DataFrame.from_records(values) if all(isinstance(v, dict) for v in values)
+             else pd.DataFrame({"data": values}))
+    images = [c for c in frame.columns if frame[c].notna().any() and all(
+        isinstance(v, str) and v.startswith("data:image/") for v in frame[c].dropna())]
+    frame = frame.drop(columns=images)
+    return frame if frame.shape[1] else None
+
+
+def chart_data(spec) -> list[pd.DataFrame]:
+    """The data of a Vega-Lite ``spec`` (an Altair chart or its ``to_dict()``), one frame per
+    dataset in the order first used: inline ``data.values`` and named top-level ``datasets``,
+    in layers and concatenations too. Columns holding only images (``data:image/...`` URLs) are
+    dropped; datasets without columns (e.g. Altair's ``empty``) are skipped."""
+    if not isinstance(spec, dict):
+        spec = spec.to_dict()
+    datasets = spec.get("datasets", {}) or {}
+    order: list = []  # dataset names, and inline values as JSON text, in order of first use
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            data = node.get("data")
+            if isinstance(data, dict):
+                if "values" in data:
+                    key = ("values", json.dumps(data["values"], sort_keys=True))
+                elif data.get("name") in datasets:
+                    key = ("name", data["name"])
+                else:
+                    key = None
+                if key is not None and key not in order:
+                    order.append(key)
+            for k in sorted(node):
+                if k not in ("data", "datasets"):
+                    walk(node[k])
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(spec)
+    order += [("name", n) for n in sorted(datasets) if ("name", n) not in order]
+    frames = [_frame_of(json.loads(v) if kind == "values" else datasets[v]) for kind, v in order]
+    return [f for f in frames if f is not None]
+
+
+# -- provenance ----------------------------------------------------------------------------------
+def source_file(chapter: str) -> str:
+    """File name, inside :data:`SOURCES` of the built site, of chapter source ``NN_name``: a
+    ``.txt`` copy, so that every web server shows it as text instead of offering a download."""
+    return f"{chapter}.py.txt"
+
+
+def _chapter() -> tuple[str | None, dict]:
+    chapter = os.environ.get(CHAPTER_ENV) or None
+    try:
+        changed = json.loads(os.environ.get(PARAMETERS_ENV) or "{}")
+    except json.JSONDecodeError:
+        changed = {}
+    return chapter, changed if isinstance(changed, dict) else {}
+
+
+def _value(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _read_html(read: artifacts.Read) -> str:
+    return (f'<code>{html.escape(read.path)}</code> <span class="embdiag-sha" title="SHA-256, first {SHORT} '
+            f'hex digits">{html.escape(read.sha256[:SHORT])}</span>')
+
+
+def _as_reads(reads) -> list[artifacts.Read]:
+    if reads is None:
+        return artifacts.reads()
+    if isinstance(reads, (str, Path)):
+        raise ValueError(f"reads: expected a list of paths, got the single path {reads!r}")
+    out = []
+    for item in reads:
+        if isinstance(item, artifacts.Read):
+            out.append(item)
+            continue
+        try:
+            out.append(artifacts.describe(item))
+        except ValueError as e:
+            raise ValueError(f"reads: {e}") from None
+    return list(dict.fromkeys(out))
+
+
+def provenance(reads=None) -> str:
+    """The provenance block: ``Made by notebooks/NN_name.py`` (linked to its copy in the site,
+    with the non-default parameters) ``from`` the inputs ``reads`` (default: everything this
+    process has read, :func:`embdiag.artifacts.reads`; else a list of paths or
+    :class:`~embdiag.artifacts.Read`), each with its short checksum. Outside the chapter
+    pipeline the chapter is unknown and said to be so. The chapter clause is the
+    ``embdiag-made`` span (nbval, re-running a chapter outside the pipeline, masks it)."""
+    chapter, changed = _chapter()
+    if chapter:
+        href = f"{TO_ROOT}/{SOURCES}/{quote(source_file(chapter))}"
+        made = f'Made by <a class="embdiag-source" href="{href}">notebooks/{html.escape(chapter)}.py</a>'
+        if changed:
+            made += " with " + ", ".join(f"<code>{html.escape(f'{k}={_value(v)}')}</code>"
+                                         for k, v in sorted(changed.items()))
+    else:
+        made = "Made outside the book's chapter pipeline (chapter not known)"
+    made = f'<span class="embdiag-made">{made}</span>'
+    items = [_read_html(r) for r in _as_reads(reads)]
+    if not items:
+        return f'<div class="embdiag-provenance"><p>{made}, reading no recorded input.</p></div>'
+    about = f' (<a class="embdiag-artifacts" href="{REPRODUCE}">what these are</a>)'
+    if len(items) <= INLINE_READS:
+        return f'<div class="embdiag-provenance"><p>{made} from {", ".join(items)}{about}.</p></div>'
+    listing = "".join(f"<li>{item}</li>" for item in items)
+    return (f'<div class="embdiag-provenance"><p>{made} from {len(items)} inputs{about}:</p>'
+            f"<details><summary>the {len(items)} inputs and their checksums</summary>"
+            f"<ul>{listing}</ul></details></div>")
+
+
+# -- exhibits ------------------------------------------------------------------------------------
+def _caption(label: str, caption: str, legend: str = "") -> str:
+    extra = f' <span class="embdiag-legend">{html.escape(legend, quote=False)}</span>' if legend else ""
+    return (f'<figcaption><span class="embdiag-label">{label}:</span> {html.escape(caption, quote=False)}{extra}'
+            "</figcaption>")
+
+
+def _shown(styler: Styler) -> pd.DataFrame:
+    """The part of the Styler's data that it shows (hidden rows and columns dropped; a hidden
+    index becomes a default one, so the CSV leaves it out)."""
+    frame = styler.data
+    rows = np.setdiff1d(np.arange(len(frame)), list(styler.hidden_rows))
+    cols = np.setdiff1d(np.arange(frame.shape[1]), list(styler.hidden_columns))
+    shown = frame.iloc[rows, cols]
+    if all(styler.hide_index_):
+        shown = shown.reset_index(drop=True)
+    return shown
+
+
+def table(data, *, name: str, caption: str, extremes: bool = True, extremes_rows=None, reads=None) -> Exhibit:
+    """A captioned table with its extremes marked, a CSV download and its provenance.
+
+    Args:
+        data: a DataFrame, or a pandas Styler (its formats, hidden rows/columns and styles are
+            kept; the caller's Styler is not changed).
+        name: the exhibit's id on its page (``table-<name>``) and CSV file name: letters, digits,
+            ``-`` and ``_``.
+        caption: what the table shows, from which data, with which uncertainty.
+        extremes: mark the highest and lowest value of each numeric column (:func:`extreme_marks`).
+        extremes_rows: compare only these rows (a boolean mask or a list of index labels), e.g.
+            this run's rows of a table that interleaves them with the published study's.
+        reads: the inputs named in the provenance line (default: everything read so far).
+
+    Raises:
+        ValueError: naming ``name``, ``caption``, ``data``, ``extremes_rows`` or ``reads``.
+    """
+    name, caption = _check_name(name), _check_caption(caption)
+    if isinstance(data, Styler):
+        styler = copy.deepcopy(data)
+    elif isinstance(data, pd.DataFrame):
+        styler = data.style
+    else:
+        raise ValueError(f"data: expected a pandas DataFrame or Styler, got {type(data).__name__}")
+    frame = styler.data
+    legend = ""
+    if extremes:
+        rows = _rows_mask(frame, extremes_rows)
+        rows[list(styler.hidden_rows)] = False
+        marks = extreme_marks(frame, rows)
+        marks[:, list(styler.hidden_columns)] = ""
+        if (marks != "").any():
+            _add_classes(styler, marks)
+            legend = LEGEND if extremes_rows is None else f"{LEGEND} (among the {int(rows.sum())} rows compared)"
+    styler.set_uuid(name)
+    body = (f'<figure class="embdiag-exhibit embdiag-table" id="table-{name}">\n'
+            f'<div class="embdiag-scroll">\n{styler.to_html()}</div>\n'
+            f"{_caption('Table', caption, legend)}\n"
+            f"{_downloads([_shown(styler)], name)}\n{provenance(reads)}\n</figure>")
+    return Exhibit("table", name, body)
+
+
+def _data_frames(data) -> list[pd.DataFrame]:
+    if isinstance(data, pd.DataFrame):
+        return [data]
+    if isinstance(data, (list, tuple)) and data and all(isinstance(d, pd.DataFrame) for d in data):
+        return list(data)
+    raise ValueError(f"data: expected a DataFrame or a list of DataFrames, got {type(data).__name__}")
+
+
+def figure(chart, *, name: str, caption: str, data=None, reads=None) -> Exhibit:
+    """A captioned Altair chart with a CSV download of its data and its provenance.
+
+    Args:
+        chart: an Altair chart (or its Vega-Lite dict), drawn by :func:`embdiag.paper.charts.chart_html`.
+        name: the exhibit's id on its page (``figure-<name>``) and CSV file name(s).
+        caption: what is plotted, from which data, with which uncertainty.
+        data: the data offered for download (a DataFrame or a list of them); default the chart's
+            own datasets (:func:`chart_data`), one link each (``<name>-1.csv``, ... when several).
+        reads: the inputs named in the provenance line (default: everything read so far).
+
+    Raises:
+        ValueError: naming ``name``, ``caption``, ``chart``, ``data`` or ``reads``.
+    """
+    name, caption = _check_name(name), _check_caption(caption)
+    if isinstance(chart, dict):
+        spec = chart
+    elif hasattr(chart, "to_dict"):
+        spec = chart.to_dict()
+    else:
+        raise ValueError(f"chart: expected an Altair chart or a Vega-Lite dict, got {type(chart).__name__}")
+    frames = chart_data(spec) if data is None else _data_frames(data)
+    body = (f'<figure class="embdiag-exhibit embdiag-figure" id="figure-{name}">\n'
+            f'<div class="embdiag-scroll">\n{chart_html(spec)}\n</div>\n'
+            f"{_caption('Figure', caption)}\n{_downloads(frames, name)}\n{provenance(reads)}\n</figure>")
+    return Exhibit("figure", name, body)
