@@ -293,3 +293,30 @@ def reads() -> list[Read]:
 def clear_reads() -> None:
     """Empty the read log (for tests, and for a process that starts a new piece of work)."""
     _READS.clear()
+
+
+def inventory(root: Path | None = None) -> pd.DataFrame:
+    """The committed inputs under the data root (everything but ``cache/``), one row each:
+    every artifact folder (``path``, ``sha256`` of its manifest, its number of ``files`` and
+    their ``bytes``, the ``command`` that regenerates it) and every plain file outside an
+    artifact (its own ``sha256``; ``command`` empty). Sorted by path; the checksums are those
+    a provenance line under a figure shows (:func:`describe`)."""
+    root = Path(root) if root is not None else data_dir()
+    rows, folders = [], set()
+    for path in sorted(root.rglob(MANIFEST)):
+        rel = path.parent.relative_to(root)
+        if rel.parts[:1] == (CACHE,):
+            continue
+        folders.add(path.parent)
+        m = manifest(rel.as_posix(), root=root)
+        files = [path.parent / f for f in m["files"]]
+        rows.append({"path": f"data/{rel.as_posix()}", "sha256": _sha256(path), "files": len(files),
+                     "bytes": sum(f.stat().st_size for f in files if f.exists()), "command": m.get("command", "")})
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root)
+        if rel.parts[:1] == (CACHE,) or any(parent in folders for parent in path.parents):
+            continue
+        rows.append({"path": f"data/{rel.as_posix()}", "sha256": _sha256(path), "files": 1,
+                     "bytes": path.stat().st_size, "command": ""})
+    return pd.DataFrame(rows, columns=["path", "sha256", "files", "bytes", "command"]).sort_values(
+        "path", ignore_index=True)

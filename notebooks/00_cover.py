@@ -44,7 +44,7 @@ attribute = "timeofday"  # attribute of the headline numbers: timeofday, weather
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.paper import charts, diagrams
+from embdiag.paper import charts, diagrams, exhibits
 from embdiag.training import figures, findings, sweep
 
 charts.enable()
@@ -64,7 +64,10 @@ display(Markdown(findings.headline(records, attribute)))
 # query's label). A change can move one of these and leave the others where they were.
 
 # %%
-diagrams.four_properties()
+exhibits.figure(diagrams.four_properties(), name="four-properties", reads=[],
+                caption="Schematic of the four properties (an illustration, not data): forty made-up points "
+                        "in a plane, their spread, a linear class boundary, a query's exact top-3 before and "
+                        "after a change, and which of its top-3 share its label.")
 
 # %% [markdown]
 # ## Which data produced the numbers

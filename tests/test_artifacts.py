@@ -235,3 +235,18 @@ def test_paths_outside_the_project_read_as_data_or_absolute(tmp_path, monkeypatc
     with pytest.raises(ValueError, match="not an artifact"):
         artifacts.describe(data / "plain")
 
+
+
+def test_inventory_lists_committed_inputs_with_the_provenance_checksums(read_log):
+    artifacts.save("encoders/demo", {"w": np.arange(4)}, PARAMS, command="python -m make demo")
+    artifacts.save("cache/scratch", {"x": np.arange(3)}, PARAMS)  # regenerable: not listed
+    (read_log / "study").mkdir()
+    (read_log / "study" / "values.csv").write_text("a,b\n1,2\n")
+    table = artifacts.inventory()
+    assert table["path"].tolist() == ["data/encoders/demo", "data/study/values.csv"]
+    for row in table.itertuples():
+        assert row.sha256 == artifacts.describe(row.path).sha256
+    demo = table.iloc[0]
+    assert demo["files"] == 1 and demo["command"] == "python -m make demo"
+    assert demo["bytes"] == (read_log / "encoders" / "demo" / "w.npy").stat().st_size
+    assert table.iloc[1]["command"] == "" and table.iloc[1]["bytes"] == 8

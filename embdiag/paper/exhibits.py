@@ -49,9 +49,9 @@ MAX, MIN = "embdiag-max", "embdiag-min"
 LEGEND = "▲ highest, ▼ lowest value of each column"
 #: Folder of the built site holding the chapter sources (written by :mod:`embdiag.paper.sphinxext`).
 SOURCES = "_sources_py"
-#: From a chapter page (``chapters/NN_name.html``) to the site's root, and the Reproduce page's artifact list.
+#: From a chapter page (``chapters/NN_name.html``) to the site's root; the Reproduce chapter's artifact list.
 TO_ROOT = ".."
-REPRODUCE = f"{TO_ROOT}/reproduce.html#artifacts"
+REPRODUCE = "14_reproduce.html#artifacts"  # a chapter page too, beside the others
 #: Number of characters of a SHA-256 shown.
 SHORT = 12
 #: More inputs than this are listed in a collapsed ``<details>``.

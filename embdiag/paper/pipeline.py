@@ -201,6 +201,27 @@ def parameters(name: str, layout: Layout = DEFAULT) -> dict:
     return out
 
 
+def parameter_table(layout: Layout = DEFAULT) -> "pd.DataFrame":
+    """Every chapter's parameters: ``chapter``, ``parameter``, ``default`` (its Python literal)
+    and ``meaning`` (the comment after it in the parameters cell), in chapter order."""
+    import pandas as pd
+
+    rows = []
+    for name in chapter_names(layout):
+        nb = jupytext.read(layout.notebooks / f"{name}.py")
+        cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", ())), None)
+        if cell is None:
+            continue
+        lines = cell.source.splitlines()
+        for node in ast.parse(cell.source).body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                line = lines[node.end_lineno - 1]
+                comment = line.split("#", 1)[1].strip() if "#" in line[node.end_col_offset:] else ""
+                rows.append({"chapter": name, "parameter": node.targets[0].id,
+                             "default": ast.get_source_segment(cell.source, node.value), "meaning": comment})
+    return pd.DataFrame(rows, columns=["chapter", "parameter", "default", "meaning"])
+
+
 _declared_parameters = parameters  # for execute(), whose argument ``parameters`` shadows the function
 
 

@@ -35,6 +35,14 @@ def study_dir() -> Path:
     return published_dir()
 
 
+def read_means() -> pd.DataFrame:
+    """The study's published five-seed time-of-day means (``data/study/training_means.csv``),
+    recorded in the chapter's read log."""
+    path = study_dir() / "training_means.csv"
+    artifacts.record_read(path)
+    return pd.read_csv(path, index_col="condition")
+
+
 def _argmax(table: pd.DataFrame, column: str) -> str:
     return str(table.drop(index=UNTRAINED, errors="ignore")[column].idxmax())
 
@@ -44,8 +52,7 @@ def findings(records: pd.DataFrame, attribute: str = "timeofday", study: pd.Data
     words) and ``reproduces`` (bool). ``study`` defaults to ``data/study/training_means.csv``
     (the study's time-of-day means)."""
     if study is None:
-        study = pd.read_csv(study_dir() / "training_means.csv", index_col="condition")
-        artifacts.record_read(study_dir() / "training_means.csv")
+        study = read_means()
     m = means(records, attribute)
     missing = {EMA, CONTROL, UNTRAINED} - set(m.index)
     if missing:
@@ -87,7 +94,7 @@ def headline(records: pd.DataFrame, attribute: str = "timeofday", study: pd.Data
     probe accuracy and P@10 on ``attribute``) as a Markdown paragraph: this run's five-seed
     means, the study's published time-of-day means, and which of :func:`findings` hold here."""
     if study is None:
-        study = pd.read_csv(study_dir() / "training_means.csv", index_col="condition")
+        study = read_means()
     verdicts = findings(records, attribute, study)  # raises when a condition has no successful run
     m = means(records, attribute)
     e, c = m.loc[EMA], m.loc[CONTROL]

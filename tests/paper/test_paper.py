@@ -65,7 +65,7 @@ def test_executed_chapter_is_complete_and_current(name):
 
 def test_toc_lists_every_executed_chapter_and_nothing_missing():
     toc = yaml.safe_load((pipeline.REPO / "_toc.yml").read_text())
-    files = _toc_files(toc)
+    files = [toc["root"], *_toc_files(toc)]
     for f in files:
         assert any((pipeline.DEFAULT.book / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f
     for name in NAMES + list(VARIANTS):
@@ -211,3 +211,16 @@ def test_unchanged_chapter_re_executes_byte_for_byte(tmp_path):
     assert [c.id for c in nb.cells] == ["cell-0", "cell-1"]
     out = nb.cells[-1].outputs[0]["data"]
     assert "0x" not in out["text/plain"] and "T_" in out["text/html"]
+
+
+def test_parameter_table_is_every_chapters_parameters_cell():
+    import ast
+
+    table = pipeline.parameter_table()
+    for name in NAMES:
+        rows = table[table["chapter"] == name]
+        declared = pipeline.parameters(name)
+        assert rows["parameter"].tolist() == list(declared)
+        assert [ast.literal_eval(v) for v in rows["default"]] == list(declared.values())
+    cover = table[(table["chapter"] == "00_cover") & (table["parameter"] == "profile")].iloc[0]
+    assert cover["default"] == '"cpu"' and cover["meaning"].startswith("training records folder")

@@ -1,0 +1,95 @@
+"""Every declared finding of the study, checked on this run: the conclusions chapter's table.
+
+Each section of the study declares its findings as criteria fixed before this project's
+numbers were looked at (``CRITERIA`` in :mod:`embdiag.training.findings` and in each
+``embdiag.interventions.*_figures`` module); each section's ``findings`` function sets the
+study's published values (``data/study/``) beside this run's and says whether the finding
+holds. :func:`all_findings` runs the measurements those functions need, at the settings the
+findings are declared on (the study's severe stress setting, its compression dimensions, its
+storage conditions, its caption prefixes), and stacks the verdicts into one table.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+#: Sections in the study's order: (section, chapter that shows it in full).
+SECTIONS = (("training", "04_training"), ("stress tests", "06_stress_tests"), ("compression", "07_compression"),
+            ("neighbour stability", "08_neighbour_stability"), ("caption retrieval", "09_caption_retrieval"))
+COLUMNS = ["section", "chapter", "finding", "criterion", "study", "this run", "reproduces"]
+
+
+def training_findings(profile: str = "cpu", attribute: str = "timeofday") -> pd.DataFrame:
+    """The training section's verdicts, from the committed records of ``profile``."""
+    from ..training import findings, sweep
+
+    records = sweep.load_records(profile)
+    if records.empty:
+        raise ValueError(f"profile: no training records for {profile!r} (run: embdiag train --profile {profile})")
+    return findings.findings(records, attribute)
+
+
+def fixed_encoder_findings(vectors, captions, *, k: int = 10, seed: int = 0, n_draws: int = 5000) -> dict:
+    """The verdicts of the four fixed-encoder sections, ``{section: table}``: ``vectors`` is a
+    :class:`~embdiag.encoders.vectors.LabelledVectors` (stress tests, compression, neighbour
+    stability), ``captions`` a :class:`~embdiag.encoders.vectors.CaptionVectors`."""
+    from ..interventions import caption_figures, caption_retrieval, compression, compression_figures
+    from ..interventions import stability_figures, stress, stress_figures
+    from ..interventions.precision import compare_study_conditions
+
+    args = (vectors.train, vectors.train_labels, vectors.val, vectors.val_labels)
+    severe = stress_figures.measure(*args, severities=(0.0, max(stress.SEVERITIES)), k=k, seed=seed)
+    grid = compression.compression_grid(*args, k=k)
+    centring = compression.centring_effect(vectors.train, vectors.val, vectors.val_labels, k=k)
+    storage = compare_study_conditions(vectors.train, vectors.val, k=k)
+    result = caption_retrieval.evaluate(captions.images, captions.queries, captions.documents, captions.group,
+                                        captions.categories, k=k)
+    changes = caption_retrieval.bootstrap_changes(result, n_draws=n_draws, seed=seed)
+    control = caption_retrieval.shuffled_control(result, seed=seed)
+    return {
+        "stress tests": stress_figures.findings(severe),
+        "compression": compression_figures.findings(grid, centring, k=k),
+        "neighbour stability": stability_figures.findings(storage, vectors.val_labels),
+        "caption retrieval": caption_figures.findings(changes, control),
+    }
+
+
+def stack(tables: dict) -> pd.DataFrame:
+    """One table of ``{section: verdicts}`` in the study's section order, with the chapter of
+    each section; ``reproduces`` is True, False, or None (not measured by this run)."""
+    chapters = dict(SECTIONS)
+    unknown = set(tables) - set(chapters)
+    if unknown:
+        raise ValueError(f"tables: unknown sections {sorted(unknown)}; expected some of {list(chapters)}")
+    parts = [tables[s].assign(section=s, chapter=chapters[s]) for s, _ in SECTIONS if s in tables]
+    out = pd.concat(parts, ignore_index=True)[COLUMNS]
+    out["reproduces"] = out["reproduces"].map(lambda v: None if pd.isna(v) else bool(v)).astype(object)
+    return out
+
+
+def tally(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per section: findings declared, measured here, and holding here."""
+    measured = verdicts["reproduces"].notna()
+    holds = verdicts["reproduces"].eq(True)
+    out = pd.DataFrame({"section": verdicts["section"], "declared": 1, "measured here": measured.astype(int),
+                        "hold here": holds.astype(int)})
+    order = [s for s, _ in SECTIONS if s in set(verdicts["section"])]
+    return out.groupby("section", sort=False).sum().reindex(order)
+
+
+def verdict_words(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """``verdicts`` with ``reproduces`` as yes / no / not measured, indexed by section and finding."""
+    words = verdicts["reproduces"].map(lambda v: "not measured" if v is None or pd.isna(v) else ("yes" if v else "no"))
+    return verdicts.assign(reproduces=words).drop(columns="chapter").set_index(["section", "finding"])
+
+
+def summary(verdicts: pd.DataFrame) -> str:
+    """The tally in one Markdown sentence, naming the findings that do not hold here."""
+    t = tally(verdicts)
+    failed = verdicts[verdicts["reproduces"].eq(False)]
+    parts = ", ".join(f"{r['hold here']} of {r['measured here']} in {s}" for s, r in t.iterrows())
+    text = (f"Of the {int(t['declared'].sum())} declared findings, this run measures "
+            f"{int(t['measured here'].sum())} and {int(t['hold here'].sum())} hold ({parts}).")
+    if len(failed):
+        text += " Not holding here: " + "; ".join(f"*{r['finding']}* ({r['section']})" for _, r in failed.iterrows()) + "."
+    return text
