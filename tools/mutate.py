@@ -30,6 +30,7 @@ KILLED = {"killed", "timeout", "caught by type check"}
 #: rule (e.g. in retrieval's scan schedule) once grew to 14 GB on the 24 GB machine; under
 #: the cap it fails with MemoryError, which counts as killed.
 MEMORY_LIMIT = 8 << 30
+SINGLE_THREADED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def _limit_memory() -> None:
@@ -58,7 +59,9 @@ def run_module(module: str, max_children: int) -> tuple[int, int, list[str]]:
         shutil.rmtree(ROOT / "mutants", ignore_errors=True)
         marker.parent.mkdir()
         marker.write_text(module)
-    env = {**os.environ, "PYTEST_ADDOPTS": f"-k test_{name}.py", "PYTHONPATH": ""}
+    # One BLAS / OpenMP thread: mutmut forks every mutant from a server process, and a thread
+    # pool that BLAS started before the fork deadlocks the child (reported as a timeout).
+    env = {**os.environ, "PYTEST_ADDOPTS": f"-k test_{name}.py", "PYTHONPATH": "", **SINGLE_THREADED}
     subprocess.run([sys.executable, "-m", "mutmut", "run", f"embdiag.{package}.{name}.*",
                     "--max-children", str(max_children)], cwd=ROOT, env=env, check=True,
                    stdout=subprocess.DEVNULL, preexec_fn=_limit_memory)
@@ -84,7 +87,7 @@ def recheck(key: str) -> str:
     if not tests:
         return "no tests"
     limit = max(60.0, 20 * sum(stats["duration_by_test"].get(t, 0.0) for t in tests))
-    env = {**os.environ, "MUTANT_UNDER_TEST": key, "PYTHONPATH": ""}
+    env = {**os.environ, "MUTANT_UNDER_TEST": key, "PYTHONPATH": "", **SINGLE_THREADED}
     env.pop("PYTEST_ADDOPTS", None)
     try:
         done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
