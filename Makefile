@@ -1,11 +1,12 @@
 # Two entry points, both self-installing on a fresh machine (see README.md):
 #   make book   execute every chapter with papermill and build the Jupyter Book (the main job)
 #   make test   run the whole test suite, nbval on the executed chapters and the browser check included
+# and one for the website: make publish (below).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.embdiag-installed
 
-.PHONY: book test chromium bench
+.PHONY: book test chromium bench publish
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -22,6 +23,23 @@ chromium:
 
 test: $(STAMP) chromium
 	$(PY) -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests book/chapters
+
+# Publish the last build (make book; this target builds nothing) onto the gh-pages branch of
+# $(REMOTE) with ghp-import, the way Jupyter Book sites are published: -n writes .nojekyll so
+# GitHub Pages serves the _static/ and _sources/ folders, -p pushes, -f replaces the branch.
+# Every link and asset of the build is relative, so the site works under a sub-path
+# (https://OWNER.github.io/REPO/). .github/workflows/pages.yml is the CI route instead.
+HTML := book/_build/html
+REMOTE ?= origin
+GHP_IMPORT ?= $(VENV)/bin/ghp-import
+
+publish: $(HTML)/index.html $(STAMP)
+	$(GHP_IMPORT) -n -p -f -r $(REMOTE) -b gh-pages \
+	  -m "Publish the book built from $$(git rev-parse --short HEAD)" $(HTML)
+
+$(HTML)/index.html:
+	@echo "make publish: no built book at $(HTML)/ (run 'make book' first; publish sends the last build)" >&2
+	@exit 1
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_metrics.py

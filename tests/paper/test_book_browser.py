@@ -1,14 +1,28 @@
-"""The built book draws every chart in headless Chromium with no network."""
+"""The built book, served under a sub-path on 127.0.0.1 with no network, in headless Chromium.
+
+The book is built once per module and served at ``http://127.0.0.1:PORT/embdiag/``, the way
+GitHub Pages serves a project site: a request outside that prefix is answered 404 and recorded,
+so every asset and link that loads is proved relative. Every page is visited once at desktop
+(1400 px) and phone (390 px) width (:func:`visits`); the tests below read what each visit saw:
+console errors, charts drawn, CSV downloads, internal links, content cut off at the column or
+page edge, and a full-page screenshot of each (``$EMBDIAG_SCREENSHOTS``, default
+``book/_build/screenshots/``).
+"""
 
 from __future__ import annotations
 
-import functools
+import csv
 import http.server
+import io
+import os
+import re
 import shutil
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
+import yaml
 
 from embdiag.paper import pipeline
 
@@ -17,21 +31,52 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 
+PREFIX = "/embdiag/"
+WIDTHS = (1400, 390)  # desktop, phone
+HEIGHT = 1000  # window height while a page is checked (the screenshot then takes the page's own height)
+MAX_SHOT = 32000  # tallest screenshot, px (the longest chapter is about 22,000 px at phone width)
+SEARCH_QUERY = "embedding"
+
+MARKS = ("svg .mark-line, svg .mark-symbol, svg .mark-rect, svg .mark-image, svg .mark-text, "
+         "svg .mark-rule, svg .mark-area")
+
+
+class Site(NamedTuple):
+    html: Path  # the build folder
+    url: str  # where it is served: http://127.0.0.1:PORT/embdiag (no trailing slash)
+    outside: list  # every request path that fell outside the sub-path, in order
+
+
+class _SubPathHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the build folder under :data:`PREFIX` only; anything else is 404 and recorded."""
+
+    def send_head(self):
+        if not self.path.startswith(PREFIX):
+            self.server.outside.append(self.path)
+            self.send_error(404, f"outside the site's sub-path {PREFIX}")
+            return None
+        return super().send_head()
+
+    def translate_path(self, path):
+        return super().translate_path(path[len(PREFIX) - 1:])
+
+    def log_message(self, *args):
+        pass
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """Build the book into a temporary folder and serve it on 127.0.0.1."""
+    """Build the book into a temporary folder and serve it on 127.0.0.1 under :data:`PREFIX`."""
     html = pipeline.build(output=tmp_path_factory.mktemp("book"))
-    handler = functools.partial(_QuietHandler, directory=str(html))
+
+    def handler(*args, **kwargs):
+        return _SubPathHandler(*args, directory=str(html), **kwargs)
+
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.outside = []
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield html, f"http://127.0.0.1:{server.server_address[1]}"
+    yield Site(html, f"http://127.0.0.1:{server.server_address[1]}{PREFIX.rstrip('/')}", server.outside)
     server.shutdown()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -45,61 +90,352 @@ def browser():
     opts.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1400,1000",
+                 f"--window-size={WIDTHS[0]},{HEIGHT}",
                  # Every host but the loopback server fails to resolve: a CDN dependency cannot hide.
                  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    driver.set_script_timeout(60)
     yield driver
     driver.quit()
+
+
+def pages(html: Path) -> list[str]:
+    """Every page of the built book a reader can reach, as paths relative to the build.
+
+    All ``*.html`` except: the folders whose names start with ``_`` (Sphinx's and the theme's
+    assets: ``_static/`` holds the theme's Jinja template fragments, not pages); an
+    ``index.html`` that only redirects to the landing page (Jupyter Book writes one when the
+    root page has another name; :func:`test_site_root_serves_the_landing_page`); and
+    ``genindex.html``, Sphinx's general index, empty because the book declares no index entries
+    and reached by no visible link. ``search.html`` is kept (every page's search box leads to
+    it) and is visited with a query, so the search index is proved to load offline too.
+    """
+    def redirect(page: Path) -> bool:
+        return page.name == "index.html" and 'http-equiv="Refresh"' in page.read_text(encoding="utf-8")
+
+    found = sorted(p for p in html.rglob("*.html") if not redirect(p))
+    names = [p.relative_to(html).as_posix() for p in found]
+    return [p for p in names if not p.startswith("_") and p != "genindex.html"]
 
 
 def _pages_with_charts(html: Path) -> list[Path]:
     return sorted(p for p in html.rglob("*.html") if "embdiag-chart" in p.read_text(encoding="utf-8"))
 
 
-def test_book_has_chart_pages(site):
-    html, _ = site
-    assert (html / "_static" / "embdiag-vega.js").stat().st_size > 100_000
-    assert _pages_with_charts(html), "no page of the built book contains a chart"
-
-
-def test_every_chart_draws_offline(site, browser):
+def _wait_for_charts(driver, timeout: float = 30) -> None:
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    html, url = site
-    for page in _pages_with_charts(html):
-        browser.get(f"{url}/{page.relative_to(html).as_posix()}")
-        n = browser.execute_script("return document.querySelectorAll('.embdiag-chart').length")
-        assert n > 0
-        WebDriverWait(browser, 30).until(lambda b: b.execute_script(
+    try:
+        WebDriverWait(driver, timeout).until(lambda b: b.execute_script(
             "return [...document.querySelectorAll('.embdiag-chart')]"
             ".every(e => e.dataset.rendered || e.dataset.error)"))
-        states = browser.execute_script(
-            "return [...document.querySelectorAll('.embdiag-chart')].map(e => "
-            "({id: e.id, error: e.dataset.error || null, marks: e.querySelectorAll('svg .mark-line, "
-            "svg .mark-symbol, svg .mark-rect, svg .mark-image, svg .mark-text, svg .mark-rule, svg .mark-area').length}))")
-        for s in states:
-            assert s["error"] is None, f"{page.name}: chart {s['id']} failed: {s['error']}"
-            assert s["marks"] > 0, f"{page.name}: chart {s['id']} drew no marks"
-        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
-        assert not errors, f"{page.name}: script errors: {errors}"
+    except TimeoutException:
+        pass  # the unfinished charts are reported by their state
 
 
-def test_tooltips_and_legend_selection_survive(site, browser):
-    from selenium.webdriver.common.action_chains import ActionChains
+_CHART_STATES = f"""
+return [...document.querySelectorAll('.embdiag-chart')].map(e => ({{
+    id: e.id, rendered: !!e.dataset.rendered, error: e.dataset.error || null,
+    marks: e.querySelectorAll({MARKS!r}).length}}));"""
 
-    html, url = site
-    browser.get(f"{url}/chapters/01_rank_diagnostics.html")
-    browser.implicitly_wait(0)
+# Every CSV download of the page, fetched as the reader's click would.
+_CSV_LINKS = """
+const done = arguments[arguments.length - 1];
+Promise.all([...document.querySelectorAll('a.embdiag-csv')].map(a => {
+    const row = {href: (a.getAttribute('href') || '').slice(0, 60), download: a.getAttribute('download')};
+    return fetch(a.href).then(r => r.text().then(text => Object.assign(row, {status: r.status, text: text})))
+                        .catch(err => Object.assign(row, {status: null, error: String(err)}));
+})).then(done);"""
+
+# Every link of the main content, except fragment-only, mailto:, javascript: and data: (the CSV
+# check's) links, fetched from the page; a link to another origin is reported, not fetched (no
+# network). A fragment must name an element of the target page.
+_MAIN_LINKS = """
+const done = arguments[arguments.length - 1];
+const root = document.querySelector('main') || document.body;
+const hrefs = [...new Set([...root.querySelectorAll('a[href]')].map(a => a.getAttribute('href')))]
+    .filter(h => h && !h.startsWith('#') && !/^(mailto|javascript|data):/i.test(h));
+const pages = {};
+function load(url) {
+    return pages[url] = pages[url] || fetch(url).then(r => r.text().then(text => ({status: r.status, text: text,
+        type: r.headers.get('content-type') || ''}))).catch(err => ({status: null, error: String(err)}));
+}
+Promise.all(hrefs.map(h => {
+    const url = new URL(h, location.href);
+    if (url.origin !== location.origin) return Promise.resolve({href: h, external: true});
+    const fragment = decodeURIComponent(url.hash.slice(1));
+    url.hash = '';
+    return load(url.href).then(r => {
+        const row = {href: h, url: url.href, status: r.status, error: r.error || null, path: url.pathname,
+                     fragment: null};
+        if (fragment && r.status === 200 && r.type.startsWith('text/html')) {
+            const doc = new DOMParser().parseFromString(r.text, 'text/html');
+            row.fragment = doc.getElementById(fragment) ? null : fragment;
+        }
+        return row;
+    });
+})).then(done);"""
+
+# What of the main content runs past the content column or hides part of itself. A table or
+# chart must fit the column, or sit in a box (itself or an ancestor inside the column) that
+# scrolls horizontally and itself fits the column; an exhibit's caption and provenance line are
+# text, to be read without scrolling: each must fit the column itself.
+_CLIPPED = """
+const column = document.querySelector('article') || document.querySelector('main') || document.body;
+const col = column.getBoundingClientRect();
+const root = document.querySelector('main') || document.body;
+const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+const text = '.embdiag-exhibit figcaption, .embdiag-provenance';
+return [...root.querySelectorAll('table, .embdiag-chart, ' + text)].filter(e => {
+    let scroller = null;
+    if (!e.matches(text)) {
+        for (let n = e; n && n !== column; n = n.parentElement) if (scrolls(n)) { scroller = n; break; }
+    }
+    const box = (scroller || e).getBoundingClientRect();
+    if (box.width === 0 && box.height === 0) return false;  // not displayed (a collapsed output)
+    const fits = box.left >= col.left - 1 && box.right <= col.right + 1;
+    return !(fits && (scroller || e.scrollWidth <= e.clientWidth + 1));
+}).map(e => (e.tagName === 'TABLE' ? 'table' : e.classList.contains('embdiag-chart') ? 'chart ' + e.id : e.className
+             || e.tagName.toLowerCase()) + ' ' + JSON.stringify(e.innerText.slice(0, 50)));"""
+
+
+def _screenshots() -> Path:
+    folder = Path(os.environ.get("EMBDIAG_SCREENSHOTS") or pipeline.REPO / "book" / "_build" / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.png"):  # this test's earlier shots only: a page that is gone leaves none
+        if re.fullmatch(r".+-(%s)\.png" % "|".join(map(str, WIDTHS)), old.name):
+            old.unlink()
+    return folder
+
+
+def _shot_name(page: str, width: int) -> str:
+    return f"{page.removesuffix('.html').replace('/', '_')}-{width}.png"
+
+
+@pytest.fixture(scope="module")
+def visits(site, browser) -> dict[tuple[str, int], dict]:
+    """Visit every page at every width once; return what each visit saw, keyed by (page, width)."""
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
+    folder = _screenshots()
+    seen = {}
+    for width in WIDTHS:
+        for page in pages(site.html):
+            browser.set_window_size(width, HEIGHT)
+            browser.get_log("browser")  # drop what earlier pages logged
+            del site.outside[:]
+            query = f"?q={SEARCH_QUERY}" if page == "search.html" else ""
+            browser.get(f"{site.url}/{page}{query}")
+            _wait_for_charts(browser)
+            visit = {"search_results": None}
+            if query:
+                try:
+                    WebDriverWait(browser, 30).until(lambda b: b.execute_script(
+                        "const s = document.querySelector('#search-results .search-summary');"
+                        "return s && s.textContent.trim().length > 0"))
+                except TimeoutException:
+                    pass
+                visit["search_results"] = browser.execute_script(
+                    "return document.querySelectorAll('#search-results ul.search li').length")
+            visit["charts"] = browser.execute_script(_CHART_STATES)
+            visit["errors"] = _severe(browser)
+            visit["csv"] = browser.execute_async_script(_CSV_LINKS)
+            visit["links"] = browser.execute_async_script(_MAIN_LINKS)
+            visit["clipped"] = browser.execute_script(_CLIPPED)
+            visit["scroll_width"], visit["inner_width"] = browser.execute_script(
+                "return [document.documentElement.scrollWidth, window.innerWidth]")
+            visit["outside"] = list(site.outside)
+            # Full page: the viewport grows to the page's height (the window's frame is added back).
+            chrome, height = browser.execute_script(
+                "return [window.outerHeight - window.innerHeight, document.documentElement.scrollHeight]")
+            visit["page_height"] = height
+            browser.set_window_size(width, min(height, MAX_SHOT) + chrome)
+            visit["screenshot"] = folder / _shot_name(page, width)
+            browser.save_screenshot(str(visit["screenshot"]))
+            # Later entries, less the failed fetches of the link checks (reported by those tests).
+            fetched = {r["url"] for r in visit["links"] if "url" in r}
+            visit["errors"] += [m for m in _severe(browser) if m.split(" ")[0] not in fetched]
+            seen[page, width] = visit
+    browser.set_window_size(WIDTHS[0], HEIGHT)
+    return seen
+
+
+def _severe(driver) -> list[str]:
+    """The browser console's SEVERE entries since the last call (script errors, failed loads)."""
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _failures(visits, check) -> list[str]:
+    return [f"{page} at {width} px: {problem}" for (page, width), visit in visits.items()
+            for problem in check(visit)]
+
+
+def test_book_has_chart_pages(site):
+    assert (site.html / "_static" / "embdiag-vega.js").stat().st_size > 100_000
+    assert _pages_with_charts(site.html), "no page of the built book contains a chart"
+
+
+def test_every_page_is_visited(site, visits):
+    names = pages(site.html)
+    root = yaml.safe_load((pipeline.REPO / "_toc.yml").read_text())["root"]
+    assert {f"{root}.html", "search.html"} <= set(names)
+    assert sum(p.startswith("chapters/") for p in names) >= 10
+    for page in _pages_with_charts(site.html):
+        if not page.relative_to(site.html).as_posix().startswith("_"):
+            assert (page.relative_to(site.html).as_posix(), WIDTHS[0]) in visits
+    assert set(visits) == {(p, w) for p in names for w in WIDTHS}
+
+
+def test_site_root_serves_the_landing_page(site, browser):
+    """The sub-path itself (what a reader types) shows the book's root page, through
+    Jupyter Book's relative redirect where the root page is not ``index``."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    root = yaml.safe_load((pipeline.REPO / "_toc.yml").read_text())["root"]
+    del site.outside[:]
+    browser.get(f"{site.url}/")
+    WebDriverWait(browser, 10).until(lambda b: b.current_url in (f"{site.url}/", f"{site.url}/{root}.html")
+                                     and b.execute_script("return !!document.querySelector('article h1')"))
+    assert not site.outside
+
+
+def test_handler_serves_only_the_sub_path(site):
+    """The server the other tests rely on: the prefix is required, and stripped once."""
+    import urllib.error
+    import urllib.request
+
+    origin = site.url.removesuffix(PREFIX.rstrip("/"))
+    with urllib.request.urlopen(f"{site.url}/intro.html") as r:
+        assert r.status == 200 and b"<html" in r.read()
+    del site.outside[:]
+    for path in ("/intro.html", "/_static/embdiag.css", f"{PREFIX.rstrip('/')}{PREFIX}intro.html"):
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(origin + path)
+        assert err.value.code == 404, path
+    assert site.outside == ["/intro.html", "/_static/embdiag.css"]
+    del site.outside[:]
+
+
+def test_every_page_loads_without_errors_or_requests_outside_the_sub_path(visits):
+    """No SEVERE console entry (a script error, a failed load such as an asset's 404) and no
+    request that an absolute URL would send past the sub-path."""
+    def check(visit):
+        yield from (f"console: {m}" for m in visit["errors"])
+        yield from (f"requested outside {PREFIX}: {p}" for p in visit["outside"])
+    assert not (failed := _failures(visits, check)), "\n".join(failed)
+
+
+def test_every_chart_draws_offline(visits):
+    def check(visit):
+        for s in visit["charts"]:
+            if s["error"] or not s["rendered"]:
+                yield f"chart {s['id']} failed: {s['error'] or 'never finished drawing'}"
+            elif s["marks"] == 0:
+                yield f"chart {s['id']} drew no marks"
+    assert any(v["charts"] for v in visits.values()), "no chart on any page"
+    assert not (failed := _failures(visits, check)), "\n".join(failed)
+
+
+def _csv_problems(link) -> list[str]:
+    name = f"CSV link {link['href']!r}"
+    if not (link["download"] or "").endswith(".csv"):
+        return [f"{name}: download attribute {link['download']!r}, not a NAME.csv"]
+    if link["status"] != 200:
+        return [f"{name}: status {link['status']} {link.get('error') or ''}"]
+    rows = list(csv.reader(io.StringIO(link["text"])))
+    if len(rows) < 2:
+        return [f"{name}: {len(rows)} lines, no data row under a header"]
+    header = rows[0]
+    problems = []
+    if not all(h.strip() for h in header) or len(set(header)) != len(header):
+        problems.append(f"{name}: first line {header!r} is not a header (empty or repeated names)")
+    if ragged := [i for i, r in enumerate(rows[1:], 2) if len(r) != len(header)]:
+        problems.append(f"{name}: lines {ragged[:5]} do not have the header's {len(header)} fields")
+    return problems
+
+
+def test_csv_problems_catch_bad_downloads():
+    """The CSV check itself fails a broken download (it passes vacuously on pages with none)."""
+    good = {"href": "data:", "download": "x.csv", "status": 200, "text": "a,b\n1,2\n"}
+    assert _csv_problems(good) == []
+    for bad in ({"download": None}, {"download": "x.txt"}, {"status": 404}, {"text": ""}, {"text": "a,b\n"},
+                {"text": "a,\n1,2\n"}, {"text": "a,a\n1,2\n"}, {"text": "a,b\n1,2,3\n"}):
+        assert _csv_problems({**good, **bad}), bad
+
+
+def test_every_csv_link_resolves_to_a_csv(visits):
+    """Each ``a.embdiag-csv`` has a ``download`` name and its href yields a header and rows."""
+    def check(visit):
+        for link in visit["csv"]:
+            yield from _csv_problems(link)
+    assert not (failed := _failures(visits, check)), "\n".join(failed)
+
+
+def test_every_internal_link_resolves(visits):
+    """Every same-origin link of the main content answers 200 within the sub-path, and a
+    fragment names an element of its target page."""
+    def check(visit):
+        for link in visit["links"]:
+            if link.get("external"):
+                continue
+            if link["status"] != 200:
+                yield f"link {link['href']!r} -> {link['path']}: status {link['status']} {link['error'] or ''}"
+            elif link["fragment"]:
+                yield f"link {link['href']!r}: no element #{link['fragment']} on {link['path']}"
+    assert sum(len(v["links"]) for v in visits.values()) > len(visits), "too few links found to check"
+    assert not (failed := _failures(visits, check)), "\n".join(failed)
+
+
+def test_wide_tables_and_charts_scroll_inside_their_own_box(visits):
+    """No table or chart is cut off at the page edge: each either fits the content column or
+    scrolls horizontally inside its own box; captions fit the column (desktop and phone width)."""
+    check = lambda visit: (f"cut off at the column edge: {what}" for what in visit["clipped"])
+    assert not (failed := _failures(visits, check)), "\n".join(failed)
+
+
+def test_no_page_scrolls_sideways(visits):
+    def check(visit):
+        if visit["scroll_width"] > visit["inner_width"] + 1:
+            yield f"the page is {visit['scroll_width']} px wide in a {visit['inner_width']} px window"
+    assert {v["inner_width"] for v in visits.values()} == set(WIDTHS)
+    assert not (failed := _failures(visits, check)), "\n".join(failed)
+
+
+def test_search_finds_pages_offline(visits):
+    for width in WIDTHS:
+        assert visits["search.html", width]["search_results"], f"searching {SEARCH_QUERY!r} found nothing"
+
+
+def test_every_page_has_a_full_page_screenshot(visits, capsys):
+    from PIL import Image
+
+    for (page, width), visit in visits.items():
+        with Image.open(visit["screenshot"]) as img:
+            assert img.format == "PNG" and img.width == width, (page, width, img.size)
+            assert img.height >= min(visit["page_height"], MAX_SHOT), f"{page} at {width} px: not the full page"
+    folder = next(iter(visits.values()))["screenshot"].parent
+    with capsys.disabled():
+        print(f"\nscreenshots of {len(visits)} page views: {folder}")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_tooltips_and_legend_selection_survive(site, browser, width):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.set_window_size(width, HEIGHT)
+    browser.get(f"{site.url}/chapters/01_rank_diagnostics.html")
+    browser.implicitly_wait(0)
     WebDriverWait(browser, 30).until(lambda b: b.execute_script(
         "return [...document.querySelectorAll('.embdiag-chart')].every(e => e.dataset.rendered)"))
     chart = browser.find_elements("css selector", ".embdiag-chart")[0]
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", chart)
     point = chart.find_elements("css selector", "svg .mark-symbol path")[0]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", point)
     ActionChains(browser).move_to_element(point).perform()
     WebDriverWait(browser, 10).until(lambda b: b.execute_script(
         "const t = document.getElementById('vg-tooltip-element');"
@@ -108,18 +444,45 @@ def test_tooltips_and_legend_selection_survive(site, browser):
     assert "matrix" in tip and "share" in tip
 
     legend = chart.find_elements("css selector", "svg .role-legend-symbol path")[0]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", legend)
     ActionChains(browser).move_to_element(legend).click().perform()
     stored = browser.execute_script(
         "const v = arguments[0].vegaView; const names = Object.keys(v.getState({data: n => n.endsWith('_store')}).data || {});"
         "return names.map(n => v.data(n).length)", chart)
     assert stored and max(stored) == 1, f"legend click selected nothing: {stored}"
+    browser.set_window_size(WIDTHS[0], HEIGHT)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_chart_export_menu_opens_unclipped(site, browser, width):
+    """A chart scrolls inside its own box at phone width: its export menu must still show whole."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.set_window_size(width, HEIGHT)
+    browser.get(f"{site.url}/chapters/07_compression.html")
+    _wait_for_charts(browser)
+    chart = browser.find_elements("css selector", ".embdiag-chart")[0]
+    summary = chart.find_element("css selector", "details > summary")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", summary)
+    summary.click()
+    WebDriverWait(browser, 5).until(lambda b: b.execute_script("return arguments[0].open", summary.find_element(
+        "xpath", "..")))
+    hidden = browser.execute_script("""
+        return [...arguments[0].querySelectorAll('.vega-actions a')].filter(a => {
+            const r = a.getBoundingClientRect();
+            return !a.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2));
+        }).map(a => a.textContent);""", chart)
+    names = browser.execute_script("return [...arguments[0].querySelectorAll('.vega-actions a')].map(a => a.textContent)",
+                                   chart)
+    assert any("SVG" in n for n in names), names
+    assert not hidden, f"at {width} px the export menu hides {hidden}"
+    browser.set_window_size(WIDTHS[0], HEIGHT)
 
 
 def test_attribute_selector_refilters_the_training_variants(site, browser):
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
-    html, url = site
-    browser.get(f"{url}/chapters/05_training_variants.html")
+    browser.get(f"{site.url}/chapters/05_training_variants.html")
     WebDriverWait(browser, 30).until(lambda b: b.execute_script(
         "return [...document.querySelectorAll('.embdiag-chart')].every(e => e.dataset.rendered)"))
     chart = browser.find_elements("css selector", ".embdiag-chart")[0]
@@ -130,24 +493,3 @@ def test_attribute_selector_refilters_the_training_variants(site, browser):
     assert before == "time of day"
     marks = browser.execute_script("return arguments[0].querySelectorAll('svg .mark-symbol path').length", chart)
     assert marks > 0, "no seed marks after switching the attribute"
-
-
-def test_wide_tables_scroll_inside_their_own_box(site, browser):
-    """No table of a chapter's output is cut off at the page edge: each either fits the
-    content column or scrolls horizontally inside its own box."""
-    html, url = site
-    pages = sorted((html / "chapters").glob("*.html"))
-    assert pages
-    for width, page in [(w, p) for w in (1400, 390) for p in pages]:  # desktop, then phone width
-        browser.set_window_size(width, 1000)
-        browser.get(f"{url}/chapters/{page.name}")
-        clipped = browser.execute_script("""
-            const main = document.querySelector('main') || document.body;
-            const right = main.getBoundingClientRect().right;
-            return [...document.querySelectorAll('.cell_output table')].filter(t => {
-                const box = t.getBoundingClientRect();
-                const scrolls = ['auto', 'scroll'].includes(getComputedStyle(t).overflowX);
-                return box.right > right + 1 || (t.scrollWidth > t.clientWidth + 1 && !scrolls);
-            }).map(t => t.innerText.slice(0, 60));""")
-        assert not clipped, f"{page.name} at {width} px: tables cut off at the page edge: {clipped}"
-    browser.set_window_size(1400, 1000)
