@@ -32,14 +32,11 @@ vectors_path = None  # optional .npy file of row vectors (n x d) replacing the s
 # %%
 from pathlib import Path
 
-import altair as alt
 import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
 from embdiag import synthetic
-from embdiag.paper import charts
-from embdiag.metrics.geometry import covariance_eigenvalues, participation_ratio, rankme, singular_values, summary
+from embdiag.paper import charts, exhibits, rank_figures
 
 charts.enable()
 
@@ -77,16 +74,13 @@ charts.enable()
 # singular values.
 
 # %%
-W = synthetic.matrix_with_singular_values([3, 1, 0, 0], n=8, seed=seed)
-worked = pd.DataFrame(
-    {
-        "closed form": [1 / (0.9**2 + 0.1**2), np.exp(-(0.75 * np.log(0.75) + 0.25 * np.log(0.25)))],
-        "embdiag": [participation_ratio(W), rankme(W)],
-    },
-    index=pd.Index(["participation ratio", "RankMe"], name="metric"),
-)
-worked["difference"] = (worked["embdiag"] - worked["closed form"]).round(12)  # below 1e-12 is rounding noise
-worked.style.format({"closed form": "{:.4f}", "embdiag": "{:.4f}", "difference": "{:.1e}"})
+exhibits.table(
+    rank_figures.worked_example(seed).style.format(
+        {"closed form": "{:.4f}", "embdiag": "{:.4f}", "difference": "{:.1e}"}),
+    name="worked-example", extremes=False,  # each column holds two different measures: no highest to mark
+    caption=f"Participation ratio and RankMe of the worked example: the closed form beside embdiag.metrics on an "
+            f"8 × 4 matrix with singular values (3, 1, 0, 0) built by embdiag.synthetic (seed {seed}), and their "
+            "difference rounded to 1e-12. Exact computations; no uncertainty applies.")
 
 # %% [markdown]
 # The two measures disagree on the *same* matrix: PR says barely more than one direction,
@@ -108,30 +102,24 @@ worked.style.format({"closed form": "{:.4f}", "embdiag": "{:.4f}", "difference":
 if vectors_path:
     Z = np.load(vectors_path).astype(np.float64)
     source = (f"your vectors, {Z.shape[0]:,} rows × {Z.shape[1]} dimensions, loaded from "
-              f"`{Path(vectors_path).name}`. The worked example above still uses its synthetic "
-              f"8 × 4 matrix; everything below uses your vectors.")
+              f"{Path(vectors_path).name}")
 else:
     Z = synthetic.anisotropic_gaussian(n, d, decay=decay, mean_norm=mean_norm, seed=seed)
-    source = (f"synthetic anisotropic Gaussian vectors from `embdiag.synthetic` (n = {n}, d = {d}, "
-              f"eigenvalue decay i^-{decay}, mean norm {mean_norm}, seed {seed}); no image and no encoder "
-              f"is involved.")
-direction = np.random.default_rng(seed + 1).standard_normal(Z.shape[1])
-offset = offset_norm * direction / np.linalg.norm(direction)
-variants = {
-    "original": Z,
-    f"scaled by c = {scale:g}": scale * Z,
-    f"common offset (norm {offset_norm:g})": Z + offset,
-    "centred": Z - Z.mean(axis=0),
-}
-display(Markdown(f"**Data used here:** {source}"))
+    source = (f"synthetic anisotropic Gaussian vectors from embdiag.synthetic (n = {n}, d = {d}, eigenvalue "
+              f"decay i^-{decay}, mean norm {mean_norm}, seed {seed}); no image and no encoder is involved")
+variants = rank_figures.variants(Z, scale, offset_norm, seed=seed)
+display(Markdown(f"**Data used here:** {source}." + (" The worked example above still uses its synthetic 8 × 4 "
+                                                      "matrix; everything below uses your vectors." if vectors_path
+                                                      else "")))
 
 # %%
-labels = {"total_variance": "total variance", "mean_cosine": "mean cosine",
-          "rankme": "RankMe", "participation_ratio": "participation ratio"}
-table = pd.DataFrame({name: summary(V) for name, V in variants.items()}).T.rename(columns=labels)
-table.index.name = "matrix"
-table.style.format({"total variance": "{:.4g}", "mean cosine": "{:.4f}",
-                    "RankMe": "{:.2f}", "participation ratio": "{:.2f}"})
+exhibits.table(
+    rank_figures.summary_table(variants).style.format(
+        {"total variance": "{:.4g}", "mean cosine": "{:.4f}", "RankMe": "{:.2f}", "participation ratio": "{:.2f}"}),
+    name="invariances",
+    caption=f"Total variance, mean cosine, RankMe and participation ratio of the original matrix, the matrix scaled "
+            f"by c = {scale:g}, moved by a common offset of norm {offset_norm:g}, and centred. Data: {source}. "
+            "Exact computations on one matrix; no uncertainty applies.")
 
 # %% [markdown]
 # Read the table column by column:
@@ -147,31 +135,14 @@ table.style.format({"total variance": "{:.4g}", "mean cosine": "{:.4f}",
 # The figure shows why: the normalised singular-value shares $\sigma_i/\sum_j\sigma_j$ that
 # RankMe reads (solid) against the covariance eigenvalue shares $\lambda_i/\sum_j\lambda_j$ that
 # PR reads (dashed). The original and the scaled matrix draw the same lines: scaling changes
-# no share. Directions with no share at all (beyond the rank of the matrix) are left out,
-# since a log axis cannot show zero. Click a legend entry to isolate a matrix; hover for values.
+# no share. Click a legend entry to isolate a matrix; hover for values.
 
 # %%
-SPECTRA = {"raw singular values (RankMe)": singular_values, "centred eigenvalues (PR)": covariance_eigenvalues}
-rows = []
-for name, V in variants.items():
-    for spectrum, values_of in SPECTRA.items():
-        values = values_of(V)
-        shares = values / values.sum() if values.sum() > 0 else values
-        rows += [{"matrix": name, "index": i, "spectrum": spectrum, "share": float(f"{share:.6g}")}
-                 for i, share in enumerate(shares, start=1) if share > 1e-12]  # a log axis cannot show 0
-spectra = pd.DataFrame(rows)
-
-pick = alt.selection_point(fields=["matrix"], bind="legend")
-alt.Chart(spectra).mark_line(point=True).encode(
-    x=alt.X("index:Q", title="direction (sorted)", scale=alt.Scale(type="log")),
-    y=alt.Y("share:Q", title="share of the spectrum", scale=alt.Scale(type="log")),
-    color=alt.Color("matrix:N", title="matrix"),
-    strokeDash=alt.StrokeDash("spectrum:N", title="spectrum",
-                              scale=alt.Scale(domain=list(SPECTRA), range=[[1, 0], [6, 3]])),
-    opacity=alt.condition(pick, alt.value(1), alt.value(0.12)),
-    tooltip=["matrix", "spectrum", "index", alt.Tooltip("share:Q", format=".3e")],
-).add_params(pick).properties(width=440, height=320, title="Spectra read by RankMe and by PR").configure_legend(
-    orient="bottom", columns=2, labelLimit=260)
+exhibits.figure(rank_figures.spectra_chart(variants), name="spectra",
+                caption=f"Shares of the spectrum, largest first, on log-log axes: the raw singular values that RankMe "
+                        f"reads (solid) and the centred covariance eigenvalues that PR reads (dashed), for each of the "
+                        f"four matrices of the table above (shares at or below 1e-12 left out). Data: {source}. Exact "
+                        "computations; no uncertainty applies.")
 
 # %% [markdown]
 # ## How large must an offset be?
@@ -181,20 +152,10 @@ alt.Chart(spectra).mark_line(point=True).encode(
 # is comparable to the spread, while PR stays flat.
 
 # %%
-rms = np.sqrt((np.linalg.norm(Z - Z.mean(axis=0), axis=1) ** 2).mean())
-ratios = np.geomspace(0.01, 100, 17)
-sweep = pd.DataFrame(
-    [{"offset / rms norm": r, "metric": m, "value": f(Z + r * rms * direction / np.linalg.norm(direction))}
-     for r in ratios for m, f in (("RankMe", rankme), ("participation ratio", participation_ratio))]
-)
-sweep["value"] = sweep["value"].round(6)
-alt.Chart(sweep).mark_line(point=True).encode(
-    x=alt.X("offset / rms norm:Q", scale=alt.Scale(type="log")),
-    y=alt.Y("value:Q", title="effective number of directions"),
-    color="metric:N",
-    tooltip=["metric", alt.Tooltip("offset / rms norm:Q", format=".3g"), alt.Tooltip("value:Q", format=".2f")],
-).properties(width=440, height=280, title="A common offset lowers RankMe, not PR").configure_legend(
-    orient="bottom")
+exhibits.figure(rank_figures.offset_sweep_chart(Z, seed=seed), name="offset-sweep",
+                caption=f"RankMe and participation ratio of the matrix moved by a common offset (one fixed direction, "
+                        f"seed {seed + 1}) whose norm is 0.01 to 100 times the root-mean-square norm of the centred "
+                        f"rows (log axis). Data: {source}. Exact computations; no uncertainty applies.")
 
 # %% [markdown]
 # **Takeaway.** RankMe and PR answer "how many directions?" about different matrices. Report

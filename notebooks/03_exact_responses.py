@@ -49,6 +49,7 @@ from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import driving_vectors
 from embdiag.interventions.identities import exact_responses
+from embdiag.paper import exhibits
 
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
                           labels_path=labels_path)
@@ -56,7 +57,15 @@ table = exact_responses(vectors.train, vectors.val, severities, k=k, seed=seed)
 display(Markdown(f"**Data:** {vectors.source}."))
 
 # %%
-table.style.format({"predicted": "{:.6g}", "measured": "{:.6g}", "relative error": "{:.1e}"}).hide(axis="index")
+formats = {"severity": "{:g}", "predicted": "{:.6g}", "measured": "{:.6g}", "relative error": "{:.1e}"}
+exhibits.table(
+    table.style.format(formats).hide(axis="index"),
+    name="identities", extremes=False,  # each row is a different quantity: a column's highest value means nothing
+    caption=f"Each identity of the stress tests at severities {', '.join(f'{s:g}' for s in severities)}: the value "
+            f"predicted by its formula, the value measured by embdiag.metrics (top-{k} neighbours for the cosine "
+            f"order) and their relative difference. Data: {vectors.source}. The exact rows differ only by float64 "
+            f"rounding; the noise rows are one draw (seed {seed}) and hold only in expectation, so they differ by "
+            "sampling error.")
 
 # %%
 exact = table[table["kind"] == "exact"]

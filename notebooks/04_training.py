@@ -29,9 +29,8 @@ attribute = "timeofday"  # attribute of the headline table: timeofday, weather o
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.paper import charts
+from embdiag.paper import charts, exhibits
 from embdiag.training import figures, findings, sweep
-from embdiag.training.config import profile as profile_config
 
 charts.enable()
 records = sweep.load_records(profile)
@@ -39,6 +38,8 @@ if records.empty:
     raise RuntimeError(f"no training records for {profile!r}: run `embdiag train --profile {profile}` first")
 cfg = sweep.Task(profile, sweep.UNTRAINED, 0).config()
 runs = records[records["condition"] != sweep.UNTRAINED]
+n_seeds = runs["seed"].nunique()
+name = figures.ATTRIBUTE_NAMES[attribute]
 display(Markdown(
     f"**Data and model:** {figures.profile_statement(cfg)}. {len(runs)} runs "
     f"({(runs['status'] == 'ok').sum()} finished, {(runs['status'] != 'ok').sum()} failed, "
@@ -60,13 +61,13 @@ display(Markdown(
 # majority-class share for accuracy, the random-neighbour share $\sum_c (n_c/n)^2$ for P@10).
 
 # %%
-figures.headline_chart(records)
-
-# %%
-n_seeds = records.loc[records["condition"] != sweep.UNTRAINED, "seed"].nunique()
-display(Markdown(figures.caption(
-    cfg, "Total variance of the validation embeddings (log axis), and linear-probe accuracy and P@10 per "
-    "attribute, at the final step; dots are seeds, ticks five-seed means, dashed rules the floors.", n_seeds)))
+exhibits.figure(figures.headline_chart(records), name="headline", data=figures.headline_frame(records),
+                caption=figures.caption(
+                    cfg, "Total variance of the validation embeddings (log axis), and linear-probe accuracy and "
+                    "P@10 per attribute (percent; dashed rules: the majority-class and random-neighbour floors), at "
+                    "the final step, for the EMA reference, the contracted control and each seed's untrained "
+                    "encoder.", n_seeds, "Each seed is a dot and the mean over seeds a black tick; no interval "
+                    "is drawn."))
 
 # %% [markdown]
 # ## Does each finding hold here?
@@ -78,7 +79,12 @@ display(Markdown(figures.caption(
 
 # %%
 verdicts = findings.findings(records, attribute)
-verdicts.assign(reproduces=verdicts["reproduces"].map({True: "yes", False: "no"})).set_index("finding").style
+exhibits.table(findings.in_words(verdicts).set_index("finding"), name="findings", extremes=False,  # words only
+               caption=figures.caption(
+                   cfg, f"Each finding of the study's training section, its criterion (declared in "
+                   f"embdiag.training.findings), the study's published time-of-day means (data/study/"
+                   f"training_means.csv) and this run's {name} means, and whether the criterion holds here.",
+                   n_seeds, "Means over seeds compared with fixed thresholds; no interval enters the verdict."))
 
 # %%
 display(Markdown(findings.summary(verdicts, figures.ATTRIBUTE_NAMES[attribute])))
@@ -93,7 +99,14 @@ display(Markdown(findings.summary(verdicts, figures.ATTRIBUTE_NAMES[attribute]))
 
 # %%
 side_by_side = findings.comparisons_side_by_side(records, attribute).set_index(["metric", "comparison"])
-side_by_side.replace({True: "yes", False: "no"}).style
+exhibits.table(findings.in_words(side_by_side), name="paired-comparisons", extremes=False,  # intervals as text
+               caption=figures.caption(
+                   cfg, f"The five declared paired comparisons (A − B on the same seed) of probe accuracy and P@10, "
+                   f"in percentage points: the study's published time-of-day intervals (data/study/training_"
+                   f"comparisons.csv) beside this run's on {name}, whether the signs agree and whether each "
+                   f"interval excludes zero.", n_seeds,
+                   f"Mean difference and paired Student-t 95% interval over the {n_seeds} seeds, no multiplicity "
+                   f"correction."))
 
 # %% [markdown]
 # **Scope.** These are small encoders trained for minutes on synthetic scenes, measured on

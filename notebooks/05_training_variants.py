@@ -13,19 +13,7 @@
 #
 # The full record of the training sweep behind [Training evidence](04_training): every
 # condition, every seed, every metric, the declared paired comparisons and how each run got
-# there. The seven conditions switch four mechanisms:
-#
-# | condition | stop-gradient | EMA target | SIGReg | projector |
-# |---|---|---|---|---|
-# | EMA reference | yes | yes | no | no |
-# | Stop-gradient only | yes | no | no | no |
-# | SIGReg + stop-gradient | yes | no | yes | no |
-# | SIGReg | no | no | yes | no |
-# | Projector + SIGReg + stop-gradient | yes | no | yes | yes |
-# | Projector + SIGReg | no | no | yes | yes |
-# | Contracted control | no | no | no | no |
-#
-# The table is `embdiag.training.CONDITIONS`, the data the one training loop reads.
+# there. The seven conditions switch four mechanisms, as the first table below shows.
 
 # %% tags=["parameters"]
 profile = "cpu"  # records folder under data/training/
@@ -33,7 +21,7 @@ profile = "cpu"  # records folder under data/training/
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.paper import charts
+from embdiag.paper import charts, exhibits
 from embdiag.training import figures, sweep
 from embdiag.training.inputs import ATTRIBUTES
 
@@ -42,57 +30,67 @@ records = sweep.load_records(profile)
 if records.empty:
     raise RuntimeError(f"no training records for {profile!r}: run `embdiag train --profile {profile}` first")
 cfg = sweep.Task(profile, sweep.UNTRAINED, 0).config()
+n_seeds = records.loc[records["condition"] != sweep.UNTRAINED, "seed"].nunique()
 failed = records[records["status"] != "ok"]
 display(Markdown(
     f"**Data and model:** {figures.profile_statement(cfg)}.  \n**Failed runs:** "
     + ("none." if failed.empty else "; ".join(f"{r.condition} seed {r.seed} ({r.reason})"
                                               for r in failed.itertuples()) + ". They are shown nowhere as "
        "values and enter no mean.")))
+exhibits.table(figures.condition_matrix(), name="condition-matrix", extremes=False,  # yes/no only
+               caption="The seven training conditions and the mechanisms each switches on, read from "
+                       "embdiag.training.CONDITIONS, the data the one training loop reads. A design, not a "
+                       "measurement.")
 
 # %% [markdown]
 # ## Every seed, every metric
 #
-# Each seed is a dot and the five-seed mean a black tick. The geometry panels (total variance
-# on a log axis, RankMe, participation ratio, mean cosine) need no labels; the probe and P@10
-# panels follow the attribute selector under the figure.
+# The geometry panels (total variance on a log axis, RankMe, participation ratio, mean cosine)
+# need no labels; the probe and P@10 panels follow the attribute selector under the figure.
 
 # %%
-n_seeds = records.loc[records["condition"] != sweep.UNTRAINED, "seed"].nunique()
-figures.variants_chart(records)
-
-# %%
-display(Markdown(figures.caption(
-    cfg, "Final-step metrics of every run and of each seed's untrained encoder: geometry of the validation "
-    "embeddings, and probe accuracy, balanced accuracy and P@10 of the selected attribute.", n_seeds)))
+exhibits.figure(figures.variants_chart(records), name="variants", data=figures.variants_frame(records),
+                caption=figures.caption(
+                    cfg, "Final-step metrics of every run of the seven training conditions and of each seed's "
+                    "untrained encoder: geometry of the validation embeddings (no labels), and probe accuracy, "
+                    "balanced accuracy and P@10 (percent) of the attribute chosen under the figure.", n_seeds,
+                    "Each seed is a dot and the mean over seeds a black tick; no interval is drawn. The CSV lists "
+                    "every run, metric and attribute."))
 
 # %% [markdown]
 # ## Five-seed means
 #
-# Per attribute, the mean of the finished seeds; the highest value of each column is green,
-# the lowest red. Accuracy, balanced accuracy and P@10 are in percent.
+# Per attribute, the mean of the finished seeds of every condition, and of the untrained
+# encoders for reference. Accuracy, balanced accuracy and P@10 are in percent.
 
 # %%
 for a in ATTRIBUTES:
-    display(Markdown(f"**{figures.ATTRIBUTE_NAMES[a]}**"))
-    display(figures.mark_extremes(figures.means(records, a)))
+    table = figures.means_table(records, a)
+    display(exhibits.table(
+        table, name=f"means-{a}", extremes_rows=table.data.index != sweep.UNTRAINED,  # the seven conditions
+        caption=figures.caption(
+            cfg, f"Mean over finished seeds of every final-step metric, {figures.ATTRIBUTE_NAMES[a]} for the "
+            "per-attribute ones (percent), per training condition, with the untrained encoders for reference "
+            "(not compared in the marks); runs: the number of seeds that entered.", n_seeds,
+            "Means only; the figure above shows every seed, the paired intervals are below.")))
 
 # %% [markdown]
 # ## Paired differences
 #
 # The five declared comparisons, condition A minus condition B on the same seed. Dots are
 # seeds, the diamond is the mean, the line its paired Student-t 95% interval; each metric keeps
-# one axis for every comparison and attribute, so panels can be compared by eye.
-# {download}`Download every per-seed difference and interval (CSV) <training_paired_differences.csv>`
+# one axis for every comparison and attribute, so panels can be compared by eye. The CSV under
+# the figure holds every per-seed difference and interval, for every metric and attribute.
 
 # %%
 paired = figures.paired_percent(sweep.paired_table(records))
-paired.to_csv("training_paired_differences.csv", index=False, float_format="%.10g")
-figures.differences_chart(paired)
-
-# %%
-display(Markdown(figures.caption(
-    cfg, "Paired differences A − B per seed (dots), their mean (diamond) and paired Student-t 95% interval "
-    "(line), for probe accuracy and P@10 (percentage points, selected attribute) and RankMe.", n_seeds)))
+exhibits.figure(figures.differences_chart(paired), name="paired-differences", data=paired,
+                caption=figures.caption(
+                    cfg, "Paired differences A − B of the five declared comparisons, per seed, for probe accuracy "
+                    "and P@10 (percentage points, attribute chosen under the figure) and RankMe.", n_seeds,
+                    f"Each seed is a dot, the mean difference a diamond and the line its paired Student-t 95% "
+                    f"interval over the {n_seeds} seeds (no multiplicity correction). The CSV holds every metric "
+                    "and attribute: both runs' values, the difference, the interval and the number of seeds."))
 
 # %% [markdown]
 # ## Training trajectories
@@ -103,9 +101,10 @@ display(Markdown(figures.caption(
 # condition.
 
 # %%
-figures.trajectories_chart(sweep.load_trajectories(profile))
-
-# %%
-display(Markdown(figures.caption(
-    cfg, "Mean prediction loss since the previous evaluation, total variance (log axis), RankMe and time-of-day "
-    "P@10 of the validation embeddings during training; one line per run.", n_seeds)))
+trajectories = sweep.load_trajectories(profile)
+exhibits.figure(figures.trajectories_chart(trajectories), name="trajectories",
+                data=figures.trajectories_frame(trajectories),
+                caption=figures.caption(
+                    cfg, "Mean prediction loss since the previous evaluation, total variance (log axis), RankMe "
+                    "and time-of-day P@10 of the validation embeddings during training; one line per run.", n_seeds,
+                    "One line per run and no interval; each run starts from its seed's untrained encoder."))

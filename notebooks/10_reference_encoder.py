@@ -40,6 +40,8 @@ from embdiag.data import load_dataset
 from embdiag.encoders import REFERENCE_NAMES
 from embdiag.encoders import quality
 from embdiag.encoders.vectors import caption_vectors, driving_vectors
+from embdiag.interventions import caption_retrieval
+from embdiag.paper import exhibits
 
 runs = {name: (driving_vectors(name, seed=seed), caption_vectors(name, seed=seed)) for name in encoders}
 driving = load_dataset("procedural", splits=("train", "val"), seed=seed)
@@ -47,10 +49,15 @@ pixels = (quality.pooled_pixels(driving.subset("train").images), quality.pooled_
 first = runs[encoders[0]][0]
 probes = quality.probe_table({"pooled pixels": pixels, **{n: (v.train, v.val) for n, (v, _) in runs.items()}},
                              first.train_labels, first.val_labels)
-captions = {n: quality.caption_table(c.images, c.queries, c.group) for n, (_, c) in runs.items()}
-display(Markdown(f"**Data:** {driving.source}; {len(driving.subset('train')):,} training and "
-                 f"{len(driving.subset('val')):,} evaluation images, and {len(runs[encoders[0]][1].images):,} "
-                 "caption groups of the same generator. Not BDD100K, not COCO."))
+retrieval = {n: caption_retrieval.evaluate(c.images, c.queries, c.documents, c.group, dims=(128,))
+             for n, (_, c) in runs.items()}
+captions = {n: quality.caption_table(r) for n, r in retrieval.items()}
+on_driving = (f"{driving.source}; {len(driving.subset('train')):,} training and {len(driving.subset('val')):,} "
+              "evaluation images (not BDD100K)")
+first_captions = runs[encoders[0]][1]
+on_captions = (f"{len(first_captions.images):,} caption groups of procedural scenes (seed {seed}), "
+               f"{len(first_captions.group) // len(first_captions.images)} captions each (not COCO)")
+display(Markdown(f"**Data:** {on_driving}; {on_captions}."))
 
 # %% [markdown]
 # ## How each encoder was trained
@@ -59,7 +66,14 @@ display(Markdown(f"**Data:** {driving.source}; {len(driving.subset('train')):,} 
 # training stops at a wall-time cap, so the steps done can fall short of the steps planned.
 
 # %%
-pd.DataFrame([quality.card(n) for n in encoders if n in REFERENCE_NAMES]).set_index("encoder")
+cards = [n for n in encoders if n in REFERENCE_NAMES]
+card_table = pd.DataFrame([quality.card(n) for n in cards]).set_index("encoder")
+exhibits.table(card_table.style.format({"final loss": "{:.3f}"}), name="training-cards",
+               reads=[f"data/encoders/{n}" for n in cards],  # the manifests only
+               caption="How each reference encoder was trained, read from its committed manifest (data/encoders/"
+                       "<name>/manifest.json): image tower, pinned revision (first 12 hex digits of the weights' "
+                       "SHA-256), steps done of those planned, batch size, Matryoshka prefix widths, final training "
+                       "loss and the command that retrains it. A record of one training run each; no uncertainty.")
 
 # %% [markdown]
 # ## How many directions the 768 coordinates use
@@ -70,8 +84,13 @@ pd.DataFrame([quality.card(n) for n in encoders if n in REFERENCE_NAMES]).set_in
 # Counting the eigenvalues of the training vectors' covariance above $10^{-9}$ of the largest:
 
 # %%
-pd.DataFrame({n: {"output coordinates": v.dim, "directions used": quality.spanned_directions(v.train)}
-              for n, (v, _) in runs.items()}).T.rename_axis("encoder")
+exhibits.table(
+    pd.DataFrame({n: {"output coordinates": v.dim, "directions used": quality.spanned_directions(v.train)}
+                  for n, (v, _) in runs.items()}).T.rename_axis("encoder"),
+    name="directions",
+    caption=f"Output coordinates of each encoder and the number of directions its training image vectors use "
+            f"(centred-covariance eigenvalues above 1e-9 of the largest). Data: the training images of {on_driving}. "
+            "Exact counts; no uncertainty.")
 
 # %% [markdown]
 # This matters in the chapters that follow: removing directions the vectors do not use costs
@@ -88,7 +107,10 @@ pd.DataFrame({n: {"output coordinates": v.dim, "directions used": quality.spanne
 # scene need more.
 
 # %%
-probes.style.format("{:.2f}").highlight_max(axis=0, props="font-weight: bold")
+exhibits.table(probes.style.format("{:.2f}"), name="probes",
+               caption=f"Balanced accuracy (%) per attribute of a standardized linear probe fitted on the training "
+                       f"images and scored on the evaluation images, for pooled pixels and each encoder's vectors. "
+                       f"Data: {on_driving}. One fit and one evaluation split; no interval.")
 
 # %% [markdown]
 # ## Captions: does a caption find its image?
@@ -98,15 +120,24 @@ probes.style.format("{:.2f}").highlight_max(axis=0, props="font-weight: bold")
 # 1,000. The 128-d row uses the Matryoshka prefix (the first 128 coordinates, re-normalised).
 
 # %%
-pd.concat(captions, names=["encoder"]).droplevel(1).style.format(
-    {"Hit@1": "{:.2f}", "Hit@10": "{:.2f}", "chance Hit@10": "{:.1f}"})
+exhibits.table(
+    pd.concat(captions, names=["encoder"]).style.format(
+        {"Hit@1": "{:.2f}", "Hit@10": "{:.2f}", "chance Hit@10": "{:.1f}"}),
+    name="caption-hits",
+    caption=f"Text→image Hit@1 and Hit@10 (%) of every caption, embedded in the query role, searching the "
+            f"caption-group images by cosine, at full width and at the 128-d Matryoshka prefix, with chance Hit@10 "
+            f"(computed by embdiag.interventions.caption_retrieval). Data: {on_captions}. Exact search over one set "
+            "of captions; no interval.")
 
 # %% [markdown]
 # ## Are the bars met?
 
 # %%
 table = pd.concat({n: quality.verdicts(probes, captions[n], n) for n in encoders}, names=["encoder"]).droplevel(1)
-table
+exhibits.table(table.replace({True: "yes", False: "no"}), name="bars", extremes=False,  # verdicts in words
+               caption="Each declared bar (embdiag.encoders.quality.BARS), this encoder's numbers from the two "
+                       "tables above, and whether the bar is met. Point estimates against fixed thresholds; no "
+                       "interval.")
 
 # %%
 met = {n: bool(table.loc[[n], "met"].all()) for n in encoders}

@@ -4,9 +4,11 @@ An encoder is worth stress-testing only if its vectors carry more than its input
 :data:`BARS` declares the two tests (before any measurement): its standardized linear
 probes beat the same probes on pooled pixels (:func:`pooled_pixels`) in balanced accuracy
 on at least two of the three attributes, and its text→image Hit@10 on the caption groups
-lies in [50%, 100%) (useful, not trivial). :func:`probe_table` and :func:`caption_table`
-measure them; :func:`verdicts` applies the bars; :func:`card` reads how an encoder was
-trained from its committed manifest.
+lies in [50%, 100%) (useful, not trivial). :func:`probe_table` measures the first;
+:func:`caption_table` reads the second from the caption-retrieval measurement
+(:func:`embdiag.interventions.caption_retrieval.evaluate`, which this package may not
+import, so the chapter passes its result in); :func:`verdicts` applies the bars;
+:func:`card` reads how an encoder was trained from its committed manifest.
 """
 
 from __future__ import annotations
@@ -19,9 +21,7 @@ import pandas as pd
 from .. import artifacts
 from ..metrics.geometry import covariance_eigenvalues
 from ..metrics.probe import balanced_accuracy, fit_probes
-from ..metrics.retrieval import hit_at_k, topk
 from ..metrics.suite import frozen_classes
-from .cache import prefix
 
 __all__ = ["BARS", "card", "spanned_directions", "pooled_pixels", "probe_table", "caption_table", "verdicts"]
 
@@ -77,15 +77,21 @@ def probe_table(features: Mapping[str, tuple[np.ndarray, np.ndarray]], train_lab
     return pd.DataFrame(rows).T.rename_axis("representation")
 
 
-def caption_table(images: np.ndarray, queries: np.ndarray, group: np.ndarray, dims=(None, 128)) -> pd.DataFrame:
-    """Text→image Hit@1 and Hit@10 (%) of query-role captions over their images, per prefix width."""
-    rows = []
-    for dim in dims:
-        _, nb = topk(prefix(queries, dim), prefix(images, dim), 10)
-        pos = np.asarray(group)[:, None]
-        rows.append({"dimensions": dim or images.shape[1], "Hit@1": 100 * hit_at_k(nb, pos, 1),
-                     "Hit@10": 100 * hit_at_k(nb, pos, 10), "chance Hit@10": 100 * 10 / len(images)})
-    return pd.DataFrame(rows)
+def caption_table(retrieval) -> pd.DataFrame:
+    """Text→image Hit@1 and Hit@10 (%) of query-role captions over their images, one row per
+    representation (indexed by its ``dimensions``, native first), with chance Hit@10 (10 in the
+    number of images).
+
+    ``retrieval``: the result of :func:`embdiag.interventions.caption_retrieval.evaluate` with
+    ``k = 10`` (its :class:`~embdiag.interventions.caption_retrieval.CaptionRetrieval`), whose
+    per-caption hits are read here, not recomputed.
+    """
+    if getattr(retrieval, "k", None) != 10:
+        raise ValueError(f"retrieval: expected a caption-retrieval result searched with k = 10 (the bar reads "
+                         f"Hit@10), got k = {getattr(retrieval, 'k', None)!r}")
+    rows = {r.dim: {"Hit@1": 100 * r.t2i.mean("hit_1"), "Hit@10": 100 * r.t2i.mean("hit_k"),
+                    "chance Hit@10": 100 * 10 / retrieval.n_images} for r in retrieval.representations}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("dimensions")
 
 
 def verdicts(probes: pd.DataFrame, captions: pd.DataFrame, encoder: str, pixels: str = "pooled pixels") -> pd.DataFrame:

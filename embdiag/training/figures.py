@@ -36,18 +36,19 @@ def _column(stem: str, attribute: str | None) -> str:
 
 
 def long_records(records: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame:
-    """One row per run, metric and attribute (geometry repeated for every attribute, so one
-    attribute selector filters every panel): ``condition``, ``seed``, ``status``,
-    ``attribute``, ``metric``, ``value``, ``floor`` (majority or random floor, where defined)."""
+    """One row per run and metric, and per attribute for the per-attribute metrics:
+    ``condition``, ``seed``, ``status``, ``attribute`` (``""`` for the label-free geometry,
+    which a chart's attribute selector always keeps), ``metric``, ``value``, ``floor``
+    (majority or random floor, where defined); percentages in points."""
     rows = []
     for _, r in records.iterrows():
-        for a in attributes:
-            for stem, label, per_attr, pct, _ in METRICS:
-                value = r.get(_column(stem, a if per_attr else None), np.nan)
+        for stem, label, per_attr, pct, _ in METRICS:
+            for a in attributes if per_attr else [None]:
+                value = r.get(_column(stem, a), np.nan)
                 floor = r.get(f"{a} {FLOORS[stem]}", np.nan) if per_attr and FLOORS[stem] else np.nan
                 scale = 100.0 if pct else 1.0
                 rows.append({"condition": r["condition"], "seed": int(r["seed"]), "status": r["status"],
-                             "attribute": ATTRIBUTE_NAMES.get(a, a), "metric": label,
+                             "attribute": ATTRIBUTE_NAMES.get(a, a) if a else "", "metric": label,
                              "value": scale * value, "floor": scale * floor})
     return pd.DataFrame(rows)
 
@@ -75,12 +76,10 @@ def condition_matrix(conditions=CONDITIONS) -> pd.DataFrame:
                          for c in conditions]).set_index("condition")
 
 
-def mark_extremes(table: pd.DataFrame, formats: dict | None = None):
-    """Styler marking each numeric column's highest (bold, green) and lowest (bold, red) value."""
-    numeric = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c]) and c != "runs"]
-    style = table.style.highlight_max(subset=numeric, props="font-weight:bold;color:#1a7f37")
-    style = style.highlight_min(subset=numeric, props="font-weight:bold;color:#cf222e")
-    return style.format(formats or {c: "{:.4g}" for c in numeric})
+def means_table(records: pd.DataFrame, attribute: str = "timeofday"):
+    """:func:`means` as a Styler: every metric to four significant digits (the run count as is)."""
+    table = means(records, attribute)
+    return table.style.format({c: "{:.4g}" for c in table.columns if c != "runs"})
 
 
 def _seed_and_mean(data: pd.DataFrame, y: alt.Y, conditions, width: int = 150, height: int = 190):
@@ -106,13 +105,23 @@ def paired_percent(paired: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+HEADLINE_METRICS = ("total variance", "probe accuracy (%)", "P@10 (%)")
+
+
+def headline_frame(records: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame:
+    """The data of :func:`headline_chart`: :func:`long_records` of the finished runs of
+    :data:`HEADLINE` for total variance, probe accuracy and P@10 (without ``status``)."""
+    data = long_records(records[records["condition"].isin(HEADLINE) & (records["status"] == "ok")], attributes)
+    return data[data["metric"].isin(HEADLINE_METRICS)].drop(columns="status").reset_index(drop=True)
+
+
 def headline_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
     """EMA reference vs contracted control vs the untrained encoder: total variance (log) beside
-    a grid of probe accuracy and P@10 (rows) per attribute (columns), floors as dashed rules."""
-    data = long_records(records[records["condition"].isin(HEADLINE)], attributes)
-    data = data[data["status"] == "ok"]
+    a grid of probe accuracy and P@10 (rows) per attribute (columns), floors as dashed rules;
+    drawn from :func:`headline_frame`."""
+    data = headline_frame(records, attributes)
     variance = _seed_and_mean(
-        data[(data["metric"] == "total variance") & (data["attribute"] == ATTRIBUTE_NAMES[attributes[0]])],
+        data[data["metric"] == "total variance"],
         alt.Y("value:Q", title="total variance (log)", scale=alt.Scale(type="log")), HEADLINE, width=120,
         height=300,
     ).properties(title="Spread")
@@ -129,10 +138,16 @@ def headline_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
     return alt.hconcat(variance, grid)
 
 
+def variants_frame(records: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame:
+    """The data of :func:`variants_chart`: :func:`long_records` of the finished runs (without ``status``)."""
+    return long_records(records[records["status"] == "ok"], attributes).drop(columns="status")
+
+
 def variants_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
     """Every condition and the untrained reference: each seed a mark, the mean a tick, one panel
-    per metric (variance on a log axis), an attribute selector for the per-attribute metrics."""
-    data = long_records(records[records["status"] == "ok"], attributes)
+    per metric (variance on a log axis), an attribute selector for the per-attribute metrics;
+    drawn from :func:`variants_frame`."""
+    data = variants_frame(records, attributes)
     names = [ATTRIBUTE_NAMES[a] for a in attributes]
     pick = alt.param(name="attribute", value=names[0],
                      bind=alt.binding_select(options=names, name="attribute "))
@@ -140,7 +155,7 @@ def variants_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
     for stem, label, per_attr, _, log in METRICS:
         y = alt.Y("value:Q", title=label, scale=alt.Scale(type="log") if log else alt.Scale(zero=False))
         panel = _seed_and_mean(data[data["metric"] == label], y, ORDER, width=250, height=170)
-        panels.append(panel.transform_filter(alt.datum.attribute == pick).properties(
+        panels.append(panel.transform_filter((alt.datum.attribute == pick) | (alt.datum.attribute == "")).properties(
             title=label + (" (selected attribute)" if per_attr else "")))
     rows = [alt.hconcat(*panels[i:i + 2]) for i in range(0, len(panels), 2)]
     return alt.vconcat(*rows).add_params(pick)
@@ -181,27 +196,38 @@ def differences_chart(diffs: pd.DataFrame, metrics=("probe accuracy (%)", "P@10 
     return alt.vconcat(*panels).add_params(pick)
 
 
-def trajectories_chart(trajectories: pd.DataFrame, attribute: str = "timeofday") -> alt.Chart:
-    """Every run's evaluations over training steps, from its seed's untrained encoder at step 0:
-    prediction loss, total variance (log), RankMe and P@10 of ``attribute``; one line per run,
-    colour by condition; click the legend to isolate a condition. (Probes are fitted only at
-    the final step, so they have no trajectory.)"""
+TRAJECTORY_COLUMNS = ("prediction_loss", "total_variance", "rankme")
+
+
+def trajectories_frame(trajectories: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
+    """The data of :func:`trajectories_chart`: one row per run and evaluation, each run starting
+    from its seed's untrained encoder at step 0: ``run``, ``condition``, ``seed``, ``step``,
+    prediction loss, total variance, RankMe and P@10 of ``attribute`` (in points)."""
     start = trajectories[trajectories["condition"] == UNTRAINED]
     runs = trajectories[trajectories["condition"] != UNTRAINED]
     starts = [start[start["seed"] == s].assign(condition=c) for c, s in
               runs[["condition", "seed"]].drop_duplicates().itertuples(index=False)]
     data = pd.concat([*starts, runs], ignore_index=True)
     data["run"] = data["condition"] + " s" + data["seed"].astype(str)
+    p10 = f"{attribute} P@10"
+    data = data[["run", "condition", "seed", "step", *TRAJECTORY_COLUMNS, p10]]
+    return data.assign(**{p10: 100.0 * data[p10]}).rename(columns={p10: f"{p10} (%)"})
+
+
+def trajectories_chart(trajectories: pd.DataFrame, attribute: str = "timeofday") -> alt.Chart:
+    """Every run's evaluations over training steps, from its seed's untrained encoder at step 0:
+    prediction loss, total variance (log), RankMe and P@10 of ``attribute``; one line per run,
+    colour by condition; click the legend to isolate a condition. (Probes are fitted only at
+    the final step, so they have no trajectory.) Drawn from :func:`trajectories_frame`."""
+    data = trajectories_frame(trajectories, attribute)
     pick = alt.selection_point(fields=["condition"], bind="legend")
     conditions = [c.name for c in CONDITIONS]
     panels = []
-    for col, label, pct, log in (("prediction_loss", "prediction loss", False, False),
-                                 ("total_variance", "total variance (log)", False, True),
-                                 ("rankme", "RankMe", False, False),
-                                 (f"{attribute} P@10", f"P@10, {ATTRIBUTE_NAMES.get(attribute, attribute)} (%)", True,
-                                  False)):
+    for col, label, log in (("prediction_loss", "prediction loss", False),
+                            ("total_variance", "total variance (log)", True),
+                            ("rankme", "RankMe", False),
+                            (f"{attribute} P@10 (%)", f"P@10, {ATTRIBUTE_NAMES.get(attribute, attribute)} (%)", False)):
         part = data[["condition", "seed", "run", "step", col]].rename(columns={col: "value"}).dropna()
-        part = part.assign(value=part["value"] * (100.0 if pct else 1.0))
         panels.append(alt.Chart(part).mark_line(strokeWidth=1.2, point=alt.OverlayMarkDef(size=12)).encode(
             x=alt.X("step:Q"), y=alt.Y("value:Q", title=label,
                                        scale=alt.Scale(type="log") if log else alt.Scale(zero=False)),
@@ -214,10 +240,15 @@ def trajectories_chart(trajectories: pd.DataFrame, attribute: str = "timeofday")
         orient="bottom", columns=2, labelLimit=260)
 
 
-def caption(cfg, text: str, n_seeds: int) -> str:
-    """A figure caption in Markdown that names what is plotted, the data and the profile."""
-    return (f"*{text} Procedural driving scenes (synthetic, not BDD100K); profile `{cfg.profile}` "
-            f"({cfg.steps:,} steps, depth {cfg.model.depth}); {n_seeds} seeds per condition.*")
+def caption(cfg, what: str, n_seeds: int, uncertainty: str) -> str:
+    """An exhibit caption (plain text): ``what`` is shown, the data and training profile it comes
+    from (computed from ``cfg``), and ``uncertainty`` (how the seeds or intervals are shown)."""
+    m, d = cfg.model, cfg.data
+    return (f"{what} Data: the validation embeddings of {d.n_val:,} procedural driving scenes (synthetic, "
+            f"generated by embdiag.data with seed {d.seed}; not BDD100K), probes fitted on {d.n_train:,} more; "
+            f"JEPA profile {cfg.profile} (ViT width {m.width}, depth {m.depth}, {cfg.steps:,} steps, batch "
+            f"{cfg.batch_size}, trained on {d.n_pool:,} unlabelled scenes); {n_seeds} seeds per condition. "
+            f"{uncertainty}")
 
 
 def profile_statement(cfg) -> str:

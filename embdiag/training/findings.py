@@ -81,6 +81,12 @@ def findings(records: pd.DataFrame, attribute: str = "timeofday", study: pd.Data
                          for f, s, t, r in rows])
 
 
+def in_words(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with every boolean cell written as ``yes`` or ``no`` (for the book's tables)."""
+    return table.apply(lambda column: column.map({True: "yes", False: "no"})
+                       if pd.api.types.is_bool_dtype(column) else column)
+
+
 def summary(verdicts: pd.DataFrame, attribute_name: str) -> str:
     """The verdicts of :func:`findings` as a Markdown paragraph and list."""
     lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here "

@@ -74,8 +74,8 @@ def test_charts_and_tables_build():
     paired = figures.paired_percent(sweep.paired_table(rec))
     for chart in (figures.headline_chart(rec), figures.variants_chart(rec), figures.differences_chart(paired)):
         assert chart.to_dict()
-    html = figures.mark_extremes(figures.means(rec)).to_html()
-    assert "#1a7f37" in html and "#cf222e" in html
+    html = figures.means_table(rec).to_html()
+    assert ">92.2<" in html and ">5<" in html                                      # 4 significant digits; runs as is
     untrained = {"condition": UNTRAINED, "seed": 0, "step": 0, "total_variance": 5.0, "rankme": 3.0,
                  "timeofday P@10": 0.3}
     traj = pd.DataFrame([untrained] + [{"condition": EMA, "seed": 0, "step": s, "prediction_loss": 0.1,
@@ -88,12 +88,83 @@ def test_charts_and_tables_build():
     assert set(variance["condition"]) == {EMA} and variance["value"].iloc[0] == 5.0
 
 
-def test_long_records_repeat_geometry_for_every_attribute():
+def test_long_records_list_geometry_once_and_labels_per_attribute():
     long = figures.long_records(_records())
     var = long[(long["metric"] == "total variance") & (long["condition"] == EMA) & (long["seed"] == 0)]
-    assert len(var) == len(ATTRIBUTES) and np.allclose(var["value"], 100.0)
+    assert len(var) == 1 and var["attribute"].tolist() == [""] and np.allclose(var["value"], 100.0)
     acc = long[(long["metric"] == "probe accuracy (%)") & (long["condition"] == EMA) & (long["seed"] == 0)]
+    assert sorted(acc["attribute"]) == sorted(figures.ATTRIBUTE_NAMES[a] for a in ATTRIBUTES)
     assert np.allclose(acc["floor"], 50.0)
+    n_runs = len(_records())
+    assert len(long) == n_runs * (4 + 3 * len(ATTRIBUTES))                          # 4 geometry, 3 per attribute
+
+
+def _plotted(chart) -> pd.DataFrame:
+    """Every row the rendered chart holds (all its datasets), read back from the Vega-Lite spec."""
+    from embdiag.paper.exhibits import chart_data
+
+    return pd.concat(chart_data(chart), ignore_index=True)
+
+
+def _rows(frame: pd.DataFrame, columns) -> list:
+    return sorted(tuple(round(v, 9) if isinstance(v, float) else v for v in row)
+                  for row in frame[list(columns)].itertuples(index=False))
+
+
+def test_chart_frames_are_what_the_charts_draw():
+    rec = _records()
+    rec.loc[(rec["condition"] == EMA) & (rec["seed"] == 4), "status"] = "failed"
+    key = ["condition", "seed", "attribute", "metric", "value"]
+    head = figures.headline_frame(rec)
+    assert set(head["condition"]) == set(figures.HEADLINE) and set(head["metric"]) == set(figures.HEADLINE_METRICS)
+    assert not ((head["condition"] == EMA) & (head["seed"] == 4)).any()             # failed runs are not data
+    assert _rows(_plotted(figures.headline_chart(rec)), key) == _rows(head, key)
+    variants = figures.variants_frame(rec)
+    assert "status" not in variants and len(variants) == (len(rec) - 1) * (4 + 3 * len(ATTRIBUTES))
+    assert _rows(_plotted(figures.variants_chart(rec)), key) == _rows(variants, key)
+
+
+def test_trajectories_frame_is_what_the_chart_draws():
+    traj = pd.DataFrame([{"condition": UNTRAINED, "seed": 0, "step": 0, "prediction_loss": np.nan,
+                          "total_variance": 5.0, "rankme": 3.0, "timeofday P@10": 0.3}]
+                        + [{"condition": c, "seed": 0, "step": s, "prediction_loss": 0.1, "total_variance": 1.0 + s,
+                            "rankme": 2.0, "timeofday P@10": 0.4} for c in (EMA, CONTROL) for s in (100, 200)])
+    frame = figures.trajectories_frame(traj)
+    assert len(frame) == 6 and (frame["step"] == 0).sum() == 2                      # each run starts untrained
+    assert frame.loc[frame["step"] == 0, "timeofday P@10 (%)"].tolist() == [30.0, 30.0]
+    long = frame.melt(id_vars=["run", "step"], value_vars=["prediction_loss", "total_variance", "rankme",
+                                                           "timeofday P@10 (%)"]).dropna()
+    assert _rows(_plotted(figures.trajectories_chart(traj)), ["run", "step", "value"]) == _rows(
+        long, ["run", "step", "value"])
+
+
+def test_means_table_marks_compare_the_seven_conditions_only():
+    from embdiag.paper import exhibits
+
+    rec = _records()
+    table = figures.means_table(rec)
+    html = exhibits.table(table, name="means", caption="c", extremes_rows=table.data.index != UNTRAINED).html
+    marks = exhibits.extreme_marks(table.data, table.data.index != UNTRAINED)
+    p10 = list(table.data.columns).index("P@10 (%)")
+    assert marks[list(table.data.index).index(UNTRAINED), p10] == ""                # lowest P@10, not compared
+    assert marks[list(table.data.index).index(CONTROL), p10] == exhibits.MIN
+    assert "among the 7 rows compared" in html
+
+
+def test_caption_names_data_profile_seeds_and_uncertainty():
+    cfg = sweep.Task("cpu", UNTRAINED, 0).config()
+    text = figures.caption(cfg, "What is shown.", 5, "Dots are seeds.")
+    assert text.startswith("What is shown. Data: ") and text.endswith("Dots are seeds.")
+    assert f"{cfg.data.n_val:,} procedural" in text and "not BDD100K" in text
+    assert f"profile cpu (ViT width {cfg.model.width}, depth {cfg.model.depth}, {cfg.steps:,} steps" in text
+    assert "5 seeds per condition" in text and "`" not in text and "*" not in text  # plain text, not Markdown
+
+
+def test_in_words_writes_booleans_only():
+    from embdiag.training.findings import in_words
+
+    t = in_words(pd.DataFrame({"ok": [True, False], "n": [1, 0], "text": ["True", "x"]}))
+    assert t["ok"].tolist() == ["yes", "no"] and t["n"].tolist() == [1, 0] and t["text"].tolist() == ["True", "x"]
 
 
 def test_paired_percent_scales_shares_only():
