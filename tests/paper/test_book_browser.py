@@ -309,14 +309,14 @@ def test_handler_serves_only_the_sub_path(site):
     import urllib.request
 
     origin = site.url.removesuffix(PREFIX.rstrip("/"))
-    with urllib.request.urlopen(f"{site.url}/intro.html") as r:
+    with urllib.request.urlopen(f"{site.url}/chapters/00_cover.html") as r:
         assert r.status == 200 and b"<html" in r.read()
     del site.outside[:]
-    for path in ("/intro.html", "/_static/embdiag.css", f"{PREFIX.rstrip('/')}{PREFIX}intro.html"):
+    for path in ("/chapters/00_cover.html", "/_static/embdiag.css", f"{PREFIX.rstrip('/')}{PREFIX}chapters/00_cover.html"):
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(origin + path)
         assert err.value.code == 404, path
-    assert site.outside == ["/intro.html", "/_static/embdiag.css"]
+    assert site.outside == ["/chapters/00_cover.html", "/_static/embdiag.css"]
     del site.outside[:]
 
 
