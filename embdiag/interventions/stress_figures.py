@@ -2,7 +2,8 @@
 
 :func:`measure` applies every intervention of :mod:`embdiag.interventions.stress` at every
 severity of a grid to one set of training and evaluation vectors (each fitted on the
-training vectors only) and measures the whole suite (:func:`embdiag.metrics.evaluate`:
+training vectors only; the grid is :func:`~embdiag.interventions.stress.measure_grid`'s) and
+measures the whole suite (:func:`embdiag.metrics.evaluate`:
 total variance, mean cosine, RankMe, PR, standardized-probe accuracy and balanced accuracy,
 P@k per attribute) plus overlap@k with the unchanged top-k (neighbour identity). Every
 other function reads its :class:`StressResults` and computes no metric: the study's
@@ -24,8 +25,8 @@ import pandas as pd
 
 from .. import _project, artifacts
 from .._validate import check_int
-from ..metrics import evaluate, frozen_classes, overlap_at_k, random_floor, topk
-from .stress import INTERVENTIONS, SEVERITIES, check_severity, grid, n_kept
+from ..metrics import random_floor
+from .stress import INTERVENTIONS, SEVERITIES, check_severity, measure_grid, n_kept
 
 __all__ = [
     "CRITERIA", "LABELS", "GEOMETRY", "StressResults", "check_attribute", "measure", "severity_table", "headline_chart", "headline_text",
@@ -146,32 +147,15 @@ def measure(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapp
     check_attribute(attribute, val_labels)
     values = _check_severities(severities)
     k, seed = check_int(k, "k", minimum=1), check_int(seed, "seed", minimum=0)
-    val = np.asarray(val, dtype=np.float64)
-    classes = frozen_classes(val_labels)
-    base = evaluate(train, train_labels, val, val_labels, k=k, classes=classes, probes=probes)
-    _, native = topk(val, val, k, exclude_self=True, dtype=np.float64)
     rows, sizes = [], []
-    for name in INTERVENTIONS:
-        rows.append({"intervention": name, "severity": 0.0, **base, f"overlap@{k}": 1.0})
-    for name, s, change in grid(tuple(INTERVENTIONS), tuple(values), seed=seed):
-        change.fit(train)
+    for name, s, change, row in measure_grid(train, train_labels, val, val_labels, names=tuple(INTERVENTIONS),
+                                             severities=tuple(values), k=k, seed=seed, probes=probes):
         sizes.append((name, s, *_size(change)))
-        if s == 0.0:
-            continue
-        moved = change.transform(val)
-        row = evaluate(change.transform(train), train_labels, moved, val_labels, k=k, classes=classes,
-                       probes=probes)
-        _, nb = topk(moved, moved, k, exclude_self=True, dtype=np.float64)
-        rows.append({"intervention": name, "severity": s, **row, f"overlap@{k}": overlap_at_k(native, nb)})
-    table = pd.DataFrame(rows).sort_values(["intervention", "severity"], key=_order, kind="stable")
-    return StressResults(table.reset_index(drop=True),
+        rows.append({"intervention": name, "severity": s, **row})
+    return StressResults(pd.DataFrame(rows),
                          pd.DataFrame(sizes, columns=["intervention", "severity", "quantity", "value"]),
                          {a: random_floor(y) for a, y in val_labels.items()}, k, attribute, seed,
-                         int(val.shape[1]))
-
-
-def _order(column: pd.Series) -> pd.Series:
-    return column.map(list(INTERVENTIONS).index) if column.name == "intervention" else column
+                         int(np.shape(val)[1]))
 
 
 def _sev(s: float) -> str:

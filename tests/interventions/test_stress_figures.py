@@ -80,6 +80,22 @@ def test_sizes_state_each_severity(results, vectors):
     assert table.loc[("rank restriction", "directions kept"), "s = .99"] == 1
 
 
+def test_measure_is_the_library_grid_searching_each_representation_once(results, vectors, monkeypatch):
+    """measure's grid is stress.stress_grid's, number for number; one top-k search per representation."""
+    import embdiag.interventions.stress as stress
+    import embdiag.metrics.suite as suite
+
+    pd.testing.assert_frame_equal(
+        results.grid, stress.stress_grid(*vectors, severities=[0.0] + SEVERITIES, k=5, seed=3), check_exact=True)
+    searched = []
+    topk = stress.topk
+    monkeypatch.setattr(stress, "topk", lambda *a, **kw: searched.append(a[0]) or topk(*a, **kw))
+    monkeypatch.setattr(suite, "topk", lambda *a, **kw: pytest.fail("a representation was searched twice"))
+    again = sf.measure(*vectors, severities=SEVERITIES, k=5, attribute="weather", seed=3)
+    assert len(searched) == 1 + len(INTERVENTIONS) * len(SEVERITIES)  # the unchanged vectors, then each change
+    pd.testing.assert_frame_equal(again.grid, results.grid, check_exact=True)
+
+
 def test_measure_without_probes_and_defaults(no_probes):
     assert not any(c.endswith((" BA", " accuracy")) for c in no_probes.grid)
     assert sorted(no_probes.grid["severity"].unique()) == [0.0, 0.25, 0.9]
