@@ -129,8 +129,8 @@ exhibits.figure(sf.precision_change_chart(ours, study, k), name="precision-chang
 side = sf.side_by_side(ours, study, k)
 exhibits.table(side, name="storage-table", extremes_rows=sf.this_run(side),
                caption=f"The study's storage table, its row above this run's for each condition: the largest score "
-                       f"error, changed queries and all queries, mean overlap@{k} and the change of P@{k} per attribute "
-                       f"(pp; blank where the study gives none). {study_rows} This run: {vectors.source}. "
+                       f"error, changed queries and all queries, mean overlap@{k} and the change of P@{k} per "
+                       f"attribute (pp; blank where the study gives none). {study_rows} This run: {vectors.source}. "
                        f"{exact}")
 
 # %% [markdown]
@@ -220,8 +220,8 @@ exhibits.table(agreement, name="agreement", extremes_rows=sf.this_run(agreement)
 verdicts = sf.findings(results, vectors.val_labels, study)
 exhibits.table(sf.findings_table(verdicts), name="findings", extremes=False,
                caption=f"Each finding of the study's storage section, its criterion (stability_figures.CRITERIA), "
-                       f"the study's numbers (its published values, data/study/storage.csv) and this run's, and whether it "
-                       f"holds here. "
+                       f"the study's numbers (its published values, data/study/storage.csv) and this run's, and "
+                       f"whether it holds here. "
                        f"{on_data} {exact}")
 
 # %%

@@ -138,8 +138,8 @@ exhibits.table(figures.caption_ranking_table(result, vectors.captions, example),
 # %%
 exhibits.table(figures.percent_table(result), name="retrieval",
                caption=f"Per representation (native, and Matryoshka prefixes of {', '.join(map(str, dims))} "
-                       f"dimensions), in percent: text→image Hit@1 and Hit@{k}; image→text Hit@1, Hit@{k} and caption "
-                       f"recall@{k}; the image-only category P@{k}. {on_data} {exact} The changes' intervals "
+                       f"dimensions), in percent: text→image Hit@1 and Hit@{k}; image→text Hit@1, Hit@{k} and "
+                       f"caption recall@{k}; the image-only category P@{k}. {on_data} {exact} The changes' intervals "
                        f"follow below.")
 
 # %%

@@ -282,23 +282,23 @@ def side_by_side(result: CaptionRetrieval, study: pd.DataFrame):
     return t.style.format("{:.2f}", na_rep="–")
 
 
+#: Columns of :func:`~embdiag.interventions.caption_retrieval.shuffled_control` -> their names in percent.
+CONTROL_COLUMNS = {"real": "real %", "shuffled": "shuffled %", "chance": "exact chance %",
+                   "permutation low": "shuffles, 2.5th percentile %",
+                   "permutation high": "shuffles, 97.5th percentile %"}
+
+
 def control_frame(control: pd.DataFrame) -> pd.DataFrame:
-    """:func:`~embdiag.interventions.caption_retrieval.shuffled_control` in percent: ``direction``,
-    ``metric``, ``real %``, ``shuffled %``, ``exact chance %`` and the central 95% of the further
-    shuffles (``shuffles, 2.5th percentile %``, ``shuffles, 97.5th percentile %``); the data of the control's chart and table."""
-    t = control.copy()
-    for c in ("real", "shuffled", "chance", "permutation low", "permutation high"):
-        t[c] = 100 * t[c]
-    return t.rename(columns={"real": "real %", "shuffled": "shuffled %", "chance": "exact chance %",
-                             "permutation low": "shuffles, 2.5th percentile %", "permutation high": "shuffles, 97.5th percentile %"})
+    """:func:`~embdiag.interventions.caption_retrieval.shuffled_control` in percent, its columns
+    renamed by :data:`CONTROL_COLUMNS` (the last two: the central 95% of the further shuffles);
+    the data of the control's chart and table."""
+    return control.assign(**{c: 100 * control[c] for c in CONTROL_COLUMNS}).rename(columns=CONTROL_COLUMNS)
 
 
 def control_chart(control: pd.DataFrame) -> alt.Chart:
     """The shuffled-correspondence control (log axis, percent): the real value, the seeded
     shuffle, the exact chance level (black tick) and the central 95% of further shuffles (grey line)."""
-    data = control_frame(control).rename(columns={
-        "real %": "real", "shuffled %": "shuffled", "exact chance %": "chance", "shuffles, 2.5th percentile %": "permutation low",
-        "shuffles, 97.5th percentile %": "permutation high"})
+    data = control_frame(control).rename(columns={v: k for k, v in CONTROL_COLUMNS.items()})
     data["row"] = data["direction"] + ", " + data["metric"]
     order = list(data["row"])
     y = alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=240))
@@ -319,9 +319,8 @@ def control_chart(control: pd.DataFrame) -> alt.Chart:
 
 def control_table(control: pd.DataFrame):
     """:func:`control_frame` as a Styler, indexed by direction and metric."""
-    return control_frame(control).set_index(["direction", "metric"]).style.format(
-        {"real %": "{:.2f}", "shuffled %": "{:.2f}", "exact chance %": "{:.3f}", "shuffles, 2.5th percentile %": "{:.2f}",
-         "shuffles, 97.5th percentile %": "{:.2f}"})
+    fmt = {name: "{:.3f}" if name == "exact chance %" else "{:.2f}" for name in CONTROL_COLUMNS.values()}
+    return control_frame(control).set_index(["direction", "metric"]).style.format(fmt)
 
 
 def control_statement(control: pd.DataFrame, result: CaptionRetrieval, study: pd.DataFrame | None = None) -> str:
