@@ -40,12 +40,17 @@ from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import driving_vectors
 from embdiag.interventions import stress_figures
-from embdiag.paper import charts
+from embdiag.paper import charts, exhibits
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path, labels_path=labels_path)
 results = stress_figures.measure(vectors.train, vectors.train_labels, vectors.val, vectors.val_labels,
                                  severities=severities, k=k, attribute=attribute, seed=seed)
+top = f"s = {results.top:g}"  # the most severe setting, the headline
+# What every caption says about the data and the uncertainty.
+on_data = f"Data: {vectors.source}."
+exact = (f"One measurement of these vectors: every change is deterministic except the offset's direction and the "
+         f"noise, one seeded draw each (seed {seed}); no intervals.")
 display(Markdown(
     f"**Vectors in this run:** {vectors.source}; {vectors.dim}-dimensional, attributes "
     f"{', '.join(vectors.attributes)}. Probes and every fitted change use the training rows only; all "
@@ -69,7 +74,10 @@ display(Markdown(
 # total variance $99^2 = 9801$. For the vectors of this run the grid means:
 
 # %%
-stress_figures.severity_table(results).style.format("{:.4g}")
+exhibits.table(stress_figures.severity_table(results).style.format("{:.4g}"), name="severity-sizes",
+               caption=f"The size of each change (columns: intervention, and the quantity that sizes it) at each "
+                       f"severity of the declared grid (rows), fitted on the training vectors. {on_data} Exact "
+                       f"values of the fitted changes (the noise's variance is its target, not a draw).")
 
 # %% [markdown]
 # ## A label-free number against retrieval
@@ -79,7 +87,12 @@ stress_figures.severity_table(results).style.format("{:.4g}")
 # retrieval, the two panels would move together.
 
 # %%
-stress_figures.headline_chart(results)
+exhibits.figure(
+    stress_figures.headline_chart(results), name="rankme-vs-precision",
+    data=stress_figures.headline_frame(results),
+    caption=f"RankMe (left, log axis) and {attribute} P@{k} in percent (right) of the evaluation vectors, "
+            f"unchanged and after each intervention at {top}; noise in red, the dashed line is the random-neighbour "
+            f"floor of {attribute} P@{k} ({100 * results.floors[attribute]:.2f}%). {on_data} {exact}")
 
 # %%
 display(Markdown(stress_figures.headline_text(results)))
@@ -99,7 +112,12 @@ display(Markdown(stress_figures.headline_text(results)))
 # vector's ten unchanged neighbours that are still among its ten neighbours after the change.
 
 # %%
-stress_figures.curves_chart(results)
+exhibits.figure(
+    stress_figures.curves_chart(results), name="metrics-over-severity", data=stress_figures.long_grid(results),
+    caption=f"Every metric of the suite against severity, one line per intervention: total variance, RankMe "
+            f"and participation ratio (log axes), mean cosine, overlap@{k} with the unchanged top {k}, then "
+            f"balanced accuracy and P@{k} per attribute in percent (dashed: the random floor of P@{k}). "
+            f"{on_data} {exact}")
 
 # %% [markdown]
 # Each change leaves the instruments that are blind to it exactly where they were. Contraction is
@@ -115,7 +133,12 @@ stress_figures.curves_chart(results)
 # probes are all blind to a common positive scale.
 
 # %%
-stress_figures.contraction_table(results).style.format("{:.6g}")
+exhibits.table(stress_figures.contraction_table(results).style.format("{:.6g}"), name="contraction-before-after",
+               extremes=False,  # rows are different metrics: a column's highest and lowest say nothing
+               caption=f"Every metric of the evaluation vectors before contraction (s = 0) and after it at {top} "
+                       f"(shares in [0, 1]), their ratio and the ratio the mapping predicts: (1 - s)² for total "
+                       f"variance, 1 for everything else. {on_data} Exact values, no uncertainty: the ratios of 1 "
+                       f"hold to floating-point rounding.")
 
 # %% [markdown]
 # ## The severe rows beside the study's
@@ -126,7 +149,12 @@ stress_figures.contraction_table(results).style.format("{:.6g}")
 # What should carry over is the pattern of each row relative to the unchanged one.
 
 # %%
-stress_figures.severe_table(results)
+severe = stress_figures.severe_table(results)
+exhibits.table(severe, name="severe-rows", extremes_rows=stress_figures.severe_compared(severe.data),
+               caption=f"The study's severe rows in its layout: for each quantity the study's value as published "
+                       f"(weather; EmbeddingGemma vectors of BDD100K images, data/study/stress_severe.csv) beside "
+                       f"this run's at {top} ({attribute}); BA and P@{k} in percent, the last row the random-neighbour "
+                       f"floor of P@{k}. This run: {vectors.source}. {exact}")
 
 # %% [markdown]
 # ## Does each finding hold here?
@@ -138,7 +166,10 @@ stress_figures.severe_table(results)
 
 # %%
 verdicts = stress_figures.findings(results)
-verdicts.assign(reproduces=verdicts["reproduces"].map({True: "yes", False: "no"})).set_index("finding").style
+exhibits.table(stress_figures.findings_table(verdicts), name="findings", extremes=False,
+               caption=f"Each finding of the study's stress section, its criterion (declared in "
+                       f"stress_figures.CRITERIA), the study's weather numbers and this run's ({attribute}, {top}), "
+                       f"and whether it holds here. {on_data} Criteria on single measurements, no intervals.")
 
 # %%
 display(Markdown(stress_figures.summary(verdicts)))

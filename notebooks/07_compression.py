@@ -45,7 +45,7 @@ from IPython.display import Markdown, display
 from embdiag.encoders import DIMS as TRAINED_PREFIXES
 from embdiag.encoders import REFERENCE_NAMES, driving_vectors
 from embdiag.interventions import compression, compression_figures as figures
-from embdiag.paper import charts
+from embdiag.paper import charts, exhibits
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
@@ -60,6 +60,11 @@ checked_attribute = figures.largest_loss(grid, checked)
 raw_ba = compression.unstandardized_ba(*args, method="PCA", dim=max(dims), attribute=checked_attribute)
 study = figures.read_study()
 trained = TRAINED_PREFIXES if vectors_path is None and encoder in REFERENCE_NAMES else None  # None: not known
+# What every caption says about the data and the uncertainty.
+on_data = f"Data: {vectors.source}."
+single = ("One measurement per representation (probes and PCA bases fitted once on the training vectors, no "
+          "random draws); no intervals.")
+published = "the study's published values (EmbeddingGemma on BDD100K, data/study/compression.csv)"
 display(Markdown(f"**Data and encoder:** {vectors.source}. The study's numbers beside ours come from the "
                  f"EmbeddingGemma 2 encoder on its BDD100K subset: they are published values, not reproduced "
                  f"here.  \n" + figures.prefix_note(trained, dims)))
@@ -73,20 +78,23 @@ display(Markdown(f"**Data and encoder:** {vectors.source}. The study's numbers b
 # mean; the uncentred one through the origin.
 
 # %%
-figures.schematic_chart(seed)
+exhibits.figure(figures.schematic_chart(seed), name="schematic",
+                caption="Schematic, not a measurement: a Matryoshka prefix keeps the leading coordinates of each "
+                        "vector and drops the rest (left); PCA projects onto directions fitted on training vectors, "
+                        f"through their mean or, uncentred, through the origin (right). Toy values (seed {seed}), "
+                        "no data of this run.")
 
 # %% [markdown]
 # ## Change from native
 #
 # Each panel is one attribute and one endpoint, in percentage points from the native vectors, on
-# the same fixed axis from −10 to +5 pp (the study's); lines are this run (MRL solid, PCA dashed,
-# uncentred PCA dotted), open diamonds the study's published values.
+# the same fixed axis from −10 to +5 pp (the study's), with the study's published values beside
+# this run's.
 
 # %%
-figures.change_chart(grid, k, study)
-
-# %%
-display(Markdown(figures.change_caption(grid, k)))
+exhibits.figure(figures.change_chart(grid, k, study), name="change-from-native",
+                caption=f"{figures.change_caption(grid, k)} The study's: EmbeddingGemma on BDD100K "
+                        f"(data/study/compression.csv). {on_data} {single}")
 
 # %% [markdown]
 # The same numbers in the study's layout (percent), each of this run's rows followed by the
@@ -94,7 +102,12 @@ display(Markdown(figures.change_caption(grid, k)))
 # the representation keeps (overlap@$k$), which the study did not report.
 
 # %%
-figures.results_table(grid, study, k)
+results = figures.results_table(grid, study, k)
+exhibits.table(results, name="results", extremes_rows=results.data.index.get_level_values("source") == "this run",
+               caption=f"Balanced accuracy and P@{k} per attribute (percent) and overlap@{k} with the native top "
+                       f"{k} (share) of each representation: this run's row, then, in grey, {published} where the "
+                       f"study has the row (— where it has no value). "
+                       f"{on_data} {single}")
 
 # %% [markdown]
 # ## Centring alone moves neighbours
@@ -113,7 +126,12 @@ figures.results_table(grid, study, k)
 # keeps every neighbour. The table measures all four at the full dimension:
 
 # %%
-figures.centring_table(centring, k)
+exhibits.table(figures.centring_table(centring, k), name="centring",
+               caption=f"At the full dimension ({vectors.dim}), against the native top {k}: overlap@{k} and the "
+                       f"share of queries whose top {k} changed, overlap with the top {k} of cosine on the centred "
+                       f"vectors, the largest change of any pairwise cosine, and P@{k} per attribute, for the "
+                       f"native vectors, uncentred PCA, centred PCA and the native vectors minus the training mean. "
+                       f"{on_data} Exact values (deterministic), no uncertainty.")
 
 # %%
 display(Markdown(figures.centring_text(centring, k)))
@@ -126,7 +144,10 @@ display(Markdown(figures.centring_text(centring, k)))
 # neighbours earlier.
 
 # %%
-figures.overlap_chart(curve, k)
+exhibits.figure(figures.overlap_chart(curve, k), name="overlap-by-dimension",
+                caption=f"Overlap@{k} of each method's top {k} with the native top {k} against the dimensions "
+                        f"kept (log axis), at {', '.join(map(str, sorted(set(curve['dim']), reverse=True)))}. "
+                        f"{on_data} Exact values (deterministic), no uncertainty.")
 
 # %%
 display(Markdown(figures.overlap_text(curve, k, trained)))
@@ -148,7 +169,10 @@ display(Markdown(figures.retrieval_text(grid, centring, k)))
 # PCA without standardization, for the attribute that PCA loses most (one extra probe fit):
 
 # %%
-figures.spectrum_table(spectrum)
+exhibits.table(figures.spectrum_table(spectrum), name="spectrum",
+               caption=f"For each number k of principal directions kept: the share of the training vectors' "
+                       f"(centred) variance that they leave out, and the variance of direction k relative to the "
+                       f"first. Training vectors of {vectors.source}. Exact eigenvalues, no uncertainty.")
 
 # %%
 display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, checked_attribute)))
@@ -163,7 +187,10 @@ display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, c
 
 # %%
 verdicts = figures.findings(grid, centring, study, k)
-figures.findings_table(verdicts)
+exhibits.table(figures.findings_table(verdicts), name="findings", extremes=False,
+               caption=f"Each finding of the compression section (and the user's centring finding), its criterion "
+                       f"(compression_figures.CRITERIA), the numbers behind it in {published} and in this run, and "
+                       f"whether it holds here. {on_data} Criteria on single measurements, no intervals.")
 
 # %%
 display(Markdown(figures.summary(verdicts)))

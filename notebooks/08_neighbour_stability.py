@@ -43,7 +43,7 @@ from IPython.display import Markdown, display
 from embdiag.encoders.vectors import driving_vectors
 from embdiag.interventions import stability_figures as sf
 from embdiag.interventions.precision import compare_study_conditions
-from embdiag.paper import charts
+from embdiag.paper import charts, exhibits
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
@@ -51,6 +51,11 @@ vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vector
 results = compare_study_conditions(vectors.train, vectors.val, k=k, offset_severity=offset_severity,
                                    offset_seed=offset_seed)
 study, ours = sf.study_table(), sf.storage_table(results, vectors.val_labels)
+# What every caption says about the data, the study's side and the uncertainty.
+on_data = f"Data: {vectors.source}."
+published = "the study's published values (EmbeddingGemma on BDD100K, data/study/storage.csv)"
+study_rows = "The study's rows are its published values (EmbeddingGemma on BDD100K, data/study/storage.csv)."
+exact = "Exact counts and floating-point errors of one deterministic run, no uncertainty."
 display(Markdown(
     f"**Data and encoder:** {vectors.source}. Each of the {len(vectors.val):,} evaluation vectors ({vectors.dim}-d) "
     f"queries the other {len(vectors.val) - 1:,} for its exact top {k}; the offset is fitted on the "
@@ -67,7 +72,11 @@ display(Markdown(
 # gallery in FP16 and is compared with that reference.
 
 # %%
-sf.conditions_table(results)
+exhibits.table(sf.conditions_table(results), name="conditions", extremes=False,
+               caption=f"The eight conditions of the study (embdiag.interventions.precision.STUDY_CONDITIONS): which "
+                       f"vectors each ranks, how it stores the gallery and the queries, and the arithmetic it "
+                       f"normalizes and scores in; the common offset has severity {offset_severity:g} (seed "
+                       f"{offset_seed}), fitted on the training vectors. A definition, not a measurement.")
 
 # %% [markdown]
 # ## The top-ten boundary
@@ -82,10 +91,9 @@ sf.conditions_table(results)
 # %%
 example = sf.result_named(results, example_condition)
 boundary = sf.boundary_data(vectors.val, example)
-sf.boundary_chart(boundary, k)
-
-# %%
-display(Markdown(sf.boundary_caption(boundary, example)))
+exhibits.figure(sf.boundary_chart(boundary, k), name="boundary", data=boundary,
+                caption=f"{sf.boundary_caption(boundary, example)} Left: the ranks around {k}; right: zoom on the "
+                        f"items that cross the cut. {on_data} Exact float64 scores, no uncertainty.")
 
 # %% [markdown]
 # ## Score error, changed queries and overlap
@@ -96,7 +104,11 @@ display(Markdown(sf.boundary_caption(boundary, example)))
 # diamonds are the study's values, filled circles this run's.
 
 # %%
-sf.overview_chart(ours, study, k)
+exhibits.figure(sf.overview_chart(ours, study, k), name="overview", data=sf.overview_frame(ours, study),
+                caption=f"Per condition: the largest change of any query–gallery score (log axis; the references' "
+                        f"exact 0 at the left edge), the number of the {len(vectors.val):,} queries whose top-{k} "
+                        f"set changed, and the mean overlap@{k} with the reference top {k}. Filled circles: this run; "
+                        f"open grey diamonds: {published}. {on_data} {exact}")
 
 # %% [markdown]
 # A changed neighbour set need not change how many neighbours share the query's label. The change
@@ -104,13 +116,22 @@ sf.overview_chart(ours, study, k)
 # count of relevant neighbours gained or lost, so an unchanged P@k is exactly 0:
 
 # %%
-sf.precision_change_chart(ours, study, k)
+exhibits.figure(sf.precision_change_chart(ours, study, k), name="precision-change",
+                data=sf.precision_change_frame(ours, study),
+                caption=f"Change of P@{k} per attribute under each condition (perturbed minus reference, percentage "
+                        f"points; dashed: no change). Filled circles: this run; open grey diamonds: {published}. "
+                        f"{on_data} {exact}")
 
 # %% [markdown]
 # The same numbers in the study's table layout, the study's row above this run's:
 
 # %%
-sf.side_by_side(ours, study, k).style
+side = sf.side_by_side(ours, study, k)
+exhibits.table(side, name="storage-table", extremes_rows=sf.this_run(side),
+               caption=f"The study's storage table, its row above this run's for each condition: the largest score "
+                       f"error, changed queries and all queries, mean overlap@{k} and the change of P@{k} per "
+                       f"attribute (pp; blank where the study gives none). {study_rows} This run: {vectors.source}. "
+                       f"{exact}")
 
 # %% [markdown]
 # ## Which queries change: margins
@@ -123,14 +144,20 @@ sf.side_by_side(ours, study, k).style
 # shrink more than the score error, more queries change than under FP16 on the vectors as embedded.
 
 # %%
-sf.margin_chart(results)
+exhibits.figure(sf.margin_chart(results), name="margins",
+                caption=f"Reference margin (score at rank {k} minus rank {k + 1}, log axis) of every query, per "
+                        f"condition: all queries as a grey density strip (histogram, darker = more queries), the "
+                        f"queries whose top {k} changed as red dots, and a black tick at twice the condition's "
+                        f"largest score change. {on_data} {exact}")
 
 # %% [markdown]
 # Changed queries per margin bin (declared decades, `stability_figures.MARGIN_EDGES`), as
 # *changed / queries in the bin*:
 
 # %%
-sf.margin_table(results)
+exhibits.table(sf.margin_table(results), name="margin-bins",
+               caption=f"Per condition and reference-margin bin (declared decades, stability_figures.MARGIN_EDGES): "
+                       f"the queries whose top {k} changed and all queries in the bin. {on_data} {exact}")
 
 # %% [markdown]
 # ## What can be ruled out in advance: the certificate
@@ -143,9 +170,12 @@ sf.margin_table(results)
 # (`embdiag.interventions.precision.certificate_bound`).
 
 # %%
-sf.certificate_table(results, study).style.format(
-    {"coverage (%)": "{:.1f}", "actual error below half margin (%)": "{:.1f}", "median bound": "{:.2g}",
-     "median actual error": "{:.2g}", "median half margin": "{:.2g}"})
+exhibits.table(sf.certificate_table(results, study), name="certificate",
+               caption=f"Per condition: changed queries, certified queries (this run, and the study's where it states "
+                       f"them), coverage (certified share), exceptions (certified yet changed), the medians over "
+                       f"queries of the certificate's bound, of the actual largest score change and of half the "
+                       f"margin (score units), and the share of queries whose actual change stays below half their "
+                       f"margin. {on_data} {exact}")
 
 # %% [markdown]
 # **Why coverage is low for INT8 while few queries change.** Per condition, how the half
@@ -154,7 +184,11 @@ sf.certificate_table(results, study).style.format(
 # of its bound, and it can change only where its actual change reaches its half margin.
 
 # %%
-sf.certificate_chart(results)
+exhibits.figure(sf.certificate_chart(results), name="certificate-distributions",
+                caption=f"For {', '.join(sf.CERTIFICATE_CONDITIONS)}: the share of queries at or below each value "
+                        f"(log axis, score units) of half the margin (black), of the certificate's bound (orange) "
+                        f"and of the actual largest score change (blue); quantiles at every 2% of the queries. "
+                        f"{on_data} {exact}")
 
 # %%
 display(Markdown(sf.certificate_explanation(results, vectors.dim)))
@@ -167,7 +201,12 @@ display(Markdown(sf.certificate_explanation(results, vectors.dim)))
 # relevance metric would report no change at all.
 
 # %%
-sf.agreement_table(ours, study, k).style
+agreement = sf.agreement_table(ours, study, k)
+exhibits.table(agreement, name="agreement", extremes_rows=sf.this_run(agreement),
+               caption=f"For each condition that changed any query: the changed queries and, per attribute, how many "
+                       f"of them kept exactly the same P@{k} (count and percent of the changed), the study's row "
+                       f"above this run's where it reports one. {study_rows} This run: {vectors.source}. "
+                       f"{exact}")
 
 # %% [markdown]
 # ## Does each finding hold here?
@@ -179,7 +218,11 @@ sf.agreement_table(ours, study, k).style
 
 # %%
 verdicts = sf.findings(results, vectors.val_labels, study)
-verdicts.assign(reproduces=verdicts["reproduces"].map({True: "yes", False: "no"})).set_index("finding").style
+exhibits.table(sf.findings_table(verdicts), name="findings", extremes=False,
+               caption=f"Each finding of the study's storage section, its criterion (stability_figures.CRITERIA), "
+                       f"the study's numbers (its published values, data/study/storage.csv) and this run's, and "
+                       f"whether it holds here. "
+                       f"{on_data} {exact}")
 
 # %%
 display(Markdown(sf.summary(verdicts)))

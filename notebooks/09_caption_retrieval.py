@@ -44,7 +44,7 @@ from IPython.display import Markdown, display
 from embdiag.encoders.vectors import caption_vectors
 from embdiag.interventions import caption_figures as figures
 from embdiag.interventions import caption_retrieval as cr
-from embdiag.paper import charts
+from embdiag.paper import charts, exhibits
 
 charts.enable()
 vectors = caption_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path)
@@ -54,6 +54,12 @@ changes = cr.bootstrap_changes(result, n_draws=n_draws, seed=seed)
 control = cr.shuffled_control(result, seed=seed, n_permutations=n_permutations)
 study = figures.published()
 example = cr.typical_image(result) if example is None else example
+# What every caption says about the data, the study's side and the uncertainty.
+on_data = f"Data: {vectors.source}."
+published = "the study's published values (EmbeddingGemma on COCO 2017 validation, data/study/caption_retrieval.csv)"
+exact = "Exact values of one deterministic search (float64 scores), no uncertainty."
+boot = (f"95% paired-bootstrap percentile interval over the {result.n_images:,} image groups ({n_draws:,} draws, "
+        f"seed {seed}), conditional on these images and captions")
 display(Markdown(figures.data_statement(vectors, result)))
 
 # %% [markdown]
@@ -92,24 +98,36 @@ display(Markdown(figures.categories_statement(vectors, result)))
 # up to 10.
 
 # %%
-figures.example_chart(vectors.image_pixels, example)
+exhibits.figure(figures.example_chart(vectors.image_pixels, example), name="example-image",
+                caption=f"Image {example} of the caption groups, the worked example. {on_data} An example, not a "
+                        f"measurement.")
 
 # %%
-figures.example_captions(result, vectors.captions, example)
+exhibits.table(figures.example_captions(result, vectors.captions, example), name="example-captions",
+               caption=f"The captions of image {example} and, for each used as a text→image query, the rank of its "
+                       f"parent image among all {result.n_images:,} images in each representation (1 = first). "
+                       f"{on_data} {exact}")
 
 # %% [markdown]
 # The search of its first caption that finds it in the top ten, best first, one row per
 # representation; the parent is outlined in red (hover for scores).
 
 # %%
-figures.ranking_chart(result, vectors.image_pixels, example)
+exhibits.figure(figures.ranking_chart(result, vectors.image_pixels, example), name="ranking",
+                data=figures.ranking_frame(result, example),
+                caption=f"The top {k} images for one caption of image {example} (its first that finds it in the "
+                        f"native top {k}) as a text→image query, one row per representation, best first; the parent "
+                        f"image is outlined in red and its rank given in the row label. {on_data} {exact}")
 
 # %% [markdown]
 # And the reverse search: the same image's ten best captions in the native space, each with
 # the image that owns it. Caption recall@10 counts how many of the five own captions appear.
 
 # %%
-figures.caption_ranking_table(result, vectors.captions, example)
+exhibits.table(figures.caption_ranking_table(result, vectors.captions, example), name="caption-ranking",
+               caption=f"The {k} best captions for image {example} as an image→text query in the native space: "
+                       f"cosine score, caption, the image that owns it and whether it is one of image {example}'s "
+                       f"own. {on_data} {exact}")
 
 # %% [markdown]
 # ## What compression costs
@@ -118,10 +136,16 @@ figures.caption_ranking_table(result, vectors.captions, example)
 # representation.
 
 # %%
-figures.percent_table(result)
+exhibits.table(figures.percent_table(result), name="retrieval",
+               caption=f"Per representation (native, and Matryoshka prefixes of {', '.join(map(str, dims))} "
+                       f"dimensions), in percent: text→image Hit@1 and Hit@{k}; image→text Hit@1, Hit@{k} and "
+                       f"caption recall@{k}; the image-only category P@{k}. {on_data} {exact} The changes' intervals "
+                       f"follow below.")
 
 # %%
-figures.metrics_chart(result)
+exhibits.figure(figures.metrics_chart(result), name="retrieval-by-dimension",
+                caption=f"Hit@1, Hit@{k} and caption recall@{k} per representation on one fixed 0–100% axis, "
+                        f"text→image and image→text. {on_data} {exact} The changes' intervals follow below.")
 
 # %% [markdown]
 # Overlap with the native top ten: how many of the same captions or images a compressed search
@@ -129,7 +153,10 @@ figures.metrics_chart(result)
 # its own encoder.
 
 # %%
-figures.overlaps_side_by_side(result, study)
+exhibits.table(figures.overlaps_side_by_side(result, study), name="overlaps",
+               caption=f"Overlap@{k} of each compressed top {k} with the native top {k} (percent; identity, not "
+                       f"relevance), per representation and direction: this run beside {published}, – where it has "
+                       f"none. {on_data} {exact}")
 
 # %% [markdown]
 # ## How sure are the changes?
@@ -142,10 +169,15 @@ figures.overlaps_side_by_side(result, study)
 # changes are points.
 
 # %%
-figures.intervals_chart(changes, study)
+exhibits.figure(figures.intervals_chart(changes, study), name="changes-with-intervals",
+                caption=f"Compressed minus native (percentage points) per metric, direction and dimension: this "
+                        f"run's change (black diamond; the line is its {boot}); in grey, the changes in {published}, "
+                        f"with its printed intervals for Hit@10 only. {on_data}")
 
 # %%
-figures.changes_table(changes)
+exhibits.table(figures.changes_table(changes), name="changes",
+               caption=f"Per representation, direction and metric: native and compressed values (percent), their "
+                       f"difference (pp) and its {boot}. {on_data}")
 
 # %%
 display(Markdown(figures.changes_statement(changes, result, study)))
@@ -164,10 +196,18 @@ display(Markdown(figures.changes_statement(changes, result, study)))
 # zero is left out (the table shows it).
 
 # %%
-figures.control_table(control)
+exhibits.table(figures.control_table(control), name="shuffled-control",
+               caption=f"The shuffled-correspondence control on the native vectors, per direction and metric "
+                       f"(percent): the real value, the value after one seeded shuffle of the image–caption "
+                       f"correspondence (seed {seed}), its exact chance level, and the 2.5th and 97.5th percentiles "
+                       f"of {n_permutations:,} further shuffles. {on_data}")
 
 # %%
-figures.control_chart(control)
+exhibits.figure(figures.control_chart(control), name="shuffled-control-chart",
+                data=figures.control_frame(control),
+                caption=f"The same control on a log axis: real and shuffled values (dots), the exact chance (black "
+                        f"tick) and the central 95% of {n_permutations:,} further shuffles (grey line); a shuffled "
+                        f"value of zero cannot be drawn and is left out (the table shows it). {on_data}")
 
 # %%
 display(Markdown(figures.control_statement(control, result, study)))
@@ -179,7 +219,9 @@ display(Markdown(figures.control_statement(control, result, study)))
 # encoder named above, so the levels are not comparable number for number; the pattern is.
 
 # %%
-figures.side_by_side(result, study)
+exhibits.table(figures.side_by_side(result, study), name="study-vs-this-run",
+               caption=f"Every metric of the study's table per representation (percent): {published} beside this "
+                       f"run's, – where the study has no such representation. This run: {vectors.source}. {exact}")
 
 # %% [markdown]
 # ## Does each finding hold here?
@@ -190,7 +232,10 @@ figures.side_by_side(result, study)
 
 # %%
 verdicts = figures.findings(changes, control, study)
-figures.findings_table(verdicts)
+exhibits.table(figures.findings_table(verdicts), name="findings", extremes=False,
+               caption=f"Each finding of the study's caption section, its criterion (caption_figures.CRITERIA), the "
+                       f"numbers behind it in {published} and in this run, whether it holds in each. {on_data} "
+                       f"Changes with their {boot}.")
 
 # %%
 display(Markdown(figures.summary(verdicts)))

@@ -95,12 +95,11 @@ def example_captions(result: CaptionRetrieval, captions, image: int):
     return table.set_index("caption #").style.set_table_styles(_LEFT)
 
 
-def ranking_chart(result: CaptionRetrieval, pixels, image: int, slot: int | None = None,
-                  size: int = 52) -> alt.Chart:
-    """The top ``k`` images for one caption query (caption ``slot``, counted from 0, of
-    ``image``; default: its first caption whose parent is in the native top ``k``, else its
-    first), one row per representation, best first; the parent image is outlined in red (the
-    row label gives its rank, also when it falls outside the top ``k``)."""
+def ranking_frame(result: CaptionRetrieval, image: int, slot: int | None = None) -> pd.DataFrame:
+    """The data of :func:`ranking_chart`: the top ``k`` images for one caption query (caption
+    ``slot``, counted from 0, of ``image``; default: its first caption whose parent is in the
+    native top ``k``, else its first), one row per representation and rank: ``representation``
+    (with the parent's rank), ``rank``, ``image``, ``score`` and ``parent``."""
     own = np.flatnonzero(result.group == image)
     if slot is None:
         found = np.flatnonzero(result.native.t2i.hit_k[own] > 0)
@@ -115,7 +114,14 @@ def ranking_chart(result: CaptionRetrieval, pixels, image: int, slot: int | None
         for j, (img, score) in enumerate(zip(r.t2i.neighbors[caption], r.t2i.scores[caption])):
             rows.append({"representation": label, "rank": j + 1, "image": int(img), "score": float(score),
                          "parent": bool(img == parent)})
-    data = pd.DataFrame(rows)
+    return pd.DataFrame(rows)
+
+
+def ranking_chart(result: CaptionRetrieval, pixels, image: int, slot: int | None = None,
+                  size: int = 52) -> alt.Chart:
+    """:func:`ranking_frame` drawn: one row per representation, best first; the parent image is
+    outlined in red (the row label gives its rank, also when it falls outside the top ``k``)."""
+    data = ranking_frame(result, image, slot)
     order = list(dict.fromkeys(data["representation"]))
     x = alt.X("rank:O", title="rank", axis=alt.Axis(labelAngle=0, orient="top"))
     y = alt.Y("representation:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
@@ -140,7 +146,7 @@ def caption_ranking_table(result: CaptionRetrieval, captions, image: int,
     r = result.native if representation is None else result[representation]
     nb, sc = r.i2t.neighbors[image], r.i2t.scores[image]
     table = pd.DataFrame({"rank": np.arange(1, len(nb) + 1), "score": sc, "caption": np.asarray(captions)[nb],
-                          "owner image": result.group[nb],
+                          "owner image": result.group[nb].astype(str),  # an id, not a quantity
                           "own caption": np.where(result.group[nb] == image, "yes", "")})
     return table.set_index("rank").style.format({"score": "{:.4f}"}).set_table_styles(_LEFT)
 
@@ -183,11 +189,13 @@ def changes_table(changes: pd.DataFrame):
     """:func:`~embdiag.interventions.caption_retrieval.bootstrap_changes` in percent and pp."""
     t = changes.copy()
     t[["native", "compressed", "change", "low", "high"]] *= 100
-    t["95% interval (pp)"] = [f"[{lo:+.2f}, {hi:+.2f}]" for lo, hi in zip(t["low"], t["high"])]
-    t = t.rename(columns={"native": "native %", "compressed": "compressed %", "change": "change (pp)"})
-    cols = ["representation", "direction", "metric", "native %", "compressed %", "change (pp)", "95% interval (pp)"]
+    t = t.rename(columns={"native": "native %", "compressed": "compressed %", "change": "change (pp)",
+                          "low": "95% interval: low (pp)", "high": "95% interval: high (pp)"})
+    cols = ["representation", "direction", "metric", "native %", "compressed %", "change (pp)",
+            "95% interval: low (pp)", "95% interval: high (pp)"]
     return t[cols].set_index(["representation", "direction", "metric"]).style.format(
-        {"native %": "{:.2f}", "compressed %": "{:.2f}", "change (pp)": "{:+.2f}"})
+        {"native %": "{:.2f}", "compressed %": "{:.2f}", "change (pp)": "{:+.2f}", "95% interval: low (pp)": "{:+.2f}",
+         "95% interval: high (pp)": "{:+.2f}"})
 
 
 def _study_changes(study: pd.DataFrame) -> pd.DataFrame:
@@ -274,12 +282,23 @@ def side_by_side(result: CaptionRetrieval, study: pd.DataFrame):
     return t.style.format("{:.2f}", na_rep="–")
 
 
+#: Columns of :func:`~embdiag.interventions.caption_retrieval.shuffled_control` -> their names in percent.
+CONTROL_COLUMNS = {"real": "real %", "shuffled": "shuffled %", "chance": "exact chance %",
+                   "permutation low": "shuffles, 2.5th percentile %",
+                   "permutation high": "shuffles, 97.5th percentile %"}
+
+
+def control_frame(control: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~embdiag.interventions.caption_retrieval.shuffled_control` in percent, its columns
+    renamed by :data:`CONTROL_COLUMNS` (the last two: the central 95% of the further shuffles);
+    the data of the control's chart and table."""
+    return control.assign(**{c: 100 * control[c] for c in CONTROL_COLUMNS}).rename(columns=CONTROL_COLUMNS)
+
+
 def control_chart(control: pd.DataFrame) -> alt.Chart:
     """The shuffled-correspondence control (log axis, percent): the real value, the seeded
     shuffle, the exact chance level (black tick) and the central 95% of further shuffles (grey line)."""
-    data = control.copy()
-    for c in ("real", "shuffled", "chance", "permutation low", "permutation high"):
-        data[c] = 100 * data[c]
+    data = control_frame(control).rename(columns={v: k for k, v in CONTROL_COLUMNS.items()})
     data["row"] = data["direction"] + ", " + data["metric"]
     order = list(data["row"])
     y = alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=240))
@@ -299,15 +318,9 @@ def control_chart(control: pd.DataFrame) -> alt.Chart:
 
 
 def control_table(control: pd.DataFrame):
-    """The control in percent, with the permutation range as text."""
-    t = control.copy()
-    for c in ("real", "shuffled", "chance", "permutation low", "permutation high"):
-        t[c] = 100 * t[c]
-    t["central 95% of shuffles"] = [f"[{a:.2f}, {b:.2f}]" for a, b in zip(t["permutation low"], t["permutation high"])]
-    t = t.drop(columns=["permutation low", "permutation high"]).rename(
-        columns={"real": "real %", "shuffled": "shuffled %", "chance": "exact chance %"})
-    return t.set_index(["direction", "metric"]).style.format(
-        {"real %": "{:.2f}", "shuffled %": "{:.2f}", "exact chance %": "{:.3f}"})
+    """:func:`control_frame` as a Styler, indexed by direction and metric."""
+    fmt = {name: "{:.3f}" if name == "exact chance %" else "{:.2f}" for name in CONTROL_COLUMNS.values()}
+    return control_frame(control).set_index(["direction", "metric"]).style.format(fmt)
 
 
 def control_statement(control: pd.DataFrame, result: CaptionRetrieval, study: pd.DataFrame | None = None) -> str:

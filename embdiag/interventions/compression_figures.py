@@ -159,16 +159,17 @@ def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = N
 
 
 def change_caption(grid: pd.DataFrame, k: int = 10) -> str:
-    """Caption of :func:`change_chart` naming any value beyond the fixed axis (Markdown)."""
+    """Caption of :func:`change_chart` naming any value beyond the fixed axis (plain text)."""
     data = changes(grid, k)
     out = data[(data["change"] < AXIS_PP[0]) | (data["change"] > AXIS_PP[1])]
     beyond = ("every value lies within the axis" if out.empty else
               f"{len(out)} value(s) lie beyond it and are drawn at its edge: " + "; ".join(
                   f"{r.representation} {r.attribute} {r.endpoint} {r.change:+.2f} pp" for r in out.itertuples()))
     note = "" if k == 10 else f" (this run's P@{k} beside the study's P@10)"
-    return (f"*Change from the native vectors in percentage points, balanced accuracy (top row) and P@{k} "
+    return (f"Change from the native vectors in percentage points, balanced accuracy (top row) and P@{k} "
             f"(bottom row) per attribute, on one fixed {AXIS_PP[0]:+g} to {AXIS_PP[1]:+g} pp axis: "
-            f"{beyond}. Lines: this run; open diamonds: the study's published values{note}.*")
+            f"{beyond}. Lines: this run (MRL solid, PCA dashed, uncentred PCA dotted); open diamonds: the "
+            f"study's published values{note}.")
 
 
 def overlap_chart(curve: pd.DataFrame, k: int = 10) -> alt.Chart:

@@ -125,19 +125,39 @@ def _paired_rows(ours: pd.DataFrame, study: pd.DataFrame):
                 yield cond, source, table.loc[cond]
 
 
-def side_by_side(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> pd.DataFrame:
-    """The study's table layout, the study's row above this run's for every condition (strings)."""
+def side_by_side_frame(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> pd.DataFrame:
+    """The study's table layout as numbers, the study's row above this run's for every condition:
+    max score error, changed queries, queries, overlap@k and ΔP@k per attribute (pp; NaN where
+    the source has no value)."""
     attrs = [c[len("delta_"):-len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
     rows = []
     for cond, source, r in _paired_rows(ours, study):
-        row = {"condition": cond, "source": source, "max score error": _sci(r["max_score_error"]),
-               "changed queries": f"{int(r['changed_queries'])} / {int(r['n_queries'])}",
-               f"overlap@{k}": f"{r['overlap_at_10']:.5f}"}
+        row = {"condition": cond, "source": source, "max score error": float(r["max_score_error"]),
+               "changed queries": int(r["changed_queries"]), "queries": int(r["n_queries"]),
+               f"overlap@{k}": float(r["overlap_at_10"])}
         for a in attrs:
-            v = r.get(f"delta_{a}_p10_pp", np.nan)
-            row[f"Δ {_name(a)} P@{k} (pp)"] = "" if pd.isna(v) else ("0" if v == 0 else f"{v:+.3f}")
+            row[f"Δ {_name(a)} P@{k} (pp)"] = float(r.get(f"delta_{a}_p10_pp", np.nan))
         rows.append(row)
     return pd.DataFrame(rows).set_index(["condition", "source"])
+
+
+def _delta(v) -> str:
+    return "0" if v == 0 else f"{v:+.3f}"
+
+
+def side_by_side(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10):
+    """:func:`side_by_side_frame` as a Styler in the study's precision (an exact zero as ``0``)."""
+    frame = side_by_side_frame(ours, study, k)
+    fmt = {c: _delta for c in frame.columns if c.startswith("Δ ")}
+    fmt.update({"max score error": _sci, "changed queries": "{:d}", "queries": "{:d}", f"overlap@{k}": "{:.5f}"})
+    return frame.style.format(fmt, na_rep="")
+
+
+def this_run(table) -> np.ndarray:
+    """Which rows of a table indexed by ``(condition, source)`` (a DataFrame or its Styler) are
+    this run's: the rows whose highest and lowest values are marked."""
+    frame = table.data if hasattr(table, "data") else table
+    return np.asarray(frame.index.get_level_values("source") == "this run")
 
 
 def margin_bins(margins, changed, edges=MARGIN_EDGES) -> pd.DataFrame:
@@ -167,27 +187,30 @@ def _bin_label(lo: float, hi: float) -> str:
 
 
 def margin_table(results, edges=MARGIN_EDGES) -> pd.DataFrame:
-    """Changed queries per margin bin and condition, as ``changed / queries in the bin``."""
-    out = {}
+    """Per condition (rows) and reference-margin bin (column groups): the queries whose top-k
+    changed and all queries in the bin (counts)."""
+    rows = {}
     for r in results:
         b = margin_bins(r.margins, r.changed, edges)
-        out[r.condition.name] = [f"{c} / {n}" for c, n in zip(b["changed"], b["queries"])]
-    table = pd.DataFrame(out, index=pd.Index(margin_bins([], [], edges)["bin"], name="reference margin")).T
+        rows[r.condition.name] = {(bin_, what): int(n) for bin_, c, q in zip(b["bin"], b["changed"], b["queries"])
+                                  for what, n in (("changed", c), ("queries", q))}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.columns = pd.MultiIndex.from_tuples(table.columns, names=["reference margin", None])
     table.index.name = "condition"
     return table
 
 
-def certificate_table(results, study: pd.DataFrame | None = None) -> pd.DataFrame:
+def certificate_frame(results, study: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per condition: changed queries, certified queries (this run; the study's where it states
-    them), coverage, exceptions (certified yet changed), and three medians in score units:
-    the bound, the query's actual largest score change, and half the margin."""
+    them, else NaN), coverage, exceptions (certified yet changed), and three medians in score
+    units: the bound, the query's actual largest score change, and half the margin."""
     rows = []
     for r in results:
         stated = np.nan if study is None or r.condition.name not in study.index else study.loc[r.condition.name,
                                                                                                 "certified"]
         err = r.score_error if r.score_error is not None else np.full(r.changed.shape, np.nan)
         rows.append({"condition": r.condition.name, "changed": r.n_changed, "certified": int(r.certified.sum()),
-                     "certified (study)": "" if pd.isna(stated) else str(int(stated)),
+                     "certified (study)": float(stated),
                      "coverage (%)": 100.0 * r.coverage, "exceptions": r.violations,
                      "median bound": float(np.median(r.bound)), "median actual error": float(np.median(err)),
                      "median half margin": float(np.median(r.margins) / 2),
@@ -195,23 +218,37 @@ def certificate_table(results, study: pd.DataFrame | None = None) -> pd.DataFram
     return pd.DataFrame(rows).set_index("condition")
 
 
-def agreement_table(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> pd.DataFrame:
+def certificate_table(results, study: pd.DataFrame | None = None):
+    """:func:`certificate_frame` as a Styler: shares to one decimal, medians to two significant
+    digits, blank where the study states nothing."""
+    return certificate_frame(results, study).style.format(
+        {"certified (study)": "{:.0f}", "coverage (%)": "{:.1f}", "actual error below half margin (%)": "{:.1f}",
+         "median bound": "{:.2g}", "median actual error": "{:.2g}", "median half margin": "{:.2g}"}, na_rep="")
+
+
+def agreement_frame(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     """Changed queries whose own P@k is unchanged, per attribute, for conditions that changed
-    any query (this run) or for which the study reports it: ``kept of changed (share)``."""
+    any query (this run) or for which the study reports it: ``changed queries``, then per
+    attribute the count kept and its percentage of the changed queries (NaN where not stated)."""
     attrs = [c[:-len("_p10_kept")] for c in ours.columns if c.endswith("_p10_kept")]
+    columns = ["changed queries"] + [f"{_name(a)} P@{k} kept{unit}" for a in attrs for unit in ("", " (%)")]
     rows = []
     for cond, source, r in _paired_rows(ours, study):
         n = int(r["changed_queries"])
-        kept = {a: r.get(f"{a}_p10_kept", np.nan) for a in attrs}
+        kept = {a: float(r.get(f"{a}_p10_kept", np.nan)) for a in attrs}
         if n == 0 or all(pd.isna(v) for v in kept.values()):
             continue
         row = {"condition": cond, "source": source, "changed queries": n}
         for a, v in kept.items():
-            row[f"{_name(a)} P@{k} kept"] = "" if pd.isna(v) else f"{int(v)} of {n} ({100 * v / n:.0f}%)"
+            row[f"{_name(a)} P@{k} kept"], row[f"{_name(a)} P@{k} kept (%)"] = v, 100 * v / n
         rows.append(row)
-    if not rows:
-        return pd.DataFrame(columns=["condition", "source", "changed queries"]).set_index(["condition", "source"])
-    return pd.DataFrame(rows).set_index(["condition", "source"])
+    return pd.DataFrame(rows, columns=["condition", "source"] + columns).set_index(["condition", "source"])
+
+
+def agreement_table(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10):
+    """:func:`agreement_frame` as a Styler: counts, percentages to whole points, blank where not stated."""
+    frame = agreement_frame(ours, study, k)
+    return frame.style.format({c: "{:.0f}" for c in frame.columns}, na_rep="")
 
 
 # ----------------------------------------------------------------------------- figures
@@ -241,12 +278,17 @@ def _points(data, x, order, title=None, width=200):
     ).properties(width=width, height=22 * len(order), title=title or "")
 
 
+def overview_frame(ours: pd.DataFrame, study: pd.DataFrame) -> pd.DataFrame:
+    """The data of :func:`overview_chart`: one row per condition, source and ``metric`` (``error``:
+    max score error, ``changed``: changed queries, ``overlap``: mean overlap@k) with its ``value``."""
+    return _long(ours, study, {"max_score_error": "error", "changed_queries": "changed", "overlap_at_10": "overlap"})
+
+
 def overview_chart(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> alt.HConcatChart:
     """Per condition: max score error (log axis; exact zeros drawn at :data:`ZERO_AT`), changed
     queries and overlap@k; the study as open grey diamonds, this run as filled circles."""
     order = list(ours.index)
-    data = _long(ours, study, {"max_score_error": "error", "changed_queries": "changed",
-                               "overlap_at_10": "overlap"})
+    data = overview_frame(ours, study)
     err = data[data["metric"] == "error"].assign(plotted=lambda d: d["value"].where(d["value"] > 0, ZERO_AT))
     p1 = _points(err, alt.X("plotted:Q", title="max score error (log; exact 0 at left edge)",
                             scale=alt.Scale(type="log", domain=[ZERO_AT, 1e-1])), order, "Max score error")
@@ -259,11 +301,18 @@ def overview_chart(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> alt.
                        p3.encode(y=alt.Y("condition:N", sort=order, axis=None)), spacing=8)
 
 
+def precision_change_frame(ours: pd.DataFrame, study: pd.DataFrame) -> pd.DataFrame:
+    """The data of :func:`precision_change_chart`: one row per condition, source and attribute
+    (``metric``) with ΔP@k in points (``value``)."""
+    attrs = [c[len("delta_"):-len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
+    return _long(ours, study, {f"delta_{a}_p10_pp": _name(a) for a in attrs})
+
+
 def precision_change_chart(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> alt.HConcatChart:
     """ΔP@k per attribute (points, perturbed minus reference), study and this run, zero marked."""
     order = list(ours.index)
     attrs = [c[len("delta_"):-len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
-    data = _long(ours, study, {f"delta_{a}_p10_pp": _name(a) for a in attrs})
+    data = precision_change_frame(ours, study)
     lim = max(0.25, float(data["value"].abs().max()) * 1.1) if len(data) else 0.25
     panels = []
     for i, a in enumerate(attrs):
@@ -548,6 +597,11 @@ def findings(results, labels: dict, study: pd.DataFrame | None = None) -> pd.Dat
                  total == 0))
     return pd.DataFrame([{"finding": f, "criterion": CRITERIA[f], "study": s, "this run": t, "reproduces": bool(r)}
                          for f, s, t, r in rows])
+
+
+def findings_table(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """:func:`findings` for display: indexed by ``finding``, ``reproduces`` in words."""
+    return verdicts.assign(reproduces=verdicts["reproduces"].map({True: "yes", False: "no"})).set_index("finding")
 
 
 def summary(verdicts: pd.DataFrame) -> str:

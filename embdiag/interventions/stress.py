@@ -24,7 +24,8 @@ The study's ``.99`` rows (contraction by ``1 - s``, noise of total variance
 ``(s / (1 - s))**2`` on unit vectors) follow from these mappings. Every intervention takes
 ``(severity, *, seed=0)`` (the deterministic ones ignore the seed) and, as scikit-learn
 asks, checks its arguments in ``fit``. Build one by name with :func:`make_intervention`;
-iterate a name x severity grid with :func:`grid`.
+iterate a name x severity grid with :func:`grid`, and measure it with
+:func:`measure_grid` (or :func:`stress_grid`, the same as a table).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ import numpy as np
 import pandas as pd
 
 from .._validate import as_float, as_matrix, check_int
-from ..metrics.suite import evaluate, frozen_classes
+from ..metrics.retrieval import overlap_at_k, topk
+from ..metrics.suite import evaluate
 from .compression import _Fitted, principal_axes
 
 __all__ = [
@@ -50,6 +52,8 @@ __all__ = [
     "Noise",
     "make_intervention",
     "grid",
+    "measure_grid",
+    "stress_grid",
     "check_severity",
     "n_kept",
 ]
@@ -215,19 +219,42 @@ def grid(names=tuple(INTERVENTIONS), severities=SEVERITIES, *, seed: int = 0):
     return [(n, s, make_intervention(n, s, seed=seed)) for n in names for s in severities]
 
 
-def stress_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
-                names=None, severities=None, k: int = 10, seed: int = 0, probes: bool = True):
-    """:func:`~embdiag.metrics.suite.evaluate` for every intervention x severity, each fitted on ``train`` only.
+def measure_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
+                 names=None, severities=None, k: int = 10, seed: int = 0, probes: bool = True):
+    """Measure every intervention x severity; yield ``(name, severity, intervention, row)`` in the
+    order of :func:`grid` (default: every intervention x :data:`SEVERITIES`).
 
-    Returns a DataFrame with columns ``intervention``, ``severity`` and the metric columns,
-    one row per grid point, in the grid's order (see :func:`grid`).
-    Eligible classes are frozen once, from ``val_labels``, for every row.
+    Each intervention is fitted on ``train`` only and applied to ``train`` and ``val`` (``val``
+    as float64). ``row`` is :func:`~embdiag.metrics.suite.evaluate` of the changed vectors
+    (eligible classes from ``val_labels``, the same for every row) plus ``"overlap@{k}"``: the
+    share of each evaluation vector's unchanged top-k still in its top-k after the change. One
+    exact float64 top-k search per changed representation serves both P@k and overlap@k.
+    Severity 0 is the identity of every intervention: its row is measured once, on the
+    unchanged vectors, and repeated for each name (overlap@k exactly 1); the intervention is
+    still fitted, so its size can be read from it.
     """
-    classes = frozen_classes(val_labels)
-    rows = []
+    val = np.asarray(val, dtype=np.float64)
+    _, native = topk(val, val, k, exclude_self=True, dtype=np.float64)
+    unchanged = None
     for name, s, change in grid(tuple(names or INTERVENTIONS), tuple(severities or SEVERITIES), seed=seed):
         change.fit(train)
-        row = evaluate(change.transform(train), train_labels, change.transform(val), val_labels,
-                       k=k, classes=classes, probes=probes)
-        rows.append({"intervention": name, "severity": s, **row})
-    return pd.DataFrame(rows)
+        if s == 0.0:
+            if unchanged is None:
+                unchanged = {**evaluate(train, train_labels, val, val_labels, k=k, probes=probes, neighbors=native),
+                             f"overlap@{k}": 1.0}
+            yield name, s, change, dict(unchanged)
+            continue
+        moved = change.transform(val)
+        _, neighbors = topk(moved, moved, k, exclude_self=True, dtype=np.float64)
+        row = evaluate(change.transform(train), train_labels, moved, val_labels, k=k, probes=probes,
+                       neighbors=neighbors)
+        yield name, s, change, {**row, f"overlap@{k}": overlap_at_k(native, neighbors)}
+
+
+def stress_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
+                names=None, severities=None, k: int = 10, seed: int = 0, probes: bool = True) -> pd.DataFrame:
+    """:func:`measure_grid` as a DataFrame: columns ``intervention``, ``severity``, the metric
+    columns of :func:`~embdiag.metrics.suite.evaluate` and ``"overlap@{k}"``, one row per grid
+    point, in the grid's order."""
+    return pd.DataFrame([{"intervention": name, "severity": s, **row} for name, s, _, row in measure_grid(
+        train, train_labels, val, val_labels, names=names, severities=severities, k=k, seed=seed, probes=probes)])

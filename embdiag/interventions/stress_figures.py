@@ -2,7 +2,8 @@
 
 :func:`measure` applies every intervention of :mod:`embdiag.interventions.stress` at every
 severity of a grid to one set of training and evaluation vectors (each fitted on the
-training vectors only) and measures the whole suite (:func:`embdiag.metrics.evaluate`:
+training vectors only; the grid is :func:`~embdiag.interventions.stress.measure_grid`'s) and
+measures the whole suite (:func:`embdiag.metrics.evaluate`:
 total variance, mean cosine, RankMe, PR, standardized-probe accuracy and balanced accuracy,
 P@k per attribute) plus overlap@k with the unchanged top-k (neighbour identity). Every
 other function reads its :class:`StressResults` and computes no metric: the study's
@@ -24,12 +25,13 @@ import pandas as pd
 
 from .. import _project, artifacts
 from .._validate import check_int
-from ..metrics import evaluate, frozen_classes, overlap_at_k, random_floor, topk
-from .stress import INTERVENTIONS, SEVERITIES, check_severity, grid, n_kept
+from ..metrics import random_floor
+from .stress import INTERVENTIONS, SEVERITIES, check_severity, measure_grid, n_kept
 
 __all__ = [
-    "CRITERIA", "LABELS", "GEOMETRY", "StressResults", "check_attribute", "measure", "severity_table", "headline_chart", "headline_text",
-    "curves_chart", "contraction_table", "read_study", "severe_table", "findings", "summary",
+    "CRITERIA", "LABELS", "GEOMETRY", "StressResults", "check_attribute", "measure", "severity_table", "headline_frame",
+    "headline_chart", "headline_text", "long_grid", "curves_chart", "contraction_table", "read_study", "severe_frame",
+    "severe_table", "severe_compared", "findings", "findings_table", "summary",
 ]
 
 #: Display names of the interventions (the study's words in brackets in :data:`STUDY_NAMES`).
@@ -146,32 +148,15 @@ def measure(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapp
     check_attribute(attribute, val_labels)
     values = _check_severities(severities)
     k, seed = check_int(k, "k", minimum=1), check_int(seed, "seed", minimum=0)
-    val = np.asarray(val, dtype=np.float64)
-    classes = frozen_classes(val_labels)
-    base = evaluate(train, train_labels, val, val_labels, k=k, classes=classes, probes=probes)
-    _, native = topk(val, val, k, exclude_self=True, dtype=np.float64)
     rows, sizes = [], []
-    for name in INTERVENTIONS:
-        rows.append({"intervention": name, "severity": 0.0, **base, f"overlap@{k}": 1.0})
-    for name, s, change in grid(tuple(INTERVENTIONS), tuple(values), seed=seed):
-        change.fit(train)
+    for name, s, change, row in measure_grid(train, train_labels, val, val_labels, names=tuple(INTERVENTIONS),
+                                             severities=tuple(values), k=k, seed=seed, probes=probes):
         sizes.append((name, s, *_size(change)))
-        if s == 0.0:
-            continue
-        moved = change.transform(val)
-        row = evaluate(change.transform(train), train_labels, moved, val_labels, k=k, classes=classes,
-                       probes=probes)
-        _, nb = topk(moved, moved, k, exclude_self=True, dtype=np.float64)
-        rows.append({"intervention": name, "severity": s, **row, f"overlap@{k}": overlap_at_k(native, nb)})
-    table = pd.DataFrame(rows).sort_values(["intervention", "severity"], key=_order, kind="stable")
-    return StressResults(table.reset_index(drop=True),
+        rows.append({"intervention": name, "severity": s, **row})
+    return StressResults(pd.DataFrame(rows),
                          pd.DataFrame(sizes, columns=["intervention", "severity", "quantity", "value"]),
                          {a: random_floor(y) for a, y in val_labels.items()}, k, attribute, seed,
-                         int(val.shape[1]))
-
-
-def _order(column: pd.Series) -> pd.Series:
-    return column.map(list(INTERVENTIONS).index) if column.name == "intervention" else column
+                         int(np.shape(val)[1]))
 
 
 def _sev(s: float) -> str:
@@ -179,11 +164,11 @@ def _sev(s: float) -> str:
 
 
 def severity_table(results: StressResults) -> pd.DataFrame:
-    """What each severity means for these vectors: one row per intervention (and the quantity
-    that sizes it), one column per severity."""
+    """What each severity means for these vectors: one row per severity (``s = ...``), one column
+    per intervention and the quantity that sizes it (so each column has one unit)."""
     table = results.sizes.assign(intervention=results.sizes["intervention"].map(LABELS))
-    table = table.pivot_table(index=["intervention", "quantity"], columns="severity", values="value", sort=False)
-    table.columns = [f"s = {_sev(s)}" for s in table.columns]
+    table = table.pivot_table(index="severity", columns=["intervention", "quantity"], values="value", sort=False)
+    table.index = pd.Index([f"s = {_sev(s)}" for s in table.index], name="severity")
     return table
 
 
@@ -198,7 +183,11 @@ def _condition(results: StressResults, name: str) -> str:
     return LABELS[name]
 
 
-def _headline_data(results: StressResults, attribute: str) -> pd.DataFrame:
+def headline_frame(results: StressResults, attribute: str | None = None) -> pd.DataFrame:
+    """The data of :func:`headline_chart`: one row per condition (the unchanged vectors, then each
+    intervention at the grid's top severity) with ``RankMe``, ``P@k`` of ``attribute`` (%), the
+    colour ``group`` and ``random floor`` (the random-neighbour floor of that P@k, %)."""
+    attribute = check_attribute(attribute or results.attribute, results.attributes)
     p = f"{attribute} P@{results.k}"
     rows = [{"condition": UNCHANGED, "RankMe": results.unchanged["rankme"], "P@k": 100 * results.unchanged[p],
              "group": UNCHANGED}]
@@ -206,7 +195,7 @@ def _headline_data(results: StressResults, attribute: str) -> pd.DataFrame:
         r = results.row(name, results.top)
         rows.append({"condition": _condition(results, name), "RankMe": r["rankme"], "P@k": 100 * r[p],
                      "group": "noise" if name == "noise" else "other"})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).assign(**{"random floor": 100 * results.floors[attribute]})
 
 
 def headline_chart(results: StressResults, attribute: str | None = None) -> alt.Chart:
@@ -214,7 +203,7 @@ def headline_chart(results: StressResults, attribute: str | None = None) -> alt.
     grid's top severity, the unchanged vectors on top, noise highlighted, the random floor of
     P@k a dashed rule."""
     attribute = check_attribute(attribute or results.attribute, results.attributes)
-    data = _headline_data(results, attribute)
+    data = headline_frame(results, attribute)
     order = list(data["condition"])
     y = alt.Y("condition:N", sort=order, title=None, axis=alt.Axis(labelLimit=240))
     color = alt.Color("group:N", scale=alt.Scale(domain=[UNCHANGED, "other", "noise"],
@@ -227,7 +216,7 @@ def headline_chart(results: StressResults, attribute: str | None = None) -> alt.
         x2=alt.datum(1), y=y, color=color, tooltip=tip)
     rank_text = base.mark_text(align="left", dx=3, fontSize=10).encode(
         x="RankMe:Q", y=y, text=alt.Text("RankMe:Q", format=".1f"))
-    floor = 100 * results.floors[attribute]
+    floor = float(data["random floor"].iloc[0])
     hi = max(100.0, float(data["P@k"].max()))
     p10 = base.mark_bar().encode(
         x=alt.X("P@k:Q", title=f"{attribute} P@{results.k} (%)", scale=alt.Scale(domain=[0, hi])),
@@ -373,35 +362,58 @@ STUDY_COLUMNS = (("total_variance", "variance", "total_variance", "{:.5g}"),
                  ("weather_p_at_10_pct", "{a} P@{k} %", "{a} P@{k}", "{:.2f}"))
 
 
-def severe_table(results: StressResults, attribute: str | None = None, study: pd.DataFrame | None = None):
-    """The study's severe rows in its layout, each quantity as two columns: the study's value as
-    printed and this run's (at the grid's top severity; percent for BA and P@k). The study's
-    attribute columns are weather's; a last row gives the random floor of P@k."""
+def severe_frame(results: StressResults, attribute: str | None = None, study: pd.DataFrame | None = None):
+    """The study's severe rows in its layout, as numbers: each quantity as two columns, the
+    study's value and this run's (at the grid's top severity; percent for BA and P@k). The
+    study's attribute columns are weather's; a last row gives the random floor of P@k (NaN
+    elsewhere, as where a value was not measured)."""
     attribute = check_attribute(attribute or results.attribute, results.attributes)
     study = read_study() if study is None else study
     k, s = results.k, results.top
     src = {UNCHANGED: results.unchanged, **{n: results.row(n, s) for n in INTERVENTIONS}}
     order = [UNCHANGED, "contraction", "rank_restriction", "common_offset", "noise"]
-    study_label = "study" if attribute == "weather" else "study (weather)"
     columns, rows = [], []
     for _, label, _, _ in STUDY_COLUMNS:
         label = label.format(a=attribute, k=k)
-        columns += [(label, study_label), (label, "this run")]
+        columns += [(label, _study_label(attribute)), (label, "this run")]
     for name in order:
         cells = []
-        for csv, _, col, fmt in STUDY_COLUMNS:
+        for csv, _, col, _ in STUDY_COLUMNS:
             col = col.format(a=attribute, k=k)
             ours = src[name].get(col, np.nan)
-            ours = 100 * ours if col.endswith((" BA", f" P@{k}")) else ours
-            cells += [study.loc[STUDY_NAMES[name], csv], "" if np.isnan(ours) else fmt.format(ours)]
+            cells += [_number(study.loc[STUDY_NAMES[name], csv]), 100 * ours if _percent(results, col) else ours]
         rows.append(cells)
-    floor = ["", ""] * (len(STUDY_COLUMNS) - 1) + [study.loc["random-neighbour floor", "weather_p_at_10_pct"],
-                                                    f"{100 * results.floors[attribute]:.2f}"]
-    rows.append(floor)
+    rows.append([np.nan, np.nan] * (len(STUDY_COLUMNS) - 1) + [
+        _number(study.loc["random-neighbour floor", "weather_p_at_10_pct"]), 100 * results.floors[attribute]])
     this_run = [UNCHANGED] + [f"{_condition(results, n)}, s = {_sev(s)}" for n in order[1:]] + ["random-neighbour floor"]
     index = pd.MultiIndex.from_arrays([[STUDY_NAMES[n] for n in order] + ["random-neighbour floor"], this_run],
                                       names=["study's condition", "this run"])
-    return pd.DataFrame(rows, index=index, columns=pd.MultiIndex.from_tuples(columns))
+    return pd.DataFrame(rows, index=index, columns=pd.MultiIndex.from_tuples(columns), dtype=float)
+
+
+def _study_label(attribute: str) -> str:
+    return "study" if attribute == "weather" else "study (weather)"
+
+
+def severe_table(results: StressResults, attribute: str | None = None, study: pd.DataFrame | None = None):
+    """:func:`severe_frame` as a Styler: the study's values exactly as printed, this run's in the
+    study's precision, blank where there is no value."""
+    attribute = check_attribute(attribute or results.attribute, results.attributes)
+    study = read_study() if study is None else study
+    frame = severe_frame(results, attribute, study)
+    fmt = {}
+    for csv, label, _, ours in STUDY_COLUMNS:
+        label = label.format(a=attribute, k=results.k)
+        printed = {_number(v): v for v in study[csv] if v != ""}
+        fmt[(label, _study_label(attribute))] = lambda v, printed=printed: printed.get(v, f"{v:g}")
+        fmt[(label, "this run")] = ours
+    return frame.style.format(fmt, na_rep="")
+
+
+def severe_compared(frame: pd.DataFrame) -> np.ndarray:
+    """Rows of :func:`severe_frame` whose highest and lowest values are worth marking: the
+    conditions, not the random-floor row."""
+    return np.asarray(frame.index.get_level_values(0) != "random-neighbour floor")
 
 
 def _rel_equal(a: float, b: float, tol: float) -> bool:
@@ -472,6 +484,11 @@ def findings(results: StressResults, attribute: str | None = None, study: pd.Dat
         has_ba and 100 * (u[ba] - r[ba]) >= _BA_COST))
     return pd.DataFrame([{"finding": f, "criterion": CRITERIA[f], "study": st, "this run": ours,
                           "reproduces": bool(ok)} for f, (st, ours, ok) in zip(CRITERIA, rows)])
+
+
+def findings_table(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """:func:`findings` for display: indexed by ``finding``, ``reproduces`` in words."""
+    return verdicts.assign(reproduces=verdicts["reproduces"].map({True: "yes", False: "no"})).set_index("finding")
 
 
 def summary(verdicts: pd.DataFrame) -> str:

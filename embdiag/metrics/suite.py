@@ -24,13 +24,16 @@ def frozen_classes(labels: Mapping[str, np.ndarray], min_support: int = 10) -> d
 
 def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
              k: int = 10, classes: Mapping[str, np.ndarray] | None = None, standardize: bool = True,
-             probes: bool = True) -> dict:
+             probes: bool = True, neighbors=None) -> dict:
     """Metrics of one representation as a flat dict.
 
     Keys: ``total_variance``, ``mean_cosine``, ``rankme``, ``participation_ratio`` (of
     ``val``), then per attribute ``a``: ``"{a} accuracy"``, ``"{a} BA"`` (balanced accuracy
     over ``classes[a]``, default: :func:`frozen_classes` of ``val_labels``) and
     ``"{a} P@{k}"``; all shares in [0, 1]. ``probes=False`` skips the probe columns.
+    P@k reads ``neighbors``, the ``(len(val), k)`` top-k indices of ``topk(val, val, k,
+    exclude_self=True, dtype=np.float64)``: pass them when already computed (e.g. for
+    overlap@k as well), else they are computed here.
     """
     classes = dict(classes) if classes is not None else frozen_classes(val_labels)
     row = summary(val)
@@ -40,7 +43,11 @@ def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Map
             pred = fitted[a].predict(val)
             row[f"{a} accuracy"] = float(np.mean(pred == np.asarray(y)))
             row[f"{a} BA"] = balanced_accuracy(y, pred, classes[a])
-    _, neighbors = topk(val, val, k, exclude_self=True, dtype=np.float64)
+    if neighbors is None:
+        _, neighbors = topk(val, val, k, exclude_self=True, dtype=np.float64)
+    elif np.shape(neighbors) != (len(val), k):
+        raise ValueError(f"neighbors: expected shape {(len(val), k)} (one row of k indices per evaluation "
+                         f"vector), got {np.shape(neighbors)}")
     for a, y in val_labels.items():
         row[f"{a} P@{k}"] = precision_at_k(neighbors, y)
     return row

@@ -108,6 +108,10 @@ def test_charts_build_and_show_what_they_say(result):
     assert '"type": "text"' in _spec(figures.ranking_chart(result, None, 3, slot=0))  # no pixels: image numbers
     with pytest.raises(ValueError, match="slot: image 3 has 5 captions, got 5"):
         figures.ranking_chart(result, pixels, 3, slot=5)
+    frame = figures.ranking_frame(result, image)  # the chart's data, as offered for download
+    drawn = figures.ranking_chart(result, pixels, image).to_dict()["datasets"]
+    assert frame.to_dict("records") in list(drawn.values())
+    assert frame["parent"].sum() <= len(result.names) and len(frame) == len(result.names) * result.k
     assert "data:image/png" in _spec(figures.example_chart(pixels, image))
     assert "image 2" in _spec(figures.example_chart(None, 2))
     for chart in (figures.metrics_chart(result), figures.control_chart(cr.shuffled_control(result, n_permutations=20)),
@@ -121,7 +125,8 @@ def test_tables_carry_the_measured_values(result):
     assert list(ex["caption"]) == [f"caption {j}" for j in range(10, 15)]
     assert list(ex["parent's rank, MRL 3"]) == list(result["MRL 3"].t2i.rank[10:15])
     ranking = figures.caption_ranking_table(result, captions, 2).data
-    assert list(ranking["owner image"]) == list(result.group[result.native.i2t.neighbors[2]])
+    assert list(ranking["owner image"]) == [str(g) for g in result.group[result.native.i2t.neighbors[2]]]
+    assert not pd.api.types.is_numeric_dtype(ranking["owner image"])  # ids are labels: nothing to mark
     assert (ranking["own caption"] == "yes").sum() == result.native.i2t.recall_k[2] * 5
     pct = figures.percent_table(result).data
     assert pct.loc["MRL 6", "T→I Hit@4"] == pytest.approx(100 * result["MRL 6"].t2i.hit_k.mean())
@@ -131,9 +136,16 @@ def test_tables_carry_the_measured_values(result):
     assert over.loc[("MRL 3", cr.I2T), figures.THIS_RUN] == pytest.approx(
         100 * cr.overlap_table(result).set_index(["representation", "direction"]).loc[("MRL 3", cr.I2T), "overlap"])
     assert np.isnan(over.loc[("MRL 3", cr.I2T), figures.STUDY])
-    table = figures.changes_table(cr.bootstrap_changes(result, n_draws=50)).data
-    assert table.columns[-1] == "95% interval (pp)"
-    assert "central 95% of shuffles" in figures.control_table(cr.shuffled_control(result, n_permutations=20)).data
+    changes = cr.bootstrap_changes(result, n_draws=50)
+    table = figures.changes_table(changes).data
+    assert list(table.columns[-2:]) == ["95% interval: low (pp)", "95% interval: high (pp)"]
+    assert table["95% interval: low (pp)"].tolist() == (100 * changes["low"]).tolist()
+    assert table["95% interval: high (pp)"].tolist() == (100 * changes["high"]).tolist()
+    control = cr.shuffled_control(result, n_permutations=20)
+    frame = figures.control_frame(control)
+    assert frame["shuffles, 2.5th percentile %"].tolist() == (100 * control["permutation low"]).tolist()
+    assert frame["exact chance %"].tolist() == (100 * control["chance"]).tolist()
+    assert list(figures.control_table(control).data.columns) == list(frame.columns[2:])
 
 
 def test_changes_statement_computes_its_numbers(result, study):

@@ -136,6 +136,7 @@ def test_change_chart_has_six_panels_on_one_fixed_axis():
     caption = F.change_caption(_grid(mrl128_weather_ba=0.40))
     assert "1 value(s) lie beyond it" in caption and "MRL 128 weather BA -20.00 pp" in caption
     assert "every value lies within the axis" in F.change_caption(_grid())
+    assert not caption.startswith("*") and not caption.endswith("*")  # plain text: an exhibit's caption
 
 
 def test_dash_styles_distinguish_methods():

@@ -66,13 +66,21 @@ def test_storage_table_reads_the_results(run):
 
 def test_side_by_side_puts_the_study_above_this_run(run, study):
     val, labels, results = run
-    table = sf.side_by_side(sf.storage_table(results, labels), study, K)
+    ours = sf.storage_table(results, labels)
+    table = sf.side_by_side_frame(ours, study, K)
     assert list(table.index.get_level_values("source")) == ["study", "this run"] * 8
-    assert table.loc[("native reference", "this run"), "max score error"] == "0"
-    assert table.loc[("FP16 gallery", "study"), "changed queries"] == "5 / 983"
-    assert table.loc[("offset + FP16 gallery", "study"), "Δ weather P@5 (pp)"] == "+0.041"
-    assert table.loc[("native reference", "study"), "max score error"] == "8.88e-16"
+    assert sf.this_run(table).tolist() == [False, True] * 8
+    assert table.loc[("native reference", "this run"), "max score error"] == 0
+    assert table.loc[("FP16 gallery", "study"), ["changed queries", "queries"]].tolist() == [5, 983]
+    assert table.loc[("offset + FP16 gallery", "study"), "Δ weather P@5 (pp)"] == 0.041
+    assert table.loc[("native reference", "study"), "max score error"] == 8.88e-16
+    assert table.loc[("INT8 gallery", "this run"), "changed queries"] == ours.loc["INT8 gallery", "changed_queries"]
     assert "Δ time of day P@5 (pp)" not in table.columns  # only this run's attributes
+    styled = sf.side_by_side(ours, study, K)
+    html = styled.to_html()
+    for shown in (">8.88e-16<", ">+0.041<", ">-0.020<", ">0.99949<", ">983<"):  # the study's precision
+        assert shown in html, shown
+    assert sf.this_run(styled).tolist() == [False, True] * 8
 
 
 def test_margin_bins_against_brute_force():
@@ -102,21 +110,28 @@ def test_margin_bins_bad_input():
 def test_margin_table_counts_every_query(run):
     val, _, results = run
     t = sf.margin_table(results)
-    assert list(t.index) == NAMES and t.shape[1] == len(sf.MARGIN_EDGES) - 1
+    assert list(t.index) == NAMES and t.shape[1] == 2 * (len(sf.MARGIN_EDGES) - 1)
+    assert list(t.columns.get_level_values(0).unique()) == list(sf.margin_bins([], [])["bin"])
+    assert list(t.columns.get_level_values(1)[:2]) == ["changed", "queries"]
     for r in results:
-        pairs = [tuple(map(int, cell.split(" / "))) for cell in t.loc[r.condition.name]]
-        assert sum(n for _, n in pairs) == len(val) and sum(c for c, _ in pairs) == r.n_changed
+        row = t.loc[r.condition.name]
+        assert row.xs("queries", level=1).sum() == len(val) and row.xs("changed", level=1).sum() == r.n_changed
+        assert (row.xs("changed", level=1) <= row.xs("queries", level=1)).all()
+        bins = sf.margin_bins(r.margins, r.changed)
+        assert row.xs("changed", level=1).tolist() == bins["changed"].tolist()
 
 
 def test_certificate_and_conditions_tables(run, study):
     _, _, results = run
-    c = sf.certificate_table(results, study)
+    c = sf.certificate_frame(results, study)
     for r in results:
         row = c.loc[r.condition.name]
         assert row["coverage (%)"] == pytest.approx(100 * r.coverage) and row["exceptions"] == 0
         assert row["median bound"] == np.median(r.bound)
         assert row["actual error below half margin (%)"] == pytest.approx(100 * np.mean(r.score_error < r.margins / 2))
-    assert c.loc["FP16 gallery", "certified (study)"] == "576" and c.loc["FP32 arithmetic", "certified (study)"] == ""
+    assert c.loc["FP16 gallery", "certified (study)"] == 576 and np.isnan(c.loc["FP32 arithmetic", "certified (study)"])
+    html = sf.certificate_table(results, study).to_html()
+    assert ">576<" in html and "nan" not in html.lower()
     conds = sf.conditions_table(results)
     assert (conds["vectors"] == "common offset added").sum() == 2
     assert conds.loc["INT8 queries + gallery", "queries stored as"].startswith("INT8")
@@ -126,13 +141,21 @@ def test_certificate_and_conditions_tables(run, study):
 def test_agreement_table_lists_conditions_with_changes(run, study):
     _, labels, results = run
     ours = sf.storage_table(results, labels)
-    t = sf.agreement_table(ours, study, K)
+    t = sf.agreement_frame(ours, study, K)
     changed = set(ours.index[ours["changed_queries"] > 0])
     assert set(t.xs("this run", level="source").index) == changed
-    assert t.loc[("offset + FP16 gallery", "study"), "weather P@5 kept"] == "131 of 195 (67%)"
-    assert t.loc[("offset + FP16 gallery", "study"), "scene P@5 kept"] == "119 of 195 (61%)"
-    empty = sf.agreement_table(ours.assign(changed_queries=0), study.iloc[:0], K)
-    assert empty.empty
+    study_row = t.loc[("offset + FP16 gallery", "study")]
+    assert study_row["changed queries"] == 195
+    assert study_row["weather P@5 kept"] == 131 and study_row["weather P@5 kept (%)"] == pytest.approx(100 * 131 / 195)
+    assert study_row["scene P@5 kept"] == 119
+    for cond in changed:
+        row = t.loc[(cond, "this run")]
+        assert row["weather P@5 kept"] == ours.loc[cond, "weather_p10_kept"]
+        assert row["weather P@5 kept (%)"] == pytest.approx(100 * row["weather P@5 kept"] / row["changed queries"])
+    html = sf.agreement_table(ours, study, K).to_html()
+    assert ">131<" in html and ">67<" in html and "nan" not in html.lower()
+    empty = sf.agreement_frame(ours.assign(changed_queries=0), study.iloc[:0], K)
+    assert empty.empty and "weather P@5 kept (%)" in empty.columns
 
 
 # ------------------------------------------------------------------------------- boundary
@@ -188,6 +211,29 @@ def test_overview_draws_exact_zeros_at_the_floor(run, study):
     values = [v for d in spec["datasets"].values() for v in d if v.get("metric") == "error"]
     zero = [v for v in values if v["value"] == 0]
     assert zero and all(v["plotted"] == sf.ZERO_AT for v in zero)
+
+
+def test_chart_frames_are_the_plotted_data(run, study):
+    """The CSV frames of the overview and ΔP@k charts are the data the charts draw, row for row."""
+    _, labels, results = run
+    ours = sf.storage_table(results, labels)
+    frame = sf.overview_frame(ours, study)
+    drawn = [v for d in sf.overview_chart(ours, study, K).to_dict()["datasets"].values() for v in d]
+    assert len(drawn) == len(frame) and set(frame["metric"]) == {"error", "changed", "overlap"}
+    mine = frame[(frame["source"] == "this run") & (frame["metric"] == "changed")].set_index("condition")["value"]
+    assert mine.to_dict() == ours["changed_queries"].astype(float).to_dict()
+    delta = sf.precision_change_frame(ours, study)
+    drawn = [v for d in sf.precision_change_chart(ours, study, K).to_dict()["datasets"].values() for v in d
+             if "metric" in v]
+    assert len(drawn) == len(delta) and set(delta["metric"]) == {"weather", "scene"}
+
+
+def test_findings_table_in_words(run, study):
+    _, labels, results = run
+    verdicts = sf.findings(results, labels, study)
+    table = sf.findings_table(verdicts)
+    assert list(table.index) == list(sf.CRITERIA)
+    assert (table["reproduces"] == "yes").tolist() == verdicts["reproduces"].tolist()
 
 
 def test_certificate_explanation_states_the_computed_numbers(run):

@@ -11,7 +11,7 @@ from sklearn.exceptions import NotFittedError
 from embdiag.metrics.geometry import mean_cosine, participation_ratio, rankme, total_variance
 from embdiag.interventions.stress import (
     INTERVENTIONS, SEVERITIES, CommonOffset, Contraction, Noise, RankRestriction,
-    check_severity, grid, make_intervention, n_kept,
+    check_severity, grid, make_intervention, measure_grid, n_kept, stress_grid,
 )
 
 FAST = settings(max_examples=25, deadline=None)
@@ -248,3 +248,106 @@ def test_common_offset_keeps_pr_on_the_reference_encoder(reference_vectors):
         assert participation_ratio(Y) == pytest.approx(participation_ratio(v.val), rel=1e-6), s
         assert total_variance(Y) == pytest.approx(total_variance(v.val), rel=1e-6), s
     assert rankme(Y) < 3 < rankme(v.val)
+
+
+# -- measuring the grid --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def labelled():
+    """Float32 vectors, as an encoder's cache stores them (the grid measures ``val`` in float64)."""
+    from embdiag.synthetic import labelled_clusters
+
+    train, y_train = labelled_clusters(90, d=12, seed=1)
+    val, y_val = labelled_clusters(70, d=12, seed=2)
+    return train.astype(np.float32), y_train, val.astype(np.float32), y_val
+
+
+def _reference_row(name, s, train, y_train, val, y_val, k, seed, probes=True):
+    """One grid point measured the plain way: a fresh intervention, evaluate's own search, overlap apart."""
+    from embdiag.metrics.retrieval import overlap_at_k, topk
+    from embdiag.metrics.suite import evaluate
+
+    val = val.astype(np.float64)
+    change = make_intervention(name, s, seed=seed).fit(train)
+    if s == 0:
+        return change, {**evaluate(train, y_train, val, y_val, k=k, probes=probes), f"overlap@{k}": 1.0}
+    moved = change.transform(val)
+    row = evaluate(change.transform(train), y_train, moved, y_val, k=k, probes=probes)
+    _, before = topk(val, val, k, exclude_self=True, dtype=np.float64)
+    _, after = topk(moved, moved, k, exclude_self=True, dtype=np.float64)
+    return change, {**row, f"overlap@{k}": overlap_at_k(before, after)}
+
+
+def test_measure_grid_equals_the_plain_loop(labelled):
+    names, severities = ("noise", "contraction", "rank_restriction", "common_offset"), (0.9, 0.0, 0.5)
+    got = list(measure_grid(*labelled, names=names, severities=severities, k=4, seed=3))
+    assert [(n, s) for n, s, _, _ in got] == [(n, s) for n in names for s in severities]
+    for name, s, change, row in got:
+        ref_change, ref_row = _reference_row(name, s, *labelled, k=4, seed=3)
+        assert list(row) == list(ref_row) and row == ref_row, (name, s)  # exactly, to the last bit
+        assert type(change) is type(ref_change) and change.severity_ == s and change.seed_ == 3
+        assert change.n_features_in_ == 12 and change.get_params() == ref_change.get_params()
+    fitted = {(n, s): c for n, s, c, _ in got}
+    np.testing.assert_array_equal(fitted["common_offset", 0.9].offset_,
+                                  CommonOffset(0.9, seed=3).fit(labelled[0]).offset_)  # fitted on train
+    assert fitted["rank_restriction", 0.5].n_components_ == 6
+
+
+def test_measure_grid_severity_zero_is_measured_once_on_the_unchanged_vectors(labelled, monkeypatch):
+    import embdiag.interventions.stress as stress
+    import embdiag.metrics.suite as suite
+
+    calls = []
+    evaluate = suite.evaluate
+    monkeypatch.setattr(stress, "evaluate", lambda *a, **kw: calls.append(a[0]) or evaluate(*a, **kw))
+    rows = [row for _, _, _, row in measure_grid(*labelled, severities=(0.0, 0.5), k=4, probes=False)]
+    assert len(rows) == 8 and len(calls) == 1 + 4
+    assert calls[0] is labelled[0]  # severity 0: the training vectors as given
+    zero = rows[::2]
+    assert all(r == zero[0] for r in zero) and len({id(r) for r in zero}) == 4  # equal rows, not one object
+    assert zero[0]["overlap@4"] == 1.0 and all(r["overlap@4"] == 1.0 for r in rows[:2])  # contraction
+
+
+def test_measure_grid_searches_each_representation_once(labelled, monkeypatch):
+    """One top-k search of the unchanged vectors plus one per changed representation; evaluate
+    reads those neighbours and searches nothing itself."""
+    import embdiag.interventions.stress as stress
+    import embdiag.metrics.suite as suite
+
+    searched = []
+    topk = stress.topk
+    monkeypatch.setattr(stress, "topk", lambda q, g, k, **kw: searched.append((q, kw)) or topk(q, g, k, **kw))
+    monkeypatch.setattr(suite, "topk", lambda *a, **kw: pytest.fail("evaluate searched again"))
+    list(measure_grid(*labelled, names=("noise", "contraction"), severities=(0.0, 0.5, 0.9), k=4, probes=False))
+    assert len(searched) == 1 + 2 * 2
+    assert all(kw == {"exclude_self": True, "dtype": np.float64} and q.dtype == np.float64 for q, kw in searched)
+
+
+def test_stress_grid_defaults_and_table(labelled):
+    table = stress_grid(*labelled)
+    assert len(table) == len(INTERVENTIONS) * len(SEVERITIES)
+    assert list(table["intervention"]) == [n for n in INTERVENTIONS for _ in SEVERITIES]
+    assert list(table["severity"]) == list(SEVERITIES) * len(INTERVENTIONS)
+    attributes = list(labelled[3])
+    assert list(table.columns) == ["intervention", "severity", "total_variance", "mean_cosine", "rankme",
+                                   "participation_ratio"] + [f"{a} {m}" for a in attributes
+                                                             for m in ("accuracy", "BA")] + [
+        f"{a} P@10" for a in attributes] + ["overlap@10"]
+    noise = table[table["intervention"] == "noise"].reset_index(drop=True)
+    _, ref = _reference_row("noise", 0.99, *labelled, k=10, seed=0)
+    assert noise.iloc[-1].drop(["intervention", "severity"]).to_dict() == ref  # default seed 0
+    other = stress_grid(*labelled, names=("noise",), severities=(0.99,), seed=1)
+    assert other.loc[0, "rankme"] != ref["rankme"]
+    assert noise.loc[5, "overlap@10"] < 0.5 < noise.loc[1, "overlap@10"]
+    bare = stress_grid(*labelled, names=("contraction",), severities=(0.5,), k=3, probes=False)
+    assert list(bare.columns) == ["intervention", "severity", "total_variance", "mean_cosine", "rankme",
+                                  "participation_ratio"] + [f"{a} P@3" for a in attributes] + ["overlap@3"]
+    assert bare.loc[0, "overlap@3"] == 1.0
+
+
+def test_measure_grid_bad_arguments(labelled):
+    with pytest.raises(ValueError, match="k"):
+        list(measure_grid(*labelled, k=0))
+    with pytest.raises(ValueError, match="severity"):
+        list(measure_grid(*labelled, severities=(0.5, 1.0), probes=False))
+    with pytest.raises(ValueError, match="name"):
+        list(measure_grid(*labelled, names=("shrink",)))

@@ -76,8 +76,27 @@ def test_sizes_state_each_severity(results, vectors):
     assert size["rank_restriction", 0.5] == n_kept(32, 0.5) == 16
     assert size["noise", 0.5] == pytest.approx(rms**2, rel=1e-12)
     table = sf.severity_table(results)
-    assert list(table.columns) == ["s = 0", "s = .5", "s = .99"]
-    assert table.loc[("rank restriction", "directions kept"), "s = .99"] == 1
+    assert list(table.index) == ["s = 0", "s = .5", "s = .99"]
+    assert list(table.columns) == [("contraction", "scale factor"), ("common offset", "offset norm"),
+                                   ("rank restriction", "directions kept"), ("noise", "noise total variance")]
+    assert table.loc["s = .99", ("rank restriction", "directions kept")] == 1
+    assert table.loc["s = 0", ("contraction", "scale factor")] == 1 and table.loc["s = 0"].iloc[1] == 0
+
+
+def test_measure_is_the_library_grid_searching_each_representation_once(results, vectors, monkeypatch):
+    """measure's grid is stress.stress_grid's, number for number; one top-k search per representation."""
+    import embdiag.interventions.stress as stress
+    import embdiag.metrics.suite as suite
+
+    pd.testing.assert_frame_equal(
+        results.grid, stress.stress_grid(*vectors, severities=[0.0] + SEVERITIES, k=5, seed=3), check_exact=True)
+    searched = []
+    topk = stress.topk
+    monkeypatch.setattr(stress, "topk", lambda *a, **kw: searched.append(a[0]) or topk(*a, **kw))
+    monkeypatch.setattr(suite, "topk", lambda *a, **kw: pytest.fail("a representation was searched twice"))
+    again = sf.measure(*vectors, severities=SEVERITIES, k=5, attribute="weather", seed=3)
+    assert len(searched) == 1 + len(INTERVENTIONS) * len(SEVERITIES)  # the unchanged vectors, then each change
+    pd.testing.assert_frame_equal(again.grid, results.grid, check_exact=True)
 
 
 def test_measure_without_probes_and_defaults(no_probes):
@@ -118,7 +137,10 @@ def _layers(spec):
 def test_headline_chart(results):
     chart = sf.headline_chart(results)
     assert isinstance(chart, alt.HConcatChart)
-    data = sf._headline_data(results, "weather")
+    data = sf.headline_frame(results)
+    assert list(data.columns) == ["condition", "RankMe", "P@k", "group", "random floor"]
+    assert (data["random floor"] == 100 * results.floors["weather"]).all()
+    assert sf.headline_frame(results, "scene")["P@k"].iloc[0] == 100 * results.unchanged["scene P@5"]
     assert list(data["condition"]) == ["unchanged", "contraction", "common offset", "rank restriction (1 direction)",
                                        "noise"]
     assert list(data["group"]) == ["unchanged", "other", "other", "other", "noise"]  # noise highlighted
@@ -182,19 +204,40 @@ def test_study_csv_as_printed_and_consistent():
 
 
 def test_severe_table_layout(results):
-    t = sf.severe_table(results)
+    t = sf.severe_frame(results)
     assert t.columns.get_level_values(1).unique().tolist() == ["study", "this run"]
     assert t.columns.get_level_values(0).unique().tolist() == ["variance", "mean cosine", "RankMe", "PR",
                                                                "weather BA %", "weather P@5 %"]
     assert t.index.get_level_values(0).tolist()[:5] == list(sf.read_study().index[:5])
-    assert t.loc[("shrink (.99)", "contraction, s = .99"), ("variance", "study")] == "2.5703e-05"
-    assert t.loc[("severe noise (.99)", "noise, s = .99"), ("RankMe", "this run")] == \
-        f"{results.row('noise', 0.99)['rankme']:.2f}"
+    assert (t.dtypes == float).all()
+    assert t.loc[("shrink (.99)", "contraction, s = .99"), ("variance", "study")] == 2.5703e-05
+    noise = t.loc[("severe noise (.99)", "noise, s = .99")]
+    assert noise[("RankMe", "this run")] == results.row("noise", 0.99)["rankme"]
+    assert t.loc[("unchanged", "unchanged"), ("weather BA %", "this run")] == 100 * results.unchanged["weather BA"]
     floor = t.loc[("random-neighbour floor", "random-neighbour floor")]
-    assert floor[("weather P@5 %", "study")] == "39.87"
-    assert floor[("weather P@5 %", "this run")] == f"{100 * results.floors['weather']:.2f}"
-    other = sf.severe_table(results, "scene")
+    assert floor[("weather P@5 %", "study")] == 39.87
+    assert floor[("weather P@5 %", "this run")] == 100 * results.floors["weather"]
+    assert floor.drop(index="weather P@5 %", level=0).isna().all()
+    assert sf.severe_compared(t).tolist() == [True] * 5 + [False]
+    other = sf.severe_frame(results, "scene")
     assert ("scene BA %", "study (weather)") in other.columns
+
+
+def test_severe_table_shows_the_study_as_printed(results):
+    html = sf.severe_table(results).to_html()
+    for printed in ("2.5703e-05", "0.9050", "0.742967", "9799", "39.87", "57.79"):  # as in stress_severe.csv
+        assert f">{printed}<" in html
+    assert f">{results.row('noise', 0.99)['rankme']:.2f}<" in html  # this run in the study's precision
+    assert f">{100 * results.floors['weather']:.2f}<" in html
+    assert "nan" not in html.lower()
+
+
+def test_findings_table_in_words(results):
+    verdicts = sf.findings(results)
+    table = sf.findings_table(verdicts)
+    assert list(table.index) == list(sf.CRITERIA)
+    assert set(table["reproduces"]) <= {"yes", "no"}
+    assert (table["reproduces"] == "yes").tolist() == verdicts["reproduces"].tolist()
 
 
 def _fake(change=None):

@@ -50,3 +50,21 @@ def test_stress_grid_rows(data):
     assert c9["total_variance"] == pytest.approx(0.01 * c0["total_variance"])
     assert c9["weather P@5"] == c0["weather P@5"]
     assert table.iloc[3]["rankme"] > table.iloc[2]["rankme"], "noise spreads the spectrum"
+
+
+def test_given_neighbors_are_read_not_searched_again(data, monkeypatch):
+    tr, ytr, va, yva = data
+    _, nb = suite.topk(va, va, 5, exclude_self=True, dtype=np.float64)
+    plain = suite.evaluate(tr, ytr, va, yva, k=5)
+    noisy = va + np.random.default_rng(0).standard_normal(va.shape)
+    _, other = suite.topk(noisy, noisy, 5, exclude_self=True)  # other neighbours: P@k follows them, nothing else
+    monkeypatch.setattr(suite, "topk", lambda *a, **kw: pytest.fail("searched although neighbours were given"))
+    assert suite.evaluate(tr, ytr, va, yva, k=5, neighbors=nb) == plain  # the same numbers, exactly
+    row = suite.evaluate(tr, ytr, va, yva, k=5, neighbors=other, probes=False)
+    for a, y in yva.items():
+        assert row[f"{a} P@5"] == suite.precision_at_k(other, y) != plain[f"{a} P@5"]
+    assert row["rankme"] == plain["rankme"]
+    with pytest.raises(ValueError, match=r"neighbors: expected shape \(300, 5\)"):
+        suite.evaluate(tr, ytr, va, yva, k=5, neighbors=nb[:, :4], probes=False)
+    with pytest.raises(ValueError, match="neighbors"):
+        suite.evaluate(tr, ytr, va, yva, k=5, neighbors=nb[:-1], probes=False)
