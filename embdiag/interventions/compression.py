@@ -237,8 +237,9 @@ def compression_grid(train, train_labels: Mapping[str, np.ndarray], val, val_lab
     native = _neighbors(val, k)
     rows = []
     for method, dim, Ztr, Zva in _representations(train, val, dims, methods):
-        row = evaluate(Ztr, train_labels, Zva, val_labels, k=k, classes=classes, probes=probes)
-        overlap = overlap_at_k(native, _neighbors(Zva, k), per_query=True)
+        nb = _neighbors(Zva, k)  # one exact search per representation, for P@k and overlap@k
+        row = evaluate(Ztr, train_labels, Zva, val_labels, k=k, classes=classes, probes=probes, neighbors=nb)
+        overlap = overlap_at_k(native, nb, per_query=True)
         rows.append({"representation": f"{method} {dim}", "method": method, "dim": dim, **row,
                      f"overlap@{k}": float(overlap.mean()), f"changed@{k}": float(np.mean(overlap < 1))})
     return pd.DataFrame(rows)

@@ -3,6 +3,7 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 from sklearn.base import clone
@@ -382,3 +383,26 @@ def test_extreme_finite_magnitudes(scale):
     with pytest.raises(ValueError, match=r"X: largest magnitude"):
         RankRestriction(0.5).fit(X * scale)
     PCACompression(8).fit(X / np.abs(X).max() * 2.0 ** 500)  # the edge of the range: fits
+
+
+def test_compression_grid_searches_each_representation_once(monkeypatch):
+    """P@k and overlap@k read the same exact top-k: one search per representation (plus the
+    native reference), and the numbers equal those of a grid that searched twice."""
+    from embdiag.interventions import compression
+    from embdiag.metrics import evaluate
+
+    rng = np.random.default_rng(0)
+    train, val = rng.normal(size=(60, 16)), rng.normal(size=(40, 16))
+    labels = {"a": np.array(list("xyz") * 20)}
+    val_labels = {"a": np.array(list("xyz") * 13 + ["x"])}
+    with monkeypatch.context() as m:  # evaluate searching on its own, as before the shared search
+        m.setattr(compression, "evaluate", lambda *a, neighbors=None, **kw: evaluate(*a, **kw))
+        before = compression.compression_grid(train, labels, val, val_labels, dims=[8, 4], k=3, probes=False)
+    searches = []
+    real = compression.topk
+    monkeypatch.setattr(compression, "topk", lambda *a, **kw: searches.append(1) or real(*a, **kw))
+    monkeypatch.setattr(compression, "evaluate", lambda *a, **kw: evaluate(*a, **kw) if kw.get("neighbors") is not None
+                        else pytest.fail("evaluate searched again"))
+    after = compression.compression_grid(train, labels, val, val_labels, dims=[8, 4], k=3, probes=False)
+    assert len(searches) == 1 + len(after)
+    pd.testing.assert_frame_equal(before, after)
