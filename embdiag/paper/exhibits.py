@@ -163,7 +163,11 @@ def _meaningful_index(index: pd.Index) -> bool:
 
 
 def csv_text(frame: pd.DataFrame) -> str:
-    """``frame`` as CSV: floats to 6 significant digits, the index only where it is meaningful."""
+    """``frame`` as CSV with one header line: floats to 6 significant digits, the index only
+    where it is meaningful, the levels of hierarchical column labels joined by spaces
+    (``("variance", "study")`` becomes ``variance study``)."""
+    if isinstance(frame.columns, pd.MultiIndex):
+        frame = frame.set_axis([" ".join(str(p) for p in c if str(p)) for c in frame.columns], axis=1)
     return frame.to_csv(index=_meaningful_index(frame.index), float_format="%.6g", lineterminator="\n")
 
 

@@ -441,3 +441,11 @@ def test_same_input_gives_identical_html_and_the_caption_is_escaped(tmp_path):
     assert repr(t) == "<Table: det>"
     assert t.html.startswith('<figure class="embdiag-exhibit embdiag-table" id="table-det">\n'
                              '<div class="embdiag-scroll">')
+
+
+def test_csv_of_hierarchical_columns_has_one_header_line():
+    frame = pd.DataFrame([[1.0, 2.0, 3.0]], index=pd.Index(["unchanged"], name="condition"),
+                         columns=pd.MultiIndex.from_tuples([("variance", "study"), ("variance", "this run"),
+                                                            ("RankMe", "")]))
+    lines = exhibits.csv_text(frame).splitlines()
+    assert lines == ["condition,variance study,variance this run,RankMe", "unchanged,1,2,3"]

@@ -224,3 +224,18 @@ def test_parameter_table_is_every_chapters_parameters_cell():
         assert [ast.literal_eval(v) for v in rows["default"]] == list(declared.values())
     cover = table[(table["chapter"] == "00_cover") & (table["parameter"] == "profile")].iloc[0]
     assert cover["default"] == '"cpu"' and cover["meaning"].startswith("training records folder")
+
+
+def test_book_stylesheets_are_well_formed():
+    """Every rule block of the book's own CSS closes (an unclosed block once swallowed every rule
+    after it, silently), and comments close."""
+    import re
+
+    for css in sorted((pipeline.DEFAULT.book / "_static").glob("*.css")):
+        text = css.read_text()
+        assert text.count("/*") == text.count("*/"), f"{css.name}: unclosed comment"
+        depth = 0
+        for n, ch in enumerate(re.sub(r"/\*.*?\*/", "", text, flags=re.S)):
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            assert 0 <= depth <= 2, f"{css.name}: unbalanced braces near character {n}"
+        assert depth == 0, f"{css.name}: {depth} block(s) left open"

@@ -155,8 +155,9 @@ def test_caption_names_data_profile_seeds_and_uncertainty():
     cfg = sweep.Task("cpu", UNTRAINED, 0).config()
     text = figures.caption(cfg, "What is shown.", 5, "Dots are seeds.")
     assert text.startswith("What is shown. Data: ") and text.endswith("Dots are seeds.")
-    assert f"{cfg.data.n_val:,} procedural" in text and "not BDD100K" in text
-    assert f"profile cpu (ViT width {cfg.model.width}, depth {cfg.model.depth}, {cfg.steps:,} steps" in text
+    assert f"{cfg.data.n_train:,} + {cfg.data.n_val:,} labelled" in text and "not BDD100K" in text
+    assert f"profile cpu: ViT width {cfg.model.width}, depth {cfg.model.depth}," in text
+    assert f"{cfg.steps:,} steps" in text
     assert "5 seeds per condition" in text and "`" not in text and "*" not in text  # plain text, not Markdown
 
 
