@@ -46,15 +46,18 @@ def _normalize(X: np.ndarray, name: str, dtype, offset: int = 0, out=None) -> np
     power of two (:mod:`embdiag._scaling`); other rows are untouched. NaN or infinite
     entries are reported by ``as_matrix``.
     """
+    # Equivalent mutants: no step here raises an invalid flag (squares are non-negative, NaN
+    # propagates quietly), so invalid="ignore" may be dropped; copy=None copies no more than
+    # False; "IJ,IJ->I" is the same contraction.
     with np.errstate(over="ignore", invalid="ignore"):
         Xd = X.astype(dtype, copy=False)
         sq = np.einsum("ij,ij->i", Xd, Xd)
     bad = np.flatnonzero(unsafe_norms(sq, dtype))
     if bad.size:
         rows = as_matrix(X[bad], name)  # raises on NaN/inf; else the squares over- or underflowed
-        Xd = Xd.copy() if Xd is X else Xd
-        Xd[bad] = unit_scale_rows(rows.astype(np.float64))
-        sq[bad] = np.einsum("ij,ij->i", Xd[bad], Xd[bad])
+        Xd = Xd.copy() if Xd is X else Xd  # (copying always only costs memory, in this rare branch)
+        Xd[bad] = unit_scale_rows(rows.astype(np.float64))  # astype(None) is float64 (equivalent)
+        sq[bad] = np.einsum("ij,ij->i", Xd[bad], Xd[bad])  # "IJ,IJ->I": the same (equivalent)
     norms = np.sqrt(sq)
     zero = np.flatnonzero(norms == 0)
     if zero.size:
@@ -62,7 +65,7 @@ def _normalize(X: np.ndarray, name: str, dtype, offset: int = 0, out=None) -> np
     inv = (1.0 / norms).astype(Xd.dtype)
     if out is None:
         return Xd * inv[:, None]
-    np.multiply(Xd, inv[:, None], out=out, casting="same_kind")
+    np.multiply(Xd, inv[:, None], out=out, casting="same_kind")  # the ufunc default (equivalent if dropped)
     return out
 
 
@@ -81,6 +84,8 @@ def _check_gallery(gallery) -> np.ndarray:
 
 
 def _first_chunk(k: int) -> int:
+    # Sets chunk sizes and the worker split only: mutants of its constants are equivalent
+    # (time only; results are exact for any chunking and split).
     return max(1024, 16 * k)
 
 
@@ -95,7 +100,7 @@ def _schedule(start: int, stop: int, cs: int, k: int):
     while g0 < stop:
         g1 = min(stop, g0 + step)
         yield g0, g1
-        g0, step = g1, min(cs, 2 * step)
+        g0, step = g1, min(cs, 2 * step)  # another growth factor (3) only changes time: equivalent
 
 
 def _merge_lexsort(best_s, best_i, rows, cand_s, cand_i, k):
@@ -106,6 +111,7 @@ def _merge_lexsort(best_s, best_i, rows, cand_s, cand_i, k):
     all_s = np.concatenate([best_s[urows].ravel(), cand_s])
     all_i = np.concatenate([best_i[urows].ravel(), cand_i])
     order = np.lexsort((all_i, -all_s, all_r))
+    # every row id occurs k times in all_r, so minlength=m may be dropped (equivalent)
     starts = np.concatenate([[0], np.cumsum(np.bincount(all_r, minlength=m))[:-1]])
     take = order[starts[:, None] + np.arange(k)]
     best_s[urows] = all_s[take]
@@ -122,7 +128,7 @@ def _merge(best_s, best_i, rows, cand_s, cand_i, k):
     order) go through a lexsort instead, to keep the padded layout small.
     """
     urows, starts, counts = np.unique(rows, return_index=True, return_counts=True)
-    heavy = counts > 64 * k
+    heavy = counts > 64 * k  # either path is exact: mutants of the threshold are equivalent
     if heavy.any():
         sel = np.isin(rows, urows[heavy])
         _merge_lexsort(best_s, best_i, rows[sel], cand_s[sel], cand_i[sel], k)
@@ -133,6 +139,8 @@ def _merge(best_s, best_i, rows, cand_s, cand_i, k):
         urows, starts, counts = np.unique(rows, return_index=True, return_counts=True)
     u = len(urows)
     width = k + int(counts.max())
+    # Equivalent mutants: a NaN padding sorts last like -inf (a row always holds k real
+    # entries); a float64 S2 holds float32 scores exactly; np.full infers int64 for I2.
     S2 = np.full((u, width), -np.inf, dtype=best_s.dtype)
     I2 = np.full((u, width), np.iinfo(np.int64).max, dtype=np.int64)
     S2[:, :k] = best_s[urows]
@@ -142,6 +150,7 @@ def _merge(best_s, best_i, rows, cand_s, cand_i, k):
     S2[r, c] = cand_s
     I2[r, c] = cand_i
     np.negative(S2, out=S2)
+    # axis=1 is the default last axis here and numpy reads "STABLE" as "stable" (equivalent)
     order = np.argsort(S2, axis=1, kind="stable")[:, :k]
     best_s[urows] = -np.take_along_axis(S2, order, axis=1)
     best_i[urows] = np.take_along_axis(I2, order, axis=1)
@@ -149,6 +158,7 @@ def _merge(best_s, best_i, rows, cand_s, cand_i, k):
 
 def _workers() -> int:
     """Worker threads for :func:`topk`: one per core (each runs single-threaded BLAS)."""
+    # Equivalent mutants of the constants: the thread count changes time only.
     return max(1, min(8, os.cpu_count() or 1))
 
 
@@ -160,16 +170,21 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, stop):
     """
     nb, d = Qb.shape
     q1 = q0 + nb
+    # Equivalent mutants: float64 bs holds float32 scores exactly; np.full infers int64 for bi;
+    # the placeholders' index (-1) is never returned: with k below the number of candidates
+    # and finite cosines every placeholder is replaced.
     bs = np.full((nb, k), -np.inf, dtype=dtype)
     bi = np.full((nb, k), -1, dtype=np.int64)
     cs = max(g1 - g0 for g0, g1 in chunks)
     sbuf = np.empty(nb * cs, dtype=dtype)
     mbuf = np.empty(nb * cs, dtype=bool)
     gbuf = np.empty((cs, d), dtype=dtype)
+    # The first/dense flags pick a selection path; every path keeps each entry that can enter
+    # the top-k (the merge drops the rest), so mutants of the flags change time only (equivalent).
     first = True
     for g0, g1 in chunks:
         if stop is not None and stop.is_set():
-            break
+            break  # (return: topk raises the failed share's error and reads no result; equivalent)
         m = g1 - g0
         try:
             chunk = G[g0:g1]
@@ -184,7 +199,7 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, stop):
         np.matmul(Qb, Gc.T, out=S)
         if exclude_self:
             lo, hi = max(q0, g0), min(q1, g1)
-            if lo < hi:
+            if lo < hi:  # (lo <= hi: an empty range; equivalent)
                 r = np.arange(lo, hi)
                 S[r - q0, r - g0] = -np.inf
         M = mbuf[: nb * m].reshape(nb, m)
@@ -193,15 +208,16 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, stop):
         dense = first
         if not dense:
             np.greater(S, bs[:, k - 1:k], out=M)
-            dense = np.count_nonzero(M) > 4 * k * nb
-        if dense and m > k:
+            dense = np.count_nonzero(M) > 4 * k * nb  # threshold: time only (equivalent mutants)
+        if dense and m > k:  # (m >= k: at m == k the k-th score is the minimum; equivalent)
             # First chunk or an adversarial order: keep entries at least as high as the
             # chunk's own k-th score (ties kept, so the lower index can win).
+            # dim=1 is the default last dim; sorted=True gives the same minimum (equivalent)
             kth = torch.topk(torch.from_numpy(S), k, dim=1, sorted=False).values.numpy().min(axis=1)
             if first:
                 np.greater_equal(S, kth[:, None], out=M)
             else:
-                M &= S >= kth[:, None]
+                M &= S >= kth[:, None]  # (= or |=: more candidates, the merge drops them; equivalent)
         elif dense:
             M[...] = True
         first = False
@@ -256,6 +272,8 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
         same_length(queries=Q, gallery=G)
     k = check_k(k, N - 1 if exclude_self else N)
     Qn = _normalize(Q, "queries", dtype)
+    # Equivalent mutants: the query block (8193), the clip's bounds (257, 16385, no lower
+    # bound: smaller chunks) and / for // (int() truncates) change chunk sizes and time only.
     qb = min(nq, 8192)
     if chunk_size is None:
         chunk_size = int(np.clip(_BUFFER_BYTES // (dtype.itemsize * qb * _workers()), 256, 16384))
@@ -263,6 +281,8 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
         chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     cs = int(min(chunk_size, N))
     # Each worker scans one contiguous share of the gallery (at least 4 chunks' worth).
+    # Equivalent mutants: other worker counts (max(2, ...), N / ..., 5 * ...) and float bounds
+    # (cast by int() below) change time only; shares stay non-empty for N >= 2.
     n_workers = int(max(1, min(_workers(), N // (4 * _first_chunk(k)))))
     bounds = np.linspace(0, N, n_workers + 1).astype(int)
     jobs = [list(_schedule(int(a), int(b), cs, k)) for a, b in zip(bounds[:-1], bounds[1:])]
@@ -273,6 +293,8 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
         if n_workers == 1:
             results = [_scan(Qn[q0:q1], q0, G, jobs[0], k, exclude_self, dtype, None)]
         else:
+            # Equivalent mutants: without the stop event (or with a larger pool) the other shares
+            # scan on, time only; the lowest failed chunk is still reported.
             stop = threading.Event()
             with single_thread(), ThreadPoolExecutor(n_workers) as pool:
                 futures = [pool.submit(_scan, Qn[q0:q1], q0, G, job, k, exclude_self, dtype, stop)
@@ -280,7 +302,8 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
                 results = [f.result() for f in futures]
         errors = [r for r in results if isinstance(r, tuple) and len(r) == 3]
         if errors:
-            raise min(errors, key=lambda e: e[0])[2]
+            # errors are in share order with distinct, ascending starts: any key (or none)
+            raise min(errors, key=lambda e: e[0])[2]  # picks the first (equivalent mutants)
         bs, bi = results[0]
         for s_, i_ in results[1:]:
             _merge_lexsort(bs, bi, np.repeat(np.arange(q1 - q0), k), s_.ravel(), i_.ravel(), k)
@@ -371,16 +394,21 @@ def _positives(positives, n_queries: int):
     if P is None:
         if len(rows) != n_queries:
             raise ValueError(f"length mismatch: neighbors has {n_queries}, positives has {len(rows)}")
+        # Equivalent mutants: a wider padding (max(2, ...)) matches no neighbour and is not
+        # counted; np.full infers int64 (and P is cast to int64 below).
         width = max(1, max(row.size for row in rows))
         P = np.full((n_queries, width), -1, dtype=np.int64)
         for i, row in enumerate(rows):
             P[i, : row.size] = row
     elif len(P) != n_queries:
         raise ValueError(f"length mismatch: neighbors has {n_queries}, positives has {len(P)}")
+    # Equivalent mutants: axis=1 is the default last axis; float64 indices (astype(None)) compare
+    # exactly with integer neighbours; P is never empty (n_queries >= 1, width >= 1), so the
+    # size guard's else branch is never taken.
     P = np.sort(P.astype(np.int64), axis=1)
     if (P[P != -1] < 0).any() if P.size else False:
         raise ValueError("positives: negative gallery index")
-    P[:, 1:][P[:, 1:] == P[:, :-1]] = -1  # drop duplicates
+    P[:, 1:][P[:, 1:] == P[:, :-1]] = -1  # drop duplicates (-2 would do the same: equivalent)
     counts = np.count_nonzero(P >= 0, axis=1)
     empty = np.flatnonzero(counts == 0)
     if empty.size:
@@ -396,7 +424,7 @@ def _hits(nb: np.ndarray, positives):
 def _first_k(nb: np.ndarray, k):
     if k is None:
         return nb
-    k = check_k(k, nb.shape[1] + 1, "k")
+    k = check_k(k, nb.shape[1] + 1, "k")  # "k" is check_k's default name (equivalent if dropped)
     return nb[:, :k]
 
 
@@ -414,7 +442,7 @@ def hit_at_k(neighbors, positives, k: int | None = None, per_query: bool = False
     """Hit@k: whether at least one positive is among the first ``k`` neighbours, averaged."""
     nb = _first_k(_neighbors(neighbors), k)
     hits, _ = _hits(nb, positives)
-    return _reduce(hits.any(axis=1).astype(np.float64), per_query)
+    return _reduce(hits.any(axis=1).astype(np.float64), per_query)  # astype(None): float64 (equivalent)
 
 
 def recall_at_k(neighbors, positives, k: int | None = None, per_query: bool = False):
@@ -453,7 +481,7 @@ def boundary_margin(scores, k: int) -> np.ndarray:
     S = as_float(scores, "scores", ndim=2)
     if S.shape[1] < 2:
         raise ValueError(f"scores: needs at least 2 columns, got {S.shape[1]}")
-    k = check_k(k, S.shape[1], "k")
+    k = check_k(k, S.shape[1], "k")  # default name "k" and default axis -1 below (equivalent)
     if (np.diff(S, axis=1) > 0).any():
         raise ValueError("scores: rows must be sorted in descending order")
     return S[:, k - 1] - S[:, k]

@@ -1,3 +1,62 @@
+"""Tests of :mod:`embdiag.metrics.retrieval` against independent references (brute-force cosine
+over all pairs, scikit-learn ``NearestNeighbors``, Python sets, hand-worked values), invariances
+(chunk size, core count, positive scaling) and the documented memory bounds (``tracemalloc``).
+
+Equivalent mutants
+------------------
+Mutants of ``tools/mutate.py`` (mutmut names ``embdiag.metrics.retrieval.x_<function>__mutmut_<k>``)
+that survive because they change no result, only time or memory within the documented bounds;
+each has a comment next to the code.
+
+- Chunk schedule and worker split: the merge is exact for any chunking and any split
+  (``test_topk_memmap_gallery_and_chunk_invariance``,
+  ``test_topk_does_not_depend_on_the_number_of_cores``), so these change time only.
+  ``_first_chunk`` 5, 6, 7 (1025, ``16 / k``, ``17 * k``); ``_schedule`` 20 (growth factor 3,
+  still capped by the chunk size); ``_workers`` 5, 10, 11, 12 (thread count); ``topk`` 49 (query
+  block 8193), 54 (no lower clip: smaller chunks), 59 (``/``: ``int()`` truncates like ``//``),
+  62, 63 (clip bounds 257, 16385), 86, 91, 93 (worker count ``max(2, ...)``, ``N / ...``,
+  ``5 * ...``: shares stay non-empty for N >= 2), 96 (float bounds, cast by ``int()``).
+- Selection path in ``_scan``: every path keeps each entry that can enter the top-k and the merge
+  drops the rest. 41, 42, 108, 151, 152 (the ``first`` / ``dense`` flags); 118-123 (the dense
+  fallback's threshold); 125 (``m >= k``: at m == k the chunk's k-th score is its minimum); 134
+  (``dim=1`` is the default); 135, 138 (``sorted``: the same minimum); 146, 147 (``=`` / ``|=``:
+  more candidates in the dense path); 92 (``lo <= hi``: an empty range).
+- Placeholders in ``_scan``: 7, 10 (float64 running scores hold float32 scores exactly); 15, 18
+  (``np.full`` infers int64); 19, 20 (the -inf placeholders' index: with k below the number of
+  candidates and finite cosines every placeholder is replaced, so its index is never returned).
+  45 (``return`` for ``break`` on stop): the event is set only by a share that failed, and
+  ``topk`` then raises that error without reading any result.
+- ``topk`` 167, 178 (no stop event), 168 (default pool size): the other shares scan on, time
+  only. 194, 196, 197, 198 (``min`` without key or with a constant key): errors are listed in
+  share order with distinct, ascending chunk starts, so each picks the first.
+- ``_merge`` 11, 12, 13 (heavy-row threshold: lexsort or stable argsort, both exact); 50 (NaN
+  padding sorts last like -inf, and a row always holds k real entries); 51, 54 (float64 work
+  array: float32 scores convert exactly); 59, 62 (``np.full`` infers int64); 91, 103, 111
+  (``axis=1`` is the default last axis); 95 (numpy reads ``"STABLE"`` as ``"stable"``).
+  ``_merge_lexsort`` 29 (each row id occurs k times, so ``bincount`` has length m anyway).
+- ``_normalize`` 3, 5 (``invalid="ignore"`` dropped): no step raises an invalid flag (squares are
+  non-negative, NaN propagates quietly; checked under ``np.seterr(invalid="raise")`` with NaN,
+  +-inf, float16 inf, huge integers and 1e300 rows). 12 (``copy=None`` copies no more than
+  ``copy=False``); 38 (always copy before rescaling rows that over- or underflow: one extra copy,
+  in that rare branch only); 42 (``astype(None)`` is float64); 24, 51 (``"IJ,IJ->I"``: the same
+  contraction); 75 (``same_kind`` is the ufunc default casting).
+- ``_positives`` 52 (a second padding column of -1 matches no neighbour and is not counted);
+  57, 60 (``np.full`` infers int64, and ``P`` is cast to int64 next); 71 (``axis=1`` is the
+  default); 72 (float64 indices compare exactly with integer neighbours below 2**53); 75, 81 (the
+  ``if P.size`` guard is always true: at least one query, width at least 1); 92 (-2 marks a
+  duplicate like -1: it matches nothing and is not counted).
+- ``_first_k`` 8, ``boundary_margin`` 22 (``check_k``'s default name is "k"); ``boundary_margin``
+  29 (``np.diff``'s default axis is the last); ``hit_at_k`` 17 (``astype(None)`` is float64).
+
+Timeouts (mutmut counts them as killed; each checked alone): ``_schedule`` 7, 13 and ``topk``
+67, 70 (``chunk_size`` 0 accepted) loop forever; ``topk`` 140 scores the queries in one block per
+query (correct, but quadratic: the 12,500-query tests run for minutes).
+
+Memory: the float32 path must allocate float32 buffers and no extra chunk copy
+(``test_topk_float32_extra_memory_is_as_documented``), the default chunk must share the score
+budget between workers and not grow with the gallery (the two ``test_topk_default_*`` tests).
+"""
+
 import tracemalloc
 
 import numpy as np
@@ -94,6 +153,48 @@ def test_topk_extra_memory_is_bounded_by_the_chunk():
     assert peak < chunk_bytes + 2_000_000 < G.nbytes / 2
 
 
+def _peak_bytes(f):
+    tracemalloc.start()
+    try:
+        f()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_topk_float32_extra_memory_is_as_documented():
+    # float32 scoring: a float32 score buffer, a boolean mask (a quarter of its size), one
+    # normalized float32 gallery chunk and the normalized queries; no copy of a chunk, no float64
+    rng = np.random.default_rng(18)
+    nq, d, cs = 200, 256, 2000
+    G = rng.standard_normal((6000, d), dtype=np.float32)
+    Q = rng.standard_normal((nq, d), dtype=np.float32)
+    documented = nq * cs * (4 + 1) + cs * d * 4 + nq * d * 4
+    assert _peak_bytes(lambda: r.topk(Q, G, 5, chunk_size=cs)) < documented + (1 << 20)
+
+
+def test_topk_default_chunks_share_the_score_budget_between_workers(monkeypatch):
+    # The default chunk size keeps the score buffers of all workers together within the budget
+    # (here scaled down from 32 MiB to 4 MiB), plus a mask of a quarter of it (and one more
+    # temporary mask where a chunk is cut at its own k-th score).
+    monkeypatch.setattr(r, "_BUFFER_BYTES", 1 << 22)
+    monkeypatch.setattr(r, "_workers", lambda: 2)
+    rng = np.random.default_rng(19)
+    G = rng.standard_normal((30_720, 8), dtype=np.float32)
+    Q = rng.standard_normal((256, 8), dtype=np.float32)
+    assert _peak_bytes(lambda: r.topk(Q, G, 5)) < 1.5 * (1 << 22) + (1 << 20)
+
+
+def test_topk_default_extra_memory_does_not_grow_with_the_gallery(monkeypatch):
+    # One query: the default chunk is capped, so a 4x larger gallery needs no more memory.
+    monkeypatch.setattr(r, "_workers", lambda: 1)
+    rng = np.random.default_rng(20)
+    q = rng.standard_normal((1, 16), dtype=np.float32)
+    G = rng.standard_normal((160_000, 16), dtype=np.float32)
+    small = _peak_bytes(lambda: r.topk(q, G[:40_000], 5))
+    assert _peak_bytes(lambda: r.topk(q, G, 5)) < 1.05 * small
+
+
 def test_topk_sorted_descending_and_adversarial_order():
     # Gallery sorted by increasing similarity: every chunk beats the running top-k.
     rng = np.random.default_rng(5)
@@ -134,6 +235,92 @@ def test_topk_parallel_shares_merge_exactly(monkeypatch):
     assert np.array_equal(i, lowest)
 
 
+def fast_brute_topk(Q, G, k):
+    """brute_topk without its per-row loop: a stable sort of the negated scores orders equal
+    scores by the lower index."""
+    S = (Q / np.linalg.norm(Q, axis=1, keepdims=True)) @ (G / np.linalg.norm(G, axis=1, keepdims=True)).T
+    idx = np.argsort(-S, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(S, idx, axis=1), idx
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, 8])
+def test_topk_does_not_depend_on_the_number_of_cores(monkeypatch, workers):
+    # From 8,192 rows the gallery is split into one share per core; a tiny gallery is never
+    # split, whatever the core count. The best neighbours lie in every share.
+    monkeypatch.setattr(r, "_workers", lambda: workers)
+    rng = np.random.default_rng(10)
+    for n in (2, 7, 9000):
+        G, Q = rng.standard_normal((n, 6)), rng.standard_normal((15, 6))
+        k = min(4, n - 1)
+        s, i = r.topk(Q, G, k, dtype=np.float64)
+        bs, bi = fast_brute_topk(Q, G, k)
+        assert np.array_equal(i, bi)
+        assert np.allclose(s, bs, rtol=0, atol=1e-14)
+
+
+def test_topk_more_queries_than_one_query_block():
+    # queries are scored in blocks of 8,192: 20,000 queries take three blocks
+    rng = np.random.default_rng(11)
+    G, Q = rng.standard_normal((5, 3)), rng.standard_normal((20_000, 3))
+    s, i = r.topk(Q, G, 2, dtype=np.float64)
+    bs, bi = fast_brute_topk(Q, G, 2)
+    assert np.array_equal(i, bi)
+    assert np.allclose(s, bs, rtol=0, atol=1e-14)
+
+
+def test_topk_chunk_where_one_query_ties_with_hundreds_of_rows():
+    # In the same chunk query 0 ties with 400 identical rows (far more than 64 k candidates,
+    # merged by a lexsort) while the other queries keep a handful (merged by a stable sort).
+    rng = np.random.default_rng(9)
+    G = rng.standard_normal((600, 4))
+    G[100:500] = [1.0, 0, 0, 0]
+    Q = np.vstack([[1.0, 0, 0, 0], rng.standard_normal((5, 4))])
+    s, i = r.topk(Q, G, 3, chunk_size=600, dtype=np.float64)
+    bs, bi = brute_topk(Q, G, 3)
+    assert np.array_equal(i, bi)
+    assert np.allclose(s, bs, rtol=0, atol=1e-14)
+    assert i[0].tolist() == [100, 101, 102]
+
+
+def test_topk_chunks_in_which_every_row_beats_the_running_topk():
+    # Gallery sorted by increasing similarity to q (decreasing to -q), k small against the chunk:
+    # in every later chunk, the last one included, more than 4 k entries per query beat the
+    # running k-th score, so the chunk is cut at its own k-th score (which must be kept).
+    rng = np.random.default_rng(16)
+    q = rng.standard_normal(8)
+    G = rng.standard_normal((1000, 8))
+    G = G[np.argsort(G @ q / np.linalg.norm(G, axis=1))]
+    Q = np.vstack([q, -q])
+    s, i = r.topk(Q, G, 3, chunk_size=64, dtype=np.float64)
+    bs, bi = brute_topk(Q, G, 3)
+    assert np.array_equal(i, bi)
+    assert np.allclose(s, bs, rtol=0, atol=1e-14)
+    assert i[0].tolist() == [999, 998, 997] and i[1].tolist() == [0, 1, 2]
+
+
+def test_topk_k_may_be_one_less_than_the_gallery_size():
+    rng = np.random.default_rng(17)
+    Q, G = rng.standard_normal((4, 3)), rng.standard_normal((5, 3))
+    s, i = r.topk(Q, G, 4, dtype=np.float64)
+    bs, bi = brute_topk(Q, G, 4)
+    assert np.array_equal(i, bi) and np.allclose(s, bs, rtol=0, atol=1e-14)
+
+
+def test_topk_leaves_its_inputs_unchanged():
+    # Rows whose squares over- or underflow are rescaled on a copy, never in the caller's arrays
+    # (a read-only gallery, e.g. an np.memmap opened with mode="r", must work).
+    rng = np.random.default_rng(15)
+    Qb, Gb = rng.standard_normal((10, 4)), rng.standard_normal((50, 4))
+    _, bi = brute_topk(Qb, Gb, 3)
+    for dtype, big in ((np.float32, 1e30), (np.float64, 1e200)):
+        Q, G = (Qb * big).astype(dtype), (Gb / big).astype(dtype)
+        Q0, G0 = Q.copy(), G.copy()
+        G.setflags(write=False)
+        _, i = r.topk(Q, G, 3, dtype=dtype)
+        assert np.array_equal(Q, Q0) and np.array_equal(G, G0)
+        assert np.array_equal(i, bi)
+
+
 def test_integer_and_float16_inputs():
     rng = np.random.default_rng(6)
     G = rng.integers(-3, 4, size=(300, 8))
@@ -143,6 +330,17 @@ def test_integer_and_float16_inputs():
     assert np.array_equal(a[1], b[1])
     h = r.topk(G.astype(np.float16), G.astype(np.float16), 5, exclude_self=True)
     assert np.array_equal(h[1], b[1]) and h[0].dtype == np.float32
+    B = rng.random((300, 8)) < 0.4
+    B[~B.any(axis=1), 0] = True
+    a = r.topk(B, B, 5, exclude_self=True)
+    b = r.topk(B.astype(np.float32), B.astype(np.float32), 5, exclude_self=True)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    # integers are read as float32 (as documented), queries and gallery alike, also when
+    # scored in float64: large integers round the same way on both sides
+    X = rng.integers(-2**40, 2**40, size=(100, 5))
+    a = r.topk(X, X, 4, exclude_self=True, dtype=np.float64)
+    b = r.topk(X.astype(np.float32), X.astype(np.float32), 4, exclude_self=True, dtype=np.float64)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
 
 
 @settings(max_examples=40, deadline=None)
@@ -175,7 +373,8 @@ def test_precision_and_random_floor():
 
 
 def test_precision_rejects_self_neighbours():
-    with pytest.raises(ValueError, match="exclude_self"):
+    with pytest.raises(ValueError, match=r"^neighbors: a query appears among its own neighbours; "
+                                         r"search with exclude_self=True$"):
         r.precision_at_k(np.array([[0, 1], [0, 2], [0, 1]]), np.array([0, 1, 0]))
 
 
@@ -190,6 +389,10 @@ def test_hit_and_recall_representations_agree():
         assert np.allclose(r.hit_at_k(nb, P, per_query=True), [1, 1, 0])
         assert np.allclose(r.hit_at_k(nb, P, k=1, per_query=True), [0, 1, 0])
         assert np.allclose(r.recall_at_k(nb, P, per_query=True), [0.5, 0.5, 0])
+        assert np.allclose(r.recall_at_k(nb, P, k=1, per_query=True), [0, 0.5, 0])
+    # arrays, sets and single indices may be mixed in one list
+    assert r.hit_at_k(nb, [np.array([1, 9]), 0, {2, 6}], per_query=True).tolist() == [1, 1, 0]
+    assert r.recall_at_k(nb, [np.array([1, 9]), 0, {2, 6}], per_query=True).tolist() == [0.5, 1, 0]
     assert r.hit_at_k(nb, np.array([4, 2, 5]), k=2) == pytest.approx(2 / 3)
     assert r.recall_at_k(nb, [np.array([3, 4, 1]), np.array([8]), np.array([5, 5])]) == pytest.approx(2 / 3)
 
@@ -222,35 +425,39 @@ def test_margin_certifies_unchanged_topk():
 # ----------------------------------------------------------------------------- bad input
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 3)), k=2), "gallery: has 3 columns"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=5), "k: must be smaller"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=0), "k: must be at least 1"),
-    (dict(queries=np.ones((5, 4)), gallery=np.ones((5, 4)), k=4, exclude_self=True), "k: must be smaller"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, exclude_self=True), "length mismatch"),
-    (dict(queries=np.ones(4), gallery=np.ones((5, 4)), k=2), "queries: expected a 2-D"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones(4), k=2), "gallery: expected a 2-D"),
-    (dict(queries=np.empty((0, 4)), gallery=np.ones((5, 4)), k=2), "queries"),
-    (dict(queries=np.ones((3, 4)), gallery=np.empty((0, 4)), k=2), "gallery: empty"),
-    (dict(queries=np.array([[np.nan, 1.0]]), gallery=np.ones((5, 2)), k=2), "queries: contains NaN"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, dtype=np.float16), "dtype"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, chunk_size=0), "chunk_size"),
+    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 3)), k=2), "^gallery: has 3 columns"),
+    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=5), "^k: must be smaller"),
+    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=0), "^k: must be at least 1"),
+    (dict(queries=np.ones((5, 4)), gallery=np.ones((5, 4)), k=4, exclude_self=True), "^k: must be smaller"),
+    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, exclude_self=True), "^length mismatch"),
+    (dict(queries=np.ones(4), gallery=np.ones((5, 4)), k=2), "^queries: expected a 2-D"),
+    (dict(queries=np.ones((3, 4)), gallery=np.ones(4), k=2), "^gallery: expected a 2-D"),
+    (dict(queries=np.empty((0, 4)), gallery=np.ones((5, 4)), k=2), "^queries"),
+    (dict(queries=np.ones((3, 4)), gallery=np.empty((0, 4)), k=2), "^gallery: empty"),
+    (dict(queries=np.array([[np.nan, 1.0]]), gallery=np.ones((5, 2)), k=2), "^queries: contains NaN"),
+    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, dtype=np.float16), "^dtype"),
+    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, chunk_size=0), "^chunk_size: must be at least 1"),
+    # the gallery's own type is reported first, not a k checked against its meaningless size
+    (dict(queries=np.ones((3, 2)), gallery=np.full((3, 2), "a"), k=3),
+     "^gallery: expected a numeric array, got dtype <U1"),
+    (dict(queries=np.ones((3, 2)), gallery=np.ones((3, 2)) * 1j, k=3), "^gallery: complex values are not supported$"),
 ])
 def test_topk_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         r.topk(**kwargs)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_topk_bad_gallery_rows_name_their_index(dtype):
     G = np.ones((50, 3), dtype=dtype)
     G[33] = 0
-    with pytest.raises(ValueError, match="gallery: zero-norm row at index 33"):
+    with pytest.raises(ValueError, match="^gallery: zero-norm row at index 33"):
         r.topk(np.ones((2, 3)), G, 3, chunk_size=8)
     G[33] = 1
     G[41, 2] = np.inf
-    with pytest.raises(ValueError, match="gallery: contains NaN or infinite"):
+    with pytest.raises(ValueError, match="^gallery: contains NaN or infinite"):
         r.topk(np.ones((2, 3)), G, 3, chunk_size=8)
-    with pytest.raises(ValueError, match="queries: zero-norm row at index 1"):
+    with pytest.raises(ValueError, match="^queries: zero-norm row at index 1"):
         r.topk(np.array([[1.0, 0, 0], [0, 0, 0]]), G[:5], 3)
 
 
@@ -293,12 +500,55 @@ def test_metric_bad_input():
         r.boundary_margin(np.ones((3, 1)), 1)
     with pytest.raises(ValueError, match="k: must be smaller"):
         r.boundary_margin(np.ones((3, 2)), 2)
-    with pytest.raises(ValueError, match="descending"):
+    with pytest.raises(ValueError, match="^scores: rows must be sorted in descending order$"):
         r.boundary_margin(np.array([[0.1, 0.5]]), 1)
+    with pytest.raises(ValueError, match="^scores: expected a 2-D array"):
+        r.boundary_margin(np.array([0.9, 0.5]), 1)
+    with pytest.raises(ValueError, match="^neighbors_a: expected a 2-D"):
+        r.overlap_at_k(np.array([1, 2]), nb)
+    with pytest.raises(ValueError, match="^neighbors_b: expected integer indices"):
+        r.overlap_at_k(nb, nb.astype(float))
+    with pytest.raises(ValueError, match="^neighbors: empty array"):
+        r.hit_at_k(np.zeros((0, 2), dtype=int), np.array([], dtype=int))
+    with pytest.raises(ValueError, match="^neighbors: negative index -1"):
+        r.hit_at_k(np.array([[0, -1]]), np.array([0]))
     with pytest.raises(ValueError, match="labels: empty"):
         r.random_floor([])
     with pytest.raises(ValueError, match="labels: contains NaN"):
         r.random_floor([0.0, np.nan])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(labels=np.zeros((3, 1))), r"^labels: expected a 1-D array of labels"),
+    (dict(labels=[0, 1, 0], query_labels=np.zeros((3, 1))), r"^query_labels: expected a 1-D array of labels"),
+    (dict(labels=[0, 1, 0], query_labels=[0, 1]), r"^length mismatch: neighbors has 3, query_labels has 2$"),
+    (dict(labels=[0, 1, 0], query_labels=[1]), r"^length mismatch: neighbors has 3, query_labels has 1$"),
+    (dict(labels=[0, 1], query_labels=[0, 1, 0]), r"^neighbors: indices must lie in \[0, 2\), got range \[0, 2\]$"),
+])
+def test_precision_bad_input_names_the_argument(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        r.precision_at_k(np.array([[1, 2], [0, 2], [0, 1]]), **kwargs)
+
+
+@pytest.mark.parametrize("positives, match", [
+    ([True, False, True], r"^positives: a boolean mask must be 2-D \(n_queries, n_gallery\), got shape \(3,\)$"),
+    (np.zeros((3, 1, 1), dtype=int), r"^positives: expected 1-D or 2-D integer indices, got shape \(3, 1, 1\)$"),
+    (np.zeros((3, 0), dtype=int), r"^positives: expected 1-D or 2-D integer indices, got shape \(3, 0\)$"),
+    (np.array([1.0, 2.0, 0.0]), r"^positives: expected integer indices or a boolean mask, got dtype float64$"),
+    ([np.array([1.0]), np.array([2.0]), np.array([0.0])], r"^positives: expected integer indices, got dtype float64$"),
+    ([np.array([1]), np.array([2])], r"^length mismatch: neighbors has 3, positives has 2$"),
+    (np.array([[1, -3], [2, 0], [0, 1]]), r"^positives: negative gallery index$"),
+])
+def test_positives_bad_input(positives, match):
+    with pytest.raises(ValueError, match=match):
+        r.hit_at_k(np.array([[1, 2], [0, 2], [0, 1]]), positives)
+
+
+def test_one_query_with_one_neighbour():
+    assert r.hit_at_k(np.array([[2]]), np.array([2])) == 1.0
+    assert r.hit_at_k(np.array([[2, 0]]), [2]) == 1.0  # a one-query list of indices
+    assert r.recall_at_k(np.array([[2, 0]]), [0], k=1) == 0.0
+    assert r.overlap_at_k(np.array([[2]]), np.array([[2]])) == 1.0
 
 
 # ----------------------------------------------------------------------------- extreme magnitudes
