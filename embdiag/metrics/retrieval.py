@@ -55,7 +55,7 @@ def _normalize(X: np.ndarray, name: str, dtype, offset: int = 0, out=None) -> np
     bad = np.flatnonzero(unsafe_norms(sq, dtype))
     if bad.size:
         rows = as_matrix(X[bad], name)  # raises on NaN/inf; else the squares over- or underflowed
-        Xd = Xd.copy() if Xd is X else Xd  # (copying always only costs memory, in this rare branch)
+        Xd = Xd.copy() if Xd is X else Xd  # (copying also when Xd is not X: memory only; equivalent)
         Xd[bad] = unit_scale_rows(rows.astype(np.float64))  # astype(None) is float64 (equivalent)
         sq[bad] = np.einsum("ij,ij->i", Xd[bad], Xd[bad])  # "IJ,IJ->I": the same (equivalent)
     norms = np.sqrt(sq)
@@ -281,8 +281,8 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
         chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     cs = int(min(chunk_size, N))
     # Each worker scans one contiguous share of the gallery (at least 4 chunks' worth).
-    # Equivalent mutants: other worker counts (max(2, ...), N / ..., 5 * ...) and float bounds
-    # (cast by int() below) change time only; shares stay non-empty for N >= 2.
+    # Equivalent mutants: other worker counts (N / ..., 5 * ...) and float bounds (cast by
+    # int() below) change time only.
     n_workers = int(max(1, min(_workers(), N // (4 * _first_chunk(k)))))
     bounds = np.linspace(0, N, n_workers + 1).astype(int)
     jobs = [list(_schedule(int(a), int(b), cs, k)) for a, b in zip(bounds[:-1], bounds[1:])]

@@ -14,8 +14,8 @@ each has a comment next to the code.
   ``_first_chunk`` 5, 6, 7 (1025, ``16 / k``, ``17 * k``); ``_schedule`` 20 (growth factor 3,
   still capped by the chunk size); ``_workers`` 5, 10, 11, 12 (thread count); ``topk`` 49 (query
   block 8193), 54 (no lower clip: smaller chunks), 59 (``/``: ``int()`` truncates like ``//``),
-  62, 63 (clip bounds 257, 16385), 86, 91, 93 (worker count ``max(2, ...)``, ``N / ...``,
-  ``5 * ...``: shares stay non-empty for N >= 2), 96 (float bounds, cast by ``int()``).
+  62, 63 (clip bounds 257, 16385), 91, 93 (worker count ``N / ...``, ``5 * ...``), 96 (float
+  bounds, cast by ``int()``).
 - Selection path in ``_scan``: every path keeps each entry that can enter the top-k and the merge
   drops the rest. 41, 42, 108, 151, 152 (the ``first`` / ``dense`` flags); 118-123 (the dense
   fallback's threshold); 125 (``m >= k``: at m == k the chunk's k-th score is its minimum); 134
@@ -49,8 +49,10 @@ each has a comment next to the code.
   29 (``np.diff``'s default axis is the last); ``hit_at_k`` 17 (``astype(None)`` is float64).
 
 Timeouts (mutmut counts them as killed; each checked alone): ``_schedule`` 7, 13 and ``topk``
-67, 70 (``chunk_size`` 0 accepted) loop forever; ``topk`` 140 scores the queries in one block per
-query (correct, but quadratic: the 12,500-query tests run for minutes).
+67, 70 (``chunk_size`` 0 accepted) build an endless chunk list (MemoryError under the address-space
+cap of ``tools/mutate.py``, else a hang); ``topk`` 140 starts a query block at every query
+(correct but quadratic: 800x slower at 2,000 queries, minutes for the 12,500-query tests).
+``topk`` 60, 61 and 139 also timed out; the memory-budget and 20,000-query tests now fail them.
 
 Memory: the float32 path must allocate float32 buffers and no extra chunk copy
 (``test_topk_float32_extra_memory_is_as_documented``), the default chunk must share the score
