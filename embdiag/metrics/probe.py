@@ -51,6 +51,7 @@ def balanced_accuracy(y_true, y_pred, classes) -> float:
     for c in classes:
         mask = y_true == c
         if not mask.any():
+            # (np.unique yields numpy scalars: hasattr is always true; kept for safety)
             raise ValueError(f"classes: class {c.item() if hasattr(c, 'item') else c!r} has no samples in y_true; its recall is undefined")
         recalls.append(np.mean(y_pred[mask] == c))
     return float(np.mean(recalls))
@@ -66,12 +67,13 @@ def _stratified_split(y_idx: np.ndarray, val_size: float, seed: int):
     """Per class, a seeded random ``val_size`` share (at least one, leaving one) to validation."""
     rng = np.random.default_rng(seed)
     val = []
-    for c in range(y_idx.max() + 1):
+    for c in range(y_idx.max() + 1):  # a larger bound only visits empty classes
         members = np.flatnonzero(y_idx == c)
         if len(members) < 2:
             continue
         m = min(len(members) - 1, max(1, int(round(val_size * len(members)))))
         val.append(rng.permutation(members)[:m])
+    # empty only when every class has one sample: _fit then raises before using ``fit``
     val = np.sort(np.concatenate(val)) if val else np.array([], dtype=np.int64)
     fit = np.setdiff1d(np.arange(len(y_idx)), val)
     return fit, val
@@ -83,7 +85,7 @@ def _scale_params(X: np.ndarray, standardize: bool):
     if not standardize:
         return mean, np.ones_like(mean)
     std = X.std(axis=0)
-    std[std == 0] = 1.0
+    std[std == 0] = 1.0  # any positive value: a constant column is exactly 0 after centering
     return mean, std
 
 
@@ -103,7 +105,7 @@ def _row_space(Xs: np.ndarray):
     G = Xn.T @ Xn if n >= d else Xn @ Xn.T
     factor, piv, rank, _ = dpstrf(G, tol=1e-12 * G.diagonal().max(), lower=1)
     rank = max(int(rank), 1)
-    if n >= d and rank == d:
+    if n >= d and rank == d:  # (n == d cannot reach rank d: Xs is centered)
         return None
     if n >= d:  # G = P L L^T P^T: the span of G is the span of P L
         span = np.zeros((d, rank))
@@ -154,7 +156,7 @@ class _Design:
         else:
             self.mean, s = _scale_params(rep.X[rows], rep.standardize)
         a = rep.scale / s
-        if np.all(a == 1.0):
+        if np.all(a == 1.0):  # saves work only: then qr(U) gives R = +-I (to rounding)
             self.R = None
         else:
             self.R = a if rep.U is None else np.linalg.qr(a[:, None] * rep.U, mode="r")
@@ -165,12 +167,14 @@ class _Design:
         top = np.abs(Xt).max(axis=0)
         top[~(top > 0)] = 1.0
         sigma = top * np.sqrt(np.einsum("ij,ij->j", Xt / top, Xt / top) / n)  # no overflow at any scale
+        # Any positive sigma gives the same optimum (it scales a column and its penalty weight
+        # together): it only conditions the problem; a zero column gets 1 (a NaN would too).
         sigma[~(sigma > 0)] = 1.0
         self.sigma = sigma
         self.Xt1 = np.empty((n, r + 1))
         self.Xt1[:, :r] = Xt / sigma
         self.Xt1[:, r] = 1.0
-        self.Xt1_32 = self.Xt1.astype(np.float32)
+        self.Xt1_32 = self.Xt1.astype(np.float32)  # for speed: Hessian products only shape the CG steps
         self.root_penalty = np.append(1.0 / sigma, 0.0)
         w = rep.scale / s**2  # logits of raw x: (x - mean) diag(w) U R^{-1} B + b
         self._W = w[:, None] if rep.U is None else w[:, None] * rep.U
@@ -198,7 +202,7 @@ class _Design:
     def cold_start(self, yi, K: int):
         """``B = 0`` and the intercept at the centered log class counts (+1)."""
         Theta = np.zeros((self.Xt1.shape[1], K))
-        b = np.log(np.bincount(yi, minlength=K) + 1.0)
+        b = np.log(np.bincount(yi, minlength=K) + 1.0)  # a start only; every class has a row here
         Theta[-1] = b - b.mean()
         return Theta
 
@@ -217,6 +221,11 @@ class _Preconditioner:
     over all rows if that is not positive definite), and factored ``M_k = L L^T`` in
     float64; ``L^-1`` is kept in float32 and applied as ``L^-T (L^-1 r)``, positive
     definite whatever the rounding (it only shapes the CG steps).
+
+    Mutation testing: any positive definite ``L^-T L^-1`` leads to the same stopping test of
+    ``_newton``, so mutants that change how ``M_k`` is approximated (which rows, weights,
+    ridge, precision, triangle, when it is rebuilt) only change the iteration path; they are
+    listed in tests/metrics/test_probe.py.
     """
 
     rebuild_after = 12
@@ -249,14 +258,15 @@ class _Preconditioner:
                     G = dsyrk(1.0, X32.astype(np.float64) * w[:, None], trans=1, lower=1)
                 ridge = (1e-6 if single else 1e-12) * G.diagonal() + 1e-30  # 1e-30: a float32-safe inverse
                 G[np.diag_indices(p)] += reg + ridge
-                try:
-                    L = cholesky(G, lower=True, overwrite_a=True, check_finite=False)
+                try:  # (float64: not in place, the diagonal fallback below reads G after a failure)
+                    L = cholesky(G, lower=True, overwrite_a=single, check_finite=False)
                     break
                 except LinAlgError:
                     continue
             if L is None:  # not positive definite even in float64: the diagonal will do
                 L = np.diag(np.sqrt(np.maximum(G.diagonal(), 1e-30)))
-            inv[k] = strtri(L.astype(np.float32), lower=1)[0]  # its zero upper triangle stays zero
+            with np.errstate(over="ignore"):  # a pinned column's factor (reg up to 1e300) is inf in float32: inverse 0
+                inv[k] = strtri(L.astype(np.float32), lower=1)[0]  # its zero upper triangle stays zero
         self.inv, self.stale = inv, False
 
     def copy(self) -> "_Preconditioner":
@@ -268,7 +278,7 @@ class _Preconditioner:
     def __call__(self, R):
         y = np.matmul(self.inv, R.T.astype(np.float32)[:, :, None])
         out = np.matmul(self.inv.transpose(0, 2, 1), y)[:, :, 0].T.astype(np.float64)
-        out -= out.mean(axis=1, keepdims=True)
+        out -= out.mean(axis=1, keepdims=True)  # in float64: the steps keep class sums of exactly ~0
         return out
 
 
@@ -279,7 +289,7 @@ def _objective(Z, Theta, Y, reg):
     return -np.sum(L * Y) / len(Z) + 0.5 * np.sum(reg[:, None] * Theta**2), L
 
 
-def _cg(X32, P32, reg, rhs, pre, atol, maxiter=500):
+def _cg(X32, P32, reg, rhs, pre, atol, maxiter=500):  # the cap and step count only bound work
     """Preconditioned CG on ``H D = rhs`` (``H`` the Hessian at probabilities ``P32``), from
     ``D = 0`` until the residual norm is at most ``atol``. Returns ``(D, n_steps)``."""
     n = len(X32)
@@ -291,7 +301,7 @@ def _cg(X32, P32, reg, rhs, pre, atol, maxiter=500):
         Az -= P32 * Az.sum(axis=1, keepdims=True)
         HD = (X32.T @ Az) / n + reg[:, None] * Dir
         curv = np.sum(Dir * HD)
-        if not (curv > 0 and rs > 0):
+        if not (curv > 0 and rs > 0):  # rs = |L^-1 r|^2 is 0 only with S = 0, then Dir = 0 and curv = 0
             break
         alpha = rs / curv
         D += alpha * Dir
@@ -325,34 +335,34 @@ def _newton(design: _Design, Y, C: float, starts, tol: float, max_iter: int, pre
     for Theta in starts:
         Z = Xt1 @ Theta
         f, L = _objective(Z, Theta, Y, reg)
-        if best is None or f < best[1]:
+        if best is None or f < best[1]:  # ties: either start serves
             best = Theta, f, Z, L
     Theta, f, Z, L = best
     g0 = None
     for it in range(1, max_iter + 1):
         P = np.exp(L)
         G = Xt1.T @ (P - Y) / n + reg[:, None] * Theta
-        G -= G.mean(axis=1, keepdims=True)
+        G -= G.mean(axis=1, keepdims=True)  # rows sum to 0 up to rounding (Y, P rows sum to 1; Theta's to 0)
         gnorm = np.sqrt(np.sum(G * G))
-        g0 = g0 or gnorm
+        g0 = g0 or gnorm  # CG's relative residual min(0.5, sqrt(|g| / |g0|)) -> 0: only the path
         if not gnorm > 0:
             return Theta, it - 1
         if pre.stale:
             pre.build(X32, P, reg)
         D, steps = _cg(X32, P.astype(np.float32), reg, -G, pre, min(0.5, np.sqrt(gnorm / g0)) * gnorm)
-        pre.stale = steps > pre.rebuild_after
+        pre.stale = steps > pre.rebuild_after  # when to rebuild: time only
         slope = np.sum(G * D)
         if not slope < 0:
             return Theta, it - 1
-        last = -slope / 2 <= tol * f
+        last = -slope / 2 <= tol * f  # a last full step leaves ~decrement^2: the bound's factor is not critical
         Zd = Xt1 @ D
         t = 1.0
         while True:
             f_new, L_new = _objective(Z + t * Zd, Theta + t * D, Y, reg)
-            if f_new <= f + 1e-4 * t * slope:
+            if f_new <= f + 1e-4 * t * slope:  # (equality: a change below the objective's rounding)
                 break
             t *= 0.5
-            if last or t < 1e-10:  # no decrease left at double precision
+            if last or t < 1e-10:  # no decrease left at double precision (t is a power of 2, never 1e-10)
                 return Theta, it
         Theta, Z, L, f = Theta + t * D, Z + t * Zd, L_new, f_new
         if last:
@@ -454,7 +464,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         Y = np.eye(K)[yi]
         previous = None
         for i, C in enumerate(Cs):
-            starts = [Theta]
+            starts = [Theta]  # the extrapolated start is used only if its objective is lower
             if previous is not None:
                 starts.append(Theta + np.log(C / Cs[i - 1]) / np.log(Cs[i - 1] / Cs[i - 2]) * (Theta - previous))
             solution, nit = _newton(design, Y, float(C), starts, float(self.tol), self.max_iter, pre)
@@ -484,8 +494,8 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
                 W, b = design.to_original(Theta)
                 scores.append(np.mean(np.argmax(X[val] @ W + b, axis=1) == yi[val]))
                 thetas.append(Theta)
-                if scores[-1] > max(scores[:-1], default=-1.0):
-                    refit_pre = pre.copy()  # the best C's preconditioner also suits the refit at that C
+                if scores[-1] > max(scores[:-1], default=-1.0):  # scores >= 0: the first always passes
+                    refit_pre = pre.copy()  # the best C's preconditioner also suits the refit at that C (speed)
             self.val_scores_ = np.array(scores)
             best = int(np.argmax(self.val_scores_))
             self.C_ = float(Cs[best])

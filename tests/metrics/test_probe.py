@@ -3,6 +3,7 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from scipy.linalg import LinAlgError
 from scipy.special import log_softmax
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -11,7 +12,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.preprocessing import StandardScaler
 
-from embdiag.metrics.probe import LinearProbe, balanced_accuracy, eligible_classes, fit_probes, majority_floor
+from embdiag.metrics import probe as probe_module
+from embdiag.metrics.probe import (LinearProbe, _objective, _Preconditioner, _Representation, _row_space,
+                                   _stratified_split, balanced_accuracy, eligible_classes, fit_probes,
+                                   majority_floor)
 
 
 def blobs(seed, n=600, d=40, k=3, signal=0.6, offset=0.0):
@@ -35,6 +39,7 @@ def test_eligible_classes_and_majority_floor():
     y = np.array(["a"] * 12 + ["b"] * 9 + ["c"] * 10)
     assert eligible_classes(y).tolist() == ["a", "c"]
     assert eligible_classes(y, min_support=9).tolist() == ["a", "b", "c"]
+    assert eligible_classes(y, min_support=1).tolist() == ["a", "b", "c"]  # the smallest allowed
     assert majority_floor(y) == pytest.approx(12 / 31)
 
 
@@ -51,15 +56,20 @@ def test_balanced_accuracy_matches_sklearn():
 
 
 def test_balanced_accuracy_bad_input():
-    with pytest.raises(ValueError, match="classes: needs at least 2"):
+    # every message starts with the name of the argument at fault
+    with pytest.raises(ValueError, match="^classes: needs at least 2"):
         balanced_accuracy([0, 1], [0, 1], [0])
-    with pytest.raises(ValueError, match="class 5 has no samples"):
+    with pytest.raises(ValueError, match="^classes: class 5 has no samples"):
         balanced_accuracy([0, 1], [0, 1], [0, 5])
-    with pytest.raises(ValueError, match="length mismatch"):
+    with pytest.raises(ValueError, match="^classes: expected a 1-D"):
+        balanced_accuracy([0, 1], [0, 1], [[0, 1]])
+    with pytest.raises(ValueError, match="^length mismatch"):
         balanced_accuracy([0, 1, 1], [0, 1], [0, 1])
-    with pytest.raises(ValueError, match="y_true: empty"):
+    with pytest.raises(ValueError, match="^y_true: empty"):
         balanced_accuracy([], [], [0, 1])
-    with pytest.raises(ValueError, match="min_support"):
+    with pytest.raises(ValueError, match="^y_pred: expected a 1-D"):
+        balanced_accuracy([0, 1], [[0, 1]], [0, 1])
+    with pytest.raises(ValueError, match="^min_support: must be at least 1"):
         eligible_classes([0, 1], min_support=0)
 
 
@@ -83,6 +93,9 @@ def test_matches_sklearn_logistic_regression(C):
     sk_obj = objective(sk.coef_, sk.intercept_, sc.transform(Xtr), ytr, C)
     assert ours_obj <= sk_obj * (1 + 1e-4)
     assert np.allclose(ours.predict_proba(Xte), sk.predict_proba(sc.transform(Xte)), atol=0.02)
+    # the optimum's weights (and intercepts) sum to zero over the classes, as scikit-learn's do
+    assert np.abs(ours.coef_.sum(axis=0)).max() <= 1e-12 * np.abs(ours.coef_).max()
+    assert abs(ours.intercept_.sum()) <= 1e-12 * np.abs(ours.intercept_).max()
 
 
 def test_reduced_basis_is_exact_when_n_below_d():
@@ -132,26 +145,34 @@ def test_standardized_probe_ignores_scaling_and_offset(seed, c, shift):
 
 
 def test_bad_input():
+    # every message starts with the name of the argument at fault
     X, y = blobs(5, n=100)
-    with pytest.raises(ValueError, match="y: needs at least 2 classes"):
+    with pytest.raises(ValueError, match="^y: needs at least 2 classes"):
         LinearProbe().fit(X, np.zeros(100))
-    with pytest.raises(ValueError, match="length mismatch"):
+    with pytest.raises(ValueError, match="^length mismatch"):
         LinearProbe().fit(X, y[:50])
     Xn = X.copy()
     Xn[3, 2] = np.nan
-    with pytest.raises(ValueError, match="X: contains NaN"):
+    with pytest.raises(ValueError, match="^X: contains NaN"):
         LinearProbe().fit(Xn, y)
-    with pytest.raises(ValueError, match="X: expected a 2-D"):
+    with pytest.raises(ValueError, match="^X: expected a 2-D"):
         LinearProbe().fit(X[:, 0], y)
-    with pytest.raises(ValueError, match="X: needs at least 1"):
+    with pytest.raises(ValueError, match="^X: needs at least 1"):
         LinearProbe().fit(X[:0], y[:0])
-    with pytest.raises(ValueError, match="Cs"):
-        LinearProbe(Cs=[0.0, 1.0]).fit(X, y)
-    with pytest.raises(ValueError, match="val_size"):
+    for Cs in ([0.0, 1.0], [np.inf], [1.0, np.nan], [], [[0.1, 1.0]]):
+        with pytest.raises(ValueError, match="^Cs: expected a non-empty 1-D grid"):
+            LinearProbe(Cs=Cs).fit(X, y)
+    with pytest.raises(ValueError, match="^val_size"):
         LinearProbe(val_size=1.5).fit(X, y)
     p = LinearProbe(Cs=[1.0]).fit(X, y)
-    with pytest.raises(ValueError, match="X: has 39 features"):
+    with pytest.raises(ValueError, match="^X: has 39 features"):
         p.predict(X[:, 1:])
+    with pytest.raises(ValueError, match="^X: contains NaN"):
+        p.predict(Xn)
+    with pytest.raises(ValueError, match="^length mismatch"):
+        p.score(X, y[:-1])
+    with pytest.raises(ValueError, match="^length mismatch"):
+        p.score(X, y[:1])  # would broadcast
 
 
 def test_integer_and_float16_features():
@@ -167,10 +188,16 @@ def test_integer_and_float16_features():
 # ----------------------------------------------------------------------------- scikit-learn contract
 
 def test_predict_before_fit_raises_not_fitted():
-    X, _ = blobs(7, n=20)
+    X, y = blobs(7, n=20)
     for method in ("predict", "predict_proba", "decision_function"):
         with pytest.raises(NotFittedError):
             getattr(LinearProbe(), method)(X)
+    # a fit that failed after reading the labels leaves the probe unfitted, too
+    failed = LinearProbe(Cs=[-1.0])
+    with pytest.raises(ValueError, match="^Cs: "):
+        failed.fit(X, y)
+    with pytest.raises(NotFittedError):
+        failed.predict(X)
 
 
 @pytest.mark.parametrize("param, bad", [
@@ -178,13 +205,13 @@ def test_predict_before_fit_raises_not_fitted():
     ("tol", -1), ("tol", 0.0), ("tol", np.nan), ("tol", "small"),
     ("standardize", "no"), ("standardize", 1), ("standardize", None),
     ("random_state", -1), ("random_state", 1.5),
-    ("val_size", 0.0), ("val_size", "half"),
+    ("val_size", 0.0), ("val_size", 1.0), ("val_size", "half"),
 ])
 def test_constructor_stores_and_fit_validates(param, bad):
     X, y = blobs(8, n=100)
     p = LinearProbe(**{param: bad})  # scikit-learn's rule: __init__ only stores
     assert p.get_params()[param] is bad
-    with pytest.raises(ValueError, match=param):
+    with pytest.raises(ValueError, match=f"^{param}: "):
         p.fit(X, y)
 
 
@@ -258,8 +285,6 @@ def test_refit_on_all_rows_uses_their_own_basis_when_n_below_d():
 
 def test_validation_scores_are_held_out_accuracies():
     # Independent reference: scikit-learn fitted on the same split, scored on the held-out part.
-    from embdiag.metrics.probe import _stratified_split
-
     X, y = blobs(12, n=400, d=20, k=3, signal=0.8)
     Cs = [1e-3, 1e-2, 1e-1, 1.0]
     p = LinearProbe(Cs=Cs).fit(X, y)
@@ -275,8 +300,6 @@ def test_validation_scores_are_held_out_accuracies():
 
 
 def test_stratified_split_holds_out_every_class():
-    from embdiag.metrics.probe import _stratified_split
-
     y = np.repeat([0, 1, 2, 3], [1, 3, 2, 10])
     fit, val = _stratified_split(y, 0.2, 5)
     assert np.array_equal(np.sort(np.concatenate([fit, val])), np.arange(len(y)))
@@ -360,14 +383,300 @@ def test_fit_probes_equals_fitting_each_alone():
 
 def test_fit_probes_bad_input():
     X, y = blobs(19, n=100)
-    with pytest.raises(ValueError, match="y: needs at least 2 classes"):
+    with pytest.raises(ValueError, match="^y: needs at least 2 classes"):
         fit_probes(X, {"ok": y, "bad": np.zeros(100)})
-    with pytest.raises(ValueError, match="length mismatch"):
+    with pytest.raises(ValueError, match="^length mismatch"):
         fit_probes(X, {"short": y[:50]})
-    with pytest.raises(ValueError, match="tol"):
+    with pytest.raises(ValueError, match="^tol: "):
         fit_probes(X, {"ok": y}, tol=-1)
-    with pytest.raises(ValueError, match="X: expected a 2-D"):
+    with pytest.raises(ValueError, match="^X: expected a 2-D"):
         fit_probes(X[:, 0], {"ok": y})
+
+
+# ----------------------------------------------------------------------------- the validation fits and the refit's start
+
+def _case(name):
+    """Data for each kind of representation: full rank (identity basis), n < d, rank-deficient
+    with n > d (both a reduced basis), and a feature constant on the fit rows of the split but
+    not on all rows (a zero column in the fit rows' design)."""
+    if name == "full rank":
+        return blobs(20, n=150, d=12, k=3, signal=1.0)
+    if name == "n < d":
+        return blobs(21, n=40, d=60, k=3, signal=1.0)
+    if name == "rank-deficient":
+        rng = np.random.default_rng(22)
+        y = rng.integers(0, 3, 150)
+        Z = rng.standard_normal((150, 8)) + rng.standard_normal((3, 8))[y]
+        return Z @ rng.standard_normal((8, 30)), y
+    X, y = blobs(23, n=150, d=12, k=3, signal=1.0)
+    _, val = _stratified_split(y, 0.2, 0)
+    X[:, 3] = 0.5
+    X[val[:4], 3] = [1.0, 2.0, -1.0, 3.0]
+    return X, y
+
+
+@pytest.mark.parametrize("case", ["full rank", "n < d", "rank-deficient", "constant on the fit rows"])
+@pytest.mark.parametrize("standardize", [True, False])
+def test_validation_fits_equal_fits_on_the_fit_rows_alone(case, standardize):
+    # The grid is solved on the fit rows, standardized by their own statistics, in the basis
+    # of all rows: each C's solution must be the probe fitted on the fit rows alone, and the
+    # held-out accuracies its scores on the validation rows.
+    X, y = _case(case)
+    fit, val = _stratified_split(y, 0.2, 0)
+    params = dict(standardize=standardize, tol=1e-12, max_iter=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow, division by zero or invalid value anywhere
+        grid = LinearProbe(Cs=[0.1, 10.0], **params).fit(X, y)
+        alone = {C: LinearProbe(Cs=[C], **params).fit(X[fit], y[fit]) for C in grid.Cs_}
+    assert grid.val_scores_.tolist() == [alone[C].score(X[val], y[val]) for C in grid.Cs_]
+    # the same solution in the original feature space, and the refit's warm start (in the
+    # design of all rows) gives the same logits on every row
+    rep = _Representation(X.astype(np.float64), standardize)
+    design, full = rep.design(fit), rep.design()
+    C = 10.0
+    _, Theta, _ = next(grid._path(design, y[fit], 3, [C], design.cold_start(y[fit], 3), _Preconditioner()))
+    W, b = design.to_original(Theta)
+    ref = alone[C]
+    assert np.allclose(W.T, ref.coef_, rtol=0, atol=1e-6 * np.abs(ref.coef_).max())
+    assert np.allclose(b - b.mean(), ref.intercept_ - ref.intercept_.mean(), rtol=0, atol=1e-6)
+    logits = X @ W + b
+    start = full.start_from(design, Theta)
+    assert np.allclose(full.Xt1 @ start, logits, rtol=0, atol=1e-9 * np.abs(logits).max())
+
+
+def test_a_long_step_along_the_grid_is_damped_to_the_optimum():
+    # From C = 0.01 to C = 1e6 the Newton steps overshoot and are halved several times:
+    # the solutions must still be the optimum (scikit-learn at a tight tolerance).
+    X, y = blobs(3, n=90, d=10, k=3, signal=1.0)
+    fit, val = _stratified_split(y, 0.2, 0)
+    grid = LinearProbe(Cs=[0.01, 1e6], tol=1e-12).fit(X, y)
+    alone = [LinearProbe(Cs=[C], tol=1e-12).fit(X[fit], y[fit]) for C in grid.Cs_]
+    assert grid.val_scores_.tolist() == [a.score(X[val], y[val]) for a in alone]
+    sc = StandardScaler().fit(X)
+    Xs = sc.transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sk = LogisticRegression(C=grid.C_, tol=1e-12, max_iter=100_000, solver="newton-cholesky").fit(Xs, y)
+    ours = objective(grid.coef_ * sc.scale_, grid.intercept_ + grid.coef_ @ sc.mean_, Xs, y, grid.C_)
+    assert ours <= objective(sk.coef_, sk.intercept_, Xs, y, grid.C_) * (1 + 1e-9)
+
+
+# ----------------------------------------------------------------------------- degenerate data
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_features_without_information_give_the_class_prior(standardize):
+    # Constant features: the coefficients are exactly 0 and the probabilities the class
+    # shares (the intercept is not penalized). Classes of 7 and 8 leave 6 and 6 on the fit
+    # rows: there the cold start is already the optimum (no Newton step, no preconditioner
+    # built), and the refit on all rows must still converge to 7/15 and 8/15.
+    X = np.full((15, 4), 3.0)
+    y = np.repeat([0, 1], [7, 8])
+    p = LinearProbe(Cs=[0.1, 1.0, 10.0], standardize=standardize, tol=1e-12).fit(X, y)
+    assert np.all(p.coef_ == 0)
+    np.testing.assert_allclose(p.predict_proba(X[:1]), [[7 / 15, 8 / 15]], rtol=1e-9)
+    assert p.val_scores_.tolist() == [1 / 3] * 3 and p.C_ == 0.1  # ties: all predict class 0
+    # balanced classes: the cold start (centered log counts) is the optimum, reached in 0 steps
+    q = LinearProbe(Cs=[1.0], standardize=standardize).fit(X[1:11], y[1:11] * 0 + np.arange(10) % 2)
+    assert q.n_iter_ == 0 and np.all(q.coef_ == 0) and np.all(q.intercept_ == 0)
+
+
+def test_max_iter_caps_the_newton_steps():
+    X, y = blobs(25, n=200, d=10, k=3, signal=1.0)
+    sc = StandardScaler().fit(X)
+    f = []
+    for m in (1, 2, 100):
+        p = LinearProbe(Cs=[1.0], tol=1e-14, max_iter=m).fit(X, y)
+        assert p.n_iter_ == m if m < 100 else 3 <= p.n_iter_ < 100
+        f.append(objective(p.coef_ * sc.scale_, p.intercept_ + p.coef_ @ sc.mean_, sc.transform(X), y, 1.0))
+    assert f[0] > f[1] > f[2]
+
+
+def test_a_class_with_a_single_sample():
+    # The class's one sample stays on the fit rows (no validation recall for it), and the
+    # coefficients are scikit-learn's.
+    X, y = blobs(24, n=60, d=5, k=3, signal=1.5)
+    y[7] = 3
+    fit, val = _stratified_split(y, 0.2, 0)
+    assert 7 in fit and np.isin([0, 1, 2], y[val]).all()
+    p = LinearProbe(Cs=[1.0], tol=1e-12).fit(X, y)
+    sc = StandardScaler().fit(X)
+    coef, intercept, _ = _sklearn_reference(sc.transform(X), y, 1.0)
+    assert np.allclose(p.coef_ * sc.scale_, coef, rtol=0, atol=1e-6 * np.abs(coef).max())
+    g = LinearProbe(Cs=[0.1, 1.0], tol=1e-12).fit(X, y)
+    assert g.classes_.tolist() == [0, 1, 2, 3] and np.isfinite(g.coef_).all()
+    assert np.allclose(g.coef_, LinearProbe(Cs=[g.C_], tol=1e-12).fit(X, y).coef_, rtol=0, atol=1e-6 * np.abs(g.coef_).max())
+
+
+def test_smallest_data_for_a_grid():
+    X, _ = blobs(26, n=3, d=4)
+    # one held-out row is enough to choose C
+    p = LinearProbe(Cs=[0.1, 1.0]).fit(X, [0, 0, 1])
+    assert set(p.val_scores_) <= {0.0, 1.0}
+    # every class a single sample: no validation split is possible, but a single C needs none
+    with pytest.raises(ValueError, match="^y: too few samples per class for a validation split"):
+        LinearProbe(Cs=[0.1, 1.0]).fit(X, [0, 1, 2])
+    q = LinearProbe(Cs=[1.0]).fit(X, [0, 1, 2])
+    assert q.val_scores_.shape == (1,) and np.isnan(q.val_scores_).all() and q.C_ == 1.0
+    assert q.predict(X).tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("val_size", [0.2, 0.5, 0.9])
+def test_stratified_split_keeps_every_class_on_both_sides(val_size):
+    y = np.repeat(np.arange(6), [1, 2, 3, 4, 7, 20])
+    fit, val = _stratified_split(y, val_size, 3)
+    counts = np.bincount(y)
+    # per class round(val_size * n) held out, at least one and leaving one (none of a single sample)
+    expected = [0 if c < 2 else min(c - 1, max(1, int(round(val_size * c)))) for c in counts]
+    assert np.bincount(y[val], minlength=6).tolist() == expected
+    assert np.bincount(y[fit], minlength=6).tolist() == (counts - expected).tolist()
+    assert np.intersect1d(fit, val).size == 0
+
+
+def test_constant_features_are_ignored():
+    # A constant column (standard deviation 0) changes nothing, with or without standardizing.
+    X, y = blobs(27, n=120, d=6, k=3, signal=1.0)
+    Xc = np.insert(X, 2, 7.25, axis=1)
+    for standardize in (True, False):
+        p = LinearProbe(Cs=[1.0], standardize=standardize, tol=1e-12).fit(Xc, y)
+        q = LinearProbe(Cs=[1.0], standardize=standardize, tol=1e-12).fit(X, y)
+        assert np.abs(p.coef_[:, 2]).max() <= 1e-12 * np.abs(q.coef_).max()  # rounding
+        assert np.allclose(np.delete(p.coef_, 2, axis=1), q.coef_, rtol=0, atol=1e-8 * np.abs(q.coef_).max())
+        assert np.allclose(p.decision_function(Xc), q.decision_function(X), rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("n, d", [(8, 8), (12, 20)])
+def test_duplicate_rows_at_n_equal_d_and_below(n, d):
+    # The same embedding twice (e.g. a duplicated image): the rows are not independent, so the
+    # basis must come from the rows that the factorization picked.
+    rng = np.random.default_rng(28 + n)
+    X = rng.standard_normal((n, d)) * np.linspace(3, 1, d)
+    X[1] = X[0]
+    X[3] = X[2]
+    X[5] = X[4]
+    y = np.arange(n) % 2
+    C = 10.0
+    p = LinearProbe(Cs=[C], standardize=False, tol=1e-13, max_iter=1000).fit(X, y)
+    coef, intercept, _ = _sklearn_reference(X, y, C)
+    assert np.allclose(p.coef_[1] - p.coef_[0], coef[0], rtol=0, atol=1e-5 * np.abs(coef).max())
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_offset_changes_only_the_intercept_when_n_below_d(standardize):
+    # A common offset of all embeddings (here 1e4 times their spread) is removed by centering:
+    # the same coefficients, the intercept shifted by -offset @ coef.
+    X, y = blobs(29, n=40, d=70, k=3, signal=1.0)
+    offset = 1e4 * np.linspace(-1, 2, 70)
+    p = LinearProbe(Cs=[1.0], standardize=standardize, tol=1e-12).fit(X, y)
+    q = LinearProbe(Cs=[1.0], standardize=standardize, tol=1e-12).fit(X + offset, y)
+    assert np.allclose(q.coef_, p.coef_, rtol=0, atol=1e-6 * np.abs(p.coef_).max())
+    assert np.allclose(q.decision_function(X + offset), p.decision_function(X), rtol=0, atol=1e-5)
+
+
+def test_float32_and_integer_features_are_fitted_in_float64():
+    # Embeddings often come as float32; integer features may exceed float32's 24-bit mantissa.
+    X, y = blobs(30, n=120, d=6, k=3)
+    for A in (X.astype(np.float32), (X * 1e6).astype(np.int64) + 2**40):
+        p, q = (LinearProbe(Cs=[1.0]).fit(Z, y) for Z in (A, A.astype(np.float64)))
+        assert np.array_equal(p.coef_, q.coef_) and np.array_equal(p.intercept_, q.intercept_)
+        assert np.array_equal(p.decision_function(A), q.decision_function(A.astype(np.float64)))
+        assert np.array_equal(fit_probes(A, {"y": y}, Cs=[1.0])["y"].coef_, q.coef_)
+    g = LinearProbe(Cs=[1, 10]).fit(X, y)
+    assert g.Cs_.dtype == np.float64 and isinstance(g.C_, float)
+
+
+def test_extreme_regularization_pins_the_coefficients_without_overflow():
+    # Tiny unstandardized features and C = 1e-300: the penalty weights overflow (capped at
+    # 1e300), the coefficients are 0 to double precision and the probabilities the class shares.
+    X, y = blobs(31, n=100, d=5, k=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = LinearProbe(Cs=[1e-300], standardize=False, tol=1e-12).fit(X * 1e-6, y)
+    assert np.abs(p.coef_).max() < 1e-250
+    np.testing.assert_allclose(p.predict_proba(X[:1] * 1e-6)[0], np.bincount(y) / len(y), rtol=1e-9)
+
+
+# ----------------------------------------------------------------------------- numerical building blocks
+
+def test_objective_is_exact_at_extreme_logits():
+    # log-softmax per row, shifted by each row's own maximum: exact for logits of any size
+    # and rows of very different size.
+    rng = np.random.default_rng(32)
+    Z = rng.standard_normal((5, 4)) * np.array([[1.0], [1e3], [1e5], [1.0], [1.0]]) + np.array([[0], [0], [0], [1e3], [-1e4]])
+    Y = np.eye(4)[[0, 1, 2, 3, 0]]
+    Theta, reg = rng.standard_normal((3, 4)), np.array([0.5, 2.0, 0.0])
+    f, L = _objective(Z, Theta, Y, reg)
+    ref = log_softmax(Z, axis=1)
+    np.testing.assert_allclose(L, ref, rtol=1e-13, atol=1e-12)
+    assert f == pytest.approx(-np.sum(ref * Y) / 5 + 0.5 * np.sum(reg[:, None] * Theta**2), rel=1e-13)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-200, 1e200])
+@pytest.mark.parametrize("n, d, rank", [(30, 50, 29), (80, 20, 7)])
+def test_row_space_basis_at_any_scale(scale, n, d, rank):
+    # An orthonormal basis of the centered rows' span (rank from an SVD), whatever the scale.
+    rng = np.random.default_rng(33)
+    inner = n if n < d else rank  # centering removes one dimension when n < d
+    X = rng.standard_normal((n, inner)) @ rng.standard_normal((inner, d))
+    Xs = X - X.mean(axis=0)
+    assert np.linalg.matrix_rank(Xs) == rank
+    U = _row_space(Xs * scale)
+    assert U.shape == (d, rank)
+    np.testing.assert_allclose(U.T @ U, np.eye(rank), atol=1e-12)
+    np.testing.assert_allclose(Xs @ U @ U.T, Xs, atol=1e-10 * np.abs(Xs).max())
+
+
+@pytest.mark.parametrize("variances, rank", [([1, 1e-13, 1e-13], 1), ([1, 1e-11, 1e-13], 2), ([1, 1e-11, 1e-11], 3)])
+@pytest.mark.parametrize("n", [4, 8])
+def test_row_space_drops_directions_below_1e12_of_the_largest(variances, rank, n):
+    # Orthogonal directions of the given variances: those below 1e-12 x the largest are
+    # dropped, at least one is kept, and a full-rank span (n > d) is the identity (None).
+    rng = np.random.default_rng(35)
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)) - rng.standard_normal((n, n)).mean(axis=0))
+    Z = Q[:, :3] - Q[:, :3].mean(axis=0)
+    Z, _ = np.linalg.qr(Z)  # centered orthonormal columns
+    V, _ = np.linalg.qr(rng.standard_normal((5, 5)))
+    Xs = (Z * np.sqrt(variances)) @ V[:3]  # rows in a 3-dimensional subspace of R^5
+    U = _row_space(Xs)
+    assert U.shape == (5, rank)
+    np.testing.assert_allclose(U @ (U.T @ V[0]), V[0], atol=1e-6)  # the largest direction is in the span
+    if n > 5:
+        assert _row_space(np.column_stack([Xs, rng.standard_normal((n, 2)) * 1e-3])) is not None
+        full = rng.standard_normal((n, 5))
+        assert _row_space(full - full.mean(axis=0)) is None
+
+
+@pytest.mark.parametrize("mode", ["float32 fails", "all fail"])
+def test_preconditioner_fallbacks_reach_the_optimum(mode, monkeypatch):
+    # Embeddings dominated by one common direction: the float32 block Cholesky of the
+    # preconditioner is not positive definite and the float64 one takes over; if that failed
+    # too, the diagonal would serve. Either way the solution is the optimum.
+    rng = np.random.default_rng(34)
+    y = rng.integers(0, 3, 100)
+    X = rng.standard_normal((100, 1)) + 1e-4 * (rng.standard_normal((100, 20)) + rng.standard_normal((3, 20))[y])
+    calls = {"failed": 0}
+    cholesky = probe_module.cholesky
+
+    def counted(G, **kwargs):
+        if mode == "all fail":  # as LAPACK fails: the leading block factored in place (if allowed)
+            G = G if kwargs.get("overwrite_a") else G.copy()
+            G[-1, -1] = -1.0
+        try:
+            return cholesky(G, **kwargs)
+        except LinAlgError:
+            calls["failed"] += 1
+            raise
+
+    monkeypatch.setattr(probe_module, "cholesky", counted)
+    C = 1e6  # weak regularization: the blocks are as ill-conditioned as the data
+    p = LinearProbe(Cs=[C], tol=1e-12).fit(X, y)
+    assert calls["failed"] > 0
+    sc = StandardScaler().fit(X)
+    Xs = sc.transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sk = LogisticRegression(C=C, tol=1e-12, max_iter=100_000, solver="newton-cholesky").fit(Xs, y)
+    ours = objective(p.coef_ * sc.scale_, p.intercept_ + p.coef_ @ sc.mean_, Xs, y, C)
+    assert ours <= objective(sk.coef_, sk.intercept_, Xs, y, C) * (1 + 1e-9)
 
 
 # ----------------------------------------------------------------------------- on the reference encoder's vectors
