@@ -129,7 +129,7 @@ class _Representation:
         self.X, self.standardize = X, standardize
         self.mean, self.scale = _scale_params(X, standardize)
         Xs = (X - self.mean) / self.scale
-        self.U = _row_space(Xs)
+        self.U = _row_space(Xs)  # the identity (None) would give the same optimum, slower
         self.coords = Xs if self.U is None else Xs @ self.U
 
     def design(self, rows=None) -> "_Design":
@@ -240,7 +240,7 @@ class _Preconditioner:
         inv = np.empty((K, p, p), dtype=np.float32)
         same = not np.ptp(P, axis=0).any()  # one probability row for all (a cold start): one Gram matrix
         gram = ssyrk(1.0, X32, trans=1, lower=1).astype(np.float64) if same else None
-        norms = np.einsum("ij,ij->i", X32, X32)
+        norms = np.einsum("ij,ij->i", X32, X32)  # (any subscript letters: the same contraction)
         for k in range(K):
             w = np.sqrt(P[:, k] * (1.0 - P[:, k]) / n)
             mass = w * w * norms  # each row's share of the block's trace: sum the rows that matter
@@ -258,8 +258,8 @@ class _Preconditioner:
                     G = dsyrk(1.0, X32.astype(np.float64) * w[:, None], trans=1, lower=1)
                 ridge = (1e-6 if single else 1e-12) * G.diagonal() + 1e-30  # 1e-30: a float32-safe inverse
                 G[np.diag_indices(p)] += reg + ridge
-                try:
-                    L = cholesky(G, lower=True, overwrite_a=True, check_finite=False)
+                try:  # (float64: not in place, the diagonal fallback below reads G after a failure)
+                    L = cholesky(G, lower=True, overwrite_a=single, check_finite=False)
                     break
                 except LinAlgError:
                     continue
@@ -330,7 +330,7 @@ def _newton(design: _Design, Y, C: float, starts, tol: float, max_iter: int, pre
     Xt1, X32 = design.Xt1, design.Xt1_32
     n = len(Xt1)
     with np.errstate(over="ignore"):  # an unrepresentable penalty pins its column at 0 anyway
-        reg = np.minimum((design.root_penalty / np.sqrt(C * n)) ** 2, 1e300)
+        reg = np.minimum((design.root_penalty / np.sqrt(C * n)) ** 2, 1e300)  # (1e300 == 1e+300)
     best = None
     for Theta in starts:
         Z = Xt1 @ Theta
@@ -387,7 +387,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_, Cs_ (the grid, ascending), C_ (chosen), val_scores_ (validation accuracy
+    classes_, Cs_ (the grid, ascending, repeats dropped), C_ (chosen), val_scores_ (validation accuracy
     per ``Cs_`` entry; NaN when the grid has one value and no split is made),
     coef_ (n_classes x d, in the original feature space), intercept_, n_iter_ (Newton
     steps of the refit).
@@ -447,7 +447,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         Cs = self.Cs_default if self.Cs is None else np.atleast_1d(np.asarray(self.Cs, dtype=np.float64))
         if Cs.ndim != 1 or Cs.size == 0 or not np.isfinite(Cs).all() or (Cs <= 0).any():
             raise ValueError(f"Cs: expected a non-empty 1-D grid of positive finite values, got {self.Cs!r}")
-        return np.sort(Cs)
+        return np.unique(Cs)  # ascending; a repeated C would make the path's extrapolation divide by 0
 
     def _check_labels(self, X, y):
         y = as_labels(y)
