@@ -70,7 +70,26 @@ def run_module(module: str, max_children: int) -> tuple[int, int, list[str]]:
     for key in sorted(k for k, s in status.items() if s == "timeout"):
         status[key] = recheck(key)
     survivors = sorted(k for k, s in status.items() if s not in KILLED)
+    write_diffs(module, survivors, status)
     return len(status) - len(survivors), len(status), [f"{k} ({status[k]})" for k in survivors]
+
+
+def write_diffs(module: str, survivors: list[str], status: dict[str, str]) -> Path:
+    """Write every survivor's diff to ``mutation-survivors/<package>_<name>.diff`` (the next
+    module's run replaces ``mutants/``, and ``mutmut show`` needs it)."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    out = ROOT / "mutation-survivors" / f"{module.replace('/', '_')}.diff"
+    out.parent.mkdir(exist_ok=True)
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        text = "".join(f"# {k}: {status[k]}\n{get_diff_for_mutant(k, path=f'embdiag/{module}.py')}\n\n"
+                       for k in survivors)
+    finally:
+        os.chdir(cwd)
+    out.write_text(text)
+    return out
 
 
 def recheck(key: str) -> str:
