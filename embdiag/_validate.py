@@ -36,8 +36,8 @@ def as_float(x, name: str, *, ndim: int | None = None, min_rows: int = 1,
     if a.size == 0:
         raise ValueError(f"{name}: empty array (shape {a.shape})")
     if finite and not np.isfinite(a).all():
-        bad = int((~np.isfinite(a)).any(axis=tuple(range(1, a.ndim))).sum()) if a.ndim > 1 else int((~np.isfinite(a)).sum())
-        raise ValueError(f"{name}: contains NaN or infinite values ({bad} bad row(s))")
+        bad = np.flatnonzero(~np.isfinite(a).reshape(a.shape[0], -1).all(axis=1) if a.ndim else ~np.isfinite(a))
+        raise ValueError(f"{name}: contains NaN or infinite values ({bad.size} bad row(s), first at index {bad[0]})")
     return a
 
 

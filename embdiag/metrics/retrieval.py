@@ -15,7 +15,6 @@ return one value per query (for paired bootstraps) instead of the mean.
 from __future__ import annotations
 
 import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -54,7 +53,12 @@ def _normalize(X: np.ndarray, name: str, dtype, offset: int = 0, out=None) -> np
         sq = np.einsum("ij,ij->i", Xd, Xd)
     bad = np.flatnonzero(unsafe_norms(sq, dtype))
     if bad.size:
-        rows = as_matrix(X[bad], name)  # raises on NaN/inf; else the squares over- or underflowed
+        rows = X[bad]
+        nonfinite = bad[~np.isfinite(rows).all(axis=1)]
+        if nonfinite.size:  # (as as_matrix says it, with indices into the whole gallery)
+            raise ValueError(f"{name}: contains NaN or infinite values ({nonfinite.size} bad row(s), "
+                             f"first at index {offset + int(nonfinite[0])})")
+        # else the squares over- or underflowed
         Xd = Xd.copy() if Xd is X else Xd  # (copying also when Xd is not X: memory only; equivalent)
         Xd[bad] = unit_scale_rows(rows.astype(np.float64))  # astype(None) is float64 (equivalent)
         sq[bad] = np.einsum("ij,ij->i", Xd[bad], Xd[bad])  # "IJ,IJ->I": the same (equivalent)
@@ -162,11 +166,14 @@ def _workers() -> int:
     return max(1, min(8, os.cpu_count() or 1))
 
 
-def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, stop):
+def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, failed=None, share=0):
     """Running top-k of the query block ``Qb`` (rows ``q0:``) over the given gallery chunks.
 
     Chunks must ascend. Returns ``(scores, indices)``, or ``(g0, None, error)`` if a
-    chunk starting at ``g0`` is invalid (so the caller can report the first one).
+    chunk starting at ``g0`` is invalid (so the caller can report the first one). With
+    ``failed`` (one flag per share, shares in gallery order) the scan sets
+    ``failed[share]`` on error and stops once an earlier share has failed: a later share's
+    failure never stops it, so the first bad row is always reached.
     """
     nb, d = Qb.shape
     q1 = q0 + nb
@@ -183,17 +190,17 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, stop):
     # the top-k (the merge drops the rest), so mutants of the flags change time only (equivalent).
     first = True
     for g0, g1 in chunks:
-        if stop is not None and stop.is_set():
-            break  # (return: topk raises the failed share's error and reads no result; equivalent)
+        if failed is not None and any(failed[:share]):
+            break  # (return: topk raises the earlier share's error and reads no result; equivalent)
         m = g1 - g0
         try:
             chunk = G[g0:g1]
             if chunk.dtype not in (np.float32, np.float64):
-                chunk = as_matrix(chunk, "gallery")
+                chunk = as_matrix(chunk, "gallery", finite=False)  # _normalize names bad rows
             Gc = _normalize(chunk, "gallery", dtype, offset=g0, out=gbuf[:m])
         except ValueError as err:
-            if stop is not None:
-                stop.set()
+            if failed is not None:
+                failed[share] = True
             return g0, None, err
         S = sbuf[: nb * m].reshape(nb, m)
         np.matmul(Qb, Gc.T, out=S)
@@ -238,12 +245,13 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
     so the order of near-ties closer than that follows float32 rounding) or
     ``np.float64`` (the exact reference, about 2x slower). With ``exclude_self=True``
     query ``i`` is gallery row ``i`` and never its own neighbour (needs equal row
-    counts). ``k`` must be smaller than the number of candidates. At most
-    ``chunk_size`` gallery rows are scored at a time (default: a 32 MiB score buffer);
-    extra memory is that buffer, a boolean mask of a quarter of its size (float32) and
-    one normalized gallery chunk, whatever the gallery size (about 70 MB for 1,000
-    queries at d = 768). The gallery may be an ``np.memmap``; non-finite or zero rows
-    raise ``ValueError`` when their chunk is reached.
+    counts). ``k`` must be smaller than the number of candidates. Each worker (below)
+    scores at most ``chunk_size`` gallery rows at a time; by default the workers share a
+    32 MiB score buffer. Extra memory is the score buffers, boolean masks of a quarter of
+    their size (float32) and one normalized gallery chunk per worker, whatever the gallery
+    size (about 70 MB for 1,000 queries at d = 768); an explicit ``chunk_size`` is per
+    worker, so those buffers grow with the number of workers. The gallery may be an
+    ``np.memmap``; non-finite or zero rows raise ``ValueError`` naming the first such row.
 
     Each chunk is one BLAS GEMM; an entry is kept only if it beats the query's running
     k-th score (the first chunk, and any chunk where too many pass, use the chunk's own
@@ -291,14 +299,14 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
     for q0 in range(0, nq, qb):
         q1 = min(nq, q0 + qb)
         if n_workers == 1:
-            results = [_scan(Qn[q0:q1], q0, G, jobs[0], k, exclude_self, dtype, None)]
+            results = [_scan(Qn[q0:q1], q0, G, jobs[0], k, exclude_self, dtype)]
         else:
-            # Equivalent mutants: without the stop event (or with a larger pool) the other shares
-            # scan on, time only; the lowest failed chunk is still reported.
-            stop = threading.Event()
+            # Equivalent mutants: without the failure flags (or with a larger pool) the later
+            # shares scan on, time only; the lowest failed chunk is still reported.
+            failed = [False] * n_workers
             with single_thread(), ThreadPoolExecutor(n_workers) as pool:
-                futures = [pool.submit(_scan, Qn[q0:q1], q0, G, job, k, exclude_self, dtype, stop)
-                           for job in jobs]
+                futures = [pool.submit(_scan, Qn[q0:q1], q0, G, job, k, exclude_self, dtype, failed, i)
+                           for i, job in enumerate(jobs)]
                 results = [f.result() for f in futures]
         errors = [r for r in results if isinstance(r, tuple) and len(r) == 3]
         if errors:
@@ -433,8 +441,10 @@ _POSITIVES_DOC = """
     a 1-D integer array (one positive per query, e.g. a caption's parent image), a 2-D
     integer array (the same number of positives per query, e.g. an image's five
     captions), a list of integer arrays or sets (any number, at least one), or a
-    boolean mask of shape ``(n_queries, n_gallery)``. ``k`` (default: all columns of
-    ``neighbors``) uses the first ``k`` neighbours only.
+    boolean mask of shape ``(n_queries, n_gallery)``. In integer arrays ``-1`` is padding
+    (no positive), so ragged lists may be given as one padded array; duplicates count once,
+    other negative indices raise. ``k`` (default: all columns of ``neighbors``) uses the
+    first ``k`` neighbours only.
 """
 
 

@@ -457,7 +457,8 @@ def test_topk_bad_gallery_rows_name_their_index(dtype):
         r.topk(np.ones((2, 3)), G, 3, chunk_size=8)
     G[33] = 1
     G[41, 2] = np.inf
-    with pytest.raises(ValueError, match="^gallery: contains NaN or infinite"):
+    G[45, 0] = np.nan
+    with pytest.raises(ValueError, match=r"^gallery: contains NaN or infinite values \(\d bad row\(s\), first at index 41\)"):
         r.topk(np.ones((2, 3)), G, 3, chunk_size=8)
     with pytest.raises(ValueError, match="^queries: zero-norm row at index 1"):
         r.topk(np.array([[1.0, 0, 0], [0, 0, 0]]), G[:5], 3)
@@ -467,11 +468,26 @@ def test_topk_bad_row_in_a_parallel_share(monkeypatch):
     monkeypatch.setattr(r, "_workers", lambda: 2)
     G = np.ones((20_000, 3), dtype=np.float32)
     G[15_000, 1] = np.nan
-    with pytest.raises(ValueError, match="gallery: contains NaN"):
+    with pytest.raises(ValueError, match=r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 15000\)"):
         r.topk(np.ones((4, 3)), G, 3)
     G[15_000] = 0
     with pytest.raises(ValueError, match="gallery: zero-norm row at index 15000"):
         r.topk(np.ones((4, 3)), G, 3)
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+def test_topk_names_the_first_bad_row_whatever_share_fails_first(monkeypatch, workers):
+    # A bad row at the start of the last share fails at once; the first share's bad row lies
+    # in its last chunk. A later share's failure must not stop an earlier share before its
+    # own bad row (with one shared stop flag it did, in about a third of runs).
+    monkeypatch.setattr(r, "_workers", lambda: workers)
+    N = 20_000
+    G = np.ones((N, 3), dtype=np.float32)
+    first, later = N // workers - 1, N - N // workers
+    G[[first, later]] = 0
+    for _ in range(10):
+        with pytest.raises(ValueError, match=f"^gallery: zero-norm row at index {first};"):
+            r.topk(np.ones((4, 3)), G, 3, chunk_size=1024)
 
 
 def test_topk_huge_finite_values_do_not_overflow():
@@ -629,3 +645,14 @@ def test_item_zero_counts_when_it_is_a_positive():
     nb = np.array([[0, 1], [2, 3]])
     assert r.hit_at_k(nb, [np.array([0]), np.array([0, 3, 3])], per_query=True).tolist() == [1.0, 1.0]
     assert r.recall_at_k(nb, [np.array([0]), np.array([0, 3, 3])], per_query=True).tolist() == [1.0, 0.5]
+
+
+def test_minus_one_pads_ragged_positives():
+    # A padded integer array means the same as the ragged list; -1 matches no neighbour, even
+    # where the neighbour list itself could not hold -1 (gallery item 0 is not a positive).
+    nb = np.array([[0, 3, 1], [2, 0, 4], [4, 1, 0]])
+    padded = np.array([[3, -1, -1], [4, 4, 2], [-1, 0, -1]])
+    ragged = [[3], [4, 2], [0]]
+    for f in (r.hit_at_k, r.recall_at_k):
+        assert np.array_equal(f(nb, padded, k=2, per_query=True), f(nb, ragged, k=2, per_query=True))
+    assert r.recall_at_k(nb, padded, k=2, per_query=True).tolist() == [1.0, 0.5, 0.0]
