@@ -18,6 +18,7 @@ ALLOWED = {
     "training": {"data", "metrics"},
     "encoders": {"data", "metrics"},
     "paper": {"metrics", "data", "interventions", "training", "encoders"},
+    "report": {"metrics", "data", "interventions", "training", "encoders"},  # nothing imports report
 }
 
 

@@ -1,0 +1,282 @@
+"""Read a user's files for ``embdiag report``: vectors, labels and retrieval pairs.
+
+Every reader only reads (never writes) and raises :class:`InputError` whose message starts
+with the file and the option it was given for (``emb.npy (VECTORS): ...``) and states the
+problem; rows are counted from 0 (the first data row of a CSV is row 0).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._validate import as_float, check_int
+
+VECTOR_SUFFIXES = (".npy", ".npz", ".parquet", ".safetensors")
+LABEL_SUFFIXES = (".csv", ".parquet")
+#: Array names picked from a file that holds several (``.npz``, ``.safetensors``).
+VECTOR_NAMES = ("vectors", "embeddings")
+#: Rows per chunk when scanning vectors for NaN/inf and zero rows (a memory-map is never read whole).
+SCAN_ROWS = 16384
+
+
+class InputError(ValueError):
+    """A user's file (or option) is unusable; the message names it and the problem."""
+
+
+def _where(path, name: str) -> str:
+    return f"{path} ({name})"
+
+
+def _open(path, name: str, suffixes: tuple[str, ...]) -> tuple[Path, str]:
+    path, where = Path(path), _where(path, name)
+    if not path.exists():
+        raise InputError(f"{where}: no such file")
+    if not path.is_file():
+        raise InputError(f"{where}: not a file")
+    if path.suffix.lower() not in suffixes:
+        raise InputError(f"{where}: unsupported file type {path.suffix or '(no suffix)'!r}; "
+                         f"supported: {', '.join(suffixes)}")
+    return path, where
+
+
+def _pick(names: list[str], where: str, what: str) -> str:
+    """The one array of a multi-array file: the only one, or the one named in :data:`VECTOR_NAMES`."""
+    named = [v for v in VECTOR_NAMES if v in names]
+    if len(names) == 1 or len(named) == 1:
+        return names[0] if len(names) == 1 else named[0]
+    found = ", ".join(map(repr, names)) or "none"
+    raise InputError(f"{where}: expected one {what}, or one named 'vectors' or 'embeddings'; found {found}")
+
+
+def _read_npz(path: Path, where: str) -> np.ndarray:
+    with np.load(path, allow_pickle=False) as z:
+        return z[_pick(list(z.files), where, "array")]
+
+
+def _read_safetensors(path: Path, where: str) -> np.ndarray:
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="np") as f:
+        return f.get_tensor(_pick(list(f.keys()), where, "tensor"))
+
+
+def _read_parquet(path: Path, where: str) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    is_list = [pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+               for t in schema.types]
+    numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in schema.types]
+    found = ", ".join(f"{c!r} ({t})" for c, t in zip(schema.names, schema.types)) or "no columns"
+    if sum(is_list) == 1:
+        column = schema.names[is_list.index(True)]
+        col = pq.read_table(path, columns=[column]).column(0).combine_chunks()
+        value_type = col.type.value_type
+        if not (pa.types.is_integer(value_type) or pa.types.is_floating(value_type)):
+            raise InputError(f"{where}: list column {column!r} holds {value_type}, not numbers")
+        if col.null_count:
+            first = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+            raise InputError(f"{where}: list column {column!r} has {col.null_count} empty (null) row(s) "
+                             f"(first at index {first})")
+        lengths = pc.list_value_length(col).to_numpy()
+        if len(lengths) and (lengths != lengths[0]).any():
+            first = int(np.flatnonzero(lengths != lengths[0])[0])
+            raise InputError(f"{where}: list column {column!r} has rows of different lengths "
+                             f"({lengths[0]} at index 0, {lengths[first]} at index {first})")
+        d = int(lengths[0]) if len(lengths) else 0
+        return col.flatten().to_numpy(zero_copy_only=False).reshape(len(col), d)
+    if schema.names and not any(is_list) and all(numeric):
+        return np.column_stack([c.to_numpy() for c in pq.read_table(path).columns])
+    raise InputError(f"{where}: expected one list column of floats, or only numeric columns (one per "
+                     f"dimension); found {found}")
+
+
+_VECTOR_READERS = {
+    ".npy": lambda path, where: np.load(path, mmap_mode="r", allow_pickle=False),
+    ".npz": _read_npz,
+    ".parquet": _read_parquet,
+    ".safetensors": _read_safetensors,
+}
+
+
+def _scan_rows(X: np.ndarray, where: str) -> None:
+    """Raise for NaN/inf rows, then for all-zero rows, reading :data:`SCAN_ROWS` rows at a time."""
+    bad, zero = [], []
+    for start in range(0, len(X), SCAN_ROWS):
+        chunk = np.asarray(X[start:start + SCAN_ROWS])
+        bad.append(start + np.flatnonzero(~np.isfinite(chunk).all(axis=1)))
+        zero.append(start + np.flatnonzero(~(chunk != 0).any(axis=1)))
+    bad, zero = np.concatenate(bad), np.concatenate(zero)
+    if bad.size:
+        raise InputError(f"{where}: contains NaN or infinite values ({bad.size} bad row(s), first at index {bad[0]})")
+    if zero.size:
+        raise InputError(f"{where}: {zero.size} zero-norm row(s) (first at index {zero[0]}); cosine is undefined")
+
+
+def read_vectors(path, name: str = "VECTORS") -> np.ndarray:
+    """Read an n x d matrix of float row vectors (n >= 2).
+
+    Accepted: ``.npy`` (memory-mapped read-only; float32/float64 returned without a copy),
+    ``.npz`` (one array, or the one named ``vectors`` or ``embeddings``), ``.parquet`` (one
+    list or fixed-size-list column of numbers, other columns ignored; or only numeric
+    columns, one per dimension), ``.safetensors`` (one tensor, or the one named ``vectors``
+    or ``embeddings``). Integer, boolean and float16 values are upcast to float32.
+
+    Raises:
+        InputError: the file is missing, unreadable or of another type; it does not hold a
+            2-D numeric array with at least 2 rows; or some rows are NaN/inf or all zero
+            (count and first index given).
+    """
+    path, where = _open(path, name, VECTOR_SUFFIXES)
+    try:
+        X = _VECTOR_READERS[path.suffix.lower()](path, where)
+    except InputError:
+        raise
+    except Exception as e:  # any library's complaint about the file's content
+        raise InputError(f"{where}: cannot read as {path.suffix.lower()} ({type(e).__name__}: {e})") from e
+    try:
+        checked = as_float(X, where, ndim=2, min_rows=2, finite=False)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    X = X if X.dtype in (np.float32, np.float64) else checked  # np.asarray would drop the memmap
+    _scan_rows(X, where)
+    return X
+
+
+def _read_table(path: Path, where: str) -> pd.DataFrame:
+    try:
+        if path.suffix.lower() == ".csv":  # only an empty field is missing ("NA" may be a class)
+            return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+        return pd.read_parquet(path)
+    except Exception as e:
+        raise InputError(f"{where}: cannot read as {path.suffix.lower()} ({type(e).__name__}: {e})") from e
+
+
+def _no_missing(table: pd.DataFrame, where: str) -> None:
+    for column in table.columns:
+        missing = np.flatnonzero(table[column].isna().to_numpy())
+        if missing.size:
+            raise InputError(f"{where}: column {column!r} has {missing.size} missing value(s) "
+                             f"(first at row {missing[0]})")
+
+
+def read_labels(path, n: int, name: str = "--labels") -> pd.DataFrame:
+    """Read one row per item (``n`` rows) and one column per attribute, as strings.
+
+    Accepted: ``.csv`` (header line; an empty field is missing) or ``.parquet``. An ``id``
+    column, when present, becomes the index (as strings, unique); every other column is an
+    attribute with at least two classes. Rare classes are not an error: see
+    :func:`check_support`.
+
+    Raises:
+        InputError: unreadable file, no attribute column, a row count other than ``n``,
+            missing values (column and first row), duplicate ids, or a single-class column.
+    """
+    n = check_int(n, "n", minimum=1)
+    path, where = _open(path, name, LABEL_SUFFIXES)
+    table = _read_table(path, where)
+    if len(table) != n:
+        raise InputError(f"{where}: has {len(table)} row(s), expected {n} (one per vector)")
+    _no_missing(table, where)
+    table = table.astype(str)
+    if "id" in table.columns:
+        table = table.set_index("id")
+        dup = table.index[table.index.duplicated()]
+        if len(dup):
+            raise InputError(f"{where}: column 'id' has {len(dup)} duplicate(s) (first: {dup[0]!r})")
+    if table.columns.empty:
+        raise InputError(f"{where}: no attribute column" + (" besides 'id'" if table.index.name == "id" else ""))
+    for column in table.columns:
+        classes = table[column].unique()
+        if len(classes) < 2:
+            raise InputError(f"{where}: column {column!r} has a single class ({classes[0]!r}); nothing to tell apart")
+    return table
+
+
+def check_support(labels: pd.DataFrame, min_per_class: int = 10) -> dict[str, dict[str, int]]:
+    """Classes with fewer than ``min_per_class`` items: ``{column: {class: count}}``.
+
+    Columns whose classes all have enough support are left out (an empty dict: all fine).
+    Nothing is raised; the report drops or merges these classes and says so.
+    """
+    min_per_class = check_int(min_per_class, "min_per_class", minimum=1)
+    out = {}
+    for column in labels.columns:
+        counts = labels[column].value_counts(sort=False)
+        rare = counts[counts < min_per_class]
+        if len(rare):
+            out[column] = {str(c): int(k) for c, k in sorted(rare.items())}
+    return out
+
+
+def _indices(values: pd.Series, ids, n: int, where: str, column: str) -> np.ndarray:
+    """Row indices of ``values``: integer indices in ``[0, n)``, or positions of ids in ``ids``."""
+    if ids is not None:
+        index = pd.Index([str(i) for i in ids])
+        if len(index) != n or not index.is_unique:
+            raise InputError(f"{where}: {len(index)} {column} id(s) given ({index.nunique()} distinct) for {n} row(s)")
+        idx = index.get_indexer(values)
+        unknown = np.flatnonzero(idx < 0)
+        if unknown.size:
+            raise InputError(f"{where}: {unknown.size} unknown {column} id(s) (first: {values.iloc[unknown[0]]!r} "
+                             f"at row {unknown[0]})")
+        return idx
+    not_int = np.flatnonzero(~values.str.fullmatch(r"[+-]?\d+").to_numpy(dtype=bool))
+    if not_int.size:
+        raise InputError(f"{where}: column {column!r} holds {not_int.size} value(s) that are not integer row "
+                         f"indices (first: {values.iloc[not_int[0]]!r} at row {not_int[0]})")
+    idx = values.astype(np.int64).to_numpy()
+    out = np.flatnonzero((idx < 0) | (idx >= n))
+    if out.size:
+        raise InputError(f"{where}: {out.size} {column} index(es) out of range 0..{n - 1} "
+                         f"(first: {idx[out[0]]} at row {out[0]})")
+    return idx
+
+
+def read_pairs(path, n_queries: int, n_gallery: int, *, query_ids=None, target_ids=None,
+               allow_missing: bool = False, name: str = "--pairs"):
+    """Read positive (query, target) pairs for Hit@k and recall@k.
+
+    Accepted: a ``.csv`` with columns ``query`` and ``target`` (others ignored), one pair per
+    row. Values are integer row indices (queries in ``[0, n_queries)``, targets in
+    ``[0, n_gallery)``), or, when ``query_ids`` / ``target_ids`` are given (e.g. the ``id``
+    index of :func:`read_labels`), ids matched as strings. Repeated pairs count once.
+
+    Returns:
+        The positives as ``hit_at_k`` accepts them: a list of ``n_queries`` sorted int64
+        arrays. With ``allow_missing=True``: ``(positives, queries)``, the positives of only
+        the queries that have any and those queries' indices (``hit_at_k(nb[queries], positives)``).
+
+    Raises:
+        InputError: unreadable file, missing columns or values, unknown ids, indices that are
+            not integers or out of range, or (unless ``allow_missing``) a query without positives.
+    """
+    n_queries, n_gallery = check_int(n_queries, "n_queries", minimum=1), check_int(n_gallery, "n_gallery", minimum=1)
+    path, where = _open(path, name, (".csv",))
+    table = _read_table(path, where)
+    missing = [c for c in ("query", "target") if c not in table.columns]
+    if missing:
+        raise InputError(f"{where}: missing column(s) {', '.join(map(repr, missing))}; found "
+                         f"{', '.join(map(repr, table.columns)) or 'none'}")
+    table = table[["query", "target"]]
+    if table.empty:
+        raise InputError(f"{where}: no pairs")
+    _no_missing(table, where)
+    q = _indices(table["query"].str.strip(), query_ids, n_queries, where, "query")
+    t = _indices(table["target"].str.strip(), target_ids, n_gallery, where, "target")
+    order = np.lexsort((t, q))
+    q, t = q[order], t[order]
+    positives = np.split(t, np.searchsorted(q, np.arange(1, n_queries)))
+    positives = [np.unique(p) for p in positives]
+    has = np.flatnonzero([p.size > 0 for p in positives])
+    if has.size < n_queries and not allow_missing:
+        first = np.setdiff1d(np.arange(n_queries), has)[0]
+        label = repr(str(query_ids[first])) if query_ids is not None else f"index {first}"
+        raise InputError(f"{where}: {n_queries - has.size} of {n_queries} queries have no positive "
+                         f"(first: query {label})")
+    return ([positives[i] for i in has], has) if allow_missing else positives
