@@ -43,7 +43,7 @@ def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Map
             pred = fitted[a].predict(val)
             row[f"{a} accuracy"] = float(np.mean(pred == np.asarray(y)))
             row[f"{a} BA"] = balanced_accuracy(y, pred, classes[a])
-    if neighbors is None:
+    if neighbors is None:  # dtype=None would be np.dtype(None), i.e. float64 (equivalent mutant)
         _, neighbors = topk(val, val, k, exclude_self=True, dtype=np.float64)
     elif np.shape(neighbors) != (len(val), k):
         raise ValueError(f"neighbors: expected shape {(len(val), k)} (one row of k indices per evaluation "

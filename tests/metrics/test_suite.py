@@ -1,4 +1,13 @@
-"""The metric suite: one row per representation, and the stress grid built from it."""
+"""The metric suite: one row per representation, and the stress grid built from it.
+
+Equivalent mutants
+------------------
+Mutants of ``tools/mutate.py`` (mutmut names ``embdiag.metrics.suite.x_<function>__mutmut_<k>``)
+that survive because they change no result; each has a comment next to the code.
+
+- ``evaluate`` 39 (``dtype=None`` in the ``topk`` call): ``np.dtype(None)`` is float64, the
+  dtype asked for.
+"""
 
 import numpy as np
 import pytest
@@ -68,3 +77,84 @@ def test_given_neighbors_are_read_not_searched_again(data, monkeypatch):
         suite.evaluate(tr, ytr, va, yva, k=5, neighbors=nb[:, :4], probes=False)
     with pytest.raises(ValueError, match="neighbors"):
         suite.evaluate(tr, ytr, va, yva, k=5, neighbors=nb[:-1], probes=False)
+
+
+def test_accuracy_and_ba_are_those_of_the_fitted_probes(data):
+    """Accuracy is the share of probe predictions equal to the label and BA the balanced accuracy
+    over the frozen classes, for the probes fitted with the ``standardize`` asked for (columns
+    on scales 1 to 1000, where standardizing changes the probes)."""
+    tr, ytr, va, yva = data
+    w = np.logspace(0, 3, tr.shape[1])
+    tr, va = tr * w, va * w
+    frozen = suite.frozen_classes(yva)
+    rows = {}
+    for std in (True, False):
+        row = suite.evaluate(tr, ytr, va, yva, k=5, standardize=std)
+        fitted = suite.fit_probes(tr, ytr, standardize=std)
+        for a, y in yva.items():
+            pred = fitted[a].predict(va)
+            assert row[f"{a} accuracy"] == np.count_nonzero(pred == y) / len(y), (std, a)
+            assert row[f"{a} BA"] == suite.balanced_accuracy(y, pred, frozen[a]), (std, a)
+        rows[std] = row
+    differs = any(rows[True][f"{a} accuracy"] != rows[False][f"{a} accuracy"] for a in yva)
+    assert differs, "standardizing must matter on these columns, else the check above is blind to it"
+    assert rows[True]["time accuracy"] > 0.5
+
+
+def test_given_classes_replace_the_frozen_ones(data):
+    """``classes`` given: BA is over those classes (here 0 and 1 only), not over the eligible ones."""
+    tr, ytr, va, yva = data
+    classes = {a: np.array([0, 1]) for a in yva}
+    row = suite.evaluate(tr, ytr, va, yva, k=5, classes=classes)
+    default = suite.evaluate(tr, ytr, va, yva, k=5)
+    fitted = suite.fit_probes(tr, ytr)
+    for a, y in yva.items():
+        pred = fitted[a].predict(va)
+        assert row[f"{a} BA"] == suite.balanced_accuracy(y, pred, [0, 1]), a
+    assert row["weather BA"] != default["weather BA"]
+
+
+def test_default_k_is_10(data):
+    tr, ytr, va, yva = data
+    row = suite.evaluate(tr, ytr, va, yva, probes=False)
+    _, nb = suite.topk(va, va, 10, exclude_self=True, dtype=np.float64)
+    assert [key for key in row if "P@" in key] == ["weather P@10", "scene P@10", "time P@10"]
+    for a, y in yva.items():
+        assert row[f"{a} P@10"] == suite.precision_at_k(nb, y)
+
+
+def test_neighbours_are_searched_in_float64():
+    """A near-tie 1e-9 apart, below float32 resolution: float32 scoring would rank row 1 (same
+    label as row 0) first, float64 ranks row 2 (other label) first, so P@1 of query 0 is 0."""
+    a = 0.6
+    b = a + 1e-9
+    va = np.array([[1.0, 0.0, 0.0, 0.0],
+                   [a, np.sqrt(1 - a * a), 0.0, 0.0],
+                   [b, 0.0, np.sqrt(1 - b * b), 0.0],
+                   [0.0, 0.0, 0.0, 1.0],
+                   [0.0, 0.3, 0.3, 1.0]])
+    y = np.array([0, 0, 1, 1, 1])
+    assert suite.topk(va, va, 1, exclude_self=True)[1][0, 0] == 1  # float32: the tie goes to the lower index
+    _, nb = suite.topk(va, va, 1, exclude_self=True, dtype=np.float64)
+    assert nb[0, 0] == 2
+    row = suite.evaluate(va, {"a": y}, va, {"a": y}, k=1, probes=False)
+    assert row["a P@1"] == suite.precision_at_k(nb, y)
+
+
+def test_wrong_neighbour_shape_message_names_both_shapes(data):
+    tr, ytr, va, yva = data
+    _, nb = suite.topk(va, va, 5, exclude_self=True, dtype=np.float64)
+    msg = r"^neighbors: expected shape \(300, 5\) \(one row of k indices per evaluation vector\), got \(300, 4\)$"
+    with pytest.raises(ValueError, match=msg):
+        suite.evaluate(tr, ytr, va, yva, k=5, neighbors=nb[:, :4], probes=False)
+
+
+def test_frozen_classes_support_threshold():
+    """Default min_support 10: a class seen 10 times is kept, 9 times dropped; a given
+    min_support is passed on."""
+    y = np.repeat([0, 1, 2], [10, 9, 3])
+    got = suite.frozen_classes({"a": y, "b": y[::-1]})
+    assert list(got) == ["a", "b"]
+    assert got["a"].tolist() == [0] and got["b"].tolist() == [0]
+    assert suite.frozen_classes({"a": y}, min_support=3)["a"].tolist() == [0, 1, 2]
+    assert suite.frozen_classes({"a": y}, min_support=9)["a"].tolist() == [0, 1]
