@@ -89,7 +89,7 @@ def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
     if key not in _AXES_CACHE:
         out = _principal_axes(X, bool(center))
         for a in out:
-            a.flags.writeable = False
+            a.flags.writeable = False  # (a mutant setting None is equivalent: numpy reads it as False)
         if len(_AXES_CACHE) >= 2:
             _AXES_CACHE.pop(next(iter(_AXES_CACHE)))
         _AXES_CACHE[key] = out
@@ -97,16 +97,17 @@ def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def _principal_axes(X: np.ndarray, center: bool = True):
+    # always called with an explicit ``center``: a mutant of its default is equivalent
     n, d = X.shape
     mean = X.mean(axis=0, dtype=np.float64) if center else np.zeros(d)
-    Xc = X.astype(np.float64) - mean
+    Xc = X.astype(np.float64) - mean  # astype(None) is astype(float64): that mutant is equivalent
     scatter = Xc.T @ Xc
     with single_thread():  # a d x d eigh is faster and steadier on one BLAS thread
         lam, V = np.linalg.eigh(scatter)
     lam, V = lam[::-1], V[:, ::-1].T
     # deterministic sign: largest-magnitude entry of each direction is positive
     pivot = np.abs(V).argmax(axis=1)
-    V *= np.sign(V[np.arange(d), pivot])[:, None]
+    V *= np.sign(V[np.arange(d), pivot])[:, None]  # signs are +-1 (never 0): a mutant's `/=` is equivalent
     return mean, np.ascontiguousarray(V), np.clip(lam, 0.0, None) / (n - 1)
 
 
@@ -152,6 +153,7 @@ class MatryoshkaPrefix(_Fitted):
 
     def transform(self, X) -> np.ndarray:
         X = self._check_input(X)
+        # astype(None) is astype(float64): that mutant is equivalent
         return _unit_rows(X[:, : self.k].astype(np.float64), f"X[:, :{self.k}]")
 
 
@@ -177,6 +179,7 @@ class PCACompression(_Fitted):
         k = check_int(self.k, "k", minimum=1)
         if not isinstance(self.center, (bool, np.bool_)):
             raise ValueError(f"center: expected True or False, got {self.center!r}")
+        # principal_axes checks min_rows=2 again under the same name: dropping it here is equivalent
         X = as_matrix(X, "X", min_rows=2)
         if k > X.shape[1]:
             raise ValueError(f"k: must be at most the dimension d = {X.shape[1]}, got {k}")
@@ -186,7 +189,7 @@ class PCACompression(_Fitted):
         return self
 
     def transform(self, X) -> np.ndarray:
-        X = self._check_input(X)
+        X = self._check_input(X)  # astype(None) below is astype(float64): that mutant is equivalent
         return _unit_rows((X.astype(np.float64) - self.mean_) @ self.components_.T,
                           "X (projected)")
 
@@ -213,6 +216,8 @@ def dims_ladder(d: int, dims=DIMS, smallest: int = 8) -> list[int]:
 
 
 def _neighbors(Z: np.ndarray, k: int) -> np.ndarray:
+    # exact float64 search (a float32 one reorders near-ties); topk reads dtype=None as np.dtype(None),
+    # float64: that mutant is equivalent
     return topk(Z, Z, k, exclude_self=True, dtype=np.float64)[1]
 
 
@@ -232,7 +237,9 @@ def compression_grid(train, train_labels: Mapping[str, np.ndarray], val, val_lab
     d = train.shape[1]
     dims = _check_dims(dims, d)
     for m in methods:
-        make_compression(m, 1)  # raises on an unknown name
+        make_compression(m, 1)  # raises on an unknown name (k is not read until fit: mutants of 1 are equivalent)
+    # frozen once; evaluate would freeze the same classes from the same val_labels if not given (those
+    # mutants are equivalent: time only)
     classes = frozen_classes(val_labels)
     native = _neighbors(val, k)
     rows = []
@@ -263,6 +270,7 @@ def variance_spectrum(train, dims, *, center: bool = True) -> pd.DataFrame:
     ``dim``-th eigenvalue over the first: what a standardized probe scales up to unit variance).
     ``attrs["rank"]``: the number of directions whose variance exceeds :data:`RANK_TOL` times the
     largest (the numerical rank of the training vectors)."""
+    # principal_axes computes in float64 from either float dtype: mutants dropping dtype are equivalent
     train = as_matrix(train, "train", min_rows=2, dtype=np.float64)
     dims = _check_dims(dims, train.shape[1])
     lam = principal_axes(train, center=center)[2]
@@ -326,6 +334,8 @@ def centring_effect(train, val, val_labels: Mapping[str, np.ndarray], *, k: int 
         "native": unit,
         f"PCA uncentred {d}": PCACompression(d, center=False).fit(train).transform(val),
         f"PCA {d}": PCACompression(d).fit(train).transform(val),
+        # unreachable message: a row equal to the training mean already made "PCA d" raise (mutants of
+        # the name are equivalent)
         "native minus training mean": _unit_rows(val - train.mean(axis=0), "val - mean"),
     }
     neighbors = {name: _neighbors(Z, k) for name, Z in reps.items()}

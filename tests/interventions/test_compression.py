@@ -1,4 +1,32 @@
-"""Matryoshka prefix and PCA compression."""
+"""Matryoshka prefix and PCA compression, against independent references (scikit-learn's
+``PCA`` and ``TruncatedSVD``, numpy SVDs and eigenvalues, brute-force float64 cosines and
+neighbour sets, hand-worked values, rotations as math facts).
+
+Equivalent mutants
+------------------
+Mutants of ``tools/mutate.py`` (mutmut names ``embdiag.interventions.compression.x_<function>__mutmut_<k>``,
+methods ``xǁ<Class>ǁ<method>__mutmut_<k>``) that survive because they change no result; each has a
+comment next to the code.
+
+- ``_principal_axes`` 1 (default ``center=False``): its only caller passes ``center`` explicitly.
+- ``_principal_axes`` 14, ``MatryoshkaPrefix.transform`` 7, ``PCACompression.transform`` 8
+  (``astype(None)``): that is ``astype(float64)``.
+- ``_neighbors`` 5 (``dtype=None``): ``topk`` reads it as ``np.dtype(None)``, float64.
+- ``_principal_axes`` 28 (``V /= sign``): the signs are +-1 (the pivot is a unit row's largest
+  entry, never 0), and dividing by +-1 is multiplying by it.
+- ``principal_axes`` 42 (``writeable = None``): numpy reads None as False (still read-only).
+- ``PCACompression.fit`` 19 (``min_rows`` dropped): ``principal_axes`` checks at least 2 rows
+  again, with the same name ``X`` and message.
+- ``variance_spectrum`` 6, 10 (``dtype`` dropped): ``principal_axes`` averages in float64 and
+  converts to float64 before the scatter, so float32 input gives the same bits.
+- ``compression_grid`` 16, 19 (``make_compression(m, None / 2)``): that call checks the method
+  name only; ``k`` is not read before ``fit``.
+- ``compression_grid`` 20, 47, 55 (``classes`` not passed): ``evaluate`` then freezes the same
+  classes from the same ``val_labels`` itself, once per representation (time only).
+- ``centring_effect`` 32, 38, 39 (the name ``"val - mean"`` mutated): unreachable message; a row
+  of ``val`` equal to the training mean already makes the full-dimension PCA raise (its
+  projection by an orthogonal matrix is zero exactly when the centred row is).
+"""
 
 import warnings
 
@@ -406,3 +434,201 @@ def test_compression_grid_searches_each_representation_once(monkeypatch):
     after = compression.compression_grid(train, labels, val, val_labels, dims=[8, 4], k=3, probes=False)
     assert len(searches) == 1 + len(after)
     pd.testing.assert_frame_equal(before, after)
+
+
+# -- mutation survivors: anchored messages, edges, dtypes, defaults (issue 11) ------------------------
+
+def test_messages_name_the_argument():
+    X = _data(0, 20, 6)
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    for cls in (MatryoshkaPrefix, PCACompression):
+        with pytest.raises(ValueError, match=r"^k: expected an integer, got 2\.5$"):
+            cls(2.5).fit(X)
+        with pytest.raises(ValueError, match=r"^X: contains NaN"):
+            cls(3).fit(Xn)
+        with pytest.raises(NotFittedError, match=rf"^{cls.__name__} is not fitted: call fit first$"):
+            cls(3).transform(X)
+        with pytest.raises(ValueError, match=r"^X: expected 6 columns \(as in fit\), got 5$"):
+            cls(3).fit(X).transform(X[:, :5])
+    for bad in (X[:1], Xn):
+        with pytest.raises(ValueError, match=r"^X: (needs at least 2 row|contains NaN)"):
+            principal_axes(bad)
+    E = X.copy()
+    E[4, :2] = 0.0
+    with pytest.raises(ValueError, match=r"^X\[:, :2\]: 1 zero-norm row\(s\) \(first at index 4\)"):
+        MatryoshkaPrefix(2).fit(X).transform(E)
+    pca = PCACompression(6).fit(X)
+    with pytest.raises(ValueError, match=r"^X \(projected\): 1 zero-norm row\(s\) \(first at index 0\)"):
+        pca.transform(np.vstack([pca.mean_, X[:2]]))  # the training mean projects to zero
+    with pytest.raises(ValueError, match=r"^X: largest magnitude .* representable in float64; rescale the vectors "
+                                         r"\(principal directions do not depend on a common factor\)$"):
+        principal_axes(X * 1e300)
+
+
+def test_table_functions_name_their_arguments():
+    X, yx = _labelled(0, 40, 6)
+    Xn = X.copy()
+    Xn[3, 1] = np.inf
+    with pytest.raises(ValueError, match=r"^train: contains NaN"):
+        compression_grid(Xn, yx, X, yx, dims=[3])
+    with pytest.raises(ValueError, match=r"^val: contains NaN"):
+        overlap_curve(X, Xn, dims=[3])
+    with pytest.raises(ValueError, match=r"^dims: expected an integer, got 2\.5$"):
+        compression_grid(X, yx, X, yx, dims=[2.5])
+    with pytest.raises(ValueError, match=r"^train: contains NaN"):
+        variance_spectrum(Xn, [2])
+    with pytest.raises(ValueError, match=r"^train: needs at least 2 row\(s\), got 1$"):
+        variance_spectrum(X[:1], [2])
+    E = X.copy()
+    E[5] = 0.0
+    with pytest.raises(ValueError, match=r"^val: 1 zero-norm row\(s\) \(first at index 5\)"):
+        centring_effect(X, E, yx, k=3)
+
+
+def test_two_training_rows_are_enough():
+    """One difference vector: its direction carries all the variance |x1 - x0|^2 / 2 (ddof=1)."""
+    X = np.array([[1.0, 2.0, 2.0], [3.0, 2.0, 2.0]])
+    mean, V, lam = principal_axes(X)
+    np.testing.assert_array_equal(mean, [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(V[0], [1.0, 0.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(lam, [2.0, 0.0, 0.0], atol=1e-15)
+    assert PCACompression(1).fit(X).explained_variance_[0] == pytest.approx(2.0, rel=1e-15)
+    sp = variance_spectrum(X, [1, 3])
+    assert sp["dim"].tolist() == [1, 3] and sp.attrs["rank"] == 1
+    np.testing.assert_allclose(sp["share"], [1.0, 1.0], rtol=1e-15)
+
+
+def test_principal_axes_edges_of_the_representable_range_and_zero_data():
+    X = _data(0, 20, 4)
+    lo = principal_axes(X / np.abs(X).max() * 2.0 ** -500)  # the lower edge fits
+    np.testing.assert_allclose(lo[2] / principal_axes(X)[2] * 2.0 ** 1000 * np.abs(X).max() ** 2, 1.0, rtol=1e-9)
+    with pytest.raises(ValueError, match=r"^X: largest magnitude"):
+        principal_axes(X / np.abs(X).max() * 2.0 ** -501)
+    mean, V, lam = principal_axes(np.zeros((3, 4)))  # no variance at all: fine, all zero
+    np.testing.assert_array_equal(lam, np.zeros(4))
+    np.testing.assert_array_equal(mean, np.zeros(4))
+
+
+def test_variances_of_a_rank_deficient_set_are_clipped_at_zero():
+    """Fewer rows than dimensions: the scatter has trailing eigenvalues that are zero in exact
+    arithmetic; eigh returns some of them slightly negative, and they come back as 0."""
+    for seed in range(3):
+        X = np.random.default_rng(seed).standard_normal((5, 20))
+        raw = np.linalg.eigvalsh((X - X.mean(axis=0)).T @ (X - X.mean(axis=0)))
+        assert (raw < 0).any()  # the case being tested
+        lam = principal_axes(X)[2]
+        assert (lam >= 0).all() and (lam[4:] == 0).sum() >= (raw < 0).sum()
+
+
+def test_float32_input_is_averaged_in_float64():
+    rng = np.random.default_rng(0)
+    X = (rng.standard_normal((300, 7)) * 3 + 100).astype(np.float32)  # float32 sums would lose ~1e-5
+    X64 = X.astype(np.float64)
+    np.testing.assert_allclose(principal_axes(X)[0], X64.mean(axis=0), rtol=1e-15)
+    np.testing.assert_allclose(PCACompression(3).fit(X).mean_, X64.mean(axis=0), rtol=1e-15)
+    E = (rng.standard_normal((30, 7)) + 100).astype(np.float32)
+    t32 = centring_effect(X, E, {"a": np.array(list("xy") * 15)}, k=3)
+    t64 = centring_effect(X64, E.astype(np.float64), {"a": np.array(list("xy") * 15)}, k=3)
+    pd.testing.assert_frame_equal(t32, t64, check_exact=True)  # inputs are read as float64
+
+
+def test_principal_axes_memo_holds_two_decompositions():
+    A, B, C = _data(10, 20, 4), _data(11, 20, 4), _data(12, 20, 4)
+    a = principal_axes(A)
+    principal_axes(B)
+    assert principal_axes(A) is a  # still held
+    principal_axes(B)
+    principal_axes(C)  # evicts the oldest (A)
+    a2 = principal_axes(A)
+    assert a2 is not a
+    np.testing.assert_array_equal(a2[1], a[1])
+
+
+def test_neighbours_are_exact_float64_at_a_near_tie():
+    """Row 0's cosines to rows 1 and 2 differ by 1.5e-10, below float32 resolution: an exact
+    (float64) search finds row 2 (same label) and a float32 one would tie and take row 1."""
+    E = np.array([[1, 0, 0], [1, 2e-5, 0], [1, 0.8e-5, 0], [0, 1, 0], [0, 0, 1], [0, -1, 0.0]])
+    y = {"a": np.array(["p", "q", "p", "r", "r", "r"])}
+    S = _unit(E) @ _unit(E).T
+    np.fill_diagonal(S, -np.inf)
+    want = float(np.mean(y["a"][S.argmax(axis=1)] == y["a"]))
+    assert want == pytest.approx(2 / 6)  # rows 0 and 2; a float32 search keeps row 2 only
+    g = compression_grid(E, y, E, y, dims=[3], methods=["MRL"], k=1, probes=False)
+    assert g["a P@1"].tolist() == [want, want]
+    assert centring_effect(E, E, y, k=1).loc[0, "a P@1"] == want
+
+
+def test_table_columns_and_defaults():
+    X, yx = _labelled(0, 60, 8)
+    E, ye = _labelled(1, 40, 8)
+    g = compression_grid(X, yx, E, ye, dims=[4], methods=["MRL", "PCA"], probes=False)
+    assert g[["method", "dim"]].values.tolist() == [["native", 8], ["MRL", 4], ["PCA", 4]]
+    assert {"overlap@10", "changed@10", "weather P@10"} <= set(g.columns)  # default k = 10
+    c = overlap_curve(X, E, dims=[4], methods=["PCA"])
+    assert c.columns.tolist() == ["representation", "method", "dim", "overlap@10"]
+    assert c[["method", "dim"]].values.tolist() == [["PCA", 4]]
+    t = centring_effect(X, E, ye)
+    assert "overlap@10" in t.columns and "weather P@10" in t.columns
+
+
+def test_centring_effect_changed_share_is_a_brute_force_count():
+    X, _ = _labelled(0, 120, 10)
+    E, ye = _labelled(1, 60, 10)
+    t = centring_effect(X, E, ye, k=5).set_index("representation")
+    base = _neighbors(E)
+    for rep, Z in [("native", _unit(E)), ("native minus training mean", _unit(E - X.mean(axis=0)))]:
+        nb = _neighbors(Z)
+        changed = np.mean([set(a) != set(b) for a, b in zip(base, nb)])
+        assert t.loc[rep, "changed@5"] == changed
+    assert t.loc["native", "changed@5"] == 0.0 and 0.0 < t.loc["native minus training mean", "changed@5"] < 1.0
+
+
+def test_dims_ladder_edges_and_messages():
+    assert dims_ladder(64) == [64, 32, 16, 8]  # the default smallest, 8, is included
+    assert dims_ladder(64, dims=(), smallest=16) == [64, 32, 16]
+    assert dims_ladder(1, dims=()) == [1]
+    assert dims_ladder(4, dims=(), smallest=1) == [4, 2, 1]
+    assert dims_ladder(16, dims=(1,)) == [16, 8, 1]
+    for kwargs, msg in [({"d": 0}, r"^d: must be at least 1, got 0$"), ({"d": 2.0}, r"^d: expected an integer"),
+                        ({"d": 8, "smallest": 0}, r"^smallest: must be at least 1, got 0$"),
+                        ({"d": 8, "smallest": 1.5}, r"^smallest: expected an integer"),
+                        ({"d": 8, "dims": (0,)}, r"^dims: must be at least 1, got 0$"),
+                        ({"d": 8, "dims": (2.5,)}, r"^dims: expected an integer"),
+                        ({"d": 16, "dims": (16.0,)}, r"^dims: expected an integer")]:
+        with pytest.raises(ValueError, match=msg):
+            dims_ladder(**kwargs)
+
+
+def test_variance_spectrum_rank_is_relative_to_the_largest_variance():
+    """Orthogonal ±1 columns scaled 1, 1e-4, 1e-7: variances 1, 1e-8, 1e-14 (exactly diagonal
+    scatter). The third is below RANK_TOL (1e-12) of the first, though not of the second."""
+    H = np.array([[1, 1, 1], [1, -1, 1], [1, 1, -1], [1, -1, -1]], dtype=float)[:, 1:]
+    H = np.c_[H, H[:, 0] * H[:, 1]]  # three orthogonal zero-mean columns
+    sp = variance_spectrum(H * [1.0, 1e-4, 1e-7], [1, 2, 3])
+    assert sp.attrs["rank"] == 2
+    np.testing.assert_allclose(sp["weakest"], [1.0, 1e-8, 1e-14], rtol=1e-6)
+    with np.errstate(invalid="ignore"):  # no variance: shares are 0/0
+        assert variance_spectrum(np.ones((4, 3)), [1]).attrs["rank"] == 0
+
+
+def test_unstandardized_ba_does_not_standardize():
+    """The label sits in a direction of variance ~4e-8 of the uncentred PCA: a plain probe
+    (L2, C <= 1000) cannot reach it, a standardized one can; the function is the plain one."""
+    from embdiag.metrics import LinearProbe, balanced_accuracy, frozen_classes
+
+    rng = np.random.default_rng(0)
+
+    def lab(n):
+        y = rng.choice(["p", "q"], n)
+        Z = np.c_[rng.standard_normal((n, 1)) + 5, (y == "p") * 2e-3 + rng.standard_normal(n) * 2e-4,
+                  rng.standard_normal((n, 4)) * 0.1]
+        return Z, {"a": y}
+
+    X, yx = lab(200)
+    E, ye = lab(100)
+    got = unstandardized_ba(X, yx, E, ye, method="PCA uncentred", dim=6, attribute="a")
+    pca = PCACompression(6, center=False).fit(X)
+    ba = {s: balanced_accuracy(ye["a"], LinearProbe(standardize=s).fit(pca.transform(X), yx["a"])
+                               .predict(pca.transform(E)), frozen_classes(ye)["a"]) for s in (False, True)}
+    assert got == ba[False] < 0.7 < 0.9 < ba[True]
