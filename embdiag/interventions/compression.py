@@ -212,7 +212,8 @@ def dims_ladder(d: int, dims=DIMS, smallest: int = 8) -> list[int]:
     d = check_int(d, "d", minimum=1)
     smallest = check_int(smallest, "smallest", minimum=1)
     ladder = {d >> j for j in range(d.bit_length()) if d >> j >= smallest} | {d}
-    return sorted(ladder | {check_int(k, "dims", minimum=1) for k in dims if k <= d}, reverse=True)
+    dims = [check_int(k, "dims", minimum=1) for k in dims]  # every entry checked, then those above d dropped
+    return sorted(ladder | {k for k in dims if k <= d}, reverse=True)
 
 
 def _neighbors(Z: np.ndarray, k: int) -> np.ndarray:
@@ -275,6 +276,9 @@ def variance_spectrum(train, dims, *, center: bool = True) -> pd.DataFrame:
     dims = _check_dims(dims, train.shape[1])
     lam = principal_axes(train, center=center)[2]
     total = lam.sum()
+    if not total > 0:
+        raise ValueError("train: has no variance (every row the same" + (" after centring" if center else "")
+                         + "); variance shares are undefined")
     out = pd.DataFrame({"dim": dims, "share": [float(lam[:d].sum() / total) for d in dims],
                         "weakest": [float(lam[d - 1] / lam[0]) for d in dims]})
     out.attrs["rank"] = int(np.sum(lam > RANK_TOL * lam[0]))

@@ -608,8 +608,19 @@ def test_variance_spectrum_rank_is_relative_to_the_largest_variance():
     sp = variance_spectrum(H * [1.0, 1e-4, 1e-7], [1, 2, 3])
     assert sp.attrs["rank"] == 2
     np.testing.assert_allclose(sp["weakest"], [1.0, 1e-8, 1e-14], rtol=1e-6)
-    with np.errstate(invalid="ignore"):  # no variance: shares are 0/0
-        assert variance_spectrum(np.ones((4, 3)), [1]).attrs["rank"] == 0
+    with pytest.raises(ValueError, match=r"^train: has no variance \(every row the same after centring\); "
+                                         r"variance shares are undefined$"):
+        variance_spectrum(np.ones((4, 3)), [1])
+    with pytest.raises(ValueError, match=r"^train: has no variance \(every row the same\);"):
+        variance_spectrum(np.zeros((4, 3)), [1], center=False)
+    assert variance_spectrum(np.ones((4, 3)), [1], center=False).attrs["rank"] == 1
+
+
+def test_dims_ladder_checks_every_entry_even_above_d():
+    for bad in ((64.5,), (100.0,), ("512",)):
+        with pytest.raises(ValueError, match=r"^dims: expected an integer"):
+            dims_ladder(16, dims=bad)
+    assert dims_ladder(16, dims=(512, 4)) == [16, 8, 4]
 
 
 def test_unstandardized_ba_does_not_standardize():
