@@ -193,3 +193,39 @@ def test_svg_becomes_a_data_uri():
 
 def test_an_output_without_a_known_type_shows_nothing():
     assert report_html._rich({"application/vnd.custom+json": {}}) == ""
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_page_draws_its_charts_offline_in_chromium(tmp_path):
+    """Opened from a file in headless Chromium that can resolve no host: both charts draw."""
+    import shutil
+
+    chromium, chromedriver = shutil.which("chromium") or shutil.which("chromium-browser"), shutil.which("chromedriver")
+    if not (chromium and chromedriver):
+        pytest.fail("Debian's chromium and chromium-driver are required (make test installs them)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    path = tmp_path / "report.html"
+    path.write_text(report_html.render(notebook(), "offline"), encoding="utf-8")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--host-resolver-rules=MAP * ~NOTFOUND"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(chromedriver), options=opts)
+    try:
+        driver.get(path.as_uri())
+        WebDriverWait(driver, 30).until(lambda b: b.execute_script(
+            "return [...document.querySelectorAll('.embdiag-chart')].every(e => e.dataset.rendered || e.dataset.error)"))
+        states = driver.execute_script(
+            "return [...document.querySelectorAll('.embdiag-chart')].map(e => [e.dataset.rendered || null, "
+            "e.dataset.error || null, e.querySelectorAll('svg .mark-line').length])")
+        severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    finally:
+        driver.quit()
+    assert states == [["true", None, 1], ["true", None, 1]]
+    assert severe == []
