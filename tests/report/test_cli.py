@@ -11,7 +11,6 @@ import json
 import textwrap
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pandas as pd
 import pytest
