@@ -1,4 +1,4 @@
-"""Command line: ``embdiag sync | chapter | book | train``."""
+"""Command line: ``embdiag sync | chapter | book | train | report``."""
 
 from __future__ import annotations
 
@@ -38,17 +38,24 @@ def _train(argv) -> int:
 
 
 _TRAIN_HELP = "run the JEPA training sweep: finished runs are skipped, interrupted ones resumed"
+_REPORT_HELP = ("measure your own vectors (geometry, label probes, neighbour identity, relevance) and what a "
+                "compression, index or second model changes: one offline report.html, report.json and CSVs")
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["train"]:
         return _train(argv[1:])
+    if argv[:1] == ["report"]:  # its own parser and exit codes (0 ok, 1 --fail-if violated, 2 bad input)
+        from embdiag.report.cli import main as report
+
+        return report(argv[1:])
     from embdiag.paper import pipeline
 
     parser = argparse.ArgumentParser(prog="embdiag", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("train", help=_TRAIN_HELP + " (embdiag train -h lists its options)")
+    sub.add_parser("report", help=_REPORT_HELP + " (embdiag report -h lists its options)")
     sub.add_parser("sync", help="rewrite each notebooks/NN_name.ipynb from its .py")
     ch = sub.add_parser("chapter", help="execute one chapter (optionally with new parameters) and rebuild the book")
     ch.add_argument("name", help="chapter name, e.g. 01_rank_diagnostics or rank_diagnostics, or a variant "

@@ -1,0 +1,327 @@
+"""``embdiag report``: measure a user's vectors by running the report chapter on them.
+
+The command checks its arguments and reads every input file first (a bad file stops it within
+seconds, before anything is computed), then executes the report chapter (:data:`CHAPTER`) with
+papermill in a temporary folder beside ``--out``, passing the inputs as parameters; the chapter
+saves ``report.json`` and one CSV per table there. The command renders the executed chapter to
+``report.html`` (:func:`embdiag.report.html.render`), tests ``--fail-if`` against the metrics
+records of ``report.json`` (:mod:`embdiag.report.fail_if`) and moves the finished folder into
+place in one rename, so ``--out`` holds a whole report or what it held before, never half of one.
+
+Exit status (:data:`OK`, :data:`VIOLATED`, :data:`BAD_INPUT`, :data:`FAILED`):
+
+- 0: the report was written and no ``--fail-if`` rule is violated;
+- 1: the report was written and at least one rule is violated (each violation is printed);
+- 2: bad input: an unusable file or option (the message names it and the problem), including
+  a ``--fail-if`` rule naming a metric the report does not have (the report is then still
+  written, and the message lists the metrics it has) and an ``InputError`` raised by the chapter;
+- 3: the chapter failed for another reason (a bug, not the user's input): cell and error are
+  printed and ``--out`` is left as it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from .._project import project_root
+from . import fail_if
+from .inputs import InputError, read_labels, read_pairs, read_vectors
+
+#: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`).
+CHAPTER = project_root() / "notebooks" / "report.py"
+TITLE = "embdiag report"
+REPORT_JSON, REPORT_HTML = "report.json", "report.html"
+OK, VIOLATED, BAD_INPUT, FAILED = 0, 1, 2, 3
+
+_DESCRIPTION = ("Measure geometry, label probes, neighbour identity and retrieval relevance of your own "
+                "vectors, and what a second representation (a file, a storage format, a compression, an "
+                "ANN index) changes. Writes DIR/report.html (one file that opens offline), DIR/report.json "
+                "(every number) and one CSV per table.")
+_EPILOG = ("exit status: 0 written, no --fail-if violated; 1 written, a --fail-if violated; 2 bad input "
+           "(file or option named); 3 the report chapter failed. "
+           "--fail-if grammar: " + fail_if.GRAMMAR + "; a qualifier in brackets matches the condition "
+           "or the attribute (e.g. probe_ba[weather]<0.5); NaN values count as violations.")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``embdiag report`` argument parser."""
+    p = argparse.ArgumentParser(prog="embdiag report", description=_DESCRIPTION, epilog=_EPILOG)
+    p.add_argument("vectors", metavar="VECTORS",
+                   help="n x d float rows: .npy (memory-mapped), .npz, .parquet or .safetensors")
+    p.add_argument("--labels", metavar="FILE", help="CSV or parquet: one row per item, one column per attribute "
+                   "(an 'id' column names the items)")
+    p.add_argument("--compare", metavar="VECTORS2", help="a second representation of the same n items (d may differ)")
+    p.add_argument("--pairs", metavar="FILE", help="CSV with columns query,target: positives for Hit@k and recall@k "
+                   "(row indices, or ids of the labels' 'id' column)")
+    p.add_argument("--queries", metavar="FILE", help="a separate query set (same d as VECTORS) searched against VECTORS")
+    p.add_argument("--compress", metavar="SPEC", default="",
+                   help="representations to make and compare, e.g. fp16,int8,pca256,prefix256")
+    p.add_argument("--index", metavar="SPEC", default="", help="ANN indexes to compare with exact search: hnsw,ivfpq")
+    p.add_argument("--k", type=_positive_int, default=10, help="neighbours per query (default 10)")
+    p.add_argument("--stress", action="store_true", help="also measure the stress grid (needs --labels)")
+    p.add_argument("--quick", action="store_true", help="subsample queries, gallery and bootstrap draws "
+                   "(the report says so)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of every sample and bootstrap (default 0)")
+    p.add_argument("--fail-if", metavar="EXPR", action="append", default=[], dest="fail_if",
+                   help="exit 1 if the rule holds for any row, e.g. 'overlap@10<0.95' (repeatable)")
+    p.add_argument("--out", metavar="DIR", required=True, help="output folder (replaced only when the report is complete)")
+    return p
+
+
+# -- inputs ------------------------------------------------------------------------------------
+def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None) -> dict:
+    """Read and cross-check the report's files; return ``measure``'s data arguments.
+
+    Returns ``{"vectors", "labels", "compare", "pairs", "queries"}`` (absent inputs are None).
+    ``pairs`` is ``(positives, query_indices)`` as :func:`~embdiag.report.inputs.read_pairs`
+    returns it with ``allow_missing=True``: the positives of the queries that have any, and
+    those queries' row indices (queries are VECTORS' rows, or ``--queries``' rows). Ids in the
+    pairs file are matched against the labels' ``id`` column when there is one.
+
+    Raises:
+        InputError: any reader's error; ``--compare`` with another number of rows than VECTORS;
+            ``--queries`` with another dimension than VECTORS.
+    """
+    X = read_vectors(vectors, "VECTORS")
+    n, d = X.shape
+    out = {"vectors": X, "labels": None, "compare": None, "pairs": None, "queries": None}
+    if compare is not None:
+        Y = read_vectors(compare, "--compare")
+        if len(Y) != n:
+            raise InputError(f"{compare} (--compare): has {len(Y)} rows, VECTORS ({vectors}) has {n}; "
+                             "--compare must hold a second representation of the same items, in the same order")
+        out["compare"] = Y
+    if queries is not None:
+        Q = read_vectors(queries, "--queries")
+        if Q.shape[1] != d:
+            raise InputError(f"{queries} (--queries): rows have dimension {Q.shape[1]}, VECTORS ({vectors}) has {d}; "
+                             "queries are searched against VECTORS")
+        out["queries"] = Q
+    if labels is not None:
+        out["labels"] = read_labels(labels, n)
+    if pairs is not None:
+        ids = out["labels"].index if out["labels"] is not None and out["labels"].index.name == "id" else None
+        n_queries = n if queries is None else len(out["queries"])
+        out["pairs"] = read_pairs(pairs, n_queries, n, query_ids=ids if queries is None else None,
+                                  target_ids=ids, allow_missing=True)
+    return out
+
+
+def _check_k(k: int, n: int, vectors) -> None:
+    if k >= n:
+        raise InputError(f"--k {k}: must be less than the number of vectors ({n} in {vectors}): a query's own row "
+                         "is not its neighbour")
+
+
+def _check_specs(compress: str, index: str, n: int, d: int) -> None:
+    """Parse ``--compress`` and ``--index`` now, so a typo stops the command before the chapter runs."""
+    if not (compress or index):
+        return
+    try:
+        from . import conditions
+    except ModuleNotFoundError as e:  # built on a parallel branch: until it lands the chapter checks
+        if e.name != f"{__package__}.conditions":
+            raise
+        return
+    if compress:
+        conditions.parse_compress(compress, d)
+    if index:
+        conditions.parse_index(index, n, d)
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out} (--out): exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / REPORT_JSON).is_file():
+        raise InputError(f"{out} (--out): a folder that is not empty and holds no {REPORT_JSON}; it would be "
+                         "replaced: choose a new folder or a previous report's")
+
+
+def _absolute(path) -> str | None:
+    return None if path is None else str(Path(path).expanduser().resolve())
+
+
+def chapter_parameters(args: argparse.Namespace, out_dir: Path) -> dict:
+    """The parameters the chapter is executed with: file paths as absolute strings (None when
+    absent), ``k``, ``stress``, ``quick``, ``compress``, ``index`` (spec strings, '' when
+    absent), ``seed`` and ``out_dir`` (where the chapter saves report.json and the CSVs)."""
+    return {"vectors_path": _absolute(args.vectors), "labels_path": _absolute(args.labels),
+            "compare_path": _absolute(args.compare), "pairs_path": _absolute(args.pairs),
+            "queries_path": _absolute(args.queries), "k": args.k, "stress": args.stress, "quick": args.quick,
+            "compress": args.compress, "index": args.index, "seed": args.seed, "out_dir": str(out_dir)}
+
+
+# -- running -----------------------------------------------------------------------------------
+class ChapterFailed(RuntimeError):
+    """The chapter raised (an ``InputError`` is re-raised as such, not as this)."""
+
+
+def _read_chapter(chapter: Path):
+    import nbformat
+
+    chapter = Path(chapter)
+    if chapter.suffix == ".ipynb":
+        nb = nbformat.read(chapter, as_version=4)
+    else:
+        import jupytext
+
+        nb = jupytext.read(chapter)
+    nb.metadata.setdefault("kernelspec", {"display_name": "Python 3", "language": "python", "name": "python3"})
+    return nb
+
+
+def run_chapter(chapter, parameters: dict, cwd: Path, *, progress: bool = True):
+    """Execute ``chapter`` with papermill (working directory ``cwd``); return the executed notebook.
+
+    The kernel's stderr (progress bars) is streamed to ours when ``progress``.
+
+    Raises:
+        InputError: the chapter raised an ``InputError`` (its message).
+        ChapterFailed: the chapter raised anything else (cell number, error name and message).
+    """
+    import papermill
+
+    nb = _read_chapter(chapter)
+    try:
+        return papermill.execute_notebook(
+            nb, None, parameters=parameters, cwd=str(cwd), kernel_name="python3", progress_bar=False,
+            log_output=False, stderr_file=sys.stderr if progress else None,
+            extra_arguments=["--log-level=CRITICAL"])
+    except papermill.PapermillExecutionError as e:
+        if e.ename == "InputError":
+            raise InputError(e.evalue) from None
+        raise ChapterFailed(f"the report chapter {Path(chapter).name} failed in cell {e.exec_count}: "
+                            f"{e.ename}: {e.evalue}") from None
+
+
+def read_metrics(path: Path) -> pd.DataFrame:
+    """The ``metrics`` records of a saved ``report.json`` as a table."""
+    try:
+        records = json.loads(Path(path).read_text(encoding="utf-8"))["metrics"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ChapterFailed(f"the report chapter wrote no usable {path.name} ({type(e).__name__}: {e})") from None
+    frame = pd.DataFrame.from_records(records)
+    if frame.empty:
+        frame = pd.DataFrame(columns=["section", "metric", "condition", "attribute", "value", "low", "high"])
+    missing = {"metric", "value"} - set(frame.columns)
+    if missing:
+        raise ChapterFailed(f"the report chapter wrote {path.name} whose metrics records lack "
+                            f"{', '.join(sorted(missing))}")
+    frame["value"] = pd.to_numeric(frame["value"], errors="coerce")  # anything but a number: NaN, a violation
+    return frame
+
+
+def _replace(tmp: Path, out: Path) -> None:
+    """Move the finished folder ``tmp`` to ``out``; a previous report there is removed only after."""
+    if not out.exists():
+        os.replace(tmp, out)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    os.replace(out, old / out.name)
+    try:
+        os.replace(tmp, out)
+    except BaseException:
+        os.replace(old / out.name, out)
+        raise
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _say(message: str) -> None:
+    print(f"embdiag report: {message}", file=sys.stderr, flush=True)
+
+
+def main(argv=None, *, progress: bool = True) -> int:
+    """Run ``embdiag report`` with ``argv`` (default: the command line); return the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # -h (0) or a usage error (2, printed by argparse)
+        return e.code if isinstance(e.code, int) else BAD_INPUT
+    out = Path(args.out).expanduser().resolve()
+    try:
+        rules = [fail_if.parse(expr) for expr in args.fail_if]
+        _check_out(out)
+        start = time.perf_counter()
+        data = read_inputs(args.vectors, labels=args.labels, compare=args.compare, pairs=args.pairs,
+                           queries=args.queries)
+        n, d = data["vectors"].shape
+        _check_k(args.k, n, args.vectors)
+        if args.stress and data["labels"] is None:
+            raise InputError("--stress: needs --labels (the stress grid is measured on label probes)")
+        _check_specs(args.compress, args.index, n, d)
+        del data  # the chapter reads the files again; memory-mapped arrays cost nothing here
+        if progress:
+            _say(f"inputs checked in {time.perf_counter() - start:.1f} s ({n} x {d}); running the report ...")
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except InputError as e:
+        _say(str(e))
+        return BAD_INPUT
+
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        nb = run_chapter(CHAPTER, chapter_parameters(args, tmp), tmp, progress=progress)
+        (tmp / REPORT_HTML).write_text(_render(nb, f"{TITLE}: {Path(args.vectors).name}"), encoding="utf-8")
+        metrics = read_metrics(tmp / REPORT_JSON)
+        try:
+            violated, bad_rule = fail_if.violations(rules, metrics), None
+        except InputError as e:
+            violated, bad_rule = [], e
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; the report is an ordinary folder
+        _replace(tmp, out)
+    except InputError as e:
+        _say(str(e))
+        return BAD_INPUT
+    except ChapterFailed as e:
+        _say(str(e))
+        return FAILED
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if progress:
+        _say(f"wrote {out} in {time.perf_counter() - start:.1f} s")
+    print(out / REPORT_HTML)
+    if bad_rule is not None:
+        _say(f"{bad_rule} (the report was written to {out})")
+        return BAD_INPUT
+    for line in violated:
+        print(f"--fail-if violated: {line}")
+    return VIOLATED if violated else OK
+
+
+def _render(nb, title: str) -> str:
+    from .html import render
+
+    return render(nb, title)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

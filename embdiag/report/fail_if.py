@@ -1,0 +1,149 @@
+"""``--fail-if`` thresholds: parse ``NAME[QUALIFIER] OP NUMBER`` and test a report's metrics.
+
+A rule names a metric of the report's long metrics table (columns ``metric``, ``condition``,
+``attribute``, ``value``; see :class:`embdiag.report.measure.Report`), optionally narrows it
+with qualifiers in brackets, and states the *failing* side of a threshold::
+
+    overlap@10<0.95            any row of overlap@10 below 0.95 fails
+    delta_p@10[int8]<-1        only rows whose condition or attribute is "int8"
+    probe_ba[fp16,weather]<0.5 several qualifiers: every one must match the condition or the attribute
+
+Operators: ``<  <=  >  >=  ==  !=``; the number is a finite decimal (``-1``, ``0.95``, ``1e-3``).
+Whitespace around the parts is ignored. Decisions that keep a typo or an undefined value
+from passing silently:
+
+- a rule whose metric is not in the report, or whose qualifier matches no row of that metric,
+  raises :class:`~embdiag.report.inputs.InputError` naming ``--fail-if`` and listing what the
+  report has;
+- a selected row whose value is NaN (or missing) is a violation: a threshold that cannot be
+  checked fails, whatever the operator.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .inputs import InputError
+
+OPERATORS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
+             "<": operator.lt, ">": operator.gt}
+OPTION = "--fail-if"
+GRAMMAR = "NAME[QUALIFIER] OP NUMBER, OP one of < <= > >= == != (e.g. overlap@10<0.95, delta_p@10[int8]<-1)"
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_RULE = re.compile(
+    r"\s*(?P<metric>[A-Za-z_][\w@.%-]*?)\s*"
+    r"(?:\[(?P<qualifiers>[^\[\]]*)\])?\s*"
+    r"(?P<op><=|>=|==|!=|<|>)\s*"
+    rf"(?P<number>{_NUMBER})\s*")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One parsed ``--fail-if`` expression: a row fails when ``value OP threshold`` holds."""
+
+    metric: str
+    qualifiers: tuple[str, ...]
+    op: str
+    threshold: float
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    def fails(self, value) -> bool:
+        """Whether ``value`` violates the rule (NaN and missing values always do)."""
+        if value is None or pd.isna(value):
+            return True
+        return bool(OPERATORS[self.op](float(value), self.threshold))
+
+
+def parse(expr: str) -> Rule:
+    """Parse one ``--fail-if`` expression.
+
+    Raises:
+        InputError: the expression does not follow :data:`GRAMMAR`, a qualifier is empty, or
+            the number is not finite.
+
+    Example:
+        >>> parse("overlap@10[int8] < 0.99")
+        Rule(metric='overlap@10', qualifiers=('int8',), op='<', threshold=0.99, text='overlap@10[int8]<0.99')
+    """
+    if not isinstance(expr, str):
+        raise InputError(f"{OPTION} {expr!r}: expected a string of the form {GRAMMAR}")
+    match = _RULE.fullmatch(expr)
+    if match is None:
+        raise InputError(f"{OPTION} {expr!r}: expected {GRAMMAR}")
+    qualifiers = ()
+    if match["qualifiers"] is not None:
+        qualifiers = tuple(q.strip() for q in match["qualifiers"].split(","))
+        if not all(qualifiers):
+            raise InputError(f"{OPTION} {expr!r}: empty qualifier in [{match['qualifiers']}]; "
+                             "name a condition or attribute, several separated by commas")
+    threshold = float(match["number"])
+    if not math.isfinite(threshold):
+        raise InputError(f"{OPTION} {expr!r}: the threshold {match['number']} is not a finite number")
+    text = match["metric"] + (f"[{','.join(qualifiers)}]" if qualifiers else "") + match["op"] + match["number"]
+    return Rule(match["metric"], qualifiers, match["op"], threshold, text)
+
+
+def _labels(column: pd.Series) -> pd.Series:
+    """A condition or attribute column as strings, missing values as ''."""
+    return column.astype(object).where(column.notna(), "").astype(str)
+
+
+def _describe(row) -> str:
+    parts = [f"{name} {row[name]}" for name in ("condition", "attribute") if row[name]]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _format(value) -> str:
+    if value is None or pd.isna(value):
+        return "NaN (undefined: cannot be checked, counts as a violation)"
+    return f"{float(value):.6g}"
+
+
+def violations(rules, metrics: pd.DataFrame) -> list[str]:
+    """One readable line per (rule, metrics row) that violates the rule, in rule then row order.
+
+    ``rules`` are :class:`Rule` objects or expression strings. ``metrics`` needs the columns
+    ``metric`` and ``value``; ``condition`` and ``attribute`` are optional (missing = '').
+
+    Raises:
+        InputError: a rule names a metric the table does not have (the available names are
+            listed), or its qualifiers match no row of that metric (the metric's conditions and
+            attributes are listed).
+    """
+    missing = {"metric", "value"} - set(metrics.columns)
+    if missing:
+        raise ValueError(f"metrics: missing column(s) {', '.join(sorted(missing))}")
+    rules = [parse(r) if isinstance(r, str) else r for r in rules]
+    names = metrics["metric"].astype(str)
+    condition = _labels(metrics["condition"]) if "condition" in metrics else pd.Series("", index=metrics.index)
+    attribute = _labels(metrics["attribute"]) if "attribute" in metrics else pd.Series("", index=metrics.index)
+    available = sorted(set(names))
+    out = []
+    for rule in rules:
+        rows = names == rule.metric
+        if not rows.any():
+            raise InputError(f"{OPTION} {rule.text!r}: the report has no metric {rule.metric!r}; "
+                             f"its metrics are: {', '.join(available) or 'none'}")
+        selected = rows.copy()
+        for q in rule.qualifiers:
+            selected &= (condition == q) | (attribute == q)
+        if not selected.any():
+            values = sorted((set(condition[rows]) | set(attribute[rows])) - {""})
+            raise InputError(f"{OPTION} {rule.text!r}: no row of {rule.metric!r} has condition or attribute "
+                             f"{' and '.join(map(repr, rule.qualifiers))}; its conditions and attributes are: "
+                             f"{', '.join(values) or 'none'}")
+        for i in selected[selected].index:
+            value = metrics.at[i, "value"]
+            if rule.fails(value):
+                row = {"condition": condition[i], "attribute": attribute[i]}
+                out.append(f"{rule.metric}{_describe(row)} = {_format(value)}: violates {rule.text}")
+    return out

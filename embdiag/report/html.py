@@ -1,0 +1,147 @@
+"""An executed notebook as ONE self-contained HTML file that opens offline.
+
+:func:`render` writes markdown cells as HTML (``markdown_it``), hides every code input, and
+shows each output once, by its richest type: ``text/html`` as is (tables, exhibits, Altair
+charts drawn by :mod:`embdiag.paper.charts`' renderer), ``text/markdown`` rendered, images as
+``data:`` URIs, ``text/plain`` and ``stdout`` in ``<pre>``; ``stderr`` streams (progress bars,
+warnings) are dropped. The page carries, inline, the Vega + Vega-Lite + vega-embed bundle that
+``vl-convert-python`` ships for the installed Altair (the bundle
+``embdiag.paper.charts.bundle_js`` returns, read here from ``vl_convert`` itself because the
+report package does not import ``paper``) and the book's stylesheet
+(``book/_static/embdiag.css``: exhibit captions, extreme marks), so nothing is fetched.
+Cells tagged ``remove-cell`` are left out, and the outputs of cells tagged ``remove-output``.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import html
+import re
+from pathlib import Path
+
+import nbformat
+
+from .._project import project_root
+
+#: The book's stylesheet, inlined into every report.
+STYLESHEET = Path("book") / "_static" / "embdiag.css"
+#: Output types in order of preference (the first one present is shown).
+MIME_ORDER = ("text/html", "text/markdown", "image/svg+xml", "image/png", "image/jpeg", "text/plain")
+HIDDEN_CELL, HIDDEN_OUTPUT = "remove-cell", "remove-output"
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+_PAGE_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; line-height: 1.5;
+       color: #1f2328; background: #fff; margin: 0; }
+main.embdiag-report { max-width: 60rem; margin: 0 auto; padding: 1.5rem 1rem 4rem 1rem; }
+main.embdiag-report img { max-width: 100%; height: auto; }
+main.embdiag-report pre { background: #f6f8fa; padding: 0.5rem 0.75rem; overflow-x: auto; font-size: 0.85rem; }
+main.embdiag-report table { border-collapse: collapse; font-size: 0.9rem; }
+main.embdiag-report th, main.embdiag-report td { border-bottom: 1px solid #d0d7de; padding: 0.25rem 0.6rem; }
+main.embdiag-report .embdiag-error { color: #a40e26; }
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def _bundle() -> str:
+    import vl_convert
+
+    return vl_convert.javascript_bundle()
+
+
+def _stylesheet() -> str:
+    path = project_root() / STYLESHEET
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+@functools.lru_cache(maxsize=1)
+def _markdown():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+
+
+def markdown(text: str) -> str:
+    """Markdown (CommonMark with tables and strikethrough; raw HTML kept) as HTML."""
+    return _markdown().render(text)
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else "".join(value)
+
+
+def _pre(text: str, cls: str = "") -> str:
+    attr = f' class="{cls}"' if cls else ""
+    return f"<pre{attr}>{html.escape(_ANSI.sub('', text))}</pre>"
+
+
+def _image(mime: str, data) -> str:
+    data = _text(data)
+    if mime == "image/svg+xml":
+        data = base64.b64encode(data.encode("utf-8")).decode("ascii")
+    return f'<img src="data:{mime};base64,{data.strip()}" alt="figure">'
+
+
+def _rich(data: dict) -> str:
+    mime = next((m for m in MIME_ORDER if m in data), None)
+    if mime is None:
+        return ""
+    value = data[mime]
+    if mime == "text/html":
+        return _text(value)
+    if mime == "text/markdown":
+        return markdown(_text(value))
+    if mime.startswith("image/"):
+        return _image(mime, value)
+    return _pre(_text(value))
+
+
+def _output(out) -> str:
+    kind = out.get("output_type")
+    if kind == "stream":
+        return _pre(_text(out.get("text", ""))) if out.get("name") == "stdout" else ""
+    if kind in ("display_data", "execute_result"):
+        return _rich(out.get("data", {}))
+    if kind == "error":
+        return _pre(f"{out.get('ename', 'Error')}: {out.get('evalue', '')}", "embdiag-error")
+    return ""
+
+
+def _cell(cell) -> str:
+    tags = cell.get("metadata", {}).get("tags", ())
+    if HIDDEN_CELL in tags:
+        return ""
+    if cell.get("cell_type") == "markdown":
+        return f'<section class="embdiag-markdown">\n{markdown(_text(cell.get("source", "")))}</section>'
+    if cell.get("cell_type") != "code" or HIDDEN_OUTPUT in tags:
+        return ""
+    shown = [s for s in map(_output, cell.get("outputs", ())) if s]
+    return "\n".join(f'<div class="cell_output">\n{s}\n</div>' for s in shown)
+
+
+def _inline(text: str, tag: str) -> str:
+    """``text`` safe to place inside ``<tag>...</tag>`` (no early closing tag)."""
+    return re.sub(rf"</({tag})", r"<\\/\1", text, flags=re.IGNORECASE)
+
+
+def render(nb, title: str) -> str:
+    """The executed notebook ``nb`` (an nbformat notebook, or the path of one) as one HTML page.
+
+    Code inputs are hidden; see the module docstring for how outputs are shown. The result
+    references no external file or URL: scripts and styles are inline, images are ``data:`` URIs.
+    """
+    if isinstance(nb, (str, Path)):
+        nb = nbformat.read(nb, as_version=4)
+    body = "\n".join(s for s in map(_cell, nb.get("cells", ())) if s)
+    css = _inline(_PAGE_CSS + "\n" + _stylesheet(), "style")
+    js = _inline(_bundle(), "script")
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<title>{html.escape(title)}</title>\n<style>\n{css}\n</style>\n"
+        # the bundle sets window.vegaEmbed; its own top-level names stay inside the function
+        f"<script type=\"text/javascript\">\n(function () {{\n{js}\n}})();\n</script>\n"
+        "</head>\n<body>\n<main class=\"embdiag-report\">\n"
+        f"{body}\n</main>\n</body>\n</html>\n")

@@ -1,0 +1,450 @@
+"""embdiag report: arguments, input checks, the chapter run, outputs and exit codes.
+
+The report chapter itself (notebooks/report.py) is not needed: a tiny chapter written here
+stands in for it (cli.CHAPTER monkeypatched). Three tests start a kernel; the rest replace
+the chapter run by a function that writes what a chapter writes.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from embdiag.paper import cli as paper_cli
+from embdiag.report import cli
+
+TEST_CHAPTER = '''\
+# %% [markdown]
+# # Test report
+#
+# A **tiny** chapter standing in for `notebooks/report.py`.
+
+# %% tags=["parameters"]
+vectors_path = None
+labels_path = None
+compare_path = None
+pairs_path = None
+queries_path = None
+k = 10
+stress = False
+quick = False
+compress = ""
+index = ""
+seed = 0
+out_dir = "."
+
+# %%
+import json, sys
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from embdiag.paper import charts
+from embdiag.report.cli import read_inputs
+
+charts.enable()
+data = read_inputs(vectors_path, labels=labels_path, compare=compare_path, pairs=pairs_path, queries=queries_path)
+X = data["vectors"]
+print("stderr_marker", file=sys.stderr)
+hidden_code_marker = 1
+metrics = pd.DataFrame([
+    {"section": "identity", "metric": f"overlap@{k}", "condition": "int8", "attribute": None,
+     "value": float(X[0, 0]), "low": None, "high": None},
+    {"section": "geometry", "metric": "rows", "condition": "reference", "attribute": None,
+     "value": float(len(X)), "low": None, "high": None},
+])
+parameters = dict(vectors_path=vectors_path, labels_path=labels_path, compare_path=compare_path,
+                  pairs_path=pairs_path, queries_path=queries_path, k=k, stress=stress, quick=quick,
+                  compress=compress, index=index, seed=seed, out_dir=out_dir, cwd=str(Path.cwd()),
+                  labels=None if data["labels"] is None else list(data["labels"].columns),
+                  pairs=None if data["pairs"] is None else [p.tolist() for p in data["pairs"][0]])
+Path(out_dir, "report.json").write_text(json.dumps({"inputs": parameters, "metrics": metrics.to_dict("records")}))
+metrics.to_csv(Path(out_dir, "metrics.csv"), index=False)
+
+# %% [markdown]
+# ## A chart
+
+# %%
+alt.Chart(metrics).mark_bar().encode(x="metric", y="value")
+'''
+
+
+def write_chapter(tmp_path: Path, body: str = TEST_CHAPTER, name: str = "chapter.py") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+@pytest.fixture
+def vectors(tmp_path) -> Path:
+    X = np.random.default_rng(0).normal(size=(30, 4)).astype(np.float32)
+    X[0, 0] = 0.5
+    path = tmp_path / "emb.npy"
+    np.save(path, X)
+    return path
+
+
+def fake_chapter(metrics: list[dict], calls: list | None = None):
+    """A stand-in for run_chapter: writes report.json with ``metrics`` and a CSV, returns a notebook."""
+
+    def run(chapter, parameters, cwd, *, progress=True):
+        if calls is not None:
+            calls.append(parameters)
+        out = Path(parameters["out_dir"])
+        (out / "report.json").write_text(json.dumps({"metrics": metrics}))
+        pd.DataFrame(metrics).to_csv(out / "metrics.csv", index=False)
+        cell = new_code_cell("x")
+        cell.outputs = [new_output("display_data", data={"text/markdown": "fake **report**"})]
+        return new_notebook(cells=[cell])
+
+    return run
+
+
+METRICS = [
+    {"section": "identity", "metric": "overlap@10", "condition": "int8", "attribute": None, "value": 0.9},
+    {"section": "identity", "metric": "overlap@10", "condition": "fp16", "attribute": None, "value": 1.0},
+    {"section": "relevance", "metric": "delta_p@10", "condition": "int8", "attribute": "weather", "value": None},
+]
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    calls = []
+    monkeypatch.setattr(cli, "run_chapter", fake_chapter(METRICS, calls))
+    return calls
+
+
+def no_chapter(*args, **kwargs):
+    raise AssertionError("the chapter must not run")
+
+
+def leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if p.name.startswith("."))
+
+
+# -- end to end with a kernel ----------------------------------------------------------------
+def test_end_to_end_with_a_test_chapter(tmp_path, vectors, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "CHAPTER", write_chapter(tmp_path))
+    labels = tmp_path / "labels.csv"
+    labels.write_text("id,weather\n" + "".join(f"item{i},{'sun' if i % 2 else 'rain'}\n" for i in range(30)))
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("query,target\nitem0,item1\nitem0,item2\nitem5,item7\n")
+    out = tmp_path / "reports" / "run1"
+
+    code = cli.main([str(vectors), "--labels", str(labels), "--pairs", str(pairs), "--k", "5", "--quick",
+                     "--seed", "3", "--fail-if", "overlap@5<0.4", "--fail-if", "rows[reference]!=30",
+                     "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == cli.OK, captured.err
+    assert captured.out.strip() == str(out / "report.html")
+    assert "stderr_marker" in captured.err  # the kernel's stderr (progress bars) is streamed
+
+    assert sorted(p.name for p in out.iterdir()) == ["metrics.csv", "report.html", "report.json"]
+    assert leftovers(out.parent) == []
+    report = json.loads((out / "report.json").read_text())
+    inputs = report["inputs"]
+    assert inputs["vectors_path"] == str(vectors.resolve()) and inputs["labels_path"] == str(labels.resolve())
+    assert inputs["compare_path"] is None and inputs["queries_path"] is None
+    assert (inputs["k"], inputs["quick"], inputs["stress"], inputs["seed"], inputs["compress"], inputs["index"]) == (
+        5, True, False, 3, "", "")
+    assert Path(inputs["out_dir"]).parent == out.parent and Path(inputs["cwd"]) == Path(inputs["out_dir"])
+    assert inputs["labels"] == ["weather"] and inputs["pairs"] == [[1, 2], [7]]
+
+    page = (out / "report.html").read_text()
+    assert "<title>embdiag report: emb.npy</title>" in page
+    assert "<strong>tiny</strong>" in page and "<h2>A chart</h2>" in page
+    assert page.count('class="embdiag-chart"') == 1 and page.count("window.vegaEmbed=") == 1
+    assert "hidden_code_marker" not in page and "stderr_marker" not in page and "read_inputs" not in page
+    assert "vectors_path" not in page  # the injected parameters cell is code too
+
+
+def test_a_chapter_raising_input_error_exits_2_and_leaves_out_alone(tmp_path, vectors, monkeypatch, capsys):
+    chapter = write_chapter(tmp_path, '''\
+        # %% tags=["parameters"]
+        out_dir = "."
+        # %%
+        from embdiag.report.inputs import InputError
+        raise InputError("labels.csv (--labels): column 'weather' has too little support")
+        ''')
+    monkeypatch.setattr(cli, "CHAPTER", chapter)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.json").write_text("previous")
+    assert cli.main([str(vectors), "--out", str(out)]) == cli.BAD_INPUT
+    err = capsys.readouterr().err
+    assert "embdiag report: labels.csv (--labels): column 'weather' has too little support" in err
+    assert sorted(p.name for p in out.iterdir()) == ["report.json"] and (out / "report.json").read_text() == "previous"
+    assert leftovers(tmp_path) == []
+
+
+def test_a_crashing_chapter_exits_3_naming_cell_and_error(tmp_path, vectors, monkeypatch, capsys):
+    chapter = write_chapter(tmp_path, '''\
+        # %% tags=["parameters"]
+        out_dir = "."
+        # %%
+        1 / 0
+        ''')
+    monkeypatch.setattr(cli, "CHAPTER", chapter)
+    out = tmp_path / "out"
+    assert cli.main([str(vectors), "--out", str(out)]) == cli.FAILED
+    err = capsys.readouterr().err
+    assert "the report chapter chapter.py failed in cell 3: ZeroDivisionError: division by zero" in err
+    assert not out.exists() and leftovers(tmp_path) == []
+
+
+# -- after the chapter: fail-if, outputs, replacement -------------------------------------------
+def test_violations_exit_1_and_are_listed_but_the_report_is_written(tmp_path, vectors, fake, capsys):
+    out = tmp_path / "out"
+    code = cli.main([str(vectors), "--fail-if", "overlap@10<0.95", "--fail-if", "delta_p@10[weather]<-1",
+                     "--fail-if", "overlap@10[fp16]<0.95", "--out", str(out)])
+    assert code == cli.VIOLATED
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        str(out / "report.html"),
+        "--fail-if violated: overlap@10 (condition int8) = 0.9: violates overlap@10<0.95",
+        "--fail-if violated: delta_p@10 (condition int8, attribute weather) = NaN (undefined: cannot be checked, "
+        "counts as a violation): violates delta_p@10[weather]<-1",
+    ]
+    assert sorted(p.name for p in out.iterdir()) == ["metrics.csv", "report.html", "report.json"]
+    assert "fake <strong>report</strong>" in (out / "report.html").read_text()
+
+
+def test_no_rule_or_rules_that_hold_exit_0(tmp_path, vectors, fake, capsys):
+    assert cli.main([str(vectors), "--out", str(tmp_path / "a")]) == cli.OK
+    assert cli.main([str(vectors), "--fail-if", "overlap@10<0.5", "--out", str(tmp_path / "b")]) == cli.OK
+    assert "violated" not in capsys.readouterr().out
+
+
+def test_a_rule_naming_an_unknown_metric_exits_2_after_writing_the_report(tmp_path, vectors, fake, capsys):
+    out = tmp_path / "out"
+    assert cli.main([str(vectors), "--fail-if", "overlap@5<0.9", "--out", str(out)]) == cli.BAD_INPUT
+    err = capsys.readouterr().err
+    assert ("--fail-if 'overlap@5<0.9': the report has no metric 'overlap@5'; its metrics are: delta_p@10, "
+            f"overlap@10 (the report was written to {out})") in err
+    assert (out / "report.html").is_file()
+
+
+def test_a_malformed_rule_exits_2_before_anything_runs(tmp_path, vectors, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "run_chapter", no_chapter)
+    assert cli.main([str(vectors), "--fail-if", "overlap@10 < ninety", "--out", str(tmp_path / "o")]) == cli.BAD_INPUT
+    assert "--fail-if 'overlap@10 < ninety': expected NAME[QUALIFIER] OP NUMBER" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_parameters_passed_to_the_chapter(tmp_path, vectors, fake):
+    compare = tmp_path / "v2.npy"
+    np.save(compare, np.ones((30, 7), np.float32))
+    queries = tmp_path / "q.npy"
+    np.save(queries, np.ones((5, 4), np.float32))
+    labels = tmp_path / "labels.csv"
+    labels.write_text("a\n" + "x\ny\n" * 15)
+    assert cli.main([str(vectors), "--compare", str(compare), "--queries", str(queries), "--labels", str(labels),
+                     "--stress", "--out", str(tmp_path / "o")]) == cli.OK
+    (params,) = fake
+    assert set(params) == {"vectors_path", "labels_path", "compare_path", "pairs_path", "queries_path", "k", "stress",
+                           "quick", "compress", "index", "seed", "out_dir"}
+    assert params["compare_path"] == str(compare.resolve()) and params["queries_path"] == str(queries.resolve())
+    assert params["pairs_path"] is None and params["stress"] is True and params["k"] == 10 and params["seed"] == 0
+    assert Path(params["out_dir"]).parent == tmp_path and Path(params["out_dir"]).name.startswith(".o.tmp-")
+
+
+def test_a_previous_report_is_replaced_whole(tmp_path, vectors, fake):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.json").write_text("{}")
+    (out / "old_table.csv").write_text("x\n")
+    assert cli.main([str(vectors), "--out", str(out)]) == cli.OK
+    assert sorted(p.name for p in out.iterdir()) == ["metrics.csv", "report.html", "report.json"]
+    assert leftovers(tmp_path) == []
+
+
+def test_a_folder_that_is_not_a_report_is_never_replaced(tmp_path, vectors, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "run_chapter", no_chapter)
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("precious")
+    assert cli.main([str(vectors), "--out", str(out)]) == cli.BAD_INPUT
+    assert "(--out): a folder that is not empty and holds no report.json" in capsys.readouterr().err
+    assert (out / "thesis.tex").read_text() == "precious"
+    (tmp_path / "file").write_text("")
+    assert cli.main([str(vectors), "--out", str(tmp_path / "file")]) == cli.BAD_INPUT
+    assert "(--out): exists and is not a folder" in capsys.readouterr().err
+
+
+def test_an_empty_existing_folder_and_missing_parents_are_fine(tmp_path, vectors, fake):
+    (tmp_path / "empty").mkdir()
+    assert cli.main([str(vectors), "--out", str(tmp_path / "empty")]) == cli.OK
+    assert cli.main([str(vectors), "--out", str(tmp_path / "a" / "b" / "c")]) == cli.OK
+    assert (tmp_path / "a" / "b" / "c" / "report.html").is_file()
+
+
+def test_a_chapter_that_writes_no_report_json_exits_3(tmp_path, vectors, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "run_chapter", lambda *a, **k: new_notebook())
+    assert cli.main([str(vectors), "--out", str(tmp_path / "o")]) == cli.FAILED
+    assert "the report chapter wrote no usable report.json" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists() and leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{}", "wrote no usable report.json (KeyError"),
+    ("not json", "wrote no usable report.json (JSONDecodeError"),
+    ('{"metrics": [{"metric": "m"}]}', "metrics records lack value"),
+])
+def test_an_unusable_report_json_exits_3(tmp_path, vectors, monkeypatch, capsys, content, message):
+    def run(chapter, parameters, cwd, *, progress=True):
+        Path(parameters["out_dir"], "report.json").write_text(content)
+        return new_notebook()
+
+    monkeypatch.setattr(cli, "run_chapter", run)
+    assert cli.main([str(vectors), "--out", str(tmp_path / "o")]) == cli.FAILED
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists() and leftovers(tmp_path) == []
+
+
+def test_read_metrics_reads_non_numbers_as_nan(tmp_path):
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({"metrics": [{"metric": "m", "value": "n/a"}, {"metric": "m", "value": 2}]}))
+    frame = cli.read_metrics(path)
+    assert frame["value"].isna().tolist() == [True, False] and frame["value"].dtype == float
+
+
+def test_a_failure_while_rendering_leaves_nothing_behind(tmp_path, vectors, fake, monkeypatch):
+    def broken(nb, title):
+        raise RuntimeError("render failed")
+
+    monkeypatch.setattr(cli, "_render", broken)
+    with pytest.raises(RuntimeError, match="render failed"):
+        cli.main([str(vectors), "--out", str(tmp_path / "o")])
+    assert not (tmp_path / "o").exists() and leftovers(tmp_path) == []
+
+
+# -- bad input: exit 2 before the chapter runs ------------------------------------------------
+@pytest.fixture
+def refuse(monkeypatch):
+    monkeypatch.setattr(cli, "run_chapter", no_chapter)
+
+
+def run_bad(args, capsys) -> str:
+    assert cli.main(args) == cli.BAD_INPUT
+    return capsys.readouterr().err
+
+
+def test_missing_vectors(tmp_path, refuse, capsys):
+    err = run_bad([str(tmp_path / "nope.npy"), "--out", str(tmp_path / "o")], capsys)
+    assert f"embdiag report: {tmp_path / 'nope.npy'} (VECTORS): no such file" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_nan_rows(tmp_path, refuse, capsys):
+    X = np.ones((5, 3))
+    X[3, 1] = np.nan
+    np.save(tmp_path / "v.npy", X)
+    err = run_bad([str(tmp_path / "v.npy"), "--out", str(tmp_path / "o")], capsys)
+    assert "v.npy (VECTORS): contains NaN or infinite values (1 bad row(s), first at index 3)" in err
+
+
+def test_compare_with_other_row_count(tmp_path, vectors, refuse, capsys):
+    np.save(tmp_path / "v2.npy", np.ones((29, 4)))
+    err = run_bad([str(vectors), "--compare", str(tmp_path / "v2.npy"), "--out", str(tmp_path / "o")], capsys)
+    assert "v2.npy (--compare): has 29 rows, VECTORS" in err and "has 30" in err
+
+
+def test_queries_of_another_dimension(tmp_path, vectors, refuse, capsys):
+    np.save(tmp_path / "q.npy", np.ones((3, 5)))
+    err = run_bad([str(vectors), "--queries", str(tmp_path / "q.npy"), "--out", str(tmp_path / "o")], capsys)
+    assert "q.npy (--queries): rows have dimension 5, VECTORS" in err and "has 4" in err
+
+
+def test_labels_with_the_wrong_row_count(tmp_path, vectors, refuse, capsys):
+    (tmp_path / "l.csv").write_text("a\nx\ny\n")
+    err = run_bad([str(vectors), "--labels", str(tmp_path / "l.csv"), "--out", str(tmp_path / "o")], capsys)
+    assert "l.csv (--labels): has 2 row(s), expected 30 (one per vector)" in err
+
+
+def test_pairs_with_unknown_ids(tmp_path, vectors, refuse, capsys):
+    (tmp_path / "l.csv").write_text("id,a\n" + "".join(f"i{i},{i % 2}\n" for i in range(30)))
+    (tmp_path / "p.csv").write_text("query,target\ni0,i1\ni0,zzz\n")
+    err = run_bad([str(vectors), "--labels", str(tmp_path / "l.csv"), "--pairs", str(tmp_path / "p.csv"),
+                   "--out", str(tmp_path / "o")], capsys)
+    assert "p.csv (--pairs): 1 unknown target id(s) (first: 'zzz' at row 1)" in err
+
+
+def test_pairs_by_index_against_separate_queries(tmp_path, vectors):
+    np.save(tmp_path / "q.npy", np.ones((3, 4)))
+    (tmp_path / "p.csv").write_text("query,target\n2,29\n0,1\n")
+    data = cli.read_inputs(vectors, queries=tmp_path / "q.npy", pairs=tmp_path / "p.csv")
+    positives, queries = data["pairs"]
+    assert [p.tolist() for p in positives] == [[1], [29]] and queries.tolist() == [0, 2]
+    (tmp_path / "p.csv").write_text("query,target\n3,1\n")
+    with pytest.raises(cli.InputError, match=r"query index\(es\) out of range 0..2"):
+        cli.read_inputs(vectors, queries=tmp_path / "q.npy", pairs=tmp_path / "p.csv")
+
+
+def test_read_inputs_keeps_npy_memory_mapped(vectors):
+    data = cli.read_inputs(vectors)
+    assert isinstance(data["vectors"], np.memmap)
+    assert {k for k, v in data.items() if v is None} == {"labels", "compare", "pairs", "queries"}
+
+
+def test_k_must_be_below_the_number_of_vectors(tmp_path, vectors, refuse, capsys):
+    err = run_bad([str(vectors), "--k", "30", "--out", str(tmp_path / "o")], capsys)
+    assert "--k 30: must be less than the number of vectors (30 in" in err
+
+
+def test_stress_needs_labels(tmp_path, vectors, refuse, capsys):
+    err = run_bad([str(vectors), "--stress", "--out", str(tmp_path / "o")], capsys)
+    assert "--stress: needs --labels" in err
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "the following arguments are required: VECTORS, --out"),
+    (["v.npy"], "the following arguments are required: --out"),
+    (["v.npy", "--out", "o", "--k", "0"], "argument --k: expected a positive integer, got 0"),
+    (["v.npy", "--out", "o", "--k", "ten"], "argument --k: expected a positive integer, got 'ten'"),
+    (["v.npy", "--out", "o", "--seed", "-1"], "argument --seed: expected a non-negative integer, got -1"),
+    (["v.npy", "--out", "o", "--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_usage_errors_exit_2(args, message, refuse, capsys):
+    assert cli.main(args) == cli.BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith("usage: embdiag report") and message in err
+
+
+def test_help_exits_0_and_states_the_exit_codes(capsys):
+    assert cli.main(["-h"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "exit status: 0 written, no --fail-if violated; 1 written, a --fail-if violated; 2 bad input" in out
+    assert "--fail-if EXPR" in out and "--compress SPEC" in out and "--index SPEC" in out
+
+
+def test_compress_and_index_specs_are_checked_before_the_chapter(tmp_path, vectors, refuse, capsys):
+    pytest.importorskip("embdiag.report.conditions")
+    err = run_bad([str(vectors), "--compress", "int3", "--out", str(tmp_path / "o")], capsys)
+    assert "--compress" in err
+    err = run_bad([str(vectors), "--index", "annoy", "--out", str(tmp_path / "o")], capsys)
+    assert "--index" in err
+
+
+# -- the embdiag command ----------------------------------------------------------------------
+def test_embdiag_report_runs_this_cli(monkeypatch):
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda argv: seen.append(argv) or 7)
+    assert paper_cli.main(["report", "v.npy", "--out", "o"]) == 7
+    assert seen == [["v.npy", "--out", "o"]]
+
+
+def test_embdiag_help_lists_report(capsys):
+    with pytest.raises(SystemExit):
+        paper_cli.main(["-h"])
+    assert "report" in capsys.readouterr().out
+
+
+def test_the_chapter_constant_is_the_report_chapter():
+    assert cli.CHAPTER.name == "report.py" and cli.CHAPTER.parent.name == "notebooks"
