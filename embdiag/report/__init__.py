@@ -1,11 +1,16 @@
 """``embdiag report``: the four properties of the study measured on a user's own vectors.
 
 ``inputs`` reads the user's files (vectors, labels, retrieval pairs) and raises
-:class:`~embdiag.report.inputs.InputError` naming the file and the problem. Imports
+:class:`~embdiag.report.inputs.InputError` naming the file and the problem; ``conditions``
+builds the representations compared with the reference (``--compare``, ``--compress``,
+``--index``); ``measure`` computes every number of a report as a :class:`Report`. Imports
 ``metrics``, ``data``, ``interventions``, ``training``, ``encoders`` and the shared helpers;
 nothing else in the package imports it.
 """
 
+from .conditions import Condition, file_condition, parse_compress, parse_index
 from .inputs import InputError, check_support, read_labels, read_pairs, read_vectors
+from .measure import Report, measure
 
-__all__ = ["InputError", "check_support", "read_labels", "read_pairs", "read_vectors"]
+__all__ = ["Condition", "InputError", "Report", "check_support", "file_condition", "measure", "parse_compress",
+           "parse_index", "read_labels", "read_pairs", "read_vectors"]

@@ -1,0 +1,311 @@
+"""The second representations a report compares with the reference VECTORS.
+
+A :class:`Condition` is one of
+
+- ``"file"``: the ``--compare`` vectors (the same n items, another model or pipeline; d may differ);
+- ``"storage"``: the vectors stored as float16 or int8 and reconstructed
+  (:func:`embdiag.interventions.precision.store`);
+- ``"compression"``: PCA (centred, :class:`~embdiag.interventions.compression.PCACompression`)
+  or a Matryoshka prefix (:class:`~embdiag.interventions.compression.MatryoshkaPrefix`);
+- ``"index"``: an approximate FAISS index over the unit float32 reference rows (no vectors of
+  its own; its search is compared with exact search).
+
+Exact search is always :func:`embdiag.metrics.retrieval.topk` in float32. Conditions with
+vectors return one float32 copy of the rows they are given, transformed in chunks of
+:data:`CHUNK_ROWS` rows (a memory-map is never converted whole).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .._validate import check_int
+from ..interventions.compression import MatryoshkaPrefix, PCACompression
+from ..interventions.precision import store
+from ..metrics.retrieval import topk
+from .inputs import InputError, read_vectors
+
+__all__ = ["CHUNK_ROWS", "FIT_ROWS", "Condition", "file_condition", "hnsw_params", "ivfpq_params",
+           "parse_compress", "parse_index", "unit_rows_f32"]
+
+#: Rows transformed (or added to an index) at a time.
+CHUNK_ROWS = 65536
+#: Default largest number of rows PCA is fitted on (a seeded sample when there are more).
+FIT_ROWS = 20000
+
+_STORAGE = {"fp16": "float16", "float16": "float16", "int8": "int8"}
+_COMPRESS_FORMS = "fp16 (or float16), int8, pca<DIM>, prefix<DIM> (DIM an integer below d)"
+_INDEX_FORMS = "hnsw, ivfpq"
+
+HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 200, 64
+
+
+def _chunks(n: int):
+    for a in range(0, n, CHUNK_ROWS):
+        yield a, min(n, a + CHUNK_ROWS)
+
+
+def _map_rows(X, fn, d_out: int) -> np.ndarray:
+    """``fn`` applied to row chunks of ``X``, written into one float32 array."""
+    out = np.empty((len(X), d_out), dtype=np.float32)
+    for a, b in _chunks(len(X)):
+        out[a:b] = fn(np.asarray(X[a:b]))
+    return out
+
+
+def unit_rows_f32(X) -> np.ndarray:
+    """Unit rows of ``X`` as one float32 copy (norms taken in float64, chunk by chunk)."""
+    def unit(chunk):
+        c = chunk.astype(np.float64)
+        return c / np.linalg.norm(c, axis=1)[:, None]
+    return _map_rows(X, unit, np.shape(X)[1])
+
+
+def _sample_rows(n: int, m: int, seed: int, stream: int) -> np.ndarray:
+    """Sorted seeded sample of ``min(n, m)`` of ``range(n)`` (all rows when ``n <= m``)."""
+    if n <= m:
+        return np.arange(n)
+    return np.sort(np.random.default_rng([seed, stream]).choice(n, m, replace=False))
+
+
+def _sort_like_topk(S: np.ndarray, I: np.ndarray):
+    """Rows sorted by descending score, ties by lower index (the order of ``topk``)."""
+    order = np.lexsort((I, -S), axis=-1)
+    return np.take_along_axis(S, order, axis=1), np.take_along_axis(I, order, axis=1)
+
+
+def hnsw_params(n: int, d: int) -> dict:
+    """Parameters of the ``hnsw`` condition (fixed; ``n`` and ``d`` are not used)."""
+    return {"M": HNSW_M, "efConstruction": HNSW_EF_CONSTRUCTION, "efSearch": HNSW_EF_SEARCH}
+
+
+def ivfpq_params(n: int, d: int) -> dict:
+    """Parameters of the ``ivfpq`` condition for an ``n`` x ``d`` gallery.
+
+    ``nlist = max(1, min(4096, round(sqrt(n))))`` lists; ``m`` = the largest divisor of ``d``
+    at most ``max(1, d // 8)`` (sub-vectors of at least 8 dimensions); 8 bits per code;
+    ``nprobe = min(nlist, 16)``; trained on a seeded sample of ``min(n, max(40 * nlist, 10000))``
+    rows.
+    """
+    nlist = max(1, min(4096, int(round(np.sqrt(n)))))
+    cap = max(1, d // 8)
+    m = max(j for j in range(1, cap + 1) if d % j == 0)
+    return {"nlist": nlist, "m": m, "nbits": 8, "nprobe": min(nlist, 16),
+            "train_rows": min(n, max(40 * nlist, 10000))}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A second representation of the reference rows (or, for ``"index"``, a second search).
+
+    ``name``: ``"int8"``, ``"fp16"``, ``"pca256"``, ``"prefix256"``, ``"hnsw"``, ``"ivfpq"`` or
+    the ``--compare`` file's stem; ``kind``: ``"file"``, ``"storage"``, ``"compression"`` or
+    ``"index"``; ``description``: one sentence stating every parameter. Build conditions with
+    :func:`parse_compress`, :func:`parse_index` and :func:`file_condition`.
+    """
+
+    name: str
+    kind: str
+    description: str
+    params: dict = field(default_factory=dict, compare=False, repr=False)
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def has_vectors(self) -> bool:
+        """Whether the condition is a representation (all kinds but ``"index"``)."""
+        return self.kind != "index"
+
+    def vectors(self, X, fit=None, rows=None) -> np.ndarray | None:
+        """The condition's representation of the rows ``X`` as one float32 array (None for an index).
+
+        ``fit``: rows PCA is fitted on (default: a seeded sample of at most ``fit_rows`` rows of
+        ``X``, stream 11). ``rows``: for a ``"file"`` condition, the indices of ``X``'s rows in
+        VECTORS (default: all rows, then ``X`` must have the file's row count); other kinds
+        ignore it.
+        """
+        p = self.params
+        if self.kind == "index":
+            return None
+        if self.kind == "file":
+            A = p["array"]
+            if rows is None:
+                if len(X) != len(A):
+                    raise ValueError(f"X: has {len(X)} rows, the {self.name} file has {len(A)}; pass rows=")
+                rows = np.arange(len(A))
+            rows = np.asarray(rows)
+            out = np.empty((len(rows), A.shape[1]), dtype=np.float32)
+            for a, b in _chunks(len(rows)):
+                out[a:b] = A[rows[a:b]]
+            return out
+        d = np.shape(X)[1]
+        if self.kind == "storage":
+            return _map_rows(X, lambda c: store(c, p["format"]).reconstruct(), d)
+        if fit is None:
+            fit = np.asarray(X[_sample_rows(len(X), p["fit_rows"], p["seed"], 11)])
+        model = (PCACompression(p["dim"]) if p["method"] == "pca" else MatryoshkaPrefix(p["dim"])).fit(fit)
+        return _map_rows(X, model.transform, p["dim"])
+
+    def search(self, queries, gallery, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, indices)`` of each query's top ``k`` gallery rows, sorted like ``topk``.
+
+        Index conditions build their index over ``gallery`` once (kept while the same array
+        object is passed again) and search the unit float32 queries; others search their
+        representation of ``queries`` and ``gallery`` exactly with ``topk`` (float32).
+        """
+        if self.kind != "index":
+            fit = self.params.get("fit")
+            return topk(self.vectors(queries, fit), self.vectors(gallery, fit), k)
+        index = self._index(gallery)
+        Q = unit_rows_f32(queries)
+        S, I = index.search(Q, k)
+        if self.params["type"] == "ivfpq" and (I < 0).any():
+            # fewer than k vectors in the probed lists: search those queries over every list
+            import faiss
+            short = np.flatnonzero((I < 0).any(axis=1))
+            S[short], I[short] = index.search(Q[short], k, params=faiss.SearchParametersIVF(nprobe=index.nlist))
+        if (I < 0).any():
+            raise ValueError(f"{self.name}: the index returned fewer than k = {k} results for "
+                             f"{int((I < 0).any(axis=1).sum())} query(ies)")
+        return _sort_like_topk(S.astype(np.float32), I.astype(np.int64))
+
+    def _index(self, gallery):
+        if self._cache.get("gallery") is gallery:
+            return self._cache["index"]
+        import faiss
+
+        n, d = np.shape(gallery)
+        p = self.params
+        if p["type"] == "hnsw":
+            index = faiss.IndexHNSWFlat(d, p["M"], faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = p["efConstruction"]
+            index.hnsw.efSearch = p["efSearch"]
+        else:
+            q = ivfpq_params(n, d)
+            if n < 2 ** q["nbits"]:
+                raise InputError(f"--index ivfpq: needs at least {2 ** q['nbits']} gallery rows "
+                                 f"({q['nbits']}-bit codebooks), got {n}")
+            index = faiss.IndexIVFPQ(faiss.IndexFlatIP(d), d, q["nlist"], q["m"], q["nbits"],
+                                     faiss.METRIC_INNER_PRODUCT)
+            train = unit_rows_f32(np.asarray(gallery[_sample_rows(n, q["train_rows"], p["seed"], 12)]))
+            index.cp.seed = p["seed"]
+            index.pq.cp.seed = p["seed"]
+            index.train(train)
+            index.nprobe = q["nprobe"]
+        for a, b in _chunks(n):
+            index.add(unit_rows_f32(np.asarray(gallery[a:b])))
+        self._cache.clear()
+        self._cache.update(gallery=gallery, index=index)
+        return index
+
+
+def _split(spec, option: str) -> list[str]:
+    if not isinstance(spec, str):
+        raise InputError(f"{option}: expected a comma-separated string, got {spec!r}")
+    items = [s.strip().lower() for s in spec.split(",")]
+    if spec.strip() == "" or any(not s for s in items):
+        raise InputError(f"{option}: empty item in {spec!r}")
+    dup = sorted({s for s in items if items.count(s) > 1})
+    if dup:
+        raise InputError(f"{option}: {', '.join(dup)} listed twice")
+    return items
+
+
+def parse_compress(spec: str, d: int, *, fit_rows: int = FIT_ROWS, seed: int = 0) -> list[Condition]:
+    """Conditions of a ``--compress`` spec such as ``"fp16,int8,pca256,prefix256"``.
+
+    ``fp16`` / ``float16`` and ``int8``: storage, reconstructed to float (int8: symmetric
+    per-row scale ``max|x| / 127``). ``pca<DIM>``: centred PCA to ``DIM`` dimensions, fitted on a
+    seeded sample of at most ``fit_rows`` rows; ``prefix<DIM>``: the first ``DIM`` coordinates
+    (Matryoshka prefix); both renormalized. ``DIM`` must lie in ``[1, d)``.
+
+    Raises:
+        InputError: naming ``--compress`` and listing the accepted forms.
+    """
+    d = check_int(d, "d", minimum=1)
+    fit_rows = check_int(fit_rows, "fit_rows", minimum=2)
+    out = []
+    for item in _split(spec, "--compress"):
+        if item in _STORAGE:
+            fmt = _STORAGE[item]
+            name = "fp16" if fmt == "float16" else "int8"
+            how = ("IEEE float16 (round to nearest)" if fmt == "float16" else
+                   "int8 codes with a symmetric per-row float32 scale max|x|/127 (round to nearest)")
+            out.append(Condition(name, "storage", f"Vectors stored as {how} and reconstructed; exact cosine "
+                                 "search in float32.", {"format": fmt}))
+            continue
+        m = re.fullmatch(r"(pca|prefix)(\d+)", item)
+        if not m:
+            raise InputError(f"--compress: unknown item {item!r}; accepted: {_COMPRESS_FORMS}")
+        method, dim = m.group(1), int(m.group(2))
+        if not 1 <= dim < d:
+            raise InputError(f"--compress: {item!r} asks for {dim} dimensions; DIM must lie in [1, {d - 1}] "
+                             f"(the vectors have d = {d}); accepted: {_COMPRESS_FORMS}")
+        if method == "pca":
+            desc = (f"Centred PCA to {dim} of {d} dimensions, fitted on a seeded sample of at most "
+                    f"{fit_rows:,} rows (seed {seed}), rows renormalized; exact cosine search in float32.")
+        else:
+            desc = (f"Matryoshka prefix: the first {dim} of {d} coordinates, renormalized; exact cosine "
+                    "search in float32.")
+        out.append(Condition(f"{method}{dim}", "compression", desc,
+                             {"method": method, "dim": dim, "fit_rows": fit_rows, "seed": seed}))
+    if len({c.name for c in out}) < len(out):
+        raise InputError("--compress: fp16 and float16 are the same condition; list it once")
+    return out
+
+
+def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[Condition]:
+    """Conditions of an ``--index`` spec such as ``"hnsw,ivfpq"`` (FAISS, inner product on unit
+    float32 rows = cosine).
+
+    ``hnsw``: ``IndexHNSWFlat(d, 32)``, efConstruction 200, efSearch 64. ``ivfpq``: ``IndexIVFPQ``
+    with the parameters of :func:`ivfpq_params` for an ``n``-row gallery (k-means and PQ training
+    seeded with ``seed``); queries whose probed lists hold fewer than k vectors are searched
+    again over every list. Results are sorted like ``topk``. FAISS builds in parallel; for
+    bit-identical repeats call ``faiss.omp_set_num_threads(1)``.
+
+    Raises:
+        InputError: naming ``--index`` and listing the accepted forms.
+    """
+    n, d = check_int(n, "n", minimum=1), check_int(d, "d", minimum=1)
+    out = []
+    for item in _split(spec, "--index"):
+        if item == "hnsw":
+            p = hnsw_params(n, d)
+            desc = (f"FAISS HNSW, M={p['M']}, efConstruction={p['efConstruction']}, efSearch={p['efSearch']}, "
+                    "inner product on unit float32 rows.")
+            out.append(Condition("hnsw", "index", desc, {"type": "hnsw", "seed": seed, **p}))
+        elif item == "ivfpq":
+            q = ivfpq_params(n, d)
+            if n < 2 ** q["nbits"]:
+                raise InputError(f"--index: ivfpq needs at least {2 ** q['nbits']} rows ({q['nbits']}-bit "
+                                 f"codebooks), got {n}")
+            desc = (f"FAISS IVF-PQ, nlist={q['nlist']} (round(sqrt(n)), at most 4096), m={q['m']} sub-quantizers "
+                    f"of {d // q['m']} dimensions, {q['nbits']} bits, nprobe={q['nprobe']}, trained on a seeded "
+                    f"sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows.")
+            out.append(Condition("ivfpq", "index", desc, {"type": "ivfpq", "seed": seed, **q}))
+        else:
+            raise InputError(f"--index: unknown item {item!r}; accepted: {_INDEX_FORMS}")
+    return out
+
+
+def file_condition(path_or_array, name: str | None = None) -> Condition:
+    """The ``--compare`` representation: a path (read with :func:`~embdiag.report.inputs.read_vectors`)
+    or an n x d' array of the same items as VECTORS (row i is item i). ``name`` defaults to the
+    file's stem (``"compare"`` for an array)."""
+    if isinstance(path_or_array, (str, Path)):
+        A = read_vectors(path_or_array, "--compare")
+        name = name or Path(path_or_array).stem
+        where = Path(path_or_array).name
+    else:
+        A = np.asarray(path_or_array) if not isinstance(path_or_array, np.memmap) else path_or_array
+        if A.ndim != 2 or A.shape[0] < 2 or not np.issubdtype(A.dtype, np.number):
+            raise InputError(f"--compare: expected an n x d numeric array, got shape {A.shape} dtype {A.dtype}")
+        name = name or "compare"
+        where = "an array"
+    desc = (f"Second representation {name!r} from {where}: {A.shape[0]:,} x {A.shape[1]} rows, "
+            "item i is row i of VECTORS; exact cosine search in float32.")
+    return Condition(name, "file", desc, {"array": A})

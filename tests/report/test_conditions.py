@@ -1,0 +1,135 @@
+"""Conditions of ``embdiag report``: each representation is the library's transform (checked against a
+direct call), index searches are sorted like ``topk`` and close to it, and bad specs name the option."""
+
+import numpy as np
+import pytest
+
+from embdiag.interventions.compression import MatryoshkaPrefix, PCACompression
+from embdiag.interventions.precision import store
+from embdiag.metrics.retrieval import overlap_at_k, topk
+from embdiag.report import conditions
+from embdiag.report.conditions import (Condition, _sort_like_topk, file_condition, ivfpq_params, parse_compress,
+                                       parse_index)
+from embdiag.report.inputs import InputError
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((400, 16)).astype(np.float32)
+
+
+def by_name(conds):
+    return {c.name: c for c in conds}
+
+
+def test_parse_compress_names_kinds_and_descriptions():
+    conds = parse_compress("fp16, INT8,pca8,prefix4", 16)
+    assert [(c.name, c.kind) for c in conds] == [("fp16", "storage"), ("int8", "storage"),
+                                                 ("pca8", "compression"), ("prefix4", "compression")]
+    assert "8 of 16 dimensions" in conds[2].description and "20,000 rows" in conds[2].description
+    assert parse_compress("float16", 16)[0].name == "fp16"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("fp8", r"^--compress: unknown item 'fp8'; accepted: fp16 \(or float16\), int8, pca<DIM>, prefix<DIM>"),
+    ("pca16", r"^--compress: 'pca16' asks for 16 dimensions; DIM must lie in \[1, 15\] \(the vectors have d = 16\)"),
+    ("prefix0", r"^--compress: 'prefix0' asks for 0 dimensions"),
+    ("int8,int8", r"^--compress: int8 listed twice$"),
+    ("fp16,float16", r"^--compress: fp16 and float16 are the same condition"),
+    ("fp16,", r"^--compress: empty item in 'fp16,'$"),
+    ("", r"^--compress: empty item in ''$"),
+])
+def test_parse_compress_errors(spec, message):
+    with pytest.raises(InputError, match=message):
+        parse_compress(spec, 16)
+
+
+def test_parse_index_errors_and_parameters():
+    with pytest.raises(InputError, match=r"^--index: unknown item 'flat'; accepted: hnsw, ivfpq$"):
+        parse_index("hnsw,flat", 1000, 16)
+    with pytest.raises(InputError, match=r"^--index: ivfpq needs at least 256 rows \(8-bit codebooks\), got 100$"):
+        parse_index("ivfpq", 100, 16)
+    h, = parse_index("hnsw", 1000, 16)
+    assert h.description.startswith("FAISS HNSW, M=32, efConstruction=200, efSearch=64")
+    p = ivfpq_params(1_000_000, 768)
+    assert (p["nlist"], p["m"], p["nbits"], p["nprobe"], p["train_rows"]) == (1000, 96, 8, 16, 40000)
+    assert ivfpq_params(10**9, 100)["nlist"] == 4096 and ivfpq_params(10**9, 100)["m"] == 10
+    assert ivfpq_params(1000, 7)["m"] == 1  # d // 8 == 0: one sub-quantizer
+
+
+def test_storage_and_compression_vectors_are_the_library_transforms(monkeypatch):
+    monkeypatch.setattr(conditions, "CHUNK_ROWS", 64)  # several chunks: chunking changes nothing
+    c = by_name(parse_compress("fp16,int8,pca8,prefix4", 16))
+    for fmt, name in (("float16", "fp16"), ("int8", "int8")):
+        out = c[name].vectors(X)
+        assert out.dtype == np.float32 and out.shape == X.shape
+        np.testing.assert_array_equal(out, store(X, fmt).reconstruct().astype(np.float32))
+    fit = X[:300]
+    np.testing.assert_array_equal(c["pca8"].vectors(X, fit),
+                                  PCACompression(8).fit(fit).transform(X).astype(np.float32))
+    np.testing.assert_array_equal(c["prefix4"].vectors(X), MatryoshkaPrefix(4).fit(X).transform(X).astype(np.float32))
+    # default fit: all rows when there are at most fit_rows
+    np.testing.assert_array_equal(c["pca8"].vectors(X), PCACompression(8).fit(X).transform(X).astype(np.float32))
+    small = parse_compress("pca8", 16, fit_rows=100, seed=3)[0]
+    assert "at most 100 rows (seed 3)" in small.description
+    assert not np.array_equal(small.vectors(X), c["pca8"].vectors(X))
+
+
+def test_file_condition_rows():
+    A = RNG.standard_normal((400, 5))
+    c = file_condition(A, "other")
+    assert (c.name, c.kind) == ("other", "file")
+    rows = np.array([3, 1, 399])
+    np.testing.assert_array_equal(c.vectors(X[rows], rows=rows), A[rows].astype(np.float32))
+    np.testing.assert_array_equal(c.vectors(X), A.astype(np.float32))
+    with pytest.raises(ValueError, match=r"^X: has 3 rows, the other file has 400; pass rows=$"):
+        c.vectors(X[rows])
+    with pytest.raises(InputError, match=r"^--compare: expected an n x d numeric array, got shape \(5,\)"):
+        file_condition(np.ones(5))
+
+
+def test_file_condition_reads_a_path(tmp_path):
+    path = tmp_path / "model_b.npy"
+    np.save(path, X[:, :8])
+    c = file_condition(path)
+    assert c.name == "model_b" and "model_b.npy" in c.description
+    np.testing.assert_array_equal(c.vectors(X), X[:, :8])
+
+
+def test_sort_like_topk_breaks_ties_by_lower_index():
+    S = np.array([[0.5, 0.9, 0.5, 0.1]], dtype=np.float32)
+    I = np.array([[7, 2, 3, 1]])
+    s, i = _sort_like_topk(S, I)
+    np.testing.assert_array_equal(i, [[2, 3, 7, 1]])
+    np.testing.assert_array_equal(s, np.float32([[0.9, 0.5, 0.5, 0.1]]))
+
+
+def test_hnsw_search_is_sorted_close_to_exact_and_reproducible_single_threaded():
+    faiss = pytest.importorskip("faiss")
+    faiss.omp_set_num_threads(1)
+    h, = parse_index("hnsw", len(X), 16)
+    S, I = h.search(X[:50], X, 10)
+    assert h.vectors(X) is None and not h.has_vectors
+    assert (np.diff(S, axis=1) <= 0).all()
+    _, exact = topk(X[:50], X, 10)
+    assert overlap_at_k(exact, I) > 0.95
+    again, = parse_index("hnsw", len(X), 16)
+    np.testing.assert_array_equal(again.search(X[:50], X, 10)[1], I)
+    assert h._cache["gallery"] is X  # the index is built once per gallery object
+    index = h._cache["index"]
+    h.search(X[:5], X, 3)
+    assert h._cache["index"] is index
+
+
+def test_ivfpq_search_returns_k_results_sorted():
+    pytest.importorskip("faiss")
+    Z = RNG.standard_normal((300, 16)).astype(np.float32)
+    c, = parse_index("ivfpq", len(Z), 16)
+    S, I = c.search(Z[:20], Z, 10)
+    assert I.shape == (20, 10) and (I >= 0).all() and (np.diff(S, axis=1) <= 0).all()
+
+
+def test_exact_search_of_a_vector_condition_is_topk_of_its_vectors():
+    c = parse_compress("prefix8", 16)[0]
+    S, I = c.search(X[:10], X, 5)
+    S2, I2 = topk(c.vectors(X[:10]), c.vectors(X), 5)
+    np.testing.assert_array_equal(I, I2)
+    assert isinstance(c, Condition)

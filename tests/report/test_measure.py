@@ -1,0 +1,251 @@
+"""``measure``: every number cross-checked against a direct call of the library (or brute force),
+determinism, sampling, error messages, and the atomic ``Report.save``."""
+
+import importlib
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from embdiag.interventions.precision import store
+from embdiag.metrics import geometry
+from embdiag.metrics.retrieval import hit_at_k, overlap_at_k, precision_at_k, random_floor, topk
+from embdiag.report.conditions import parse_index
+from embdiag.report.inputs import InputError
+from embdiag.report.measure import METRIC_COLUMNS, Report, measure
+
+measure_mod = importlib.import_module("embdiag.report.measure")  # (the package exports the function as `measure`)
+K = 5
+N, D = 500, 16
+
+
+def make_data(seed=0, n=N):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 4, n)
+    X = (2.0 * rng.standard_normal((4, D))[y] + rng.standard_normal((n, D))).astype(np.float32)
+    labels = pd.DataFrame({"cluster": [f"c{v}" for v in y], "noise": rng.integers(0, 2, n).astype(str)})
+    return X, labels
+
+
+X, LABELS = make_data()
+PAIRS = [np.array([(i + 1) % N]) for i in range(N)]
+
+
+@pytest.fixture(scope="module")
+def faiss_one_thread():
+    faiss = pytest.importorskip("faiss")
+    faiss.omp_set_num_threads(1)
+    return faiss
+
+
+@pytest.fixture(scope="module")
+def report(faiss_one_thread):
+    return measure(X, labels=LABELS, pairs=PAIRS, compress="fp16,int8,pca8", index="hnsw", k=K, progress=False)
+
+
+def value(rep, section, metric, condition, attribute=""):
+    m = rep.metrics
+    row = m[(m.section == section) & (m.metric == metric) & (m.condition == condition) & (m.attribute == attribute)]
+    assert len(row) == 1, (section, metric, condition, attribute)
+    return row.iloc[0]
+
+
+def exact(Z):
+    return topk(Z, Z, K, exclude_self=True)[1]
+
+
+def test_sections_tables_and_columns(report):
+    assert list(report.metrics.columns) == METRIC_COLUMNS
+    assert set(report.scope) == {"geometry", "labels", "identity", "relevance"}
+    assert all(s.endswith(".") for s in report.scope.values())
+    assert set(report.tables) == {"conditions", "geometry", "identity", "support", "labels", "relevance"}
+    assert report.inputs["n_queries"] == N and report.inputs["n_gallery"] == N and not report.inputs["quick"]
+    assert [c["name"] for c in report.inputs["conditions"]] == ["fp16", "int8", "pca8", "hnsw"]
+
+
+def test_geometry_is_the_library_summary(report):
+    for key, v in geometry.summary(X).items():
+        assert value(report, "geometry", key, "reference").value == v
+    recon = store(X, "int8").reconstruct().astype(np.float32)
+    assert value(report, "geometry", "rankme", "int8").value == geometry.summary(recon)["rankme"]
+    assert not (report.metrics.condition[report.metrics.section == "geometry"] == "hnsw").any()
+
+
+def test_identity_overlap_equals_overlap_at_k_against_exact_topk(report):
+    ref = exact(X)
+    fp16 = exact(store(X, "float16").reconstruct().astype(np.float32))
+    ov = overlap_at_k(ref, fp16, per_query=True)
+    assert value(report, "identity", f"overlap@{K}", "fp16").value == pytest.approx(ov.mean(), abs=1e-12)
+    assert value(report, "identity", "changed_queries", "fp16").value == pytest.approx(np.mean(ov < 1), abs=1e-12)
+    h, = parse_index("hnsw", N, D)
+    _, I = h.search(X, X, K + 1)
+    index_nb = np.array([[j for j in row if j != i][:K] for i, row in enumerate(I)])
+    assert value(report, "identity", f"overlap@{K}", "hnsw").value == pytest.approx(
+        overlap_at_k(ref, index_nb), abs=1e-12)
+
+
+def test_storage_certificate_has_no_violations(report):
+    row = report.tables["identity"].set_index("condition").loc["fp16"]
+    assert row.cert_violations == 0 and 0 < row.cert_coverage <= 1
+    assert row.cert_queries == min(N, measure_mod.CERT_QUERIES) and row.cert_gallery == N
+    assert value(report, "identity", "cert_violations", "int8").value == 0
+    assert np.isnan(report.tables["identity"].set_index("condition").loc["hnsw"].cert_coverage)
+
+
+def test_delta_p_is_the_difference_of_precision_at_k(report):
+    y = LABELS["noise"].to_numpy()
+    ref = precision_at_k(exact(X), y, per_query=True)
+    pca = precision_at_k(exact(report_pca_vectors()), y, per_query=True)
+    row = value(report, "relevance", f"delta_p@{K}", "pca8", "noise")
+    assert row.value == pytest.approx(100 * (pca.mean() - ref.mean()), abs=1e-9)
+    assert row.low <= row.value <= row.high
+    assert value(report, "labels", f"p@{K}", "reference", "noise").value == pytest.approx(ref.mean(), abs=1e-12)
+    lab = report.tables["labels"].set_index(["representation", "attribute"])
+    assert lab.loc[("reference", "noise"), "p_floor"] == random_floor(y)
+    assert lab.loc[("reference", "cluster"), "ba_floor"] == 0.25
+
+
+def report_pca_vectors():
+    from embdiag.interventions.compression import PCACompression
+    return PCACompression(8).fit(X).transform(X).astype(np.float32)
+
+
+def test_probe_and_pairs(report):
+    assert value(report, "labels", "probe_ba", "reference", "cluster").value > 0.9
+    assert 0.2 < value(report, "labels", "probe_ba", "reference", "noise").value < 0.8
+    assert not ((report.metrics.metric == "probe_ba") & (report.metrics.condition == "hnsw")).any()
+    hit = hit_at_k(exact(X), PAIRS)
+    assert value(report, "relevance", f"hit@{K}", "reference").value == pytest.approx(hit, abs=1e-12)
+    d = value(report, "relevance", f"delta_hit@{K}", "fp16")
+    fp16 = hit_at_k(exact(store(X, "float16").reconstruct().astype(np.float32)), PAIRS)
+    assert d.value == pytest.approx(100 * (fp16 - hit), abs=1e-9)
+
+
+def test_support_reports_rare_classes():
+    labels = LABELS.copy()
+    labels.loc[:2, "noise"] = "rare"
+    rep = measure(X, labels=labels, k=K, progress=False)
+    sup = rep.tables["support"].set_index(["attribute", "class"])
+    assert sup.loc[("noise", "rare"), "count"] == 3 and not sup.loc[("noise", "rare"), "eligible"]
+    assert value(rep, "labels", "rare_classes", "reference", "noise").value == 1
+
+
+def test_same_seed_same_json_and_save_round_trip(report, faiss_one_thread, tmp_path):
+    again = measure(X, labels=LABELS, pairs=PAIRS, compress="fp16,int8,pca8", index="hnsw", k=K, progress=False)
+    assert json.dumps(report.to_json(), sort_keys=True) == json.dumps(again.to_json(), sort_keys=True)
+    other = measure(X, labels=LABELS, compress="pca8", k=K, seed=1, progress=False)
+    assert other.inputs["seed"] == 1
+    paths = report.save(tmp_path / "out")
+    names = sorted(p.name for p in paths)
+    assert names == sorted(["report.json"] + [f"{t}.csv" for t in report.tables])
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == names  # no temporary folder left
+    loaded = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert loaded == json.loads(json.dumps(report.to_json()))
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "out" / "geometry.csv"), report.tables["geometry"],
+                                  check_exact=False, rtol=1e-12)
+
+
+def test_save_leaves_nothing_on_failure(tmp_path, monkeypatch):
+    rep = Report({"n": 1}, {"geometry": "x."}, {"a": pd.DataFrame({"x": [1]}), "b": pd.DataFrame({"x": [2]})})
+    calls = []
+
+    def fail_second(self, path, **kw):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        return original(self, path, **kw)
+
+    original = pd.DataFrame.to_csv
+    monkeypatch.setattr(pd.DataFrame, "to_csv", fail_second)
+    out = tmp_path / "out"
+    with pytest.raises(OSError, match=r"^disk full$"):
+        rep.save(out)
+    assert list(out.iterdir()) == []
+    with pytest.raises(ValueError, match=r"^tables: names must be plain file names other than 'report', got \['../x'\]$"):
+        Report({}, {}, {"../x": pd.DataFrame()}).save(out)
+
+
+def test_nan_becomes_null_in_json():
+    rep = Report({"x": np.float64("nan")}, {}, {"t": pd.DataFrame({"v": [np.nan, 1.0]})})
+    assert rep.to_json() == {"inputs": {"x": None}, "scope": {}, "metrics": [], "tables": {"t": [{"v": None}, {"v": 1.0}]}}
+    json.dumps(rep.to_json(), allow_nan=False)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(labels=LABELS.iloc[:10]), r"^--labels: has 10 row\(s\), expected 500 \(one per vector\)$"),
+    (dict(labels=LABELS["cluster"]), r"^--labels: expected a DataFrame \(one column per attribute\), got Series$"),
+    (dict(compare=X[:10]), r"^--compare: has 10 row\(s\), expected 500 \(one per vector\)$"),
+    (dict(queries=X[:5, :3]), r"^--queries: has 3 columns, VECTORS has 16$"),
+    (dict(queries=X[:5], compare=X), r"^--compare: cannot be combined with --queries"),
+    (dict(stress=True), r"^--stress: needs --labels"),
+    (dict(k=499), r"^--k: must be at most 498 \(gallery of 500 rows, a query never its own neighbour\), got 499$"),
+    (dict(pairs=PAIRS[:3]), r"^--pairs: positives for 3 queries, expected 500 \(one entry per query\)$"),
+    (dict(pairs=[np.array([N])] * N), r"^--pairs: query 0 has a target outside 0\.\.499$"),
+    (dict(compress="pca99"), r"^--compress: 'pca99' asks for 99 dimensions"),
+    (dict(compress="fp16", index="hnsw,hnsw"), r"^--index: hnsw listed twice$"),
+])
+def test_bad_combinations_raise_input_errors(kwargs, message):
+    with pytest.raises(InputError, match=message):
+        measure(X, progress=False, **kwargs)
+
+
+def test_bad_vectors():
+    with pytest.raises(InputError, match=r"^VECTORS: expected a 2-D array, got shape \(5,\)$"):
+        measure(np.ones(5), progress=False)
+
+
+def test_separate_queries_pairs_with_missing_positives():
+    Q = X[:40] + 0.01
+    pos, which = [np.array([i]) for i in range(0, 40, 2)], np.arange(0, 40, 2)
+    rep = measure(X, labels=LABELS, queries=Q, pairs=(pos, which), compress="fp16", k=K, progress=False)
+    assert rep.inputs["n_queries"] == 40 and rep.inputs["n_queries_with_positives"] == 20
+    assert not (rep.metrics.metric == f"p@{K}").any()
+    assert any("P@k of the queries is not measured" in s for s in rep.inputs["notes"])
+    _, nb = topk(Q[::2], X, K)
+    assert value(rep, "relevance", f"hit@{K}", "reference").value == pytest.approx(hit_at_k(nb, pos), abs=1e-12)
+
+
+def test_quick_samples_queries_and_gallery_keeping_positives(monkeypatch):
+    monkeypatch.setattr(measure_mod, "QUICK_GALLERY_ROWS", 200)
+    monkeypatch.setattr(measure_mod, "QUICK_QUERY_ROWS", 50)
+    rep = measure(X, labels=LABELS, pairs=PAIRS, compress="fp16", k=K, quick=True, progress=False)
+    assert rep.inputs["quick"] and "subsamples" in rep.inputs["quick_statement"]
+    assert (rep.inputs["n_queries"], rep.inputs["n_gallery"]) == (50, 200)
+    assert rep.inputs["n_queries_with_positives"] == 50  # every sampled query's target is in the gallery
+    assert all(s.endswith("Quick run: from subsamples.") for s in rep.scope.values())
+    assert "a seeded sample of 200 of 500 rows" in rep.inputs["sampling"]["gallery"]
+
+
+def test_compare_file_condition_and_names():
+    rep = measure(X, compare=X[:, :8] * 3.0, k=K, progress=False)
+    assert [c["kind"] for c in rep.inputs["conditions"]] == ["file"]
+    ov = overlap_at_k(exact(X), exact(X[:, :8] * 3.0))
+    assert value(rep, "identity", f"overlap@{K}", "compare").value == pytest.approx(ov, abs=1e-12)
+    assert value(rep, "geometry", "rankme", "compare").value == geometry.summary(X[:, :8] * 3.0)["rankme"]
+    with pytest.raises(InputError, match=r"^conditions: names must be unique and not 'reference'"):
+        measure(X, compare=X, compress="fp16", index=parse_index("hnsw", N, D) * 2, progress=False)
+
+
+@pytest.mark.slow
+def test_stress_grid_on_the_probe_split():
+    Xs, labels = make_data(seed=1, n=300)
+    rep = measure(Xs, labels=labels[["cluster"]], stress=True, k=K, progress=False)
+    grid = rep.tables["stress"]
+    assert len(grid) == 24 and set(grid.intervention) == {"contraction", "common_offset", "rank_restriction", "noise"}
+    assert value(rep, "stress", f"overlap@{K}", "contraction@0.5").value == 1.0
+    assert value(rep, "stress", "probe_ba", "noise@0", "cluster").value > 0.9
+
+
+@pytest.mark.slow
+def test_on_the_projects_cached_vectors():
+    from embdiag.encoders.vectors import driving_vectors
+
+    lv = driving_vectors("reference-cnn")
+    V = lv.val.astype(np.float32)
+    labels = pd.DataFrame({a: np.asarray(y).astype(str) for a, y in lv.val_labels.items()})
+    rep = measure(V, labels=labels, compress="fp16,pca64", k=10, progress=False)
+    assert value(rep, "identity", "cert_violations", "fp16").value == 0
+    for a in labels.columns:
+        row = rep.tables["labels"].set_index(["representation", "attribute"]).loc[("reference", a)]
+        assert row.probe_ba > row.ba_floor
