@@ -3,14 +3,16 @@
 ``inputs`` reads the user's files (vectors, labels, retrieval pairs) and raises
 :class:`~embdiag.report.inputs.InputError` naming the file and the problem; ``conditions``
 builds the representations compared with the reference (``--compare``, ``--compress``,
-``--index``); ``measure`` computes every number of a report as a :class:`Report`. Imports
+``--index``); ``measurement`` computes every number of a report as a :class:`Report`
+(:func:`measure`); ``fail_if`` checks thresholds on it, ``html`` renders the executed report
+chapter as one offline page and ``cli`` is the ``embdiag report`` command. Imports
 ``metrics``, ``data``, ``interventions``, ``training``, ``encoders`` and the shared helpers;
-nothing else in the package imports it.
+only the command line (``embdiag.paper.cli``) imports it.
 """
 
 from .conditions import Condition, file_condition, parse_compress, parse_index
 from .inputs import InputError, check_support, read_labels, read_pairs, read_vectors
-from .measure import Report, measure
+from .measurement import Report, measure
 
 __all__ = ["Condition", "InputError", "Report", "check_support", "file_condition", "measure", "parse_compress",
            "parse_index", "read_labels", "read_pairs", "read_vectors"]

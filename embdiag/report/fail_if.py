@@ -1,7 +1,7 @@
 """``--fail-if`` thresholds: parse ``NAME[QUALIFIER] OP NUMBER`` and test a report's metrics.
 
 A rule names a metric of the report's long metrics table (columns ``metric``, ``condition``,
-``attribute``, ``value``; see :class:`embdiag.report.measure.Report`), optionally narrows it
+``attribute``, ``value``; see :class:`embdiag.report.measurement.Report`), optionally narrows it
 with qualifiers in brackets, and states the *failing* side of a threshold::
 
     overlap@10<0.95            any row of overlap@10 below 0.95 fails

@@ -1,7 +1,6 @@
 """``measure``: every number cross-checked against a direct call of the library (or brute force),
 determinism, sampling, error messages, and the atomic ``Report.save``."""
 
-import importlib
 import json
 
 import numpy as np
@@ -13,9 +12,9 @@ from embdiag.metrics import geometry
 from embdiag.metrics.retrieval import hit_at_k, overlap_at_k, precision_at_k, random_floor, topk
 from embdiag.report.conditions import parse_index
 from embdiag.report.inputs import InputError
-from embdiag.report.measure import METRIC_COLUMNS, Report, measure
+from embdiag.report.measurement import METRIC_COLUMNS, Report, measure
 
-measure_mod = importlib.import_module("embdiag.report.measure")  # (the package exports the function as `measure`)
+from embdiag.report import measurement as measure_mod
 K = 5
 N, D = 500, 16
 
