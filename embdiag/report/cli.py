@@ -33,11 +33,11 @@ from pathlib import Path
 import pandas as pd
 
 from .._project import project_root
-from . import fail_if
-from .inputs import InputError, read_labels, read_pairs, read_vectors
+from . import conditions, fail_if
+from .inputs import InputError, project_vectors, read_labels, read_pairs, read_vectors
 
 #: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`).
-CHAPTER = project_root() / "notebooks" / "report.py"
+CHAPTER = project_root() / "notebooks" / "15_report.py"
 TITLE = "embdiag report"
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
 OK, VIOLATED, BAD_INPUT, FAILED = 0, 1, 2, 3
@@ -136,6 +136,25 @@ def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None)
     return out
 
 
+def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pairs_path=None, queries_path=None,
+                   encoder: str = "reference-cnn") -> tuple[dict, str, dict]:
+    """What the report chapter measures: ``measure``'s data arguments (:func:`read_inputs`), one
+    sentence naming the data, and the files read (option -> name). Without ``vectors_path``, the
+    project's cached ``encoder`` embeddings of the procedural driving scenes with their labels
+    (:func:`~embdiag.report.inputs.project_vectors`)."""
+    if vectors_path is None:
+        vectors, labels, source = project_vectors(encoder)
+        data = {"vectors": vectors, "labels": labels, "compare": None, "pairs": None, "queries": None}
+        return data, source, {}
+    given = {"VECTORS": vectors_path, "--labels": labels_path, "--compare": compare_path, "--pairs": pairs_path,
+             "--queries": queries_path}
+    files = {option: Path(path).name for option, path in given.items() if path is not None}
+    data = read_inputs(vectors_path, labels=labels_path, compare=compare_path, pairs=pairs_path,
+                       queries=queries_path)
+    source = "the user's vectors " + ", ".join(f"{name} ({option})" for option, name in files.items())
+    return data, source, files
+
+
 def _check_k(k: int, n: int, vectors) -> None:
     if k >= n:
         raise InputError(f"--k {k}: must be less than the number of vectors ({n} in {vectors}): a query's own row "
@@ -144,14 +163,6 @@ def _check_k(k: int, n: int, vectors) -> None:
 
 def _check_specs(compress: str, index: str, n: int, d: int) -> None:
     """Parse ``--compress`` and ``--index`` now, so a typo stops the command before the chapter runs."""
-    if not (compress or index):
-        return
-    try:
-        from . import conditions
-    except ModuleNotFoundError as e:  # built on a parallel branch: until it lands the chapter checks
-        if e.name != f"{__package__}.conditions":
-            raise
-        return
     if compress:
         conditions.parse_compress(compress, d)
     if index:

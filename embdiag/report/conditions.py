@@ -83,19 +83,26 @@ def hnsw_params(n: int, d: int) -> dict:
     return {"M": HNSW_M, "efConstruction": HNSW_EF_CONSTRUCTION, "efSearch": HNSW_EF_SEARCH}
 
 
+#: FAISS warns below 39 training rows per centroid; IVF-PQ needs codebooks of at least MIN_NBITS bits.
+FAISS_ROWS_PER_CENTROID = 39
+MIN_NBITS = 4
+
+
 def ivfpq_params(n: int, d: int) -> dict:
     """Parameters of the ``ivfpq`` condition for an ``n`` x ``d`` gallery.
 
     ``nlist = max(1, min(4096, round(sqrt(n))))`` lists; ``m`` = the largest divisor of ``d``
     at most ``max(1, d // 8)`` (sub-vectors of at least 8 dimensions); 8 bits per code;
     ``nprobe = min(nlist, 16)``; trained on a seeded sample of ``min(n, max(40 * nlist, 10000))``
-    rows.
+    rows; ``nbits = min(8, floor(log2(train_rows / 39)))`` bits per code, so that every codebook
+    has the 39 training rows per centroid that FAISS asks for (8 bits from 9,984 rows).
     """
     nlist = max(1, min(4096, int(round(np.sqrt(n)))))
     cap = max(1, d // 8)
     m = max(j for j in range(1, cap + 1) if d % j == 0)
-    return {"nlist": nlist, "m": m, "nbits": 8, "nprobe": min(nlist, 16),
-            "train_rows": min(n, max(40 * nlist, 10000))}
+    train_rows = min(n, max(40 * nlist, 10000))
+    nbits = int(min(8, np.floor(np.log2(max(train_rows, 1) / FAISS_ROWS_PER_CENTROID))))
+    return {"nlist": nlist, "m": m, "nbits": nbits, "nprobe": min(nlist, 16), "train_rows": train_rows}
 
 
 @dataclass(frozen=True)
@@ -185,9 +192,9 @@ class Condition:
             index.hnsw.efSearch = p["efSearch"]
         else:
             q = ivfpq_params(n, d)
-            if n < 2 ** q["nbits"]:
-                raise InputError(f"--index ivfpq: needs at least {2 ** q['nbits']} gallery rows "
-                                 f"({q['nbits']}-bit codebooks), got {n}")
+            if q["nbits"] < MIN_NBITS:
+                raise InputError(f"--index ivfpq: needs at least {FAISS_ROWS_PER_CENTROID << MIN_NBITS} gallery rows "
+                                 f"({MIN_NBITS}-bit codebooks), got {n}")
             index = faiss.IndexIVFPQ(faiss.IndexFlatIP(d), d, q["nlist"], q["m"], q["nbits"],
                                      faiss.METRIC_INNER_PRODUCT)
             train = unit_rows_f32(np.asarray(gallery[_sample_rows(n, q["train_rows"], p["seed"], 12)]))
@@ -280,11 +287,12 @@ def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[Condition]:
             out.append(Condition("hnsw", "index", desc, {"type": "hnsw", "seed": seed, **p}))
         elif item == "ivfpq":
             q = ivfpq_params(n, d)
-            if n < 2 ** q["nbits"]:
-                raise InputError(f"--index: ivfpq needs at least {2 ** q['nbits']} rows ({q['nbits']}-bit "
-                                 f"codebooks), got {n}")
+            if q["nbits"] < MIN_NBITS:
+                raise InputError(f"--index: ivfpq needs at least {FAISS_ROWS_PER_CENTROID << MIN_NBITS} rows "
+                                 f"({MIN_NBITS}-bit codebooks of {FAISS_ROWS_PER_CENTROID} training rows per "
+                                 f"centroid), got {n}")
             desc = (f"FAISS IVF-PQ, nlist={q['nlist']} (round(sqrt(n)), at most 4096), m={q['m']} sub-quantizers "
-                    f"of {d // q['m']} dimensions, {q['nbits']} bits, nprobe={q['nprobe']}, trained on a seeded "
+                    f"of {d // q['m']} dimensions, {q['nbits']} bits per code, nprobe={q['nprobe']}, trained on a seeded "
                     f"sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows.")
             out.append(Condition("ivfpq", "index", desc, {"type": "ivfpq", "seed": seed, **q}))
         else:

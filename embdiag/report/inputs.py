@@ -280,3 +280,15 @@ def read_pairs(path, n_queries: int, n_gallery: int, *, query_ids=None, target_i
         raise InputError(f"{where}: {n_queries - has.size} of {n_queries} queries have no positive "
                          f"(first: query {label})")
     return ([positives[i] for i in has], has) if allow_missing else positives
+
+
+def project_vectors(encoder: str = "reference-cnn") -> tuple[np.ndarray, pd.DataFrame, str]:
+    """The project's own cached embeddings as report inputs: ``encoder``'s training and evaluation
+    vectors of the procedural driving scenes (in that order) with their weather, scene and
+    time-of-day labels, and one sentence naming the data and the encoder. What the book's report
+    chapter measures when no file is given."""
+    from ..encoders.vectors import driving_vectors
+
+    v = driving_vectors(encoder)
+    labels = pd.DataFrame({a: np.concatenate([v.train_labels[a], v.val_labels[a]]) for a in v.attributes})
+    return np.vstack([v.train, v.val]), labels, f"{v.source} (training and evaluation rows together)"

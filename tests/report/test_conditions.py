@@ -45,14 +45,18 @@ def test_parse_compress_errors(spec, message):
 def test_parse_index_errors_and_parameters():
     with pytest.raises(InputError, match=r"^--index: unknown item 'flat'; accepted: hnsw, ivfpq$"):
         parse_index("hnsw,flat", 1000, 16)
-    with pytest.raises(InputError, match=r"^--index: ivfpq needs at least 256 rows \(8-bit codebooks\), got 100$"):
-        parse_index("ivfpq", 100, 16)
+    with pytest.raises(InputError, match=r"^--index: ivfpq needs at least 624 rows \(4-bit codebooks of 39 "
+                                         r"training rows per centroid\), got 623$"):
+        parse_index("ivfpq", 623, 16)
+    assert parse_index("ivfpq", 624, 16)[0].params["nbits"] == 4
     h, = parse_index("hnsw", 1000, 16)
     assert h.description.startswith("FAISS HNSW, M=32, efConstruction=200, efSearch=64")
     p = ivfpq_params(1_000_000, 768)
     assert (p["nlist"], p["m"], p["nbits"], p["nprobe"], p["train_rows"]) == (1000, 96, 8, 16, 40000)
     assert ivfpq_params(10**9, 100)["nlist"] == 4096 and ivfpq_params(10**9, 100)["m"] == 10
     assert ivfpq_params(1000, 7)["m"] == 1  # d // 8 == 0: one sub-quantizer
+    # every codebook gets at least 39 training rows per centroid (FAISS's rule), 8 bits at most
+    assert [ivfpq_params(n, 16)["nbits"] for n in (624, 1247, 1248, 2983, 9983, 9984, 10**6)] == [4, 4, 5, 6, 7, 8, 8]
 
 
 def test_storage_and_compression_vectors_are_the_library_transforms(monkeypatch):
@@ -121,7 +125,7 @@ def test_hnsw_search_is_sorted_close_to_exact_and_reproducible_single_threaded()
 
 def test_ivfpq_search_returns_k_results_sorted():
     pytest.importorskip("faiss")
-    Z = RNG.standard_normal((300, 16)).astype(np.float32)
+    Z = RNG.standard_normal((700, 16)).astype(np.float32)
     c, = parse_index("ivfpq", len(Z), 16)
     S, I = c.search(Z[:20], Z, 10)
     assert I.shape == (20, 10) and (I >= 0).all() and (np.diff(S, axis=1) <= 0).all()
