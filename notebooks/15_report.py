@@ -59,6 +59,8 @@ saved = report.save(out_dir) if out_dir else []
 view.overview(report, source)
 
 # %% [markdown]
+# ## Conditions compared
+#
 # Each section below measures one property and says in one sentence what it establishes and
 # what it does not. The conditions are what the reference vectors are compared with: a second
 # file, a storage format or compression made here, or an approximate index searched instead of
@@ -68,6 +70,8 @@ view.overview(report, source)
 display(*view.section(report, "conditions", source))
 
 # %% [markdown]
+# ## Distribution: geometry without labels
+#
 # Geometry needs no labels: how spread the vectors are, how much they share one direction, and
 # how many directions carry their variance. A condition that changes these numbers changes the
 # shape of the space; one that keeps them may still reorder neighbours.
@@ -76,7 +80,9 @@ display(*view.section(report, "conditions", source))
 display(*view.section(report, "geometry", source))
 
 # %% [markdown]
-# Labels: a linear probe's balanced accuracy (fitted on part of the labelled rows, evaluated on
+# ## Recoverable labels: probes and P@k
+#
+# A linear probe's balanced accuracy (fitted on part of the labelled rows, evaluated on
 # the rest) and P@k (the share of each query's k nearest neighbours with its label), each beside
 # its chance floor.
 
@@ -84,7 +90,9 @@ display(*view.section(report, "geometry", source))
 display(*view.section(report, "labels", source))
 
 # %% [markdown]
-# Identity: the study's finding is that neighbour identity can change while everything above
+# ## Neighbour identity: does the exact top-k survive?
+#
+# The study's finding is that neighbour identity can change while everything above
 # stays put. Queries whose k-th and (k+1)-th reference scores lie close together (a small
 # boundary margin) are the ones that change; for storage formats a float certificate proves
 # which queries cannot.
@@ -93,12 +101,21 @@ display(*view.section(report, "labels", source))
 display(*view.section(report, "identity", source))
 
 # %% [markdown]
-# Relevance: whether the changed neighbours are worse ones. Each change is the condition's
+# ## Relevance: what the changes cost
+#
+# Whether the changed neighbours are worse ones. Each change is the condition's
 # per-query value minus the reference's, averaged, with a paired bootstrap interval over the
 # searched queries.
 
 # %%
 display(*view.section(report, "relevance", source))
+
+# %% [markdown]
+# ## Stress grid
+#
+# On request (`--stress`), the reference vectors go through the study's declared interventions
+# (contraction, common offset, rank restriction, noise) at each severity, and every metric above
+# is measured again: how sensitive each number is, not what the user's pipeline does.
 
 # %%
 display(*view.section(report, "stress", source))

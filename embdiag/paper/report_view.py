@@ -1,9 +1,9 @@
 """The report chapter's sections as exhibits: what ``embdiag report`` shows of a
 :class:`~embdiag.report.Report`.
 
-:func:`section` returns the displayable parts of one section (a heading with the section's scope
-sentence, then its tables and figures through :mod:`embdiag.paper.exhibits`), or one sentence
-saying why the section was not measured. Every caption names the data (``source``) and the
+:func:`section` returns the displayable parts of one section (the section's scope sentence, then
+its tables and figures through :mod:`embdiag.paper.exhibits`), or one sentence saying why the
+section was not measured. Every caption names the data (``source``) and the
 uncertainty shown. The charts are plain Altair, drawn offline like the book's.
 """
 
@@ -18,16 +18,14 @@ from . import exhibits
 
 __all__ = ["SECTIONS", "overview", "section", "labels_chart", "identity_chart", "relevance_chart"]
 
-#: Section -> (title, why it can be missing).
+#: Section -> why it can be missing (the chapter's headings name the sections).
 SECTIONS = {
-    "conditions": ("Conditions compared", "no second representation (--compare, --compress or --index) was given"),
-    "geometry": ("Distribution: geometry without labels", ""),
-    "labels": ("Recoverable labels: probes and P@k", "no --labels file was given"),
-    "identity": ("Neighbour identity: does the exact top-k survive?",
-                 "no second representation (--compare, --compress or --index) was given"),
-    "relevance": ("Relevance: what the changes cost", "it needs labels (with queries drawn from VECTORS) or "
-                                                      "--pairs, and a second representation"),
-    "stress": ("Stress grid", "--stress was not asked for"),
+    "conditions": "no second representation (--compare, --compress or --index) was given",
+    "geometry": "",
+    "labels": "no --labels file was given",
+    "identity": "no second representation (--compare, --compress or --index) was given",
+    "relevance": "it needs labels (with queries drawn from VECTORS) or --pairs, and a second representation",
+    "stress": "--stress was not asked for",
 }
 
 
@@ -45,19 +43,19 @@ def overview(report: Report, source: str) -> Markdown:
     return Markdown("\n\n".join(lines))
 
 
-def _heading(report: Report, name: str) -> Markdown | None:
-    title, missing = SECTIONS[name]
+def _scope(report: Report, name: str) -> Markdown:
     if name in report.tables and not report.tables[name].empty:
-        scope = report.scope.get(name, "")
-        return Markdown(f"## {title}\n\n*Scope:* {scope}" if scope else f"## {title}")
-    return Markdown(f"## {title}\n\nNot measured: {missing}.")
+        scope = report.scope.get(name)
+        return Markdown(f"*Scope:* {scope}" if scope else "")
+    return Markdown(f"*Not measured:* {SECTIONS[name]}.")
 
 
 def section(report: Report, name: str, source: str) -> list:
-    """The heading and exhibits of section ``name`` (one of :data:`SECTIONS`)."""
+    """The scope sentence and the exhibits of section ``name`` (one of :data:`SECTIONS`), or the
+    reason it was not measured."""
     if name not in SECTIONS:
         raise ValueError(f"name: unknown section {name!r}; sections are {', '.join(SECTIONS)}")
-    parts = [_heading(report, name)]
+    parts = [_scope(report, name)]
     table = report.tables.get(name)
     if table is None or table.empty:
         return parts

@@ -184,6 +184,18 @@ class Condition:
             return self._cache["index"]
         import faiss
 
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)  # a multi-threaded HNSW build differs from run to run
+        try:
+            index = self._build(faiss, gallery)
+        finally:
+            faiss.omp_set_num_threads(threads)
+        self._cache.clear()
+        self._cache.update(gallery=gallery, index=index)
+        return index
+
+    def _build(self, faiss, gallery):
+        """The index over ``gallery``, built (and trained) on one thread: reproducible."""
         n, d = np.shape(gallery)
         p = self.params
         if p["type"] == "hnsw":
@@ -204,8 +216,6 @@ class Condition:
             index.nprobe = q["nprobe"]
         for a, b in _chunks(n):
             index.add(unit_rows_f32(np.asarray(gallery[a:b])))
-        self._cache.clear()
-        self._cache.update(gallery=gallery, index=index)
         return index
 
 
@@ -283,7 +293,7 @@ def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[Condition]:
         if item == "hnsw":
             p = hnsw_params(n, d)
             desc = (f"FAISS HNSW, M={p['M']}, efConstruction={p['efConstruction']}, efSearch={p['efSearch']}, "
-                    "inner product on unit float32 rows.")
+                    "inner product on unit float32 rows, built on one thread (reproducible).")
             out.append(Condition("hnsw", "index", desc, {"type": "hnsw", "seed": seed, **p}))
         elif item == "ivfpq":
             q = ivfpq_params(n, d)
@@ -293,7 +303,8 @@ def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[Condition]:
                                  f"centroid), got {n}")
             desc = (f"FAISS IVF-PQ, nlist={q['nlist']} (round(sqrt(n)), at most 4096), m={q['m']} sub-quantizers "
                     f"of {d // q['m']} dimensions, {q['nbits']} bits per code, nprobe={q['nprobe']}, trained on a seeded "
-                    f"sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows.")
+                    f"sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows, built on one "
+                    "thread (reproducible).")
             out.append(Condition("ivfpq", "index", desc, {"type": "ivfpq", "seed": seed, **q}))
         else:
             raise InputError(f"--index: unknown item {item!r}; accepted: {_INDEX_FORMS}")

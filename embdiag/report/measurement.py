@@ -329,7 +329,7 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         rows.append({"section": section, "metric": name, "condition": condition, "attribute": attribute,
                      "value": float(value), "low": float(low), "high": float(high)})
 
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
     steps = 2 + len(conds) + (labels is not None) + bool(stress)
     bar = tqdm(total=steps, desc="report", file=sys.stderr, disable=not progress, leave=False)
 

@@ -8,6 +8,7 @@ the chapter run by a function that writes what a chapter writes.
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -446,5 +447,30 @@ def test_embdiag_help_lists_report(capsys):
     assert "report" in capsys.readouterr().out
 
 
-def test_the_chapter_constant_is_the_report_chapter():
-    assert cli.CHAPTER.name == "report.py" and cli.CHAPTER.parent.name == "notebooks"
+def test_the_chapter_constant_is_the_books_report_chapter():
+    assert cli.CHAPTER.name == "15_report.py" and cli.CHAPTER.parent.name == "notebooks" and cli.CHAPTER.exists()
+
+
+def test_the_report_chapter_on_a_users_files(tmp_path, capsys):
+    """The real chapter, end to end: three labelled clusters, a PCA and an fp16 copy and an HNSW
+    index; one threshold holds, one is violated (exit 1); the page, the JSON and the CSVs agree."""
+    rng = np.random.default_rng(3)
+    y = np.repeat(["a", "b", "c"], 200)
+    X = (rng.normal(size=(3, 24))[np.searchsorted(["a", "b", "c"], y)] + 0.8 * rng.normal(size=(600, 24)))
+    np.save(tmp_path / "emb.npy", X.astype(np.float32))
+    pd.DataFrame({"kind": y}).to_csv(tmp_path / "labels.csv", index=False)
+    out = tmp_path / "report"
+    code = cli.main([str(tmp_path / "emb.npy"), "--labels", str(tmp_path / "labels.csv"), "--compress", "fp16,pca4",
+                     "--index", "hnsw", "--fail-if", "overlap@10[fp16]<0.9", "--fail-if", "overlap@10[pca4]>0.1",
+                     "--out", str(out)], progress=False)
+    stdout = capsys.readouterr().out
+    assert code == cli.VIOLATED
+    assert "overlap@10 (condition pca4" in stdout and "fp16" not in stdout.split("violated", 1)[1].split("\n")[0]
+    report = json.loads((out / "report.json").read_text())
+    overlap = {m["condition"]: m["value"] for m in report["metrics"] if m["metric"] == "overlap@10"}
+    assert overlap["fp16"] >= 0.9 and 0.1 < overlap["pca4"] < 1
+    assert {"geometry.csv", "labels.csv", "identity.csv", "relevance.csv"} <= {p.name for p in out.iterdir()}
+    page = (out / "report.html").read_text()
+    assert "emb.npy (VECTORS), labels.csv (--labels)" in page  # the data named
+    assert page.count('class="embdiag-exhibit') >= 8 and "Not measured:</em> --stress was not asked for" in page
+    assert not re.search(r"""(src|href)=["']https?:""", page)  # opens offline

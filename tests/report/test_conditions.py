@@ -137,3 +137,17 @@ def test_exact_search_of_a_vector_condition_is_topk_of_its_vectors():
     S2, I2 = topk(c.vectors(X[:10]), c.vectors(X), 5)
     np.testing.assert_array_equal(I, I2)
     assert isinstance(c, Condition)
+
+
+@pytest.mark.parametrize("kind", ["hnsw", "ivfpq"])
+def test_index_builds_are_reproducible_whatever_the_thread_count(kind):
+    faiss = pytest.importorskip("faiss")
+    Z = np.random.default_rng(5).standard_normal((3000, 32)).astype(np.float32)
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(2)
+    try:
+        runs = [parse_index(kind, len(Z), 32)[0].search(Z[:300], Z, 10)[1] for _ in range(3)]
+        assert faiss.omp_get_max_threads() == 2  # the caller's setting is restored
+    finally:
+        faiss.omp_set_num_threads(before)
+    assert all(np.array_equal(runs[0], r) for r in runs[1:])
