@@ -23,9 +23,10 @@
 # ```
 #
 # writes `report/report.html` (this page for your vectors, one file that opens offline),
-# `report/report.json` (every number) and one CSV per table. Run with no file (as here), it
-# measures the project's own cached embeddings, so every number below comes from the reference
-# encoder on the procedural driving scenes, not from BDD100K or COCO.
+# `report/report.json` (every number) and one CSV per table. Without a file, as in the book, it
+# measures the project's own cached embeddings: the reference encoder on the procedural driving
+# scenes, not BDD100K or COCO. The **Data** line below names the vectors that produced every
+# number on this page.
 
 # %% tags=["parameters"]
 vectors_path = None  # the vectors (.npy, .npz, .parquet, .safetensors; n x d); None: the project's cached vectors
