@@ -50,3 +50,19 @@ def test_readme_chapter_commands_name_real_chapters_and_parameters():
         known = pipeline.parameters(name)  # raises on an unknown chapter
         for key in re.findall(r"-p (\S+)", params):
             assert key in known, f"README: chapter {name} has no parameter {key!r}"
+
+
+def test_readme_report_command_parses():
+    """The README's `embdiag report` example uses options the command has, with valid specs."""
+    import shlex
+
+    from embdiag.report import cli, conditions, fail_if
+
+    text = (REPO / "README.md").read_text()
+    block = re.search(r"```bash\n(\.venv/bin/embdiag report .*?)```", text, re.S).group(1)
+    argv = shlex.split(block.replace("\\\n", " "))[2:]
+    args = cli.build_parser().parse_args(argv)
+    assert args.vectors == "vectors.npy" and args.out == "report/"
+    conditions.parse_compress(args.compress, 768)
+    conditions.parse_index(args.index, 100_000, 768)
+    assert [fail_if.parse(rule).metric for rule in args.fail_if] == ["overlap@10", "delta_p@10"]
