@@ -46,13 +46,13 @@ from .conditions import FIT_ROWS, Condition, _sample_rows, file_condition, parse
 from .inputs import InputError
 
 __all__ = ["Report", "measure", "METRIC_COLUMNS", "QUERY_ROWS", "QUICK_QUERY_ROWS", "QUICK_GALLERY_ROWS",
-           "GEOMETRY_ROWS", "PROBE_ROWS", "STRESS_ROWS", "CERT_QUERIES", "CERT_GALLERY"]
+           "GEOMETRY_ROWS", "QUICK_GEOMETRY_ROWS", "PROBE_ROWS", "QUICK_PROBE_ROWS", "STRESS_ROWS", "CERT_QUERIES", "CERT_GALLERY"]
 
 METRIC_COLUMNS = ["section", "metric", "condition", "attribute", "value", "low", "high"]
 QUERY_ROWS, QUICK_QUERY_ROWS = 10_000, 1_000
 QUICK_GALLERY_ROWS = 100_000
-GEOMETRY_ROWS = 20_000
-PROBE_ROWS = 20_000
+GEOMETRY_ROWS, QUICK_GEOMETRY_ROWS = 20_000, 5_000
+PROBE_ROWS, QUICK_PROBE_ROWS = 20_000, 5_000
 STRESS_ROWS = 5_000
 N_DRAWS, QUICK_DRAWS = 5_000, 1_000
 #: Certificate: at most this many of the searched queries, against the searched gallery when it has
@@ -197,8 +197,11 @@ def _conditions(compare, compress, index, n, d, seed) -> list[Condition]:
         if m != n:
             raise InputError(f"--compare: has {m} row(s), expected {n} (one per vector)")
         conds.append(c)
-    conds += parse_compress(compress, d, seed=seed) if isinstance(compress, str) else list(compress)
-    conds += parse_index(index, n, d, seed=seed) if isinstance(index, str) else list(index)
+    # an empty spec string means none (what the command passes when the option is absent)
+    conds += (parse_compress(compress, d, seed=seed) if compress.strip() else []) if isinstance(compress, str) \
+        else list(compress)
+    conds += (parse_index(index, n, d, seed=seed) if index.strip() else []) if isinstance(index, str) \
+        else list(index)
     names = [c.name for c in conds]
     dup = sorted({x for x in names if names.count(x) > 1} | ({"reference"} & set(names)))
     if dup:
@@ -242,7 +245,8 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         queries: a separate query set (nq x d) searched against ``vectors`` (then P@k is not
             measured: labels describe ``vectors`` only, and ``compare`` is not allowed).
         compress, index: spec strings (``"fp16,int8,pca256"``, ``"hnsw,ivfpq"``) or Condition lists.
-        quick: at most 1,000 queries, a gallery of at most 100,000 rows, 1,000 bootstrap draws.
+        quick: at most 1,000 queries, a gallery of at most 100,000 rows, 5,000 rows for geometry
+            and for probes, 1,000 bootstrap draws.
         sources: file names to record in ``inputs["files"]``.
 
     Sampling: queries are all rows when there are at most 10,000, else a seeded sample of
@@ -274,6 +278,8 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
     conds = _conditions(compare, compress, index, n, d, seed)
     positives = None if pairs is None else _positives(pairs, len(Qpool), n)
     n_draws = QUICK_DRAWS if quick else N_DRAWS
+    geometry_rows = QUICK_GEOMETRY_ROWS if quick else GEOMETRY_ROWS
+    probe_rows = QUICK_PROBE_ROWS if quick else PROBE_ROWS
     notes: list[str] = []
 
     # -- samples
@@ -305,8 +311,8 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
                     f"a seeded sample of {len(q_sel):,} of {len(Qpool):,} {'rows' if self_search else 'queries'}"),
         "gallery": (f"all {n:,} rows" if N == n else f"a seeded sample of {N:,} of {n:,} rows (containing every "
                     "searched query and its positives)"),
-        "geometry": f"a seeded sample of at most {GEOMETRY_ROWS:,} rows",
-        "probes": f"a seeded 70/30 split of at most {PROBE_ROWS:,} labelled rows",
+        "geometry": f"a seeded sample of at most {geometry_rows:,} rows",
+        "probes": f"a seeded 70/30 split of at most {probe_rows:,} labelled rows",
         "bootstrap": f"{n_draws:,} paired bootstrap draws over queries (seed {seed})",
         "pca_fit": f"a seeded sample of at most {FIT_ROWS:,} rows",
     }
@@ -320,9 +326,10 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         "versions": _versions(), "notes": notes,
     }
     if quick:
-        inputs["quick_statement"] = ("Quick run: the numbers come from subsamples (at most 1,000 queries, a gallery "
-                                     "of at most 100,000 rows, 1,000 bootstrap draws); rerun without --quick for "
-                                     "the full measurement.")
+        inputs["quick_statement"] = (
+            f"Quick run: the numbers come from subsamples (at most {QUICK_QUERY_ROWS:,} queries, a gallery of at most "
+            f"{QUICK_GALLERY_ROWS:,} rows, {QUICK_GEOMETRY_ROWS:,} rows for geometry, {QUICK_PROBE_ROWS:,} for "
+            f"probes, {QUICK_DRAWS:,} bootstrap draws); rerun without --quick for the full measurement.")
     rows: list[dict] = []
 
     def metric(section, name, condition, value, attribute="", low=np.nan, high=np.nan):
@@ -341,7 +348,7 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
     tables["conditions"] = pd.DataFrame(inputs["conditions"], columns=["name", "kind", "description"])
 
     # -- 1. geometry
-    geo_idx = _sample_rows(n, GEOMETRY_ROWS, seed, _GEOMETRY)
+    geo_idx = _sample_rows(n, geometry_rows, seed, _GEOMETRY)
     Vgeo = np.asarray(V[geo_idx])
     geo = [{"representation": "reference", **summary(Vgeo)}]
     for c in conds:
@@ -398,7 +405,7 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
     rel = []
     if labels is not None:
         lab_rows, support_rows = _labels_section(V, labels, conds, fit, neighbors, g_idx, q_sel, self_search, k,
-                                                 seed, min_support, metric, notes)
+                                                 seed, min_support, metric, notes, probe_rows)
         tables["support"] = pd.DataFrame(support_rows, columns=["attribute", "class", "count", "eligible"])
         tables["labels"] = pd.DataFrame(lab_rows)
         if self_search:
@@ -436,7 +443,7 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
 
     # -- 5. stress
     if stress:
-        tables["stress"] = _stress_section(V, labels, k, seed, metric, notes)
+        tables["stress"] = _stress_section(V, labels, k, seed, metric, notes, probe_rows)
         step("stress")
     bar.close()
 
@@ -471,7 +478,7 @@ def _certificate(c: Condition, Q, G, Gc, Qc, self_pos, k, quick, seed) -> dict:
 
 
 def _labels_section(V, labels, conds, fit, neighbors, g_idx, q_sel, self_search, k, seed, min_support,
-                    metric, notes):
+                    metric, notes, probe_rows=PROBE_ROWS):
     n = len(V)
     ys = {str(col): labels[col].astype(str).to_numpy() for col in labels.columns}
     classes = frozen_classes(ys, min_support)
@@ -481,7 +488,7 @@ def _labels_section(V, labels, conds, fit, neighbors, g_idx, q_sel, self_search,
         support += [{"attribute": col, "class": v, "count": int(c), "eligible": bool(c >= min_support)}
                     for v, c in zip(values, counts)]
         metric("labels", "rare_classes", "reference", int((counts < min_support).sum()), col)
-    p_idx = _sample_rows(n, PROBE_ROWS, seed, _PROBE)
+    p_idx = _sample_rows(n, probe_rows, seed, _PROBE)
     perm = np.random.default_rng([seed, _SPLIT]).permutation(len(p_idx))
     n_tr = int(round(0.7 * len(p_idx)))
     tr, va = np.sort(p_idx[perm[:n_tr]]), np.sort(p_idx[perm[n_tr:]])
@@ -517,9 +524,9 @@ def _labels_section(V, labels, conds, fit, neighbors, g_idx, q_sel, self_search,
     return out, support
 
 
-def _stress_section(V, labels, k, seed, metric, notes) -> pd.DataFrame:
+def _stress_section(V, labels, k, seed, metric, notes, probe_rows=PROBE_ROWS) -> pd.DataFrame:
     n = len(V)
-    p_idx = _sample_rows(n, PROBE_ROWS, seed, _PROBE)
+    p_idx = _sample_rows(n, probe_rows, seed, _PROBE)
     perm = np.random.default_rng([seed, _SPLIT]).permutation(len(p_idx))
     n_tr = int(round(0.7 * len(p_idx)))
     tr = np.sort(p_idx[perm[:n_tr]][: int(0.7 * STRESS_ROWS)])

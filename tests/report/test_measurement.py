@@ -226,6 +226,12 @@ def test_compare_file_condition_and_names():
         measure(X, compare=X, compress="fp16", index=parse_index("hnsw", N, D) * 2, progress=False)
 
 
+def test_empty_specs_mean_no_condition():
+    # what `embdiag report` passes when --compress / --index are absent
+    rep = measure(X, compare=X[:, :8], compress="", index=" ", k=K, progress=False)
+    assert [c["name"] for c in rep.inputs["conditions"]] == ["compare"]
+
+
 @pytest.mark.slow
 def test_stress_grid_on_the_probe_split():
     Xs, labels = make_data(seed=1, n=300)
