@@ -270,6 +270,10 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
             raise InputError(f"--labels: has {len(labels)} row(s), expected {n} (one per vector)")
         if labels.columns.empty:
             raise InputError("--labels: no attribute column")
+        usable = [c for c in labels.columns if len(eligible_classes(labels[c].astype(str).to_numpy(), min_support)) >= 2]
+        if not usable:
+            raise InputError(f"--labels: too little support: no column has two classes with at least {min_support} "
+                             f"items each (columns: {', '.join(map(str, labels.columns))})")
     if stress and labels is None:
         raise InputError("--stress: needs --labels (the stress grid measures probes and P@k)")
     if compare is not None and not self_search:

@@ -226,6 +226,13 @@ def test_compare_file_condition_and_names():
         measure(X, compare=X, compress="fp16", index=parse_index("hnsw", N, D) * 2, progress=False)
 
 
+def test_labels_with_too_little_support_are_refused():
+    rare = pd.DataFrame({"kind": np.arange(N) % (N // 5), "other": ["x"] * (N - 9) + ["y"] * 9})
+    with pytest.raises(InputError, match=r"^--labels: too little support: no column has two classes with at least "
+                                         r"10 items each \(columns: kind, other\)$"):
+        measure(X, labels=rare, progress=False)
+
+
 def test_empty_specs_mean_no_condition():
     # what `embdiag report` passes when --compress / --index are absent
     rep = measure(X, compare=X[:, :8], compress="", index=" ", k=K, progress=False)
