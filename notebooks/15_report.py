@@ -42,6 +42,7 @@ stress = False  # also run the stress grid (needs labels)
 quick = False  # subsample for a first look in under a minute (said in the report)
 seed = 0  # seed of every sample, split and bootstrap
 out_dir = None  # where report.json and the CSVs are saved (set by `embdiag report`)
+progress = False  # progress bars on stderr for the long steps (set by `embdiag report`)
 
 # %%
 from IPython.display import display
@@ -55,7 +56,7 @@ charts.enable()
 data, source, files = chapter_inputs(vectors_path, labels_path=labels_path, compare_path=compare_path,
                                      pairs_path=pairs_path, queries_path=queries_path, encoder=encoder)
 report = measure(**data, compress=compress, index=index, k=k, stress=stress, quick=quick, seed=seed,
-                 progress=False, sources=files)
+                 progress=progress, sources=files)
 saved = report.save(out_dir) if out_dir else []
 view.overview(report, source)
 

@@ -181,14 +181,16 @@ def _absolute(path) -> str | None:
     return None if path is None else str(Path(path).expanduser().resolve())
 
 
-def chapter_parameters(args: argparse.Namespace, out_dir: Path) -> dict:
+def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool = True) -> dict:
     """The parameters the chapter is executed with: file paths as absolute strings (None when
     absent), ``k``, ``stress``, ``quick``, ``compress``, ``index`` (spec strings, '' when
-    absent), ``seed`` and ``out_dir`` (where the chapter saves report.json and the CSVs)."""
+    absent), ``seed``, ``out_dir`` (where the chapter saves report.json and the CSVs) and
+    ``progress`` (bars on the kernel's stderr, which the command shows as it runs)."""
     return {"vectors_path": _absolute(args.vectors), "labels_path": _absolute(args.labels),
             "compare_path": _absolute(args.compare), "pairs_path": _absolute(args.pairs),
             "queries_path": _absolute(args.queries), "k": args.k, "stress": args.stress, "quick": args.quick,
-            "compress": args.compress, "index": args.index, "seed": args.seed, "out_dir": str(out_dir)}
+            "compress": args.compress, "index": args.index, "seed": args.seed, "out_dir": str(out_dir),
+            "progress": progress}
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -300,7 +302,7 @@ def main(argv=None, *, progress: bool = True) -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
-        nb = run_chapter(CHAPTER, chapter_parameters(args, tmp), tmp, progress=progress)
+        nb = run_chapter(CHAPTER, chapter_parameters(args, tmp, progress), tmp, progress=progress)
         (tmp / REPORT_HTML).write_text(_render(nb, f"{TITLE}: {Path(args.vectors).name}"), encoding="utf-8")
         metrics = read_metrics(tmp / REPORT_JSON)
         try:

@@ -250,7 +250,7 @@ def test_parameters_passed_to_the_chapter(tmp_path, vectors, fake):
                      "--stress", "--out", str(tmp_path / "o")]) == cli.OK
     (params,) = fake
     assert set(params) == {"vectors_path", "labels_path", "compare_path", "pairs_path", "queries_path", "k", "stress",
-                           "quick", "compress", "index", "seed", "out_dir"}
+                           "quick", "compress", "index", "seed", "out_dir", "progress"}
     assert params["compare_path"] == str(compare.resolve()) and params["queries_path"] == str(queries.resolve())
     assert params["pairs_path"] is None and params["stress"] is True and params["k"] == 10 and params["seed"] == 0
     assert Path(params["out_dir"]).parent == tmp_path and Path(params["out_dir"]).name.startswith(".o.tmp-")
@@ -474,3 +474,11 @@ def test_the_report_chapter_on_a_users_files(tmp_path, capsys):
     assert "emb.npy (VECTORS), labels.csv (--labels)" in page  # the data named
     assert page.count('class="embdiag-exhibit') >= 8 and "Not measured:</em> --stress was not asked for" in page
     assert not re.search(r"""(src|href)=["']https?:""", page)  # opens offline
+
+
+def test_the_chapter_declares_every_parameter_the_command_passes(tmp_path):
+    from embdiag.paper import pipeline
+
+    args = cli.build_parser().parse_args(["v.npy", "--out", str(tmp_path / "o")])
+    declared = pipeline.parameters(cli.CHAPTER.stem)
+    assert set(cli.chapter_parameters(args, tmp_path)) <= set(declared)
