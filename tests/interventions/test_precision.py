@@ -1,4 +1,35 @@
-"""Storage formats, rounding bounds and the soundness of the top-k certificate."""
+"""Storage formats, rounding bounds and the soundness of the top-k certificate.
+
+Equivalent mutants
+------------------
+Mutants of ``tools/mutate.py`` (mutmut names ``embdiag.interventions.precision.x_<function>__mutmut_<k>``)
+that survive because they change no result; each has a comment next to the code.
+
+Storage and bounds (store, reconstruction_error, the bounds, ...):
+
+- ``StoredVectors`` ``reconstruct`` 5, 6, 7, ``store`` 49, 55, 75 (``astype(None)``): that is
+  ``astype(float64)``.
+- ``store`` 64 (divisor 2.0 for a zero scale): the scale is 0 only for rows with
+  ``max|x| <= 127 * 2**-150``, whose entries round to code 0 whether divided by 1 or by 2.
+- ``reconstruction_error`` 42, 48 (``_normalize(..., None)``): the rows are already float64
+  (``as_matrix(..., dtype=float64)``), and ``np.asarray(X, dtype=None)`` keeps them so.
+- ``reconstruction_error`` 61, ``_normalize`` 16 (``"IJ,IJ->I"``): the same einsum with other
+  index letters.
+- ``_stored`` 2, 3 (the ``native`` branch never taken): native rows then come back as a
+  float64 copy of the same values (``store(X, "native").reconstruct()``; ``as_matrix`` gives
+  float32 or float64, exact in float64), already checked nonzero, and every later use casts
+  them to the arithmetic (``_normalize``, ``topk(dtype=...)``) or sums squares in float64.
+- ``normalization_bound`` 3, ``scoring_bound`` 3, ``certificate_bound`` 5 (default
+  ``min_sq_norm=2.0``): with ``min_sq_norm >= 1`` the underflow term ``d tiny / min_sq_norm``
+  is below half an ulp of ``gamma_d >= d u`` (``tiny / u`` is ``2**-1021`` or ``2**-125``), so
+  ``g`` is the same float. ``scoring_bound`` 12 (``- d tiny``): likewise below half an ulp of
+  the first term ``gamma_d (1 + eta)**2 >= d u`` (both are 0 at d = 0).
+- ``certificate_bound`` 41, ``_error_upper`` 30 (``1 + 9 * u``): ``1 + 9 * 2**-53`` rounds (a
+  tie, to even) to ``1 + 8 * 2**-53``, the same float.
+- ``certificate_bound`` 13, 15 (gallery errors not cast to float64 before ``max``): for numeric
+  input ``float(g.max())`` is the same value either way (rounding to float64 is monotone, so it
+  commutes with the maximum).
+"""
 
 import numpy as np
 import pytest
@@ -106,8 +137,10 @@ def test_gamma_is_infinite_once_d_u_reaches_one():
 
 
 def test_normalization_bound_is_infinite_when_the_sum_of_squares_may_underflow_entirely():
-    # d = 1, min_sq_norm = 2**-1074: the underflow term is exactly 1 and gamma_1 rounds away,
-    # g == 1; d = 30, min_sq_norm = 20 * 2**-1074: g = 1.5. No bound either way.
+    # float32, d = 1, min_sq_norm chosen so that the underflow term is 1 - gamma_1: g == 1.0
+    # exactly; float64, d = 30, min_sq_norm = 20 * 2**-1074: g = 1.5. No bound either way.
+    u = 2.0**-24
+    assert normalization_bound(1, "float32", _F32_TINY / ((1 - u) ** 2 * (1 - u / (1 - u)))) == np.inf
     assert normalization_bound(1, "float64", _F64_TINY) == np.inf
     assert normalization_bound(30, "float64", 20 * _F64_TINY) == np.inf
     assert scoring_bound(30, "float64", 20 * _F64_TINY) == np.inf
