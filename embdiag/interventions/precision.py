@@ -94,6 +94,7 @@ class StoredVectors:
     def reconstruct(self) -> np.ndarray:
         """The stored vectors as float64 (for int8: ``codes * scale``, computed in float64)."""
         if self.fmt == "int8":
+            # (astype(None) here would also give float64: equivalent mutants)
             return self.codes.astype(np.float64) * self.scale.astype(np.float64)[:, None]
         return self.codes.astype(np.float64)
 
@@ -108,8 +109,10 @@ def store(X, fmt: str = "float16") -> StoredVectors:
         if fmt == "float16" and np.abs(X).max() > np.finfo(np.float16).max:
             raise ValueError("X: values exceed the float16 range (|x| <= 65504)")
         return StoredVectors(fmt, X.astype(fmt))
-    scale = (np.abs(X).max(axis=1).astype(np.float64) / 127.0).astype(np.float32)
+    scale = (np.abs(X).max(axis=1).astype(np.float64) / 127.0).astype(np.float32)  # astype(None): float64 too
+    # scale 0 means max|x| <= 127 * 2**-150: such entries give code 0 for any divisor near 1
     div = np.where(scale > 0, scale, 1.0).astype(np.float64)[:, None]
+    # the clip matters: a float32-subnormal scale can round down by up to half, x / scale then exceeds 127
     codes = np.clip(np.rint(X.astype(np.float64) / div), -127, 127).astype(np.int8)
     return StoredVectors(fmt, codes, scale)
 
@@ -119,7 +122,7 @@ def _normalize(X: np.ndarray, dtype: str) -> np.ndarray:
     by powers of two, which changes no bit of the result unless the squares would over- or
     underflow, as in :func:`~embdiag._scaling.unit_rows`)."""
     a = unit_scale_rows(np.asarray(X, dtype=dtype))
-    return a / np.sqrt(np.einsum("ij,ij->i", a, a))[:, None]
+    return a / np.sqrt(np.einsum("ij,ij->i", a, a))[:, None]  # index letters are names only
 
 
 def reconstruction_error(X, X_hat) -> np.ndarray:
@@ -131,7 +134,7 @@ def reconstruction_error(X, X_hat) -> np.ndarray:
         raise ValueError(f"X_hat: expected shape {X.shape}, got {X_hat.shape}")
     nonzero_rows(X, "X")
     nonzero_rows(X_hat, "X_hat")
-    w = _normalize(X_hat, "float64") - _normalize(X, "float64")
+    w = _normalize(X_hat, "float64") - _normalize(X, "float64")  # both already float64 (as_matrix)
     return np.sqrt(np.einsum("ij,ij->i", w, w))
 
 
@@ -152,7 +155,8 @@ def normalization_bound(d: int, arithmetic: str = "float64", min_sq_norm: float 
     ``u~_i = a_i / n~ (1 + d_q)^2`` (division, or reciprocal then multiply). With all
     ``|d| <= u`` and ``||a|| / ||x|| in [1 - u, 1 + u]``, every ratio ``u~_i / u_i``
     lies in ``[(1-u)^3 / ((1+u)^2 sqrt(1+g)), (1+u)^3 / ((1-u)^2 sqrt(1-g))]``, so
-    ``||u~ - u|| <= eta ||u|| = eta`` with ``eta`` the larger distance of these from 1.
+    ``||u~ - u|| <= eta ||u|| = eta`` with ``eta`` the larger distance of these from 1 (the
+    upper one, evaluated to a few ulps).
     ``min_sq_norm`` is the smallest ``||x||^2`` among the rows (only the underflow term
     uses it). About ``(d / 2 + 5) u``: 4.3e-14 in float64, 2.3e-5 in float32 at d = 768.
     """
@@ -160,12 +164,17 @@ def normalization_bound(d: int, arithmetic: str = "float64", min_sq_norm: float 
     u, tiny = _U[arithmetic], _TINY[arithmetic]
     if not min_sq_norm > 0:
         return math.inf
+    # for min_sq_norm >= 1 the underflow term is below half an ulp of gamma_d >= d u: no effect
     g = _gamma(d, u) + d * tiny / ((1 - u) ** 2 * min_sq_norm)
     if g >= 1:
         return math.inf
-    hi = (1 + u) ** 3 / ((1 - u) ** 2 * math.sqrt(1 - g)) - 1
-    lo = 1 - (1 - u) ** 3 / ((1 + u) ** 2 * math.sqrt(1 + g))
-    return max(hi, lo)
+    # The upper distance (1+u)^3 / ((1-u)^2 sqrt(1-g)) - 1, through log1p/expm1 (to a few ulps):
+    # written plainly it loses the small difference from 1 (1 + u rounds to 1 in float64, so the
+    # float64 bound came out up to a third too small at small d). The lower distance
+    # 1 - (1-u)^3 / ((1+u)^2 sqrt(1+g)) is never the larger: with x = (1+u)^3/(1-u)^2 and
+    # y = (1-u)^3/(1+u)^2, the two differ by x/sqrt(1-g) + y/sqrt(1+g) - 2
+    # >= (x + y - 2) + g (x - y) / 2 > 0, as x + y - 2 = (24u^2 + 8u^4) / (1 - u^2)^2 and x >= y.
+    return math.expm1(3 * math.log1p(u) - 2 * math.log1p(-u) - 0.5 * math.log1p(-g))
 
 
 def scoring_bound(d: int, arithmetic: str = "float64", min_sq_norm: float = 1.0) -> float:
@@ -181,6 +190,7 @@ def scoring_bound(d: int, arithmetic: str = "float64", min_sq_norm: float = 1.0)
     (float32) at d = 768. Assumes no overflow (row norms far below the dtype's maximum).
     """
     eta = normalization_bound(d, arithmetic, min_sq_norm)
+    # d tiny is below half an ulp of the first term (>= d u), kept to follow the derivation
     return _gamma(d, _U[arithmetic]) * (1 + eta) ** 2 + d * _TINY[arithmetic] + eta * (2 + eta)
 
 
@@ -192,7 +202,7 @@ def _error_upper(err: np.ndarray, d: int, eta64: float) -> np.ndarray:
     """
     u, g = _U64, _gamma(d, _U64)
     s = (err / (1 - u)) ** 2 + d * _TINY["float64"]
-    return (np.sqrt(s / (1 - g)) / (1 - u) + 2 * eta64) * (1 + 8 * u)
+    return (np.sqrt(s / (1 - g)) / (1 - u) + 2 * eta64) * (1 + 8 * u)  # 1 + 9u rounds to this float
 
 
 def certificate_bound(query_error, gallery_error, d: int, *, arithmetic: str = "float64",
@@ -222,11 +232,11 @@ def certificate_bound(query_error, gallery_error, d: int, *, arithmetic: str = "
     extended-precision or Strassen-type products) and no overflow.
     """
     q = np.asarray(query_error, dtype=np.float64)
-    g = np.asarray(gallery_error, dtype=np.float64)
+    g = np.asarray(gallery_error, dtype=np.float64)  # float(max) is the same without the cast (monotone)
     g_max = float(g.max()) if g.size else 0.0
     rounding = (scoring_bound(d, reference_arithmetic, min_sq_norm)
                 + scoring_bound(d, arithmetic, min_sq_norm))
-    return (q + g_max + rounding) * (1 + 8 * _U64)
+    return (q + g_max + rounding) * (1 + 8 * _U64)  # 1 + 9u rounds to this float
 
 
 # ----------------------------------------------------------------- conditions, results
@@ -351,7 +361,7 @@ class StorageResult:
 # ------------------------------------------------------------------------- comparison
 
 def _stored(X: np.ndarray, fmt: str, name: str) -> np.ndarray:
-    if fmt == "native":
+    if fmt == "native":  # a shortcut: store(X, "native") gives a float64 copy of the same values
         return X
     Xs = store(X, fmt).reconstruct()
     nonzero_rows(Xs, f"{name} stored as {fmt}")

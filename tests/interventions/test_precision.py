@@ -1,4 +1,35 @@
-"""Storage formats, rounding bounds and the soundness of the top-k certificate."""
+"""Storage formats, rounding bounds and the soundness of the top-k certificate.
+
+Equivalent mutants
+------------------
+Mutants of ``tools/mutate.py`` (mutmut names ``embdiag.interventions.precision.x_<function>__mutmut_<k>``)
+that survive because they change no result; each has a comment next to the code.
+
+Storage and bounds (store, reconstruction_error, the bounds, ...):
+
+- ``StoredVectors`` ``reconstruct`` 5, 6, 7, ``store`` 49, 55, 75 (``astype(None)``): that is
+  ``astype(float64)``.
+- ``store`` 64 (divisor 2.0 for a zero scale): the scale is 0 only for rows with
+  ``max|x| <= 127 * 2**-150``, whose entries round to code 0 whether divided by 1 or by 2.
+- ``reconstruction_error`` 42, 48 (``_normalize(..., None)``): the rows are already float64
+  (``as_matrix(..., dtype=float64)``), and ``np.asarray(X, dtype=None)`` keeps them so.
+- ``reconstruction_error`` 61, ``_normalize`` 16 (``"IJ,IJ->I"``): the same einsum with other
+  index letters.
+- ``_stored`` 2, 3 (the ``native`` branch never taken): native rows then come back as a
+  float64 copy of the same values (``store(X, "native").reconstruct()``; ``as_matrix`` gives
+  float32 or float64, exact in float64), already checked nonzero, and every later use casts
+  them to the arithmetic (``_normalize``, ``topk(dtype=...)``) or sums squares in float64.
+- ``normalization_bound`` 3, ``scoring_bound`` 3, ``certificate_bound`` 5 (default
+  ``min_sq_norm=2.0``): with ``min_sq_norm >= 1`` the underflow term ``d tiny / min_sq_norm``
+  is below half an ulp of ``gamma_d >= d u`` (``tiny / u`` is ``2**-1021`` or ``2**-125``), so
+  ``g`` is the same float. ``scoring_bound`` 12 (``- d tiny``): likewise below half an ulp of
+  the first term ``gamma_d (1 + eta)**2 >= d u`` (both are 0 at d = 0).
+- ``certificate_bound`` 41, ``_error_upper`` 30 (``1 + 9 * u``): ``1 + 9 * 2**-53`` rounds (a
+  tie, to even) to ``1 + 8 * 2**-53``, the same float.
+- ``certificate_bound`` 13, 15 (gallery errors not cast to float64 before ``max``): for numeric
+  input ``float(g.max())`` is the same value either way (rounding to float64 is monotone, so it
+  commutes with the maximum).
+"""
 
 import numpy as np
 import pytest
@@ -10,6 +41,216 @@ from embdiag.interventions.precision import (
     compare_conditions, compare_storage, compare_study_conditions, normalization_bound, query_scores,
     reconstruction_error, scoring_bound, store,
 )
+
+# ---- mutation survivors: storage and bounds (prec2)
+
+_F64_TINY, _F32_TINY = 2.0 ** -1074, 2.0 ** -149
+
+
+def _gamma_ref(d, u):
+    from decimal import Decimal
+
+    return Decimal(d) * u / (1 - Decimal(d) * u)
+
+
+def _eta_ref(d, arithmetic, min_sq_norm):
+    """normalization_bound's model (its docstring) in 60-digit decimal arithmetic: the upper distance."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+    p, emin = (53, -1074) if arithmetic == "float64" else (24, -149)
+    u, tiny = Decimal(2) ** -p, Decimal(2) ** emin
+    g = _gamma_ref(d, u) + d * tiny / ((1 - u) ** 2 * Decimal(min_sq_norm))
+    return (1 + u) ** 3 / ((1 - u) ** 2 * (1 - g).sqrt()) - 1
+
+
+def test_store_defaults_to_float16_and_records_its_format():
+    X = np.random.default_rng(20).standard_normal((5, 8))
+    s = store(X)
+    assert s.fmt == "float16" and s.codes.dtype == np.float16
+    np.testing.assert_array_equal(s.reconstruct(), X.astype(np.float16).astype(np.float64))
+    for fmt in ("native", "float32", "float16", "int8"):
+        assert store(X, fmt).fmt == fmt
+
+
+def test_store_error_messages_name_the_argument():
+    with pytest.raises(ValueError, match=r"^fmt: expected one of \['native', 'float32', 'float16', 'int8'\], "
+                                         r"got 'int4'$"):
+        store(np.ones((2, 2)), "int4")
+    for fmt in ("native", "float32", "float16", "int8"):
+        with pytest.raises(ValueError, match=r"^X: contains NaN or infinite values"):
+            store(np.array([[1.0, 2.0], [np.nan, 1.0]]), fmt)
+    with pytest.raises(ValueError, match=r"^X: values exceed the float16 range \(\|x\| <= 65504\)$"):
+        store(np.array([[1.0, -7e4]]), "float16")
+
+
+def test_int8_codes_stay_in_range_when_the_scale_is_a_float32_subnormal():
+    # max|x| / 127 = 1.49 * 2**-149 rounds to the float32 subnormal 2**-149: x / scale reaches
+    # 127 * 1.49 = 189, and only the clip keeps the codes in [-127, 127] (int8 would wrap).
+    a = 127 * 1.49 * _F32_TINY
+    X = np.array([[a, -a, a / 3], [-a, a / 2, 0.25 * a]])
+    s = store(X, "int8")
+    assert s.scale.tolist() == [np.float32(_F32_TINY)] * 2
+    ref = np.clip(np.rint(X / _F32_TINY), -127, 127)
+    np.testing.assert_array_equal(s.codes, ref)
+    assert s.codes[0, 0] == 127 and s.codes[0, 1] == -127 and s.codes[1, 0] == -127
+    np.testing.assert_array_equal(np.sign(s.codes), np.sign(ref))
+
+
+def test_reconstruction_error_input_checks_name_the_argument():
+    X = np.random.default_rng(21).standard_normal((3, 4))
+    with pytest.raises(ValueError, match=r"^length mismatch: X has 3, X_hat has 2$"):
+        reconstruction_error(X, X[:2])
+    with pytest.raises(ValueError, match=r"^X_hat: expected shape \(3, 4\), got \(3, 5\)$"):
+        reconstruction_error(X, np.ones((3, 5)))
+    bad = X.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"^X: contains NaN"):
+        reconstruction_error(bad, X)
+    with pytest.raises(ValueError, match=r"^X_hat: contains NaN"):
+        reconstruction_error(X, bad)
+    zero = X.copy()
+    zero[2] = 0.0
+    with pytest.raises(ValueError, match=r"^X: 1 zero-norm row\(s\) \(first at index 2\)"):
+        reconstruction_error(zero, X)
+    with pytest.raises(ValueError, match=r"^X_hat: 1 zero-norm row\(s\) \(first at index 2\)"):
+        reconstruction_error(X, zero)
+
+
+def test_reconstruction_error_reads_integers_exactly_in_float64():
+    # 2**24 + 1 has no float32 value: read as float64 on both sides, equal rows have error 0.
+    X = np.array([[2**24 + 1, 3], [5, -7]], dtype=np.int64)
+    np.testing.assert_array_equal(reconstruction_error(X, X.astype(np.float64)), [0.0, 0.0])
+    np.testing.assert_array_equal(reconstruction_error(X.astype(np.float64), X), [0.0, 0.0])
+    Y = np.array([[2**24, 3], [5, -7]], dtype=np.int64)
+    e = reconstruction_error(X, Y)
+    # |u_hat - u| for x = (2**24 + 1, 3), y = (2**24, 3): about 3 / 2**48 in the second coordinate
+    assert e[1] == 0.0 and e[0] == pytest.approx(3 / 2.0**48, rel=1e-6)
+
+
+def test_gamma_is_infinite_once_d_u_reaches_one():
+    u = 2.0 ** -24
+    assert precision._gamma(2**23, u) == 1.0  # 0.5 / 0.5
+    assert precision._gamma(2**24, u) == np.inf and precision._gamma(3 * 2**23, u) == np.inf
+    for d in (2**24, 3 * 2**23):
+        assert normalization_bound(d, "float32") == np.inf and scoring_bound(d, "float32") == np.inf
+
+
+def test_normalization_bound_is_infinite_when_the_sum_of_squares_may_underflow_entirely():
+    # float32, d = 1, min_sq_norm chosen so that the underflow term is 1 - gamma_1: g == 1.0
+    # exactly; float64, d = 30, min_sq_norm = 20 * 2**-1074: g = 1.5. No bound either way.
+    u = 2.0**-24
+    assert normalization_bound(1, "float32", _F32_TINY / ((1 - u) ** 2 * (1 - u / (1 - u)))) == np.inf
+    assert normalization_bound(1, "float64", _F64_TINY) == np.inf
+    assert normalization_bound(30, "float64", 20 * _F64_TINY) == np.inf
+    assert scoring_bound(30, "float64", 20 * _F64_TINY) == np.inf
+    with pytest.raises(ValueError, match=r"^arithmetic: expected one of \['float64', 'float32'\], got 'float16'$"):
+        normalization_bound(8, "float16")
+
+
+@pytest.mark.parametrize("arithmetic", ["float64", "float32"])
+def test_normalization_bound_is_its_model_to_a_few_ulps(arithmetic):
+    """The bound against its model in 60 digits, with no absolute slack: evaluated plainly in
+    float64, ``(1 + u)**3 / (...) - 1`` came out a third too small at d = 1 (4u for 5.5u)."""
+    tiny = _F64_TINY if arithmetic == "float64" else _F32_TINY
+    for d in list(range(1, 65)) + [100, 255, 768, 1024, 100_000]:
+        # min_sq_norm = 1 (no underflow), 1e-30, and near the underflow limit (term 1/3, and 4/5 of g
+        # where m is a normal float64; a subnormal m must be a whole multiple of 2**-1074)
+        near = 1.25 * d * tiny if arithmetic == "float32" else 5.0 * d * tiny
+        for m in (1.0, 1e-30, 3.0 * d * tiny, near):
+            want = float(_eta_ref(d, arithmetic, m))
+            assert normalization_bound(d, arithmetic, m) == pytest.approx(want, rel=1e-12, abs=0), (d, m)
+
+
+@pytest.mark.parametrize("d", [200, 255, 256, 257, 511, 512, 768, 1000, 1024])
+def test_normalization_bound_covers_measured_errors_at_larger_d(d):
+    # random, constant, same-sign and near-tie (1 + k 2**-52) rows; float64 against long double
+    if np.finfo(np.longdouble).eps >= 2.0**-60:
+        pytest.skip("needs an extended-precision long double")
+    rng = np.random.default_rng(d)
+    X = np.vstack([rng.standard_normal((20, d)), np.ones((1, d)), rng.random((10, d)),
+                   1 + rng.integers(0, 8, (5, d)) * 2.0**-52, rng.standard_normal((5, d)) * 1e-160])
+    L = X.astype(np.longdouble)
+    exact = L / np.sqrt((L ** 2).sum(axis=1))[:, None]
+    err = np.sqrt(((_normalize(X, "float64").astype(np.longdouble) - exact) ** 2).sum(axis=1))
+    assert err.max() <= normalization_bound(d, "float64", 1e-320)
+
+
+def test_scoring_bound_is_its_formula():
+    from fractions import Fraction
+
+    for arithmetic, u, tiny in (("float64", 2.0**-53, _F64_TINY), ("float32", 2.0**-24, _F32_TINY)):
+        for d in (1, 7, 768):
+            for m in (1.0, 3.0 * d * tiny):
+                eta = Fraction(normalization_bound(d, arithmetic, m))
+                g = Fraction(d) * Fraction(u) / (1 - Fraction(d) * Fraction(u))
+                want = g * (1 + eta) ** 2 + d * Fraction(tiny) + eta * (2 + eta)
+                assert scoring_bound(d, arithmetic, m) == pytest.approx(float(want), rel=1e-13, abs=0), (d, m)
+
+
+def _cert_exact(q, g_max, d, arithmetic, reference_arithmetic, m):
+    from fractions import Fraction
+
+    return (Fraction(float(q)) + Fraction(float(g_max)) + Fraction(scoring_bound(d, reference_arithmetic, m))
+            + Fraction(scoring_bound(d, arithmetic, m)))
+
+
+def test_certificate_bound_is_never_below_its_exact_sum():
+    from fractions import Fraction
+
+    u = Fraction(2) ** -53
+    cases = [  # (query_error, gallery_error, d, arithmetic, reference_arithmetic, min_sq_norm)
+        ([0.1, 0.0, 0.25], [0.2, 0.3], 5, "float64", "float64", 3.0 * 5 * _F64_TINY),  # underflow term 1/3
+        ([1e-3, 0.7], [0.3], 5, "float32", "float64", 3.0 * 5 * _F32_TINY),
+        (np.float32([0.1, 0.3]), np.float32([0.2]), 16, "float32", "float32", 1.0),
+        ([0.1], [], 4, "float64", "float64", 1.0),  # no stored gallery: no gallery term
+        (0.0625, 0.125, 768, "float64", "float32", 1.0),
+    ]
+    for q, g, d, a, ra, m in cases:
+        b = certificate_bound(q, g, d, arithmetic=a, reference_arithmetic=ra, min_sq_norm=m)
+        assert b.dtype == np.float64
+        g_max = np.max(np.asarray(g, dtype=np.float64), initial=0.0)
+        for qi, bi in zip(np.atleast_1d(np.asarray(q, dtype=np.float64)), np.atleast_1d(b)):
+            exact = _cert_exact(qi, g_max, d, a, ra, m)
+            assert exact <= Fraction(float(bi)) <= exact * (1 + 16 * u), (q, g, d)  # inflated by 1 + 8u
+
+
+def test_error_upper_bounds_the_measured_error_rigorously():
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 50
+    u, tiny = Decimal(2) ** -53, Decimal(2) ** -1074
+    for d in (1, 100, 10**6):
+        eta = normalization_bound(d)
+        err = np.array([0.0, 1e-3, 0.5, 1.9])
+        up = precision._error_upper(err, d, eta)
+        assert np.isfinite(up).all() and up.dtype == np.float64
+        g = _gamma_ref(d, u)
+        for e, b in zip(err, up):
+            s = (Decimal(e) / (1 - u)) ** 2 + d * tiny
+            exact = (s / (1 - g)).sqrt() / (1 - u) + 2 * Decimal(eta)  # before the 1 + 8u inflation
+            assert exact <= Decimal(b) <= exact * (1 + 16 * u), (d, e)
+
+
+def test_exact_storage_gets_finite_bounds():
+    # float32 data stored as float32: every measured error is 0, and the bound stays finite
+    X = np.random.default_rng(22).standard_normal((40, 8)).astype(np.float32)
+    r = compare_storage(X, StorageCondition("fp32", gallery="float32", queries="float32"), k=3)
+    assert (r.query_error == 0).all() and (r.gallery_error == 0).all()
+    assert np.isfinite(r.bound).all() and r.certified.any()
+
+
+def test_storage_condition_messages_name_the_field():
+    for field, kw in (("gallery", {"gallery": "int4"}), ("queries", {"queries": "int4"})):
+        with pytest.raises(ValueError, match=rf"^{field}: expected one of \['native', 'float32', 'float16', "
+                                             r"'int8'\], got 'int4'$"):
+            StorageCondition("x", **kw)
+    with pytest.raises(ValueError, match=r"^arithmetic: expected one of \['float64', 'float32'\], got 'float16'$"):
+        StorageCondition("x", arithmetic="float16")
+
+
+# ---- end of prec2 block
+
 
 K = 10
 
