@@ -595,7 +595,7 @@ def test_normalization_bound_over_many_dimensions(arithmetic):
     for d in list(range(1, 130)) + [255, 256, 768, 1024, 4096, 100_000]:
         for m in (1.0, 1e-30):
             assert normalization_bound(d, arithmetic, m) == pytest.approx(_bound_reference(d, arithmetic, m),
-                                                                          rel=1e-9), (d, m)
+                                                                          rel=1e-9, abs=0), (d, m)
 
 
 def test_normalization_bound_covers_measured_errors_at_every_small_d():
