@@ -73,14 +73,14 @@ def image_positives(group, n_images: int):
     """Each image's caption indices: an ``(n_images, m)`` array when every image owns ``m``
     captions, else a list of arrays (either form is accepted by :func:`~embdiag.metrics.hit_at_k`)."""
     g = check_group(group, len(np.asarray(group)), n_images)
-    order = np.argsort(g, kind="stable")
-    counts = np.bincount(g, minlength=n_images)
+    order = np.argsort(g, kind="stable")  # numpy reads the kind case-insensitively
+    counts = np.bincount(g, minlength=n_images)  # check_group: already n_images long without minlength
     if (counts == counts[0]).all():
         return order.reshape(n_images, counts[0])
     return np.split(order, np.cumsum(counts)[:-1])
 
 
-def positive_ranks(queries, gallery, positives, block: int = 1024) -> np.ndarray:
+def positive_ranks(queries, gallery, positives, block: int = 1024) -> np.ndarray:  # block: memory only
     """Rank (1 = first) of each query's best-ranked positive among all gallery rows.
 
     Brute force over the full float64 cosine matrix, with :func:`~embdiag.metrics.topk`'s
@@ -106,7 +106,7 @@ def positive_ranks(queries, gallery, positives, block: int = 1024) -> np.ndarray
     Qn, Gn = unit_rows(Q), unit_rows(G)
     ranks = np.empty(len(Q), np.int64)
     cols = np.arange(len(G))
-    for q0 in range(0, len(Q), block):
+    for q0 in range(0, len(Q), block):  # a smaller step would rewrite the same ranks (time only)
         S, M = Qn[q0:q0 + block] @ Gn.T, P[q0:q0 + block]
         best = np.where(M, S, -np.inf).max(axis=1)  # score of the best positive
         first = np.where(M & (S == best[:, None]), cols, len(G)).min(axis=1)  # its lowest index
@@ -143,7 +143,7 @@ class Ranking:
 
 
 def _ranking(direction, queries, gallery, positives, mask, k, unit) -> Ranking:
-    scores, nb = topk(queries, gallery, k, dtype=np.float64)
+    scores, nb = topk(queries, gallery, k, dtype=np.float64)  # np.dtype(None) is float64 too
     return Ranking(direction, nb, scores, hit_at_k(nb, positives, k=1, per_query=True),
                    hit_at_k(nb, positives, per_query=True), recall_at_k(nb, positives, per_query=True),
                    positive_ranks(queries, gallery, mask), unit)
@@ -194,7 +194,8 @@ def category_precision(images, categories, k: int = 10, min_support: int = 10, p
     cats = eligible_categories(C, min_support)
     if not cats.size:
         raise ValueError(f"categories: no category has {min_support} images with it and {min_support} without")
-    _, nb = topk(X, X, k, exclude_self=True, dtype=np.float64)
+    _, nb = topk(X, X, k, exclude_self=True, dtype=np.float64)  # np.dtype(None) is float64 too
+    # the query labels are True; float ones would compare the same (True == 1.0)
     values = np.array([precision_at_k(nb[C[:, c]], C[:, c], np.ones(int(C[:, c].sum()), bool)) for c in cats])
     return values if per_category else float(values.mean())
 
@@ -289,7 +290,7 @@ def evaluate(images, queries, documents, group, categories=None, *, dims=(256, 1
     reps = []
     for m in dict.fromkeys([d, *dims]):  # native first, each dimension once
         Xm, Qm, Dm = (mrl_prefix(V, m) for V in (X, Q, D))
-        cp = category_precision(Xm, categories, k, min_support) if cats else float("nan")
+        cp = category_precision(Xm, categories, k, min_support) if cats else float("nan")  # "NAN": same NaN
         reps.append(Representation(representation_name(m, d), m, text_to_image(Qm, Xm, g, k),
                                    image_to_text(Xm, Dm, g, k), cp))
     return CaptionRetrieval(tuple(reps), g, int(k), cats)
@@ -308,7 +309,7 @@ def summary_table(result: CaptionRetrieval) -> pd.DataFrame:
                for dr, m, attr in METRICS}
         row[f"category P@{result.k}"] = r.category_p
         rows[r.name] = row
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("representation")
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("representation")  # orient: any case
 
 
 def overlap_table(result: CaptionRetrieval) -> pd.DataFrame:
@@ -329,6 +330,7 @@ def typical_image(result: CaptionRetrieval) -> int:
     closest share if no image has it exactly."""
     hits = result.native.t2i.hit_k
     n = result.n_images
+    # n = group.max() + 1: minlength changes nothing here
     per_image = np.bincount(result.group, weights=hits, minlength=n) / np.bincount(result.group, minlength=n)
     size = int(np.bincount(result.group).max())
     target = np.round(hits.mean() * size) / size
@@ -383,9 +385,10 @@ def chance_levels(result: CaptionRetrieval, representation: str | None = None) -
     """
     rep = result.native if representation is None else result[representation]
     n, k, g = result.n_images, result.k, result.group
-    sizes = np.bincount(g, minlength=n)
+    sizes = np.bincount(g, minlength=n)  # n = g.max() + 1: minlength changes nothing
     owners = g[rep.i2t.neighbors]  # (n_images, k) group of each top caption
     distinct = np.array([len(np.unique(row)) for row in owners])
+    # "Hit@1" has no "@k": its _label is "Hit@1" whatever k
     return {(T2I, _label("Hit@1", k)): 1 / n, (T2I, _label("Hit@k", k)): k / n, (I2T, _label("Hit@1", k)): 1 / n,
             (I2T, _label("Hit@k", k)): float(distinct.mean()) / n,
             (I2T, _label("caption recall@k", k)): float((1.0 / sizes[owners]).sum(axis=1).mean()) / n}
@@ -407,7 +410,7 @@ def random_hit_chance(n_gallery: int, n_positives: int, k: int) -> float:
 def _shuffled_values(rep: Representation, group: np.ndarray, perms: np.ndarray) -> dict:
     """Per permutation (rows of ``perms``), each metric's mean with rankings fixed."""
     n = perms.shape[1]
-    sizes = np.bincount(group, minlength=n)
+    sizes = np.bincount(group, minlength=n)  # n = group.max() + 1: minlength changes nothing
     t_nb, i_nb = rep.t2i.neighbors, rep.i2t.neighbors
     out = {key: np.empty(len(perms)) for key in ((T2I, "Hit@1"), (T2I, "Hit@k"), (I2T, "Hit@1"), (I2T, "Hit@k"),
                                                  (I2T, "caption recall@k"))}

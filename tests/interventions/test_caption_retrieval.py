@@ -1,5 +1,27 @@
 """Image–caption retrieval: hand-worked examples, brute-force cross-checks, the bootstrap's
-grouping, the control's exact chance level and the error messages."""
+grouping, the control's exact chance level and the error messages.
+
+Equivalent mutants
+------------------
+Mutants of ``tools/mutate.py`` (mutmut names
+``embdiag.interventions.caption_retrieval.x_<function>__mutmut_<k>``) that survive because
+they change no result; each has a comment next to the code.
+
+- ``_ranking`` 5, ``category_precision`` 29 (``dtype=None`` in ``topk``): ``np.dtype(None)``
+  is float64.
+- ``category_precision`` 45, 47 (float ones for the query labels): ``True == 1.0``, so the
+  boolean labels compare the same.
+- ``image_positives`` 19, ``typical_image`` 10, 14, ``chance_levels`` 10, ``_shuffled_values``
+  7 (``minlength`` dropped from ``np.bincount``): the group passed :func:`check_group`, so
+  every image owns a caption and the counts already have ``n_images = max + 1`` entries.
+- ``image_positives`` 14 (``kind="STABLE"``): numpy reads the sort kind case-insensitively.
+- ``chance_levels`` 15, 32 (``_label("Hit@1", None)``): ``"Hit@1"`` has no ``@k`` to replace.
+- ``evaluate`` 87 (``float("NAN")``): the same NaN.
+- ``positive_ranks`` 1 (``block=1025``): the block size changes memory use only.
+  ``positive_ranks`` 79 (blocks start at every row): overlapping blocks write the same ranks
+  again; time only.
+- ``summary_table`` 24 (``orient="INDEX"``): pandas lower-cases ``orient``.
+"""
 
 from __future__ import annotations
 
@@ -352,3 +374,323 @@ def test_positive_ranks_zero_row_is_named():
     Q[1] = 0
     with pytest.raises(ValueError, match="queries: 1 zero-norm row"):
         cr.positive_ranks(Q, np.ones((5, 4)), np.zeros(3, int))
+
+
+# ----------------------------------------------------------------------------- float64 scores
+
+def test_rankings_keep_float64_scores_and_near_ties():
+    """Scores are the float64 cosines; two images whose cosines with a caption differ by
+    4e-10 (below float32 resolution, where they tie) are told apart, and hit@1 agrees
+    with the brute-force rank."""
+    images = np.array([[1.0, -3e-5], [1.0, 1e-5], [0.0, 1.0]])
+    captions = np.array([[1.0, 0.0], [0.0, 1.0], [0.1, 1.0]])
+    group = np.array([1, 2, 0])
+    t = cr.text_to_image(captions, images, group, k=1)
+    assert t.scores.dtype == np.float64 and t.neighbors[:, 0].tolist() == [1, 2, 2]
+    assert t.rank.tolist() == [1, 1, 3] and t.hit_1.tolist() == [1, 1, 0]
+    for r in (cr.text_to_image(captions, images, group, k=2), cr.image_to_text(images, captions, group, k=2)):
+        Q, G = (captions, images) if r.direction == cr.T2I else (images, captions)
+        S = (Q / np.linalg.norm(Q, axis=1)[:, None]) @ (G / np.linalg.norm(G, axis=1)[:, None]).T
+        assert r.scores.dtype == np.float64
+        assert np.allclose(r.scores, np.take_along_axis(S, r.neighbors, axis=1), rtol=0, atol=1e-15)
+        assert np.allclose(r.scores, -np.sort(-S, axis=1)[:, :2], rtol=0, atol=1e-15)
+    assert cr.image_to_text(images, captions, group, k=1).direction == cr.I2T
+
+
+def test_category_precision_tells_near_ties_apart():
+    # image 0's nearest other image is 2 (cosine 1 - 5e-11), not 1 (1 - 4.5e-10): float32 ties them
+    X = np.array([[1.0, 0.0], [1.0, -3e-5], [1.0, 1e-5], [0.0, 1.0]])
+    C = np.array([[True], [False], [True], [False]])
+    assert cr.category_precision(X, C, k=1, min_support=1, per_category=True).tolist() == [1.0]
+
+
+def test_positive_ranks_score_float32_and_integer_input_in_float64():
+    # [16777000, 16777001] normalized in float32 has two equal coordinates; in float64 the
+    # second is larger, so the positive (gallery row 0) ranks second
+    near = np.array([[16777000, 16777001]])
+    axes = np.eye(2)
+    for Q in (near, near.astype(np.float32)):
+        assert cr.positive_ranks(Q, axes.astype(np.float32), np.array([0])).tolist() == [2]
+        assert cr.positive_ranks(axes[[0]], Q[:, ::-1].copy(), np.array([0])).tolist() == [1]
+    gallery = np.vstack([near, near[:, ::-1]]).astype(np.float32)  # row 1 is the closer to axis 0
+    assert cr.positive_ranks(axes[[0]], gallery, np.array([0])).tolist() == [2]
+    assert cr.positive_ranks(axes[[0]], gallery.astype(np.int64), np.array([0])).tolist() == [2]
+
+
+def test_positive_ranks_in_small_blocks_match_brute_force():
+    rng = np.random.default_rng(12)
+    Q, G = rng.standard_normal((11, 4)), rng.standard_normal((9, 4))
+    mask = rng.random((11, 9)) < 0.3
+    mask[np.arange(11), rng.integers(0, 9, 11)] = True
+    expected = brute_ranks(Q, G, mask)
+    for block in (1, 3, 4, 1024):
+        ranks = cr.positive_ranks(Q, G, mask, block=block)
+        assert ranks.dtype == np.int64 and np.array_equal(ranks, expected)
+    assert np.array_equal(cr.positive_ranks(Q, G, mask), expected)
+
+
+def test_positive_ranks_errors():
+    Q, G = np.ones((3, 2)), np.eye(5, 2) + 0.5
+    mask = np.ones((3, 5), bool)
+    mask[1] = False
+    with pytest.raises(ValueError, match=r"^positives: the mask must be \(3, 5\) with a positive in every row$"):
+        cr.positive_ranks(Q, G, mask)
+    with pytest.raises(ValueError, match=r"^positives: the mask must be \(3, 5\)"):
+        cr.positive_ranks(Q, G, np.ones((3, 4), bool))
+    G[2] = 0
+    with pytest.raises(ValueError, match=r"^gallery: 1 zero-norm row\(s\) \(first at index 2\)"):
+        cr.positive_ranks(Q, G, np.zeros(3, int))
+    with pytest.raises(ValueError, match=r"^queries: expected a 2-D array"):
+        cr.positive_ranks(np.ones(2), G, np.zeros(1, int))
+    with pytest.raises(ValueError, match=r"^gallery: expected a 2-D array"):
+        cr.positive_ranks(Q, np.ones(2), np.zeros(3, int))
+
+
+def test_image_positives_of_one_image_and_in_caption_order():
+    assert cr.image_positives(np.zeros(3, int), 1).tolist() == [[0, 1, 2]]
+    group = np.random.default_rng(13).permutation(np.repeat(np.arange(40), 50))
+    rows = cr.image_positives(group, 40)
+    assert all(np.array_equal(rows[i], np.flatnonzero(group == i)) for i in range(40))
+
+
+# ----------------------------------------------------------------------------- arguments
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: cr.text_to_image(np.ones(3), IMAGES, GROUP), "queries: expected a 2-D array"),
+    (lambda: cr.text_to_image(CAPTIONS, np.ones(3), GROUP), "images: expected a 2-D array"),
+    (lambda: cr.image_to_text(np.ones(3), CAPTIONS, GROUP), "images: expected a 2-D array"),
+    (lambda: cr.image_to_text(IMAGES, np.ones(3), GROUP), "documents: expected a 2-D array"),
+    (lambda: cr.evaluate(np.ones(3), CAPTIONS, CAPTIONS, GROUP), "images: expected a 2-D array"),
+    (lambda: cr.evaluate(IMAGES, np.ones(3), CAPTIONS, GROUP), "queries: expected a 2-D array"),
+    (lambda: cr.evaluate(IMAGES, CAPTIONS, np.ones(3), GROUP), "documents: expected a 2-D array"),
+    (lambda: cr.evaluate(IMAGES, CAPTIONS, CAPTIONS, GROUP, dims=(0,), k=1), "dims: must be at least 1, got 0"),
+    (lambda: cr.evaluate(IMAGES, CAPTIONS, CAPTIONS, GROUP, dims=(1.5,), k=1), "dims: expected an integer"),
+    (lambda: cr.mrl_prefix(np.ones(3), 2), "vectors: expected a 2-D array"),
+    (lambda: cr.category_precision(np.ones(4), np.eye(4, dtype=bool)), "images: expected a 2-D array"),
+    (lambda: cr.category_precision(np.eye(4), np.eye(3, dtype=bool), min_support=1),
+     r"length mismatch: images has 4, categories has 3"),
+    (lambda: cr.eligible_categories(np.eye(4, dtype=bool), 0), "min_support: must be at least 1, got 0"),
+    (lambda: cr.eligible_categories(np.eye(4, dtype=bool), 1.0), "min_support: expected an integer"),
+    (lambda: cr.shuffle_groups(GROUP, seed=-1), "seed: must be at least 0, got -1"),
+    (lambda: cr.shuffle_groups(GROUP, seed=0.5), "seed: expected an integer"),
+    (lambda: cr.random_hit_chance(0, 0, 0), "n_gallery: must be at least 1, got 0"),
+    (lambda: cr.random_hit_chance(2.0, 0, 0), "n_gallery: expected an integer"),
+    (lambda: cr.random_hit_chance(10, -1, 3), "n_positives: must be at least 0, got -1"),
+    (lambda: cr.random_hit_chance(10, 1.0, 3), "n_positives: expected an integer"),
+    (lambda: cr.random_hit_chance(10, 1, -1), "k: must be at least 0, got -1"),
+    (lambda: cr.random_hit_chance(10, 1, 3.0), "k: expected an integer"),
+    (lambda: cr.random_hit_chance(10, 1, 11), r"n_positives and k: must not exceed n_gallery = 10, got 1 and 11"),
+])
+def test_argument_errors_name_the_argument(call, message):
+    with pytest.raises(ValueError, match="^" + message):
+        call()
+
+
+def test_shuffled_control_checks_its_seed():
+    res = cr.evaluate(IMAGES, CAPTIONS, CAPTIONS, GROUP, dims=(), k=1)
+    with pytest.raises(ValueError, match=r"^seed: must be at least 0, got -1"):
+        cr.shuffled_control(res, seed=-1)
+    with pytest.raises(ValueError, match=r"^seed: expected an integer"):
+        cr.shuffled_control(res, seed=1.0)
+
+
+def test_random_hit_chance_at_the_bounds():
+    assert cr.random_hit_chance(1, 1, 1) == 1 and cr.random_hit_chance(1, 0, 0) == 0
+    assert cr.random_hit_chance(10, 3, 0) == 0  # no draw: no hit
+    assert cr.random_hit_chance(10, 10, 3) == 1 and cr.random_hit_chance(10, 2, 10) == 1
+    assert cr.random_hit_chance(10, 2, 9) == 1 and cr.random_hit_chance(10, 9, 1) == pytest.approx(0.9)
+
+
+def test_evaluate_accepts_a_one_coordinate_prefix():
+    images, captions, group = random_study(np.random.default_rng(14), n_images=6, per=2, d=3)
+    assert cr.evaluate(images, captions, captions, group, dims=(1,), k=1).names == ["native 3", "MRL 1"]
+
+
+# ----------------------------------------------------------------------------- defaults and categories
+
+@pytest.fixture(scope="module")
+def categorized():
+    """24 images, two captions each; category 0 in 10 images, 1 in 14 (10 without), 2 in 5."""
+    rng = np.random.default_rng(15)
+    images, captions, group = random_study(rng, n_images=24, per=2, d=6, noise=0.8)
+    C = np.zeros((24, 3), bool)
+    C[rng.permutation(24)[:10], 0] = True
+    C[rng.permutation(24)[:14], 1] = True
+    C[rng.permutation(24)[:5], 2] = True
+    return images, captions, group, C
+
+
+def test_defaults_are_the_documented_ones(categorized):
+    images, captions, group, C = categorized
+    assert cr.eligible_categories(C).tolist() == [0, 1]  # both need 10 with and 10 without
+    assert cr.eligible_categories(C, 5).tolist() == [0, 1, 2]
+    assert cr.category_floor(C) == pytest.approx((9 / 23 + 13 / 23) / 2)
+    assert cr.category_precision(images, C) == cr.category_precision(images, C, 10, 10)
+    assert cr.category_precision(images, C) != cr.category_precision(images, C, 11, 10)
+    assert cr.text_to_image(captions, images, group).k == 10
+    assert cr.image_to_text(images, captions, group).k == 10
+    res = cr.evaluate(images, captions, captions, group, C, dims=(3,))
+    assert res.k == 10 and res.categories == (0, 1)
+    assert res.native.category_p == cr.category_precision(cr.mrl_prefix(images, 6), C, 10, 10)
+    assert np.array_equal(cr.shuffle_groups(group), cr.shuffle_groups(group, 0))
+    assert not np.array_equal(cr.shuffle_groups(group), cr.shuffle_groups(group, 1))
+    pd_equal = lambda a, b: a.equals(b)  # noqa: E731
+    assert pd_equal(cr.shuffled_control(res), cr.shuffled_control(res, seed=0, n_permutations=1000))
+    assert pd_equal(cr.bootstrap_changes(res), cr.bootstrap_changes(res, n_draws=5000, seed=0, level=0.95))
+    row = cr.bootstrap_changes(res).iloc[-1]  # MRL 3, image→text caption recall@10
+    iv = paired_bootstrap(res["MRL 3"].i2t.recall_k, res.native.i2t.recall_k, groups=np.arange(24))
+    assert (row["low"], row["high"]) == (iv.low, iv.high)
+
+
+def test_category_support_floor_on_both_sides():
+    C = np.zeros((30, 2), bool)
+    C[:20, 0] = True  # 20 with, exactly 10 without: eligible
+    C[:19, 1] = True
+    C[28:, 1] = True  # 21 with, 9 without: not
+    assert cr.eligible_categories(C, 10).tolist() == [0]
+
+
+def test_category_floor_counts_eligible_categories_only(categorized):
+    C = categorized[3]
+    assert cr.category_floor(C, 10) == pytest.approx((9 / 23 + 13 / 23) / 2)
+    assert cr.category_floor(C, 5) == pytest.approx((9 / 23 + 13 / 23 + 4 / 23) / 3)
+
+
+def test_evaluate_passes_k_and_min_support_to_the_categories(categorized):
+    images, captions, group, C = categorized
+    res = cr.evaluate(images, captions, captions, group, C, dims=(3,), k=3, min_support=5)
+    assert res.categories == (0, 1, 2)
+    for r in res.representations:
+        assert r.category_p == cr.category_precision(cr.mrl_prefix(images, r.dim), C, 3, 5)
+    assert res["MRL 3"].category_p != cr.category_precision(cr.mrl_prefix(images, 3), C, 5, 10)
+    assert res["MRL 3"].category_p != cr.category_precision(cr.mrl_prefix(images, 3), C, 3, 10)
+
+
+# ----------------------------------------------------------------------------- tables
+
+def test_overlap_table_lists_every_compressed_representation(study):
+    t = cr.overlap_table(study)
+    assert list(t.columns) == ["representation", "direction", "overlap"]
+    assert t[["representation", "direction"]].values.tolist() == [
+        ["MRL 8", cr.T2I], ["MRL 8", cr.I2T], ["MRL 4", cr.T2I], ["MRL 4", cr.I2T]]
+    for (name, direction), value in zip(t[["representation", "direction"]].values, t["overlap"]):
+        a, b = study[name].ranking(direction).neighbors, study.native.ranking(direction).neighbors
+        assert value == pytest.approx(np.mean([len(set(x) & set(y)) / 5 for x, y in zip(a, b)]))
+    assert (t["overlap"] < 1).all()
+    native_only = cr.evaluate(IMAGES, CAPTIONS, CAPTIONS, GROUP, dims=(), k=1)
+    empty = cr.overlap_table(native_only)
+    assert empty.empty and list(empty.columns) == ["representation", "direction", "overlap"]
+
+
+def test_summary_table_is_indexed_by_representation(study):
+    t = cr.summary_table(study)
+    assert t.index.name == "representation" and t.index.tolist() == study.names
+
+
+def _fake_result(hit_k, group):
+    """A measured study reduced to what :func:`typical_image` reads."""
+    hit_k = np.asarray(hit_k, float)
+    r = cr.Ranking(cr.T2I, np.zeros((len(hit_k), 1), int), np.zeros((len(hit_k), 1)), hit_k, hit_k, hit_k,
+                   np.ones(len(hit_k), int), group)
+    return cr.CaptionRetrieval((cr.Representation("native 2", 2, r, r, float("nan")),), np.asarray(group), 1, ())
+
+
+def test_typical_image_by_hand():
+    # shares 5/5, 0/5, 3/5, 3/5: mean 11/20 rounds to 3/5; images 2 and 3 have it, the lower wins
+    group = np.repeat(np.arange(4), 5)
+    hits = np.r_[np.ones(5), np.zeros(5), [1, 1, 1, 0, 0], [0, 1, 1, 0, 1]]
+    assert cr.typical_image(_fake_result(hits, group)) == 2
+    # shares 0, 1, 1, 1: mean 3/4 rounds to 4/5, which no image has; the closest are 1, 2, 3
+    hits = np.r_[np.zeros(5), np.ones(15)]
+    assert cr.typical_image(_fake_result(hits, group)) == 1
+
+
+def test_typical_image_tie_break_stays_negligible_for_many_images():
+    # 60,000 images of one caption; the first 20,000 miss, so the exact share (1) starts at 20,000
+    hits = np.r_[np.zeros(20_000), np.ones(40_000)]
+    assert cr.typical_image(_fake_result(hits, np.arange(60_000))) == 20_000
+
+
+# ----------------------------------------------------------------------------- control, per representation
+
+def _shuffled_reference(rep, group, new):
+    """Each metric after caption j moves to image ``new[j]``, straight from the definitions."""
+    n = len(rep.i2t.neighbors)
+    t, i = rep.t2i.neighbors, rep.i2t.neighbors
+    own = new[i] == np.arange(n)[:, None]
+    return {(cr.T2I, "Hit@1"): np.mean(t[:, 0] == new), (cr.T2I, "Hit@k"): np.mean((t == new[:, None]).any(axis=1)),
+            (cr.I2T, "Hit@1"): own[:, 0].mean(), (cr.I2T, "Hit@k"): own.any(axis=1).mean(),
+            (cr.I2T, "caption recall@k"): np.mean(own.sum(axis=1) / np.bincount(new, minlength=n))}
+
+
+def test_shuffled_control_of_a_compressed_representation(study):
+    rep = study["MRL 4"]
+    control = cr.shuffled_control(study, seed=3, n_permutations=40, representation="MRL 4")
+    shuffled = _shuffled_reference(rep, study.group, cr.shuffle_groups(study.group, 3))
+    rng = np.random.default_rng([3, 1])
+    many = [_shuffled_reference(rep, study.group, rng.permutation(60)[study.group]) for _ in range(40)]
+    chance = cr.chance_levels(study, "MRL 4")
+    native_chance = cr.chance_levels(study)
+    assert chance[cr.I2T, "Hit@5"] != native_chance[cr.I2T, "Hit@5"]
+    distinct = np.mean([len(set(study.group[row])) for row in rep.i2t.neighbors])
+    assert chance[cr.I2T, "Hit@5"] == pytest.approx(distinct / 60)
+    assert chance[cr.T2I, "Hit@1"] == chance[cr.I2T, "Hit@1"] == 1 / 60 and chance[cr.T2I, "Hit@5"] == 5 / 60
+    assert chance[cr.I2T, "caption recall@5"] == pytest.approx(5 / (5 * 60))
+    for (direction, metric, attr), (_, row) in zip(cr.METRICS, control.iterrows()):
+        key = (direction, metric)
+        assert row["metric"] == metric.replace("@k", "@5") and row["direction"] == direction
+        assert row["real"] == rep.ranking(direction).mean(attr)
+        assert row["shuffled"] == pytest.approx(shuffled[key])
+        assert row["chance"] == chance[direction, row["metric"]]
+        lo, hi = np.quantile([m[key] for m in many], [0.025, 0.975])
+        assert (row["permutation low"], row["permutation high"]) == pytest.approx((lo, hi))
+
+
+def test_bootstrap_changes_defaults_and_level_on_continuous_values():
+    """Per-query values that are not 0/1 give distinct quantiles for every draw count, so the
+    default 5,000 draws, seed 0 and the level all show in the interval."""
+    rng = np.random.default_rng(16)
+    group = np.repeat(np.arange(30), 2)
+
+    def ranking(direction, n):
+        v = rng.random(n)
+        return cr.Ranking(direction, np.zeros((n, 1), int), np.zeros((n, 1)), v, v ** 2, np.sqrt(v),
+                          np.ones(n, int), group if direction == cr.T2I else np.arange(30))
+
+    reps = tuple(cr.Representation(name, 2, ranking(cr.T2I, 60), ranking(cr.I2T, 30), float("nan"))
+                 for name in ("native 2", "MRL 1"))
+    res = cr.CaptionRetrieval(reps, group, 1, ())
+    for kwargs, expected in (({}, {}), ({"level": 0.5, "n_draws": 200, "seed": 4},
+                                        {"level": 0.5, "n_draws": 200, "seed": 4})):
+        table = cr.bootstrap_changes(res, **kwargs)
+        for (direction, metric, attr), (_, row) in zip(cr.METRICS, table.iterrows()):
+            a, b = res["MRL 1"].ranking(direction), res.native.ranking(direction)
+            iv = paired_bootstrap(getattr(a, attr), getattr(b, attr), groups=a.unit, **expected)
+            assert (row["change"], row["low"], row["high"]) == (iv.mean, iv.low, iv.high)
+            assert row["metric"] == metric.replace("@k", "@1") and row["n_groups"] == 30
+    other = cr.bootstrap_changes(res, n_draws=5001)
+    assert (other["low"] != cr.bootstrap_changes(res)["low"]).all()
+
+
+def test_shuffled_control_default_permutations():
+    """Groups of 1 to 7 captions give caption recall@k many distinct values, so the 95% range
+    over the default 1,000 permutations differs from that over 1,001."""
+    rng = np.random.default_rng(17)
+    group = rng.permutation(np.r_[np.arange(200), rng.integers(0, 200, 600)])
+    n_captions = len(group)
+
+    def ranking(direction, n_queries, n_gallery):
+        nb = np.array([rng.choice(n_gallery, 10, replace=False) for _ in range(n_queries)])
+        zeros = np.zeros(n_queries)
+        return cr.Ranking(direction, nb, np.zeros((n_queries, 10)), zeros, zeros, zeros, np.ones(n_queries, int),
+                          group if direction == cr.T2I else np.arange(200))
+
+    rep = cr.Representation("native 2", 2, ranking(cr.T2I, n_captions, 200), ranking(cr.I2T, 200, n_captions),
+                            float("nan"))
+    res = cr.CaptionRetrieval((rep,), group, 10, ())
+    default = cr.shuffled_control(res)
+    assert default.equals(cr.shuffled_control(res, seed=0, n_permutations=1000))
+    more = cr.shuffled_control(res, seed=0, n_permutations=1001)
+    recall = default["metric"] == "caption recall@10"
+    assert (default.loc[recall, ["permutation low", "permutation high"]].values
+            != more.loc[recall, ["permutation low", "permutation high"]].values).any()
