@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._scaling import unit_scale_rows
-from .._validate import as_matrix, check_int, check_k, nonzero_rows, same_length
+from .._validate import as_matrix, check_int, nonzero_rows, same_length
 from ..metrics.retrieval import boundary_margin, overlap_at_k, precision_at_k, topk
 from .stress import CommonOffset
 
@@ -373,6 +373,8 @@ def _score_errors(Qr, Gr, Qp, Gp, exclude_self: bool, chunk: int, ref=None) -> n
     worst = np.empty(Qr.shape[0])
     for a in range(0, Qr.shape[0], chunk):
         b = min(Qr.shape[0], a + chunk)
+        # Equivalent mutants: recomputing the cached rows gives the same float64 products (time
+        # only); astype(None) is astype(float64).
         r = Qr[a:b] @ Gr.T if ref is None else ref[a:b]
         diff = np.abs((Qp[a:b] @ Gp.T).astype(np.float64) - r)
         if exclude_self:
@@ -381,6 +383,8 @@ def _score_errors(Qr, Gr, Qp, Gp, exclude_self: bool, chunk: int, ref=None) -> n
     return worst
 
 
+# Equivalent mutants (here and in compare_storage / compare_study_conditions): another default
+# chunk_size only changes how many query rows each score product takes (memory, time).
 def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k: int = 10,
                        chunk_size: int = 1024) -> list[StorageResult]:
     """Run each condition against one reference ranking; one :class:`StorageResult` each.
@@ -389,6 +393,13 @@ def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k:
     the queries search each other and the query itself is excluded. The reference is
     the native vectors scored in float64; each condition stores queries and/or gallery
     (:func:`store`), reconstructs to float64 and scores in its arithmetic.
+
+    ``k`` is at most the number of candidates minus two (the margin ranks ``k + 1``, and
+    the search asks for fewer than all candidates). The certificate's rounding terms use
+    half the smallest squared row norm among the native and stored vectors (their
+    underflow terms), and a query is certified when its bound is below
+    ``margin * (1 - 4u) / 2`` (u = 2**-53: the factor absorbs the rounding of that
+    product, so ``bound < margin / 2`` holds exactly).
     """
     Q = as_matrix(queries, "queries")
     exclude_self = gallery is None
@@ -397,7 +408,10 @@ def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k:
         raise ValueError(f"gallery: expected {Q.shape[1]} columns like queries, got {G.shape[1]}")
     nonzero_rows(Q, "queries")
     nonzero_rows(G, "gallery")
-    k = check_k(k, G.shape[0] - int(exclude_self))
+    n_cand = G.shape[0] - int(exclude_self)
+    k = check_int(k, "k", minimum=1)
+    if k + 1 >= n_cand:  # the margin needs rank k + 1, and topk asks for fewer than all candidates
+        raise ValueError(f"k: must be at most {n_cand - 2} (the margin ranks k + 1 of {n_cand} candidates), got {k}")
     conditions = [conditions] if isinstance(conditions, StorageCondition) else list(conditions)
     for c in conditions:
         if not isinstance(c, StorageCondition):
@@ -405,6 +419,10 @@ def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k:
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     d = Q.shape[1]
 
+    # Equivalent mutants: dtype=None is float64 (np.dtype(None), and the margins and overlaps
+    # are float64 already); normalizing G == Q again gives the same rows; "IJ,IJ->I" is the same
+    # einsum; caching the reference scores never, always or at another size only trades memory
+    # for time (the same float64 products).
     ref_scores, ref_idx = topk(Q, G, k + 1, exclude_self=exclude_self, dtype=np.float64)
     margins = np.asarray(boundary_margin(ref_scores, k), dtype=np.float64)
     ref_nbrs = ref_idx[:, :k]
@@ -416,6 +434,9 @@ def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k:
 
     results = []
     for c in conditions:
+        # Equivalent mutants: storing G == Q again gives the same rows (time only); measuring a
+        # native side's error gives exactly the zeros it replaces; np.zeros_like(None) for g_up is
+        # a 0-d zero, and certificate_bound uses only its maximum, 0.
         Qs = _stored(Q, c.queries, "queries")
         Gs = Qs if exclude_self and c.gallery == c.queries else _stored(G, c.gallery, "gallery")
         sq_min = min(sq_min_ref, float(sq(Qs).min()), float(sq(Gs).min())) * 0.5
@@ -428,8 +449,11 @@ def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k:
         big = np.finfo(c.arithmetic).max / 4
         if max(sq(Qs).max(), sq(Gs).max()) > big:  # overflow possible: no guarantee
             bound = np.full_like(bound, np.inf)
+        # Equivalent mutant: margins >= 0 (a zero margin fails the second test, every bound > 0).
         certified = (margins > 0) & (bound < margins * (1 - 4 * _U64) / 2)
 
+        # Equivalent mutants: np.sort without axis sorts the last one, axis 1; normalizing Gs is
+        # Qs again gives the same rows; without ref_full the reference rows are recomputed.
         _, idx = topk(Qs, Gs, k, exclude_self=exclude_self, dtype=np.dtype(c.arithmetic).type)
         changed = np.any(np.sort(idx, axis=1) != np.sort(ref_nbrs, axis=1), axis=1)
         overlap = np.asarray(overlap_at_k(ref_nbrs, idx, per_query=True), dtype=np.float64)
@@ -459,6 +483,8 @@ def query_scores(queries, condition: StorageCondition, query: int, gallery=None)
     nonzero_rows(Q, "queries")
     nonzero_rows(G, "gallery")
     Qs = _stored(Q, condition.queries, "queries")
+    # Equivalent mutants: storing G == Q again gives the same rows; [query:query + 2][0] is the
+    # same row; astype(None) is astype(float64).
     Gs = Qs if same and condition.gallery == condition.queries else _stored(G, condition.gallery, "gallery")
     ref = _normalize(G, "float64") @ _normalize(Q[query:query + 1], "float64")[0]
     out = (_normalize(Gs, condition.arithmetic) @ _normalize(Qs[query:query + 1], condition.arithmetic)[0])
@@ -478,6 +504,8 @@ def compare_study_conditions(train, evaluation, *, k: int = 10, offset_severity:
     from ``offset_seed``, norm from ``train``: fitted on training vectors only) against
     the moved vectors' own float64 ranking.
     """
+    # Equivalent mutants: STUDY_CONDITIONS is the default; chunk_size left out of the second call
+    # only changes its chunking (an invalid one was rejected by the first call).
     native = compare_conditions(evaluation, STUDY_CONDITIONS, k=k, chunk_size=chunk_size)
     moved = CommonOffset(offset_severity, seed=offset_seed).fit(train).transform(evaluation)
     return native + compare_conditions(moved, OFFSET_CONDITIONS, k=k, chunk_size=chunk_size)

@@ -29,6 +29,34 @@ Storage and bounds (store, reconstruction_error, the bounds, ...):
 - ``certificate_bound`` 13, 15 (gallery errors not cast to float64 before ``max``): for numeric
   input ``float(g.max())`` is the same value either way (rounding to float64 is monotone, so it
   commutes with the maximum).
+
+Comparisons (compare_conditions, query_scores, StorageResult, ...):
+
+- ``compare_conditions`` 2, ``compare_storage`` 2, ``compare_study_conditions`` 4 (default
+  ``chunk_size`` 1025): the chunk size only sets how many query rows each score product
+  takes (memory, time). ``compare_study_conditions`` 29 (``chunk_size`` not passed to the
+  offset rows): the same, and an invalid one was already rejected by the first call.
+- ``compare_study_conditions`` 11 (conditions left out): the default is ``STUDY_CONDITIONS``.
+- ``compare_conditions`` 82 (``dtype=None`` in the reference ``topk``): ``np.dtype(None)`` is
+  float64. ``compare_conditions`` 92, 94, 308, 310 (``dtype`` None or dropped in
+  ``np.asarray``): the margins and overlaps are float64 already. ``_score_errors`` 26,
+  ``query_scores`` 98 (``astype(None)``): that is ``astype(float64)``.
+- ``compare_conditions`` 108, 154, 324, ``query_scores`` 57 (``... and False``: the shortcut
+  that reuses the queries' array for the same gallery is off): the same rows are normalized
+  or stored again, with the same values; time only.
+- ``compare_conditions`` 127 (``"IJ,IJ->I"``): the same einsum contraction.
+- ``compare_conditions`` 136-142, 338, 345, ``_score_errors`` 21 (the reference score matrix
+  cached never, always or at another size, or recomputed per chunk): the same float64
+  products; memory and time only.
+- ``compare_conditions`` 189, 194, 195, 201, 206, 207 (a native side's error measured
+  anyway): ``reconstruction_error`` of rows with themselves is exactly the zeros it replaces.
+- ``compare_conditions`` 228 (``np.zeros_like(None)`` as a native gallery's error bounds): a
+  0-d zero; ``certificate_bound`` uses only the maximum, 0 either way.
+- ``compare_conditions`` 267 (``margins >= 0``): a zero margin fails the second test anyway,
+  since every bound is positive.
+- ``compare_conditions`` 297, 303 (``axis`` dropped in ``np.sort``): the last axis is axis 1.
+- ``query_scores`` 81, 95 (``[query:query + 2]`` then ``[0]``): row 0 of the slice is the
+  query either way.
 """
 
 import numpy as np
@@ -716,3 +744,374 @@ def test_normalize_rescaling_changes_no_bit_of_ordinary_rows(dtype):
     a = X.astype(dtype)
     plain = a / np.sqrt(np.einsum("ij,ij->i", a, a))[:, None]
     np.testing.assert_array_equal(precision._normalize(X, dtype), plain)
+
+
+# ---- mutation survivors: comparisons (prec1)
+
+_U64 = 2.0**-53
+_F16 = StorageCondition("FP16 gallery, separate", gallery="float16")
+
+
+def test_k_may_leave_exactly_two_candidates_beyond_it():
+    # The margin needs rank k + 1 and the search asks for fewer than all candidates, so k can be
+    # n_candidates - 2. k = n_candidates - 1 passed the old check and then failed inside the
+    # reference search with a message naming k + 1 ("... got 29" for k = 28).
+    X = _unit(np.random.default_rng(20).standard_normal((30, 8)))
+    r = compare_storage(X, STUDY_CONDITIONS[1], k=27)
+    assert r.neighbors.shape == (30, 27) and r.k == 27
+    with pytest.raises(ValueError, match=r"^k: must be at most 27 \(the margin ranks k \+ 1 of 29 candidates\), got 28$"):
+        compare_conditions(X, k=28)
+    assert compare_conditions(X, [STUDY_CONDITIONS[3]], X[:5], k=3)[0].neighbors.shape == (30, 3)
+    with pytest.raises(ValueError, match=r"^k: must be at most 3 \(the margin ranks k \+ 1 of 5 candidates\), got 4$"):
+        compare_conditions(X, gallery=X[:5], k=4)
+    for k in (0, -1):
+        with pytest.raises(ValueError, match=rf"^k: must be at least 1, got {k}$"):
+            compare_conditions(X, k=k)
+    with pytest.raises(ValueError, match=r"^k: expected an integer, got 2.0$"):
+        compare_conditions(X, k=2.0)
+
+
+def test_compare_conditions_names_the_bad_argument():
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((30, 8))
+    nan, zero, tiny = X.copy(), X.copy(), X.copy()
+    nan[1, 1] = np.nan
+    zero[2] = 0.0
+    tiny[4] *= 1e-9  # vanishes in float16
+    cases = [
+        (dict(queries=nan), r"^queries: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
+        (dict(queries=X, gallery=nan), r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
+        (dict(queries=zero), r"^queries: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
+        (dict(queries=X, gallery=zero), r"^gallery: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
+        (dict(queries=X, gallery=tiny, conditions=_F16), r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
+        (dict(queries=tiny, conditions=STUDY_CONDITIONS[1]), r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
+        (dict(queries=X, chunk_size=0), r"^chunk_size: must be at least 1, got 0$"),
+        (dict(queries=X, chunk_size=2.0), r"^chunk_size: expected an integer, got 2.0$"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError, match=message):
+            compare_conditions(**{"k": 3, **kwargs})
+    with pytest.raises(ValueError, match=r"^chunk_size: must be at least 1, got 0$"):
+        compare_storage(X, STUDY_CONDITIONS[1], X[:10], k=3, chunk_size=0)
+    with pytest.raises(ValueError, match=r"^conditions: expected StorageCondition items, got 'FP16 gallery'$"):
+        compare_conditions(X, [STUDY_CONDITIONS[1], "FP16 gallery"], k=3)
+
+
+def test_a_single_condition_gives_a_list_of_one():
+    X = _unit(np.random.default_rng(22).standard_normal((25, 6)))
+    (r,) = compare_conditions(X, STUDY_CONDITIONS[1], k=3)
+    assert r.condition == STUDY_CONDITIONS[1]
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_score_errors_in_small_chunks_match_brute_force(monkeypatch, cached):
+    """Chunks of 1 and 7 queries (more queries than dimensions), with and without the cached
+    reference score matrix, give each query's largest score change over the pairs it searches."""
+    if not cached:
+        monkeypatch.setattr(precision, "_CACHE_SCORES", 0)
+    rng = np.random.default_rng(23)
+    X, G = _unit(rng.standard_normal((50, 6)) + 0.3), _unit(rng.standard_normal((31, 6)))
+    conds = [STUDY_CONDITIONS[1], STUDY_CONDITIONS[4], STUDY_CONDITIONS[5]]
+    for gallery in (None, G):
+        Gn = X if gallery is None else G
+        ref = _scores(X, Gn, "float64")
+        for chunk in (1, 7):
+            for r in compare_conditions(X, conds, gallery, k=3, chunk_size=chunk):
+                c = r.condition
+                Xq = store(X, c.queries).reconstruct()
+                Xg = Xq if gallery is None and c.gallery == c.queries else store(Gn, c.gallery).reconstruct()
+                diff = np.abs(_scores(Xq, Xg, c.arithmetic) - ref)
+                if gallery is None:
+                    np.fill_diagonal(diff, 0.0)
+                ulp = 2.0**-22 if c.arithmetic == "float32" else 2.0**-50
+                np.testing.assert_allclose(r.score_error, diff.max(axis=1), rtol=0, atol=ulp, err_msg=c.name)
+
+
+def test_self_pairs_are_not_scored():
+    # Every row but row 0 is exactly a float16 number, so under FP16 gallery storage only row 0
+    # moves: query 0 (whose own pair is never searched) sees no score change, the others do.
+    rng = np.random.default_rng(24)
+    X = rng.standard_normal((40, 12)).astype(np.float16).astype(np.float64)
+    X[0] = rng.standard_normal(12)
+    for chunk in (1024, 3):
+        r = compare_storage(X, STUDY_CONDITIONS[1], k=3, chunk_size=chunk)
+        assert r.score_error[0] < 1e-12
+        assert (r.score_error[1:] > 1e-9).all()
+        assert r.query_error.max() == 0.0 and r.gallery_error[0] > 0 and (r.gallery_error[1:] == 0).all()
+
+
+def test_float32_inputs_are_referenced_in_float64():
+    rng = np.random.default_rng(25)
+    for dtype in (np.float32, np.float64):
+        X = rng.standard_normal((40, 12)).astype(dtype)
+        G = rng.standard_normal((30, 12)).astype(dtype)
+        for gallery in (None, G):
+            nat, f32 = compare_conditions(X, [STUDY_CONDITIONS[0], STUDY_CONDITIONS[5]], gallery, k=3)
+            assert nat.max_score_error == 0.0 and (nat.score_error == 0.0).all()
+            assert (f32.score_error > 0).all()  # float32 arithmetic rounds some score of every query
+
+
+def test_fp32_arithmetic_scores_are_the_float32_ones_exactly():
+    # Basis-vector queries make every product exact, so the score changes are exactly the float32
+    # rounding of the normalized gallery entries.
+    rng = np.random.default_rng(26)
+    G = rng.standard_normal((30, 6))
+    Q = np.eye(6)
+    expected = np.abs(_normalize(G, "float32").astype(np.float64) - _normalize(G, "float64")).max(axis=0)
+    for c in (STUDY_CONDITIONS[5], StorageCondition("FP32 storage", gallery="float32", arithmetic="float32")):
+        r = compare_storage(Q, c, G, k=3)
+        np.testing.assert_array_equal(r.score_error, expected)
+        assert (expected > 0).all()
+        ref, out = query_scores(Q, c, 2, G)
+        np.testing.assert_array_equal(out, _normalize(G, "float32")[:, 2].astype(np.float64))
+        np.testing.assert_array_equal(ref, _normalize(G, "float64")[:, 2])
+
+
+def test_result_arrays_have_one_entry_per_query_or_gallery_row():
+    rng = np.random.default_rng(27)
+    Q, G = rng.standard_normal((20, 6)), rng.standard_normal((35, 6))
+    for gallery, n_g in ((G, 35), (None, 20)):
+        for r in compare_conditions(Q, CONDITIONS, gallery, k=3):
+            for name in ("query_error", "bound", "margins", "certified", "score_error", "overlap", "changed"):
+                assert getattr(r, name).shape == (20,), (r.condition.name, name)
+            assert r.gallery_error.shape == (n_g,)
+            assert r.bound.dtype == r.margins.dtype == r.overlap.dtype == np.float64
+            assert r.certified.dtype == r.changed.dtype == bool
+            assert r.neighbors.shape == r.reference_neighbors.shape == (20, 3)
+            if r.condition.queries == "native":
+                assert (r.query_error == 0).all()
+            if r.condition.gallery == "native":
+                assert (r.gallery_error == 0).all()
+
+
+def _expected_bound(Q, G, c):
+    """The documented bound: measured errors made rigorous (``_error_upper``) on stored sides, 0 on
+    native ones, and rounding terms with half the smallest squared row norm of native and stored rows."""
+    same = G is None
+    G = Q if same else G
+    Qs, Gs = store(Q, c.queries).reconstruct(), store(G, c.gallery).reconstruct()
+    d = Q.shape[1]
+    sq_min = 0.5 * min(float(np.einsum("ij,ij->i", A, A, dtype=np.float64).min()) for A in (Q, G, Qs, Gs))
+    eta64 = normalization_bound(d, "float64", sq_min)
+    up = [np.zeros(len(A)) if fmt == "native" else precision._error_upper(reconstruction_error(A, S), d, eta64)
+          for A, S, fmt in ((Q, Qs, c.queries), (G, Gs, c.gallery))]
+    return certificate_bound(*up, d, arithmetic=c.arithmetic, min_sq_norm=sq_min)
+
+
+def _int8_rows(rng, n, d, s, first):
+    """n rows of entries of magnitude s; row 0, the shortest (norm s / 2), is a multiple of
+    ``first`` (int8 stores it with a chosen rounding)."""
+    X = s * rng.uniform(0.7, 1.0, (n, d)) * rng.choice([-1.0, 1.0], (n, d))
+    X[0] = 0.5 * s * np.asarray(first) / np.linalg.norm(first)
+    return X
+
+
+def test_bound_is_the_documented_composition():
+    rng = np.random.default_rng(28)
+    up8, down8 = [127.0] + [0.6] * 7, [127.0] + [0.4] * 7  # int8 stores row 0 longer / shorter
+    f32_int8 = StorageCondition("INT8 both, FP32 arithmetic", gallery="int8", queries="int8", arithmetic="float32")
+    scenarios = [
+        # ordinary magnitudes: native sides contribute nothing but rounding
+        (rng.standard_normal((20, 8)), rng.standard_normal((30, 8)), CONDITIONS),
+        (rng.standard_normal((20, 8)), None, CONDITIONS),
+        # queries so small that the float64 underflow terms dominate the rounding bound
+        (rng.standard_normal((20, 8)) * 1e-155, rng.standard_normal((30, 8)),
+         [STUDY_CONDITIONS[0], StorageCondition("FP32 gallery", gallery="float32")]),
+        # float32 input whose squares underflow in float32: the norms are taken in float64
+        (rng.standard_normal((20, 8)).astype(np.float32) * np.float32(1e-25), None, [STUDY_CONDITIONS[0]]),
+        # float32 underflow terms, smallest row native (int8 lengthens it) or stored (shortened)
+        (_int8_rows(rng, 20, 8, 3e-19, up8), None, [f32_int8]),
+        (_int8_rows(rng, 20, 8, 3e-19, down8), rng.standard_normal((30, 8)),
+         [StorageCondition("INT8 queries, FP32", queries="int8", arithmetic="float32")]),
+        (rng.standard_normal((20, 8)), _int8_rows(rng, 30, 8, 3e-19, down8),
+         [StorageCondition("INT8 gallery, FP32", gallery="int8", arithmetic="float32")]),
+    ]
+    for Q, G, conds in scenarios:
+        for r in compare_conditions(Q, conds, G, k=3):
+            expected = _expected_bound(Q, G, r.condition)
+            assert np.isfinite(expected).all()
+            np.testing.assert_array_equal(r.bound, expected, err_msg=r.condition.name)
+
+
+def test_native_bound_is_the_two_rounding_terms():
+    rng = np.random.default_rng(29)
+    X = rng.standard_normal((20, 8))
+    sq_min = 0.5 * np.einsum("ij,ij->i", X, X).min()
+    r = compare_storage(X, STUDY_CONDITIONS[0], k=3)
+    np.testing.assert_array_equal(r.bound, (2 * scoring_bound(8, "float64", sq_min)) * (1 + 8 * _U64))
+
+
+def test_no_guarantee_when_float32_squares_could_overflow():
+    # Row 5 has squared norm exactly float32max / 4 (4095^2 + 90^2 + 9^2 + 3^2 = 2^24 - 1):
+    # still guaranteed; twice as long, FP32 arithmetic gives no guarantee (float64 still does).
+    rng = np.random.default_rng(30)
+    X = rng.standard_normal((30, 8))
+    X[5] = 0.0
+    X[5, :4] = np.array([4095.0, 90.0, 9.0, 3.0]) * 2.0**51
+    assert np.einsum("ij,ij->i", X, X)[5] == np.finfo(np.float32).max / 4
+    nat, f32 = compare_conditions(X, [STUDY_CONDITIONS[0], STUDY_CONDITIONS[5]], k=3)
+    assert np.isfinite(nat.bound).all() and np.isfinite(f32.bound).all() and f32.certified.any()
+    X[5] *= 2
+    nat, f32 = compare_conditions(X, [STUDY_CONDITIONS[0], STUDY_CONDITIONS[5]], k=3)
+    assert np.isfinite(nat.bound).all() and nat.certified.any()
+    assert f32.bound.shape == (30,) and f32.bound.dtype == np.float64 and np.isposinf(f32.bound).all()
+    assert not f32.certified.any()
+
+
+def _exact_margin_search(margin, condition=STUDY_CONDITIONS[0]):
+    """Query e1 over rows (x, 1, 0) with |x| < 2**-27: the computed cosine is exactly x, so the
+    top-1 margin is exactly ``margin`` (rows x = margin, 0 and -1e-9). d = 3 puts the bound's
+    mantissa where the scan below also separates (1 - 4u) from (1 - 5u)."""
+    G = np.array([[-1e-9, 1.0, 0.0], [0.0, 1.0, 0.0], [margin, 1.0, 0.0]])
+    return compare_storage(np.array([[1.0, 0.0, 0.0]]), condition, G, k=1)
+
+
+def test_certified_exactly_when_the_bound_is_below_the_slackened_half_margin():
+    B = _exact_margin_search(1e-12).bound[0]  # the same rows' norms for every margin below
+    margins = [B * f for f in (1.5, 2.5, 3.5, 5.0)]
+    m = 2 * B
+    for _ in range(12):  # every float from 2B up: covers bound == margin (1 - 4u) / 2 exactly
+        margins.append(m)
+        m = np.nextafter(m, 1.0)
+    seen = set()
+    for m in margins:
+        r = _exact_margin_search(m)
+        assert r.margins[0] == m and r.bound[0] == B
+        rule = bool(B < m * (1 - 4 * _U64) / 2)
+        assert r.certified[0] == rule, (m / B)
+        assert not rule or B < m / 2
+        seen.add(rule)
+    assert seen == {True, False}
+    assert any(B == m * (1 - 4 * _U64) / 2 for m in margins)  # the equality case is among them
+    assert any((B < m * (1 - 4 * _U64) / 2) != (B < m * (1 - 5 * _U64) / 2) for m in margins)
+
+
+def test_fp32_search_breaks_float32_ties_by_index():
+    # Rows 0 and 1 score 1e-9 (1 - 1e-9) and 1e-9 in float64 but the same in float32: the float32
+    # search puts row 0 (lower index) first, the float64 reference row 1.
+    G = np.array([[1e-9 * (1 - 1e-9), 1.0], [1e-9, 1.0], [0.0, 1.0], [-1e-9, 1.0]])
+    Q = np.array([[1.0, 0.0]])
+    for c in (STUDY_CONDITIONS[5], StorageCondition("FP32 storage", gallery="float32", arithmetic="float32")):
+        r = compare_storage(Q, c, G, k=1)
+        assert r.reference_neighbors[0, 0] == 1 and r.neighbors[0, 0] == 0
+        assert r.changed[0] and not r.certified[0] and r.violations == 0
+        ref, out = query_scores(Q, c, 0, G)
+        assert ref[1] > ref[0] and out[0] == out[1]
+
+
+def test_query_scores_names_the_bad_argument():
+    rng = np.random.default_rng(31)
+    X = rng.standard_normal((10, 4))
+    nan, zero, tiny = X.copy(), X.copy(), X.copy()
+    nan[1, 1] = np.nan
+    zero[2] = 0.0
+    tiny[4] *= 1e-9
+    cases = [
+        ((nan, STUDY_CONDITIONS[1], 0), r"^queries: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
+        ((X, STUDY_CONDITIONS[1], 0, nan), r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
+        ((zero, STUDY_CONDITIONS[1], 0), r"^queries: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
+        ((X, STUDY_CONDITIONS[1], 0, zero), r"^gallery: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
+        ((tiny, STUDY_CONDITIONS[2], 0), r"^queries stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
+        ((X, STUDY_CONDITIONS[1], 0, tiny), r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
+        ((X, STUDY_CONDITIONS[1], -1), r"^query: must be at least 0, got -1$"),
+        ((X, STUDY_CONDITIONS[1], 10), r"^query: expected an index below 10, got 10$"),
+    ]
+    for args, message in cases:
+        with pytest.raises(ValueError, match=message):
+            query_scores(*args)
+    ref, out = query_scores(X, STUDY_CONDITIONS[1], 7)  # an index above d = 4 is fine
+    assert ref[7] == out[7] == -np.inf and np.isfinite(np.delete(ref, 7)).all()
+
+
+def test_query_scores_reference_is_float64_and_fp32_scores_are_float32_numbers():
+    rng = np.random.default_rng(32)
+    X32, G32 = rng.standard_normal((15, 10)).astype(np.float32), rng.standard_normal((12, 10)).astype(np.float32)
+    X, G = X32.astype(np.float64), G32.astype(np.float64)
+    for gallery, G64 in ((None, X), (G32, G)):
+        ref, _ = query_scores(X32, STUDY_CONDITIONS[0], 3, gallery)
+        expected = _scores(X[3:4], G64, "float64")[0]
+        if gallery is None:
+            expected[3] = -np.inf
+        np.testing.assert_allclose(ref, expected, rtol=0, atol=1e-15)
+    for c in (STUDY_CONDITIONS[5], StorageCondition("INT8 gallery, FP32", gallery="int8", arithmetic="float32")):
+        for gallery in (None, G):
+            _, out = query_scores(X, c, 3, gallery)
+            assert out.dtype == np.float64
+            finite = out[np.isfinite(out)]
+            np.testing.assert_array_equal(finite, finite.astype(np.float32).astype(np.float64))
+
+
+def _hits_result(rng, n_q, n_g, k):
+    """A StorageResult whose neighbour rows hold known hit counts; returns it and the counts."""
+    gallery_labels = np.arange(n_g) % 3
+    query_labels = rng.integers(0, 3, n_q)
+    before = rng.integers(0, k + 1, n_q)
+    after = before.copy()
+    after[3:] = rng.permutation(before[3:])  # the same mean P@k, per-query changes
+    ref = _rows_with_hits(before, query_labels, gallery_labels, rng, k)
+    new = _rows_with_hits(after, query_labels, gallery_labels, rng, k)
+    new[:3] = ref[:3]  # three unchanged queries
+    changed = np.any(np.sort(new, axis=1) != np.sort(ref, axis=1), axis=1)
+    z = np.zeros(n_q)
+    r = StorageResult(STUDY_CONDITIONS[1], k, 0.0, changed, z, z, z, np.zeros(n_q, bool), z, np.zeros(n_g),
+                      reference_neighbors=ref, neighbors=new)
+    return r, gallery_labels, query_labels, before, after
+
+
+def test_agreement_kept_counts_changed_queries_with_unchanged_precision():
+    rng = np.random.default_rng(33)
+    r, gl, ql, before, after = _hits_result(rng, 40, 60, 5)
+    expected = int((r.changed & (before == after)).sum())
+    assert 0 < expected < r.changed.sum() and r.precision_change(gl, ql) == 0.0
+    assert r.agreement_kept(gl, ql) == expected
+    # queries that are the gallery (labels only): a hand-made case
+    labels = np.array([0, 0, 1, 1, 0, 1, 0, 1])
+    ref = np.array([[1, 4], [0, 4], [3, 5], [2, 5], [0, 1], [2, 3], [0, 2], [3, 5]])
+    new = np.array([[4, 1], [6, 4], [7, 5], [2, 5], [0, 3], [2, 0], [4, 3], [3, 5]])
+    changed = np.any(np.sort(new, axis=1) != np.sort(ref, axis=1), axis=1)
+    assert changed.tolist() == [False, True, True, False, True, True, True, False]
+    z = np.zeros(8)
+    s = StorageResult(STUDY_CONDITIONS[1], 2, 0.0, changed, z, z, z, np.zeros(8, bool), z, z,
+                      reference_neighbors=ref, neighbors=new)
+    # P@2 before 1, 1, 1, 1, 1, 1, 1/2, 1 and after 1, 1, 1, 1, 1/2, 1/2, 1/2, 1: queries 1, 2, 6 changed
+    # their neighbours but kept their P@2 (4 and 5 lost it; 0, 3, 7 did not change)
+    assert s.agreement_kept(labels) == 3
+
+
+def test_summary_has_every_column():
+    X = _unit(np.random.default_rng(34).standard_normal((30, 8)))
+    r = compare_storage(X, STUDY_CONDITIONS[3], k=4)
+    s = r.summary()
+    assert set(s) == {"condition", "max_score_error", "changed_queries", "n_queries", "overlap@4", "certified",
+                      "coverage", "violations", "max_error_queries", "max_error_gallery"}
+    assert s["violations"] == r.violations == 0 and s["condition"] == "INT8 gallery"
+    assert s["changed_queries"] == r.n_changed and s["coverage"] == r.coverage
+
+
+def test_compare_storage_searches_the_given_gallery():
+    rng = np.random.default_rng(35)
+    Q, G = _unit(rng.standard_normal((20, 8))), _unit(rng.standard_normal((45, 8)))
+    r = compare_storage(Q, STUDY_CONDITIONS[3], G, k=3)
+    (b,) = compare_conditions(Q, [STUDY_CONDITIONS[3]], G, k=3)
+    assert r.gallery_error.shape == (45,)
+    np.testing.assert_array_equal(r.neighbors, b.neighbors)
+    np.testing.assert_array_equal(r.reference_neighbors, b.reference_neighbors)
+    np.testing.assert_array_equal(r.bound, b.bound)
+
+
+def test_compare_study_conditions_defaults_and_k():
+    rng = np.random.default_rng(36)
+    train, val = _unit(rng.standard_normal((80, 16))), _unit(rng.standard_normal((60, 16)))
+    res = compare_study_conditions(train, val)
+    assert [r.k for r in res] == [10] * 8
+    moved = CommonOffset(0.99, seed=0).fit(train).transform(val)
+    for a, b in zip(res[6:], compare_conditions(moved, OFFSET_CONDITIONS)):
+        np.testing.assert_array_equal(a.margins, b.margins)
+        np.testing.assert_array_equal(a.neighbors, b.neighbors)
+    res5 = compare_study_conditions(train, val, k=5, chunk_size=7)
+    assert [r.k for r in res5] == [5] * 8
+    for a, b in zip(res5[:6], compare_conditions(val, k=5)):
+        np.testing.assert_array_equal(a.neighbors, b.neighbors)
+    # chunk_size is checked with the evaluation vectors, before any offset is fitted
+    with pytest.raises(ValueError, match=r"^chunk_size: must be at least 1, got 0$"):
+        compare_study_conditions(train, val, offset_severity=2.0, chunk_size=0)
