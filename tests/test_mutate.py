@@ -27,6 +27,10 @@ Intro naming ``topk`` 99 outside the list: not counted.
 - Selection in ``_scan``: 41, 42 (flags). 50 (``m >= k``).
 - ``Probe.fit`` 2; ``Probe`` (class) ``_path`` 8, 10.
 
+Another group (a sub-heading):
+
+- ``_scan`` 60.
+
 Timeouts: ``topk`` 70 (a hang).
 """
 '''
@@ -37,7 +41,7 @@ def test_documented_reads_lists_ranges_and_methods(tmp_path):
     (tmp_path / "t.py").write_text(TESTS)
     assert mutate.documented(tmp_path / "t.py", tmp_path / "m.py") == {
         "x_topk": {3, 5, 7, 8, 9, 12, 14},
-        "x__scan": {41, 42, 50},
+        "x__scan": {41, 42, 50, 60},
         "xǁProbeǁfit": {2},
         "xǁProbeǁ_path": {8, 10},
     }

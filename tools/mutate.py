@@ -134,7 +134,8 @@ def documented(test_file: Path, module_file: Path) -> dict[str, set[int]]:
     """
     doc = ast.get_docstring(ast.parse(test_file.read_text())) or ""
     section = doc.partition("Equivalent mutants")[2]
-    section = re.split(r"\n\s*\n(?!- |\s)", section.partition("\n- ")[1] + section.partition("\n- ")[2])[0]
+    # the list runs to the first paragraph that is neither a bullet nor a sub-heading ("...:")
+    section = re.split(r"\n\s*\n(?!- |\s|[^\n]*:\n)", section.partition("\n- ")[1] + section.partition("\n- ")[2])[0]
     tree = ast.parse(module_file.read_text())
     functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     methods = {c.name: {n.name for n in c.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
