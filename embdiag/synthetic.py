@@ -87,3 +87,15 @@ def labelled_clusters(n: int, *, d: int = 768, seed: int = 0, attributes=None,
         redraw = rng.random(n) > agreement
         labels[a][redraw] = rng.choice(len(p), size=int(redraw.sum()), p=p)
     return Z / np.linalg.norm(Z, axis=1, keepdims=True), labels
+
+
+def float32_near_tie(gap: float = 1e-9, a: float = 0.6) -> np.ndarray:
+    """Five unit-norm rows in 4-d where rows 1 and 2 have cosines ``a`` and ``a + gap`` with row
+    0: below float32 resolution for ``gap = 1e-9``, so float32 scoring ties (and ranks row 1
+    first) while float64 ranks row 2 first. Rows 3 and 4 are far from row 0."""
+    b = a + gap
+    return np.array([[1.0, 0.0, 0.0, 0.0],
+                     [a, np.sqrt(1 - a * a), 0.0, 0.0],
+                     [b, 0.0, np.sqrt(1 - b * b), 0.0],
+                     [0.0, 0.0, 0.0, 1.0],
+                     [0.0, 0.3, 0.3, 1.0]])

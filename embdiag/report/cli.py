@@ -52,24 +52,18 @@ _EPILOG = ("exit status: 0 written, no --fail-if violated; 1 written, a --fail-i
            "or the attribute (e.g. probe_ba[weather]<0.5); NaN values count as violations.")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+def _int_at_least(minimum: int, what: str):
+    """An argparse type: an integer of at least ``minimum`` (``what`` names the kind)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value}")
+        return value
 
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,11 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compress", metavar="SPEC", default="",
                    help="representations to make and compare, e.g. fp16,int8,pca256,prefix256")
     p.add_argument("--index", metavar="SPEC", default="", help="ANN indexes to compare with exact search: hnsw,ivfpq")
-    p.add_argument("--k", type=_positive_int, default=10, help="neighbours per query (default 10)")
+    p.add_argument("--k", type=_int_at_least(1, "positive"), default=10, help="neighbours per query (default 10)")
     p.add_argument("--stress", action="store_true", help="also measure the stress grid (needs --labels)")
     p.add_argument("--quick", action="store_true", help="subsample queries, gallery and bootstrap draws "
                    "(the report says so)")
-    p.add_argument("--seed", type=_seed, default=0, help="seed of every sample and bootstrap (default 0)")
+    p.add_argument("--seed", type=_int_at_least(0, "non-negative"), default=0,
+                   help="seed of every sample and bootstrap (default 0)")
     p.add_argument("--fail-if", metavar="EXPR", action="append", default=[], dest="fail_if",
                    help="exit 1 if the rule holds for any row, e.g. 'overlap@10<0.95' (repeatable)")
     p.add_argument("--out", metavar="DIR", required=True, help="output folder (replaced only when the report is complete)")

@@ -21,6 +21,7 @@ import pytest
 
 from embdiag.interventions import identities
 from embdiag.interventions.identities import exact_responses
+from embdiag.synthetic import float32_near_tie
 
 
 @pytest.fixture(scope="module")
@@ -232,13 +233,7 @@ def test_float32_and_integer_inputs_are_read_as_float64():
 def test_neighbours_are_scored_in_float64():
     """A near-tie 1e-9 apart (below float32 resolution): float64 scoring ranks it the same way
     before and after an exact contraction (s = 0.5 halves every entry), so overlap@1 is 1."""
-    a = 0.6
-    b = a + 1e-9
-    val = np.array([[1.0, 0.0, 0.0, 0.0],
-                    [a, np.sqrt(1 - a * a), 0.0, 0.0],
-                    [b, 0.0, np.sqrt(1 - b * b), 0.0],
-                    [0.0, 0.0, 0.0, 1.0],
-                    [0.0, 0.3, 0.3, 1.0]])
+    val = float32_near_tie()
     from embdiag.metrics.retrieval import topk
 
     assert topk(val, val, 1, exclude_self=True)[1][0, 0] != topk(val, val, 1, exclude_self=True, dtype=np.float64)[1][0, 0]

@@ -15,6 +15,7 @@ import pytest
 from embdiag.metrics import suite
 from embdiag.interventions import stress_grid
 from embdiag.synthetic import labelled_clusters
+from embdiag.synthetic import float32_near_tie
 
 
 @pytest.fixture(scope="module")
@@ -126,13 +127,7 @@ def test_default_k_is_10(data):
 def test_neighbours_are_searched_in_float64():
     """A near-tie 1e-9 apart, below float32 resolution: float32 scoring would rank row 1 (same
     label as row 0) first, float64 ranks row 2 (other label) first, so P@1 of query 0 is 0."""
-    a = 0.6
-    b = a + 1e-9
-    va = np.array([[1.0, 0.0, 0.0, 0.0],
-                   [a, np.sqrt(1 - a * a), 0.0, 0.0],
-                   [b, 0.0, np.sqrt(1 - b * b), 0.0],
-                   [0.0, 0.0, 0.0, 1.0],
-                   [0.0, 0.3, 0.3, 1.0]])
+    va = float32_near_tie()
     y = np.array([0, 0, 1, 1, 1])
     assert suite.topk(va, va, 1, exclude_self=True)[1][0, 0] == 1  # float32: the tie goes to the lower index
     _, nb = suite.topk(va, va, 1, exclude_self=True, dtype=np.float64)
