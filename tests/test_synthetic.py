@@ -38,3 +38,11 @@ def test_labelled_clusters_scale_and_determinism():
     assert not np.array_equal(Z, synthetic.labelled_clusters(983, seed=3)[0])
     with pytest.raises(ValueError, match="strength"):
         synthetic.labelled_clusters(10, strength=(0.1,))
+
+
+def test_float32_near_tie_ties_in_float32_only():
+    X = synthetic.float32_near_tie()
+    np.testing.assert_allclose(np.linalg.norm(X[:3], axis=1), 1.0, rtol=0, atol=1e-15)
+    s64 = X[1:3] @ X[0]
+    s32 = X[1:3].astype(np.float32) @ X[0].astype(np.float32)
+    assert s64[1] - s64[0] == pytest.approx(1e-9, rel=1e-6) and s32[0] == s32[1]
