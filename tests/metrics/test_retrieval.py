@@ -17,18 +17,24 @@ each has a comment next to the code.
   62, 63 (clip bounds 257, 16385), 91, 93 (worker count ``N / ...``, ``5 * ...``), 96 (float
   bounds, cast by ``int()``).
 - Selection path in ``_scan``: every path keeps each entry that can enter the top-k and the merge
-  drops the rest. 41, 42, 108, 151, 152 (the ``first`` / ``dense`` flags); 118-123 (the dense
-  fallback's threshold); 125 (``m >= k``: at m == k the chunk's k-th score is its minimum); 134
-  (``dim=1`` is the default); 135, 138 (``sorted``: the same minimum); 146, 147 (``=`` / ``|=``:
-  more candidates in the dense path); 92 (``lo <= hi``: an empty range).
-- Placeholders in ``_scan``: 7, 10 (float64 running scores hold float32 scores exactly); 15, 18
-  (``np.full`` infers int64); 19, 20 (the -inf placeholders' index: with k below the number of
+  drops the rest. 42, 43, 115, 158, 159 (the ``first`` / ``dense`` flags); 125-130 (the dense
+  fallback's threshold); 132 (``m >= k``: at m == k the chunk's k-th score is its minimum); 141
+  (``dim=1`` is the default); 142, 145 (``sorted``: the same minimum); 153, 154 (``=`` / ``|=``:
+  more candidates in the dense path); 99 (``lo <= hi``: an empty range).
+- Placeholders in ``_scan``: 8, 11 (float64 running scores hold float32 scores exactly); 16, 19
+  (``np.full`` infers int64); 20, 21 (the -inf placeholders' index: with k below the number of
   candidates and finite cosines every placeholder is replaced, so its index is never returned).
-  45 (``return`` for ``break`` on stop): the event is set only by a share that failed, and
-  ``topk`` then raises that error without reading any result.
-- ``topk`` 167, 178 (no stop event), 168 (default pool size): the other shares scan on, time
-  only. 194, 196, 197, 198 (``min`` without key or with a constant key): errors are listed in
-  share order with distinct, ascending chunk starts, so each picks the first.
+- Failure flags in ``_scan``: 47 (``return`` for ``break`` once an earlier share failed):
+  ``topk`` then raises that share's error without reading any result. 76, 77 (the flag set to
+  None / False): later shares scan on, time only; the lowest failed chunk is still reported.
+  1 (``share=1`` by default): the share is read only with the flags, which ``topk`` always
+  passes with the share's index. 54, 59, 60 (another name in the chunk's ``as_matrix``): the
+  gallery's type and shape were checked by ``_check_gallery``, so that call never raises; 55
+  (``finite=None``): falsy like False.
+- ``topk`` 166, 179 (no failure flags), 190 (share index not passed, so no share sees an
+  earlier failure), 169 (default pool size): the other shares scan on, time only. 198, 200
+  (``min`` without a key): errors are listed in share order with distinct, ascending chunk
+  starts, and tuples compare by that start first, so each picks the first.
 - ``_merge`` 11, 12, 13 (heavy-row threshold: lexsort or stable argsort, both exact); 50 (NaN
   padding sorts last like -inf, and a row always holds k real entries); 51, 54 (float64 work
   array: float32 scores convert exactly); 59, 62 (``np.full`` infers int64); 91, 103, 111
@@ -37,9 +43,9 @@ each has a comment next to the code.
 - ``_normalize`` 3, 5 (``invalid="ignore"`` dropped): no step raises an invalid flag (squares are
   non-negative, NaN propagates quietly; checked under ``np.seterr(invalid="raise")`` with NaN,
   +-inf, float16 inf, huge integers and 1e300 rows). 12 (``copy=None`` copies no more than
-  ``copy=False``); 38 (always copy before rescaling rows that over- or underflow: one extra copy,
-  in that rare branch only); 42 (``astype(None)`` is float64); 24, 51 (``"IJ,IJ->I"``: the same
-  contraction); 75 (``same_kind`` is the ufunc default casting).
+  ``copy=False``); 43 (always copy before rescaling rows that over- or underflow: one extra copy,
+  in that rare branch only); 47 (``astype(None)`` is float64); 24, 56 (``"IJ,IJ->I"``: the same
+  contraction); 80 (``same_kind`` is the ufunc default casting).
 - ``_positives`` 52 (a second padding column of -1 matches no neighbour and is not counted);
   57, 60 (``np.full`` infers int64, and ``P`` is cast to int64 next); 71 (``axis=1`` is the
   default); 72 (float64 indices compare exactly with integer neighbours below 2**53); 75, 81 (the
