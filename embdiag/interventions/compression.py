@@ -213,7 +213,7 @@ def dims_ladder(d: int, dims=DIMS, smallest: int = 8) -> list[int]:
     smallest = check_int(smallest, "smallest", minimum=1)
     ladder = {d >> j for j in range(d.bit_length()) if d >> j >= smallest} | {d}
     dims = [check_int(k, "dims", minimum=1) for k in dims]  # every entry checked, then those above d dropped
-    return sorted(ladder | {k for k in dims if k <= d}, reverse=True)
+    return sorted(ladder | {k for k in dims if k <= d}, reverse=True)  # (k < d: d is on the ladder; equivalent)
 
 
 def _neighbors(Z: np.ndarray, k: int) -> np.ndarray:
@@ -281,7 +281,7 @@ def variance_spectrum(train, dims, *, center: bool = True) -> pd.DataFrame:
                          + "); variance shares are undefined")
     out = pd.DataFrame({"dim": dims, "share": [float(lam[:d].sum() / total) for d in dims],
                         "weakest": [float(lam[d - 1] / lam[0]) for d in dims]})
-    out.attrs["rank"] = int(np.sum(lam > RANK_TOL * lam[0]))
+    out.attrs["rank"] = int(np.sum(lam > RANK_TOL * lam[0]))  # (>=: only at exact equality; equivalent)
     return out
 
 

@@ -18,7 +18,10 @@ comment next to the code.
 - ``PCACompression.fit`` 19 (``min_rows`` dropped): ``principal_axes`` checks at least 2 rows
   again, with the same name ``X`` and message.
 - ``variance_spectrum`` 6, 10 (``dtype`` dropped): ``principal_axes`` averages in float64 and
-  converts to float64 before the scatter, so float32 input gives the same bits.
+  converts to float64 before the scatter, so float32 input gives the same bits. 62 (``>=`` at
+  the rank threshold): differs only for an eigenvalue exactly ``RANK_TOL`` times the largest
+  (data without variance, where both sides are 0, is refused before).
+- ``dims_ladder`` 43 (``k < d``): ``d`` itself is always on the ladder.
 - ``compression_grid`` 16, 19 (``make_compression(m, None / 2)``): that call checks the method
   name only; ``k`` is not read before ``fit``.
 - ``compression_grid`` 20, 47, 55 (``classes`` not passed): ``evaluate`` then freezes the same
@@ -614,6 +617,13 @@ def test_variance_spectrum_rank_is_relative_to_the_largest_variance():
     with pytest.raises(ValueError, match=r"^train: has no variance \(every row the same\);"):
         variance_spectrum(np.zeros((4, 3)), [1], center=False)
     assert variance_spectrum(np.ones((4, 3)), [1], center=False).attrs["rank"] == 1
+
+
+def test_variance_spectrum_of_data_with_little_variance():
+    # a total variance below 1 is still variance: only exactly none is refused
+    X = np.random.default_rng(8).standard_normal((50, 4)) * 1e-3
+    sp = variance_spectrum(X, [1, 4])
+    assert sp["share"].iloc[-1] == pytest.approx(1.0) and sp.attrs["rank"] == 4
 
 
 def test_dims_ladder_checks_every_entry_even_above_d():
