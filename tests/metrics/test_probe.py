@@ -40,7 +40,7 @@ the same to within that stated accuracy and only the number of CG or Newton step
   only). ``__call__`` 6 (the residual in float64), 8 (output ``astype(None)``: float64).
   ``build`` 5, 7 (inverse stored in float64); 8, 9, 11, 13, 14 (``same`` decided otherwise:
   the shared Gram matrix at row 0's weight, or the per-class one); 17 (shared Gram computed
-  always); 18, 79, 102, 145 (``astype(None)``: the same float64 / float32 values); 22, 26,
+  always); 18, 79, 102, 147 (``astype(None)``: the same float64 / float32 values); 22, 26,
   83, 87, 95, 99 (Gram in the upper triangle: the lower one read is its diagonal, a Jacobi
   preconditioner); 28, 89, 103 (``trans=2``: the transpose, for real matrices); 38
   (``"IJ,IJ->I"``); 44, 45 (weights p (1 + p), p (2 - p), positive); 47, 51, 60, 61, 62, 63,
@@ -48,9 +48,9 @@ the same to within that stated accuracy and only the number of CG or Newton step
   factor; ``w[1] == w[0]`` when all rows share one probability row); 77 (weights in
   float64); 88, 100 (Gram doubled); 106, 108, 109, 111, 116 (ridge size or sign: a
   successful Cholesky factor is positive definite, a failure moves to the next stage, the
-  diagonal stage is positive); 120, 124, 127 (no overwrite: memory only); 121, 125, 128
-  (``check_finite``: ``G`` is finite, penalties are capped at 1e300); 139 (diagonal floor 1);
-  142, 144 (``strtri`` reading the upper triangle: the inverse of the diagonal); 149
+  diagonal stage is positive); 120, 124 (no overwrite: memory only); 121, 125, 127
+  (``check_finite``: ``G`` is finite, penalties are capped at 1e300); 138 (diagonal floor 1);
+  144, 146 (``strtri`` reading the upper triangle: the inverse of the diagonal); 151
   (rebuilt after every step).
 - ``_cg`` 1, 15, 16 (step cap 501, 498, 502) and 12, 14 (step count from 0 or 2: when the
   preconditioner is rebuilt): path only. 19 (Hessian product in float64): path only. 40
