@@ -83,3 +83,10 @@ def test_the_check_catches_a_wrong_import(tmp_path):
         "embdiag.metrics.geometry imports embdiag.paper (metrics may not import paper)",
         "embdiag.metrics.geometry imports embdiag.paper.charts (metrics may not import paper)",
     ]
+
+
+def test_test_module_names_are_unique():
+    """pytest imports test modules by basename (no packages under tests/): two files with one
+    name in different folders stop the whole collection."""
+    names = [p.name for p in (PACKAGE.parent / "tests").rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
