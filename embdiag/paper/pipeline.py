@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import html
 import json
 import os
 import re
@@ -355,4 +356,20 @@ def build(*, output: Path | None = None, strict: bool = True, layout: Layout = D
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if done.returncode != 0:
         raise ChapterError(f"the book build failed:\n{done.stdout[-6000:]}{done.stderr[-6000:]}")
-    return (Path(output) if output is not None else layout.book) / "_build" / "html"
+    site = (Path(output) if output is not None else layout.book) / "_build" / "html"
+    _complete_redirect(site / "index.html")
+    return site
+
+
+def _complete_redirect(index: Path) -> None:
+    """Give Jupyter Book's bare root redirect (one ``<meta http-equiv="Refresh">`` line) a head
+    with the site's icon, so that browsers do not ask for ``/favicon.ico`` at the server's root,
+    outside the site's sub-path, and a link for readers without meta refresh."""
+    text = index.read_text() if index.exists() else ""
+    target = re.fullmatch(r'\s*<meta http-equiv="Refresh" content="0; url=([^"]+)" />\s*', text)
+    if target:
+        url = html.escape(target.group(1))
+        index.write_text('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+                         f'<meta http-equiv="Refresh" content="0; url={url}" />\n'
+                         '<link rel="icon" href="_static/favicon.svg" type="image/svg+xml">\n'
+                         f'<title>embdiag</title></head>\n<body><a href="{url}">{url}</a></body></html>\n')

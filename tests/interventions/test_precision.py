@@ -771,13 +771,19 @@ def test_k_may_leave_exactly_two_candidates_beyond_it():
         compare_conditions(X, k=2.0)
 
 
-def test_compare_conditions_names_the_bad_argument():
-    rng = np.random.default_rng(21)
-    X = rng.standard_normal((30, 8))
+def _bad_copies(X):
+    """Copies of ``X`` with a NaN in row 1, a zero row 2, and a row 4 that vanishes in float16."""
     nan, zero, tiny = X.copy(), X.copy(), X.copy()
     nan[1, 1] = np.nan
     zero[2] = 0.0
-    tiny[4] *= 1e-9  # vanishes in float16
+    tiny[4] *= 1e-9
+    return nan, zero, tiny
+
+
+def test_compare_conditions_names_the_bad_argument():
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((30, 8))
+    nan, zero, tiny = _bad_copies(X)
     cases = [
         (dict(queries=nan), r"^queries: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
         (dict(queries=X, gallery=nan), r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
@@ -1002,10 +1008,7 @@ def test_fp32_search_breaks_float32_ties_by_index():
 def test_query_scores_names_the_bad_argument():
     rng = np.random.default_rng(31)
     X = rng.standard_normal((10, 4))
-    nan, zero, tiny = X.copy(), X.copy(), X.copy()
-    nan[1, 1] = np.nan
-    zero[2] = 0.0
-    tiny[4] *= 1e-9
+    nan, zero, tiny = _bad_copies(X)
     cases = [
         ((nan, STUDY_CONDITIONS[1], 0), r"^queries: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
         ((X, STUDY_CONDITIONS[1], 0, nan), r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),

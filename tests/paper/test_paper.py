@@ -239,3 +239,16 @@ def test_book_stylesheets_are_well_formed():
             depth += {"{": 1, "}": -1}.get(ch, 0)
             assert 0 <= depth <= 2, f"{css.name}: unbalanced braces near character {n}"
         assert depth == 0, f"{css.name}: {depth} block(s) left open"
+
+
+def test_root_redirect_gets_a_head_with_the_icon(tmp_path):
+    from embdiag.paper.pipeline import _complete_redirect
+
+    index = tmp_path / "index.html"
+    index.write_text('<meta http-equiv="Refresh" content="0; url=chapters/00_cover.html" />\n')
+    _complete_redirect(index)
+    text = index.read_text()
+    assert '<meta http-equiv="Refresh" content="0; url=chapters/00_cover.html" />' in text
+    assert '<link rel="icon" href="_static/favicon.svg"' in text and '<a href="chapters/00_cover.html">' in text
+    _complete_redirect(index)  # a page that is not the bare redirect is left alone
+    assert index.read_text() == text
