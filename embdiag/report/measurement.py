@@ -345,7 +345,7 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
     bar = tqdm(total=steps, desc="report", file=sys.stderr, disable=not progress, leave=False)
 
     def step(desc):
-        bar.set_postfix_str(desc)
+        bar.set_postfix_str(f"{desc} done")  # names the step just finished
         bar.update(1)
 
     tables: dict[str, pd.DataFrame] = {}
