@@ -481,6 +481,15 @@ def _certificate(c: Condition, Q, G, Gc, Qc, self_pos, k, quick, seed) -> dict:
             "cert_gallery": len(cg)}
 
 
+def _probe_split(n: int, probe_rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The probes' seeded 70/30 split of a seeded sample of at most ``probe_rows`` rows, each part
+    in its random order (the stress grid takes the first rows of each)."""
+    rows = _sample_rows(n, probe_rows, seed, _PROBE)
+    perm = np.random.default_rng([seed, _SPLIT]).permutation(len(rows))
+    n_tr = int(round(0.7 * len(rows)))
+    return rows[perm[:n_tr]], rows[perm[n_tr:]]
+
+
 def _labels_section(V, labels, conds, fit, neighbors, g_idx, q_sel, self_search, k, seed, min_support,
                     metric, notes, probe_rows=PROBE_ROWS):
     n = len(V)
@@ -492,10 +501,7 @@ def _labels_section(V, labels, conds, fit, neighbors, g_idx, q_sel, self_search,
         support += [{"attribute": col, "class": v, "count": int(c), "eligible": bool(c >= min_support)}
                     for v, c in zip(values, counts)]
         metric("labels", "rare_classes", "reference", int((counts < min_support).sum()), col)
-    p_idx = _sample_rows(n, probe_rows, seed, _PROBE)
-    perm = np.random.default_rng([seed, _SPLIT]).permutation(len(p_idx))
-    n_tr = int(round(0.7 * len(p_idx)))
-    tr, va = np.sort(p_idx[perm[:n_tr]]), np.sort(p_idx[perm[n_tr:]])
+    tr, va = (np.sort(rows) for rows in _probe_split(n, probe_rows, seed))
     ba_classes = {}
     for col, y in ys.items():
         present = np.intersect1d(classes[col], np.unique(y[va]))
@@ -530,11 +536,8 @@ def _labels_section(V, labels, conds, fit, neighbors, g_idx, q_sel, self_search,
 
 def _stress_section(V, labels, k, seed, metric, notes, probe_rows=PROBE_ROWS) -> pd.DataFrame:
     n = len(V)
-    p_idx = _sample_rows(n, probe_rows, seed, _PROBE)
-    perm = np.random.default_rng([seed, _SPLIT]).permutation(len(p_idx))
-    n_tr = int(round(0.7 * len(p_idx)))
-    tr = np.sort(p_idx[perm[:n_tr]][: int(0.7 * STRESS_ROWS)])
-    va = np.sort(p_idx[perm[n_tr:]][: STRESS_ROWS - int(0.7 * STRESS_ROWS)])
+    tr, va = _probe_split(n, probe_rows, seed)
+    tr, va = np.sort(tr[: int(0.7 * STRESS_ROWS)]), np.sort(va[: STRESS_ROWS - int(0.7 * STRESS_ROWS)])
     ys = {str(col): labels[col].astype(str).to_numpy() for col in labels.columns}
     cols = [c for c, y in ys.items() if len(eligible_classes(y[va], 10)) >= 2]
     if len(cols) < len(ys):
