@@ -2,9 +2,9 @@
 
 :func:`topk` returns, for each query, the ``k`` gallery rows of highest cosine
 similarity, sorted by descending score with ties broken by the lower gallery index.
-The gallery is read in row chunks (it may be an ``np.memmap`` larger than RAM); extra
-memory is bounded by one ``query block x chunk`` score buffer plus one normalized
-gallery chunk, independent of the gallery size.
+The gallery is read in row chunks (it may be an ``np.memmap`` larger than RAM, whose pages
+are released once read: :mod:`embdiag._mapped`); extra memory is bounded by one ``query
+block x chunk`` score buffer plus one normalized gallery chunk, independent of the gallery size.
 
 Identity metrics compare two rankings (:func:`overlap_at_k`, :func:`boundary_margin`);
 relevance metrics compare a ranking with labels or positives (:func:`precision_at_k`,
@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from .._blas import single_thread
+from .._mapped import release_rows
 from .._scaling import unit_scale_rows, unsafe_norms
 from .._validate import as_float, as_labels, as_matrix, check_int, check_k, same_length
 
@@ -201,6 +202,7 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, failed=None, share=0):
                 # never raises and its name is never shown (mutants of it are equivalent)
                 chunk = as_matrix(chunk, "gallery", finite=False)
             Gc = _normalize(chunk, "gallery", dtype, offset=g0, out=gbuf[:m])
+            release_rows(G, g0, g1)  # a memory-mapped gallery keeps no read pages resident
         except ValueError as err:
             if failed is not None:
                 failed[share] = True  # (a falsy flag: later shares scan on, time only; equivalent)

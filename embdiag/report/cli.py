@@ -1,9 +1,10 @@
 """``embdiag report``: measure a user's vectors by running the report chapter on them.
 
-The command checks its arguments and reads every input file first (a bad file stops it within
-seconds, before anything is computed), then executes the report chapter (:data:`CHAPTER`) with
+The command checks its arguments and every input file's type, shape, labels and pairs first
+(a bad file stops it within seconds), then executes the report chapter (:data:`CHAPTER`) with
 papermill in a temporary folder beside ``--out``, passing the inputs as parameters; the chapter
-saves ``report.json`` and one CSV per table there. The command renders the executed chapter to
+reads the files, scans every vector row once for NaN, inf and zero rows before it measures
+anything, and saves ``report.json`` and one CSV per table there. The command renders the executed chapter to
 ``report.html`` (:func:`embdiag.report.html.render`), tests ``--fail-if`` against the metrics
 records of ``report.json`` (:mod:`embdiag.report.fail_if`) and moves the finished folder into
 place in one rename, so ``--out`` holds a whole report or what it held before, never half of one.
@@ -93,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- inputs ------------------------------------------------------------------------------------
-def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None) -> dict:
+def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None, scan: bool = True) -> dict:
     """Read and cross-check the report's files; return ``measure``'s data arguments.
 
     Returns ``{"vectors", "labels", "compare", "pairs", "queries"}`` (absent inputs are None).
@@ -102,21 +103,24 @@ def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None)
     those queries' row indices (queries are VECTORS' rows, or ``--queries``' rows). Ids in the
     pairs file are matched against the labels' ``id`` column when there is one.
 
+    ``scan=False``: vector files are not scanned for NaN, inf and zero rows (see
+    :func:`~embdiag.report.inputs.read_vectors`).
+
     Raises:
         InputError: any reader's error; ``--compare`` with another number of rows than VECTORS;
             ``--queries`` with another dimension than VECTORS.
     """
-    X = read_vectors(vectors, "VECTORS")
+    X = read_vectors(vectors, "VECTORS", scan=scan)
     n, d = X.shape
     out = {"vectors": X, "labels": None, "compare": None, "pairs": None, "queries": None}
     if compare is not None:
-        Y = read_vectors(compare, "--compare")
+        Y = read_vectors(compare, "--compare", scan=scan)
         if len(Y) != n:
             raise InputError(f"{compare} (--compare): has {len(Y)} rows, VECTORS ({vectors}) has {n}; "
                              "--compare must hold a second representation of the same items, in the same order")
         out["compare"] = Y
     if queries is not None:
-        Q = read_vectors(queries, "--queries")
+        Q = read_vectors(queries, "--queries", scan=scan)
         if Q.shape[1] != d:
             raise InputError(f"{queries} (--queries): rows have dimension {Q.shape[1]}, VECTORS ({vectors}) has {d}; "
                              "queries are searched against VECTORS")
@@ -281,7 +285,7 @@ def main(argv=None, *, progress: bool = True) -> int:
         _check_out(out)
         start = time.perf_counter()
         data = read_inputs(args.vectors, labels=args.labels, compare=args.compare, pairs=args.pairs,
-                           queries=args.queries)
+                           queries=args.queries, scan=False)  # the chapter scans the rows, once
         n, d = data["vectors"].shape
         _check_k(args.k, n, args.vectors)
         if args.stress and data["labels"] is None:

@@ -12,7 +12,9 @@ A :class:`Condition` is one of
 
 Exact search is always :func:`embdiag.metrics.retrieval.topk` in float32. Conditions with
 vectors return one float32 copy of the rows they are given, transformed in chunks of
-:data:`CHUNK_ROWS` rows (a memory-map is never converted whole).
+:data:`CHUNK_ROWS` rows (a memory-map's pages are released chunk by chunk:
+:mod:`embdiag._mapped`); a ``"file"`` condition asked for all its rows returns its array
+itself (a memory-map stays one).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._mapped import release_rows, take_rows
 from .._validate import check_int
 from ..interventions.compression import MatryoshkaPrefix, PCACompression
 from ..interventions.precision import store
@@ -54,6 +57,7 @@ def _map_rows(X, fn, d_out: int) -> np.ndarray:
     out = np.empty((len(X), d_out), dtype=np.float32)
     for a, b in _chunks(len(X)):
         out[a:b] = fn(np.asarray(X[a:b]))
+        release_rows(X, a, b)
     return out
 
 
@@ -132,7 +136,8 @@ class Condition:
         ``fit``: rows PCA is fitted on (default: a seeded sample of at most ``fit_rows`` rows of
         ``X``, stream 11). ``rows``: for a ``"file"`` condition, the indices of ``X``'s rows in
         VECTORS (default: all rows, then ``X`` must have the file's row count); other kinds
-        ignore it.
+        ignore it. A ``"file"`` condition asked for all its rows in order returns its own array
+        (float32 or float64, memory-mapped if it was read so) instead of a copy.
         """
         p = self.params
         if self.kind == "index":
@@ -144,9 +149,11 @@ class Condition:
                     raise ValueError(f"X: has {len(X)} rows, the {self.name} file has {len(A)}; pass rows=")
                 rows = np.arange(len(A))
             rows = np.asarray(rows)
+            if len(rows) == len(A) and A.dtype in (np.float32, np.float64) and (rows == np.arange(len(A))).all():
+                return A
             out = np.empty((len(rows), A.shape[1]), dtype=np.float32)
             for a, b in _chunks(len(rows)):
-                out[a:b] = A[rows[a:b]]
+                out[a:b] = take_rows(A, rows[a:b])
             return out
         d = np.shape(X)[1]
         if self.kind == "storage":
@@ -209,13 +216,14 @@ class Condition:
                                  f"({MIN_NBITS}-bit codebooks), got {n}")
             index = faiss.IndexIVFPQ(faiss.IndexFlatIP(d), d, q["nlist"], q["m"], q["nbits"],
                                      faiss.METRIC_INNER_PRODUCT)
-            train = unit_rows_f32(np.asarray(gallery[_sample_rows(n, q["train_rows"], p["seed"], 12)]))
+            train = unit_rows_f32(take_rows(gallery, _sample_rows(n, q["train_rows"], p["seed"], 12)))
             index.cp.seed = p["seed"]
             index.pq.cp.seed = p["seed"]
             index.train(train)
             index.nprobe = q["nprobe"]
         for a, b in _chunks(n):
             index.add(unit_rows_f32(np.asarray(gallery[a:b])))
+            release_rows(gallery, a, b)
         return index
 
 

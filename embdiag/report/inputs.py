@@ -12,13 +12,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._mapped import release_rows
 from .._validate import as_float, check_int
 
 VECTOR_SUFFIXES = (".npy", ".npz", ".parquet", ".safetensors")
 LABEL_SUFFIXES = (".csv", ".parquet")
 #: Array names picked from a file that holds several (``.npz``, ``.safetensors``).
 VECTOR_NAMES = ("vectors", "embeddings")
-#: Rows per chunk when scanning vectors for NaN/inf and zero rows (a memory-map is never read whole).
+#: Rows per chunk when scanning vectors for NaN/inf and zero rows (a memory-map's pages are released
+#: chunk by chunk: :mod:`embdiag._mapped`).
 SCAN_ROWS = 16384
 
 
@@ -111,6 +113,7 @@ def _scan_rows(X: np.ndarray, where: str) -> None:
         chunk = np.asarray(X[start:start + SCAN_ROWS])
         bad.append(start + np.flatnonzero(~np.isfinite(chunk).all(axis=1)))
         zero.append(start + np.flatnonzero(~(chunk != 0).any(axis=1)))
+        release_rows(X, start, start + SCAN_ROWS)
     bad, zero = np.concatenate(bad), np.concatenate(zero)
     if bad.size:
         raise InputError(f"{where}: contains NaN or infinite values ({bad.size} bad row(s), first at index {bad[0]})")
@@ -118,7 +121,7 @@ def _scan_rows(X: np.ndarray, where: str) -> None:
         raise InputError(f"{where}: {zero.size} zero-norm row(s) (first at index {zero[0]}); cosine is undefined")
 
 
-def read_vectors(path, name: str = "VECTORS") -> np.ndarray:
+def read_vectors(path, name: str = "VECTORS", *, scan: bool = True) -> np.ndarray:
     """Read an n x d matrix of float row vectors (n >= 2).
 
     Accepted: ``.npy`` (memory-mapped read-only; float32/float64 returned without a copy),
@@ -126,11 +129,13 @@ def read_vectors(path, name: str = "VECTORS") -> np.ndarray:
     list or fixed-size-list column of numbers, other columns ignored; or only numeric
     columns, one per dimension), ``.safetensors`` (one tensor, or the one named ``vectors``
     or ``embeddings``). Integer, boolean and float16 values are upcast to float32.
+    ``scan=False`` skips the pass over every row for NaN/inf and zero rows (for a caller
+    that only checks the file's type and shape before another reads it in full).
 
     Raises:
         InputError: the file is missing, unreadable or of another type; it does not hold a
-            2-D numeric array with at least 2 rows; or some rows are NaN/inf or all zero
-            (count and first index given).
+            2-D numeric array with at least 2 rows; or (with ``scan``) some rows are NaN/inf
+            or all zero (count and first index given).
     """
     path, where = _open(path, name, VECTOR_SUFFIXES)
     try:
@@ -144,7 +149,8 @@ def read_vectors(path, name: str = "VECTORS") -> np.ndarray:
     except ValueError as e:
         raise InputError(str(e)) from None
     X = X if X.dtype in (np.float32, np.float64) else checked  # np.asarray would drop the memmap
-    _scan_rows(X, where)
+    if scan:
+        _scan_rows(X, where)
     return X
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._mapped import take_rows
 from .._validate import as_float, check_int
 from ..interventions.precision import StorageCondition, compare_conditions
 from ..interventions.stress import measure_grid
@@ -297,7 +298,7 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         extra = max(0, QUICK_GALLERY_ROWS - len(need))
         fill = np.random.default_rng([seed, _GALLERY]).choice(len(rest), extra, replace=False)
         g_idx = np.sort(np.concatenate([need, rest[fill]]))
-        G = np.asarray(V[g_idx])
+        G = take_rows(V, g_idx)
     else:
         g_idx, G = np.arange(n), V
     N = len(G)
@@ -306,8 +307,8 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         raise InputError(f"--k: must be at most {limit} (gallery of {N} rows"
                          f"{', a query never its own neighbour' if self_search else ''}), got {k}")
     self_pos = np.searchsorted(g_idx, q_sel) if self_search else None
-    Q = np.asarray(G[self_pos]) if self_search else np.asarray(Qpool[q_sel])
-    fit = np.asarray(V[_sample_rows(n, FIT_ROWS, seed, _FIT)]) if any(
+    Q = take_rows(G, self_pos) if self_search else take_rows(Qpool, q_sel)
+    fit = take_rows(V, _sample_rows(n, FIT_ROWS, seed, _FIT)) if any(
         c.kind == "compression" for c in conds) else None
 
     sampling = {
@@ -353,7 +354,7 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
 
     # -- 1. geometry
     geo_idx = _sample_rows(n, geometry_rows, seed, _GEOMETRY)
-    Vgeo = np.asarray(V[geo_idx])
+    Vgeo = take_rows(V, geo_idx)
     geo = [{"representation": "reference", **summary(Vgeo)}]
     for c in conds:
         if c.has_vectors:
@@ -476,7 +477,7 @@ def _certificate(c: Condition, Q, G, Gc, Qc, self_pos, k, quick, seed) -> dict:
         cg = np.sort(np.concatenate([need, rest[pick]]))
     fmt = c.params["format"]
     res = compare_conditions(np.asarray(Q[cq]), [StorageCondition(c.name, gallery=fmt, queries=fmt)],
-                             gallery=np.asarray(G[cg]), k=k + (self_pos is not None))[0]
+                             gallery=take_rows(G, cg), k=k + (self_pos is not None))[0]
     return {"cert_coverage": res.coverage, "cert_violations": res.violations, "cert_queries": len(cq),
             "cert_gallery": len(cg)}
 
@@ -515,8 +516,8 @@ def _labels_section(V, labels, conds, fit, neighbors, g_idx, q_sel, self_search,
     for name, c in reps:
         ba = {}
         if ba_classes and (c is None or c.has_vectors):
-            Xtr = np.asarray(V[tr]) if c is None else c.vectors(np.asarray(V[tr]), fit, rows=tr)
-            Xva = np.asarray(V[va]) if c is None else c.vectors(np.asarray(V[va]), fit, rows=va)
+            Xtr = take_rows(V, tr) if c is None else c.vectors(take_rows(V, tr), fit, rows=tr)
+            Xva = take_rows(V, va) if c is None else c.vectors(take_rows(V, va), fit, rows=va)
             probes = fit_probes(Xtr, {col: ys[col][tr] for col in ba_classes}, random_state=seed)
             ba = {col: balanced_accuracy(ys[col][va], p.predict(Xva), ba_classes[col]) for col, p in probes.items()}
         for col, y in ys.items():
@@ -546,7 +547,7 @@ def _stress_section(V, labels, k, seed, metric, notes, probe_rows=PROBE_ROWS) ->
     if not cols:
         notes.append("--stress: no label column usable; stress grid skipped")
         return pd.DataFrame()
-    Xtr, Xva = np.asarray(V[tr], dtype=np.float64), np.asarray(V[va], dtype=np.float64)
+    Xtr, Xva = take_rows(V, tr).astype(np.float64), take_rows(V, va).astype(np.float64)
     out = []
     for name, s, _, row in measure_grid(Xtr, {c: ys[c][tr] for c in cols}, Xva, {c: ys[c][va] for c in cols},
                                         k=k, seed=seed):

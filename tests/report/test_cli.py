@@ -1,7 +1,7 @@
 """embdiag report: arguments, input checks, the chapter run, outputs and exit codes.
 
 The report chapter itself (notebooks/report.py) is not needed: a tiny chapter written here
-stands in for it (cli.CHAPTER monkeypatched). Three tests start a kernel; the rest replace
+stands in for it (cli.CHAPTER monkeypatched). Four tests start a kernel; the rest replace
 the chapter run by a function that writes what a chapter writes.
 """
 
@@ -343,12 +343,21 @@ def test_missing_vectors(tmp_path, refuse, capsys):
     assert not (tmp_path / "o").exists()
 
 
-def test_nan_rows(tmp_path, refuse, capsys):
-    X = np.ones((5, 3))
+def test_nan_rows_are_found_once_by_the_chapter(tmp_path, monkeypatch, capsys):
+    """The command checks type and shape only (its scan would be a second pass over every row);
+    the chapter's read scans, and its InputError exits 2 with nothing written."""
+    X = np.ones((12, 3))
     X[3, 1] = np.nan
     np.save(tmp_path / "v.npy", X)
-    err = run_bad([str(tmp_path / "v.npy"), "--out", str(tmp_path / "o")], capsys)
+    calls = []
+    monkeypatch.setattr(cli, "run_chapter", fake_chapter(METRICS, calls))
+    assert cli.main([str(tmp_path / "v.npy"), "--out", str(tmp_path / "o")], progress=False) == cli.OK
+    assert len(calls) == 1  # the command's own checks let the file through to the chapter
+    monkeypatch.undo()
+    monkeypatch.setattr(cli, "CHAPTER", write_chapter(tmp_path))
+    err = run_bad([str(tmp_path / "v.npy"), "--out", str(tmp_path / "o2")], capsys)
     assert "v.npy (VECTORS): contains NaN or infinite values (1 bad row(s), first at index 3)" in err
+    assert not (tmp_path / "o2").exists() and leftovers(tmp_path) == []
 
 
 def test_compare_with_other_row_count(tmp_path, vectors, refuse, capsys):

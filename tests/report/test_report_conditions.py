@@ -83,7 +83,11 @@ def test_file_condition_rows():
     assert (c.name, c.kind) == ("other", "file")
     rows = np.array([3, 1, 399])
     np.testing.assert_array_equal(c.vectors(X[rows], rows=rows), A[rows].astype(np.float32))
-    np.testing.assert_array_equal(c.vectors(X), A.astype(np.float32))
+    assert c.vectors(X) is A  # all rows in order: the array itself (a memory-map stays one), no copy
+    assert c.vectors(X, rows=np.arange(400)[::-1]).dtype == np.float32
+    np.testing.assert_array_equal(c.vectors(X, rows=np.arange(400)[::-1]), A[::-1].astype(np.float32))
+    half = file_condition(A.astype(np.float16), "half")
+    assert half.vectors(X).dtype == np.float32  # other dtypes: a float32 copy
     with pytest.raises(ValueError, match=r"^X: has 3 rows, the other file has 400; pass rows=$"):
         c.vectors(X[rows])
     with pytest.raises(InputError, match=r"^--compare: expected an n x d numeric array, got shape \(5,\)"):
