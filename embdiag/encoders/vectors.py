@@ -2,9 +2,9 @@
 
 :func:`driving_vectors` gives training and evaluation vectors with their attribute labels
 (weather, scene, time of day) from an encoder on the procedural driving scenes or on a
-BDD100K folder, or read from a user's ``vectors_path`` (``.npy``, n x d) and
-``labels_path`` (CSV: a ``split`` column, ``train`` or ``val``, and one column per
-attribute). :func:`caption_vectors` gives the caption study's image vectors and its
+BDD100K folder, or read from a user's ``vectors_path`` (n x d: ``.npy``, ``.npz``,
+``.parquet`` or ``.safetensors``) and ``labels_path`` (CSV or parquet: a ``split`` column,
+``train`` or ``val``, and one column per attribute). :func:`caption_vectors` gives the caption study's image vectors and its
 captions embedded in both roles, from the procedural caption groups or a COCO folder.
 ``caption_vectors`` also reads a user's ``.npz`` (``vectors_path``) with arrays ``images``
 (n x d), ``queries`` (m x d), optional ``documents`` (m x d; default: the queries), ``group``
@@ -28,6 +28,7 @@ import pandas as pd
 
 from .._validate import as_matrix
 from ..data import load_dataset
+from ..data.files import InputError, read_labels, read_vectors
 from ..data.captions import caption_statistics
 from ..data.vocab import ATTRIBUTES
 from .cache import embed
@@ -112,40 +113,35 @@ def _driving_dataset(dataset: str, data_dir, seed: int, root):
 
 
 def read_labelled_vectors(vectors_path, labels_path) -> LabelledVectors:
-    """A user's vectors (``.npy``, n x d) and labels (CSV with ``split`` and attribute columns).
+    """A user's vectors and labels, split into training and evaluation rows.
 
-    The ``split`` column names each row ``train`` or one of :data:`EVAL_NAMES`; every other
-    column is an attribute. Raises ``ValueError`` naming the problem: a row-count mismatch,
-    a missing ``split`` column, unknown split names, an empty split, no attribute column,
-    missing labels, or non-finite vectors.
+    ``vectors_path``: n x d rows in any format :func:`~embdiag.data.files.read_vectors` reads
+    (``.npy``, ``.npz``, ``.parquet``, ``.safetensors``); ``labels_path``: CSV or parquet read by
+    :func:`~embdiag.data.files.read_labels`, whose ``split`` column names each row ``train`` or
+    one of :data:`EVAL_NAMES`; every other column is an attribute. Raises
+    :class:`~embdiag.data.files.InputError` (a ``ValueError``) naming the file and the problem:
+    what those readers refuse (a row-count mismatch, missing labels, NaN/inf or zero vectors,
+    ...), a missing ``split`` column, unknown split names, a split of fewer than 2 rows, or no
+    attribute column.
     """
-    vectors_path, labels_path = Path(vectors_path), Path(labels_path)
-    try:
-        Z = np.load(vectors_path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"vectors_path: cannot read {vectors_path} as a .npy array ({e})") from None
-    Z = as_matrix(Z, f"vectors_path ({vectors_path.name})", dtype=np.float64)
-    labels = pd.read_csv(labels_path, dtype=str, keep_default_na=False)
-    if len(labels) != len(Z):
-        raise ValueError(f"labels_path: {labels_path.name} has {len(labels)} rows, {vectors_path.name} has {len(Z)}")
+    Z = np.asarray(read_vectors(vectors_path, "vectors_path"), dtype=np.float64)
+    labels = read_labels(labels_path, len(Z), "labels_path").reset_index(drop=True)
+    where = f"{labels_path} (labels_path)"
     if SPLIT_COLUMN not in labels.columns:
-        raise ValueError(f"labels_path: {labels_path.name} has no {SPLIT_COLUMN!r} column "
-                         f"(columns: {list(labels.columns)})")
+        raise InputError(f"{where}: no {SPLIT_COLUMN!r} column (columns: {list(labels.columns)})")
     split = labels.pop(SPLIT_COLUMN).str.strip().str.lower()
     unknown = sorted(set(split) - {"train", *EVAL_NAMES})
     if unknown:
-        raise ValueError(f"labels_path: unknown split names {unknown}; use 'train' or one of {EVAL_NAMES}")
+        raise InputError(f"{where}: unknown split names {unknown}; use 'train' or one of {EVAL_NAMES}")
     if labels.shape[1] == 0:
-        raise ValueError(f"labels_path: {labels_path.name} has no attribute column besides {SPLIT_COLUMN!r}")
-    empty = [c for c in labels.columns if (labels[c].str.strip() == "").any()]
-    if empty:
-        raise ValueError(f"labels_path: attribute columns {empty} have missing labels")
+        raise InputError(f"{where}: no attribute column besides {SPLIT_COLUMN!r}")
     train, val = (split == "train").to_numpy(), split.isin(EVAL_NAMES).to_numpy()
     for name, mask in (("train", train), ("evaluation", val)):
         if mask.sum() < 2:
-            raise ValueError(f"labels_path: the {name} split has {int(mask.sum())} rows; at least 2 are needed")
-    source = (f"the user's vectors {vectors_path.name} ({Z.shape[1]}-d; {int(train.sum())} training and "
-              f"{int(val.sum())} evaluation rows) with labels {', '.join(labels.columns)} from {labels_path.name}")
+            raise InputError(f"{where}: the {name} split has {int(mask.sum())} rows; at least 2 are needed")
+    vectors_name, labels_name = Path(vectors_path).name, Path(labels_path).name
+    source = (f"the user's vectors {vectors_name} ({Z.shape[1]}-d; {int(train.sum())} training and "
+              f"{int(val.sum())} evaluation rows) with labels {', '.join(labels.columns)} from {labels_name}")
     return LabelledVectors(Z[train], Z[val], {c: labels[c].to_numpy()[train] for c in labels.columns},
                            {c: labels[c].to_numpy()[val] for c in labels.columns}, source)
 

@@ -275,27 +275,34 @@ def _as_reads(reads) -> list[artifacts.Read]:
     return list(dict.fromkeys(out))
 
 
-def provenance(reads=None) -> str:
+def provenance(reads=None, made: str | None = None) -> str:
     """The provenance block: ``Made by notebooks/NN_name.py`` (linked to its copy in the site,
     with the non-default parameters) ``from`` the inputs ``reads`` (default: everything this
     process has read, :func:`embdiag.artifacts.reads`; else a list of paths or
     :class:`~embdiag.artifacts.Read`), each with its short checksum. Outside the chapter
     pipeline the chapter is unknown and said to be so. The chapter clause is the
-    ``embdiag-made`` span (nbval, re-running a chapter outside the pipeline, masks it)."""
-    chapter, changed = _chapter()
-    if chapter:
-        href = f"{TO_ROOT}/{SOURCES}/{quote(source_file(chapter))}"
-        made = f'Made by <a class="embdiag-source" href="{href}">notebooks/{html.escape(chapter)}.py</a>'
-        if changed:
-            made += " with " + ", ".join(f"<code>{html.escape(f'{k}={_value(v)}')}</code>"
-                                         for k, v in sorted(changed.items()))
+    ``embdiag-made`` span (nbval, re-running a chapter outside the pipeline, masks it).
+
+    ``made``: HTML that replaces the chapter clause, for a page outside the book (e.g. a report
+    of a user's files); the link to the book's page on its inputs is then left out.
+    """
+    about = f' (<a class="embdiag-artifacts" href="{REPRODUCE}">what these are</a>)'
+    if made is not None:
+        about = ""
     else:
-        made = "Made outside the book's chapter pipeline (chapter not known)"
+        chapter, changed = _chapter()
+        if chapter:
+            href = f"{TO_ROOT}/{SOURCES}/{quote(source_file(chapter))}"
+            made = f'Made by <a class="embdiag-source" href="{href}">notebooks/{html.escape(chapter)}.py</a>'
+            if changed:
+                made += " with " + ", ".join(f"<code>{html.escape(f'{k}={_value(v)}')}</code>"
+                                             for k, v in sorted(changed.items()))
+        else:
+            made = "Made outside the book's chapter pipeline (chapter not known)"
     made = f'<span class="embdiag-made">{made}</span>'
     items = [_read_html(r) for r in _as_reads(reads)]
     if not items:
         return f'<div class="embdiag-provenance"><p>{made}, reading no recorded input.</p></div>'
-    about = f' (<a class="embdiag-artifacts" href="{REPRODUCE}">what these are</a>)'
     if len(items) <= INLINE_READS:
         return f'<div class="embdiag-provenance"><p>{made} from {", ".join(items)}{about}.</p></div>'
     listing = "".join(f"<li>{item}</li>" for item in items)
@@ -323,7 +330,8 @@ def _shown(styler: Styler) -> pd.DataFrame:
     return shown
 
 
-def table(data, *, name: str, caption: str, extremes: bool = True, extremes_rows=None, reads=None) -> Exhibit:
+def table(data, *, name: str, caption: str, extremes: bool = True, extremes_rows=None, reads=None,
+          made: str | None = None) -> Exhibit:
     """A captioned table with its extremes marked, a CSV download and its provenance.
 
     Args:
@@ -336,6 +344,7 @@ def table(data, *, name: str, caption: str, extremes: bool = True, extremes_rows
         extremes_rows: compare only these rows (a boolean mask or a list of index labels), e.g.
             this run's rows of a table that interleaves them with the published study's.
         reads: the inputs named in the provenance line (default: everything read so far).
+        made: replaces the provenance line's chapter clause (see :func:`provenance`).
 
     Raises:
         ValueError: naming ``name``, ``caption``, ``data``, ``extremes_rows`` or ``reads``.
@@ -361,7 +370,7 @@ def table(data, *, name: str, caption: str, extremes: bool = True, extremes_rows
     body = (f'<figure class="embdiag-exhibit embdiag-table" id="table-{name}">\n'
             f'<div class="embdiag-scroll">\n{styler.to_html()}</div>\n'
             f"{_caption('Table', caption, legend)}\n"
-            f"{_downloads([_shown(styler)], name)}\n{provenance(reads)}\n</figure>")
+            f"{_downloads([_shown(styler)], name)}\n{provenance(reads, made)}\n</figure>")
     return Exhibit("table", name, body)
 
 
@@ -373,7 +382,7 @@ def _data_frames(data) -> list[pd.DataFrame]:
     raise ValueError(f"data: expected a DataFrame or a list of DataFrames, got {type(data).__name__}")
 
 
-def figure(chart, *, name: str, caption: str, data=None, reads=None) -> Exhibit:
+def figure(chart, *, name: str, caption: str, data=None, reads=None, made: str | None = None) -> Exhibit:
     """A captioned Altair chart with a CSV download of its data and its provenance.
 
     Args:
@@ -383,6 +392,7 @@ def figure(chart, *, name: str, caption: str, data=None, reads=None) -> Exhibit:
         data: the data offered for download (a DataFrame or a list of them); default the chart's
             own datasets (:func:`chart_data`), one link each (``<name>-1.csv``, ... when several).
         reads: the inputs named in the provenance line (default: everything read so far).
+        made: replaces the provenance line's chapter clause (see :func:`provenance`).
 
     Raises:
         ValueError: naming ``name``, ``caption``, ``chart``, ``data`` or ``reads``.
@@ -397,5 +407,5 @@ def figure(chart, *, name: str, caption: str, data=None, reads=None) -> Exhibit:
     frames = chart_data(spec) if data is None else _data_frames(data)
     body = (f'<figure class="embdiag-exhibit embdiag-figure" id="figure-{name}">\n'
             f'<div class="embdiag-scroll">\n{chart_html(spec)}\n</div>\n'
-            f"{_caption('Figure', caption)}\n{_downloads(frames, name)}\n{provenance(reads)}\n</figure>")
+            f"{_caption('Figure', caption)}\n{_downloads(frames, name)}\n{provenance(reads, made)}\n</figure>")
     return Exhibit("figure", name, body)

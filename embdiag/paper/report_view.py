@@ -9,10 +9,13 @@ uncertainty shown. The charts are plain Altair, drawn offline like the book's.
 
 from __future__ import annotations
 
+import html
+
 import altair as alt
 import pandas as pd
 from IPython.display import Markdown
 
+from ..artifacts import Read
 from ..report import Report
 from . import exhibits
 
@@ -43,6 +46,19 @@ def overview(report: Report, source: str) -> Markdown:
     return Markdown("\n\n".join(lines))
 
 
+def _provenance(report: Report) -> dict:
+    """The provenance arguments of a report's exhibits: for a user's files, made by
+    ``embdiag report`` from those files (name, option, SHA-256); else (the book's run on the
+    project's cached vectors) the chapter pipeline's own line."""
+    files = report.inputs.get("files") or {}
+    if not files:
+        return {}
+    version = report.inputs.get("versions", {}).get("embdiag", "")
+    made = (f"Made by <code>embdiag report</code>{' ' + html.escape(version) if version else ''} "
+            "(the book's chapter notebooks/15_report.py)")
+    return {"made": made, "reads": [Read(f"{r['file']} ({option})", r["sha256"]) for option, r in files.items()]}
+
+
 def _scope(report: Report, name: str) -> Markdown:
     if name in report.tables and not report.tables[name].empty:
         scope = report.scope.get(name)
@@ -61,47 +77,48 @@ def section(report: Report, name: str, source: str) -> list:
         return parts
     k = report.inputs["k"]
     on = f"Data: {source}."
+    mark = _provenance(report)
     if name == "conditions":
-        parts.append(exhibits.table(table, name="report-conditions", extremes=False, caption=(
+        parts.append(exhibits.table(table, name="report-conditions", **mark, extremes=False, caption=(
             "Each condition compared with the reference VECTORS, with every parameter stated (a definition, "
             "not a measurement).")))
     elif name == "geometry":
-        parts.append(exhibits.table(table.set_index("representation"), name="report-geometry", caption=(
+        parts.append(exhibits.table(table.set_index("representation"), name="report-geometry", **mark, caption=(
             f"Geometry of each representation on the same {table['n_rows'].iloc[0]:,} sampled rows: total "
             f"variance, mean cosine to the mean direction, RankMe and participation ratio (embdiag.metrics."
             f"geometry.summary). {on} One sample, no interval.")))
     elif name == "labels":
-        parts.append(exhibits.figure(labels_chart(table, k), name="report-labels", caption=(
+        parts.append(exhibits.figure(labels_chart(table, k), name="report-labels", **mark, caption=(
             f"Balanced accuracy of a linear probe and P@{k} per label column and representation (dots), "
             f"with each measure's chance floor (grey tick). {on} One probe split and one query sample, no "
             "interval.")))
-        parts.append(exhibits.table(table.set_index(["representation", "attribute"]), name="report-labels-table",
+        parts.append(exhibits.table(table.set_index(["representation", "attribute"]), name="report-labels-table", **mark,
                                     caption=f"The values of the figure with their floors. {on}"))
         support = report.tables.get("support")
         if support is not None:
-            parts.append(exhibits.table(support.set_index(["attribute", "class"]), name="report-support",
+            parts.append(exhibits.table(support.set_index(["attribute", "class"]), name="report-support", **mark,
                                         extremes=False, caption=(
                 f"Items per class; classes below {report.inputs['min_support']} items are not eligible for "
                 f"probe accuracy or the comparisons. {on}")))
     elif name == "identity":
-        parts.append(exhibits.figure(identity_chart(table, k), name="report-identity", caption=(
+        parts.append(exhibits.figure(identity_chart(table, k), name="report-identity", **mark, caption=(
             f"Mean overlap@{k} of each condition's top {k} with exact search on the reference vectors (bar) and "
             f"the share of queries whose top-{k} set changed (dot). {on} Exact counts over "
             f"{int(table['n_queries'].iloc[0]):,} queries, no interval.")))
-        parts.append(exhibits.table(table.set_index("condition"), name="report-identity-table", caption=(
+        parts.append(exhibits.table(table.set_index("condition"), name="report-identity-table", **mark, caption=(
             f"Identity per condition: overlap@{k}, changed queries (share), median boundary margin (rank-{k} "
             f"minus rank-{k + 1} reference score) of changed and unchanged queries, and for storage conditions "
             f"the float certificate's coverage and violations. {on}")))
     elif name == "relevance":
-        parts.append(exhibits.figure(relevance_chart(table), name="report-relevance", caption=(
+        parts.append(exhibits.figure(relevance_chart(table), name="report-relevance", **mark, caption=(
             "Change of each condition from the reference in percentage points (dot) with its 95% paired "
             "bootstrap interval over the searched queries (line); the dashed line is no change. "
             f"{on}")))
         parts.append(exhibits.table(table.set_index(["metric", "attribute", "condition"]),
-                                    name="report-relevance-table", caption=(
+                                    name="report-relevance-table", **mark, caption=(
             f"The changes with their intervals (low, high) and the number of queries. {on}")))
     elif name == "stress":
-        parts.append(exhibits.table(table.set_index(["intervention", "severity"]), name="report-stress",
+        parts.append(exhibits.table(table.set_index(["intervention", "severity"]), name="report-stress", **mark,
                                     caption=(f"Metrics of the reference vectors under each declared intervention "
                                              f"and severity (embdiag.interventions.stress). {on}")))
     return parts

@@ -1,7 +1,7 @@
 """``embdiag report``: the four properties of the study measured on a user's own vectors.
 
-``inputs`` reads the user's files (vectors, labels, retrieval pairs) and raises
-:class:`~embdiag.report.inputs.InputError` naming the file and the problem; ``conditions``
+:mod:`embdiag.data.files` reads the user's files (vectors, labels, retrieval pairs) and raises
+:class:`~embdiag.data.files.InputError` naming the file and the problem; ``conditions``
 builds the representations compared with the reference (``--compare``, ``--compress``,
 ``--index``); ``measurement`` computes every number of a report as a :class:`Report`
 (:func:`measure`); ``fail_if`` checks thresholds on it, ``html`` renders the executed report
@@ -10,8 +10,8 @@ chapter as one offline page and ``cli`` is the ``embdiag report`` command. Impor
 only the command line (``embdiag.paper.cli``) imports it.
 """
 
+from ..data.files import InputError, check_support, read_labels, read_pairs, read_vectors
 from .conditions import Condition, file_condition, parse_compress, parse_index
-from .inputs import InputError, check_support, read_labels, read_pairs, read_vectors
 from .measurement import Report, measure
 
 __all__ = ["Condition", "InputError", "Report", "check_support", "file_condition", "measure", "parse_compress",

@@ -31,11 +31,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .._project import project_root
+from ..data.files import InputError, file_record, read_labels, read_pairs, read_vectors
 from . import conditions, fail_if
-from .inputs import InputError, project_vectors, read_labels, read_pairs, read_vectors
 
 #: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`).
 CHAPTER = project_root() / "notebooks" / "15_report.py"
@@ -98,13 +99,13 @@ def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None,
     """Read and cross-check the report's files; return ``measure``'s data arguments.
 
     Returns ``{"vectors", "labels", "compare", "pairs", "queries"}`` (absent inputs are None).
-    ``pairs`` is ``(positives, query_indices)`` as :func:`~embdiag.report.inputs.read_pairs`
+    ``pairs`` is ``(positives, query_indices)`` as :func:`~embdiag.data.files.read_pairs`
     returns it with ``allow_missing=True``: the positives of the queries that have any, and
     those queries' row indices (queries are VECTORS' rows, or ``--queries``' rows). Ids in the
     pairs file are matched against the labels' ``id`` column when there is one.
 
     ``scan=False``: vector files are not scanned for NaN, inf and zero rows (see
-    :func:`~embdiag.report.inputs.read_vectors`).
+    :func:`~embdiag.data.files.read_vectors`).
 
     Raises:
         InputError: any reader's error; ``--compare`` with another number of rows than VECTORS;
@@ -135,22 +136,35 @@ def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None,
     return out
 
 
+def project_vectors(encoder: str = "reference-cnn") -> tuple[np.ndarray, pd.DataFrame, str]:
+    """The project's own cached embeddings as report inputs: ``encoder``'s training and evaluation
+    vectors of the procedural driving scenes (in that order) with their weather, scene and
+    time-of-day labels, and one sentence naming the data and the encoder. What the book's report
+    chapter measures when no file is given."""
+    from ..encoders.vectors import driving_vectors
+
+    v = driving_vectors(encoder)
+    labels = pd.DataFrame({a: np.concatenate([v.train_labels[a], v.val_labels[a]]) for a in v.attributes})
+    return np.vstack([v.train, v.val]), labels, f"{v.source} (training and evaluation rows together)"
+
+
 def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pairs_path=None, queries_path=None,
                    encoder: str = "reference-cnn") -> tuple[dict, str, dict]:
     """What the report chapter measures: ``measure``'s data arguments (:func:`read_inputs`), one
-    sentence naming the data, and the files read (option -> name). Without ``vectors_path``, the
-    project's cached ``encoder`` embeddings of the procedural driving scenes with their labels
-    (:func:`~embdiag.report.inputs.project_vectors`)."""
+    sentence naming the data, and the files read (option -> :func:`~embdiag.data.files.file_record`:
+    name, size and SHA-256). Without ``vectors_path``, the project's cached ``encoder``
+    embeddings of the procedural driving scenes with their labels
+    (:func:`project_vectors`)."""
     if vectors_path is None:
         vectors, labels, source = project_vectors(encoder)
         data = {"vectors": vectors, "labels": labels, "compare": None, "pairs": None, "queries": None}
         return data, source, {}
     given = {"VECTORS": vectors_path, "--labels": labels_path, "--compare": compare_path, "--pairs": pairs_path,
              "--queries": queries_path}
-    files = {option: Path(path).name for option, path in given.items() if path is not None}
     data = read_inputs(vectors_path, labels=labels_path, compare=compare_path, pairs=pairs_path,
                        queries=queries_path)
-    source = "the user's vectors " + ", ".join(f"{name} ({option})" for option, name in files.items())
+    files = {option: file_record(path) for option, path in given.items() if path is not None}
+    source = "the user's vectors " + ", ".join(f"{r['file']} ({option})" for option, r in files.items())
     return data, source, files
 
 

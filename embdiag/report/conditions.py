@@ -27,10 +27,10 @@ import numpy as np
 
 from .._mapped import release_rows, take_rows
 from .._validate import check_int
+from ..data.files import InputError, read_vectors
 from ..interventions.compression import MatryoshkaPrefix, PCACompression
 from ..interventions.precision import store
 from ..metrics.retrieval import topk
-from .inputs import InputError, read_vectors
 
 __all__ = ["CHUNK_ROWS", "FIT_ROWS", "Condition", "file_condition", "hnsw_params", "ivfpq_params",
            "parse_compress", "parse_index", "unit_rows_f32"]
@@ -320,7 +320,7 @@ def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[Condition]:
 
 
 def file_condition(path_or_array, name: str | None = None) -> Condition:
-    """The ``--compare`` representation: a path (read with :func:`~embdiag.report.inputs.read_vectors`)
+    """The ``--compare`` representation: a path (read with :func:`~embdiag.data.files.read_vectors`)
     or an n x d' array of the same items as VECTORS (row i is item i). ``name`` defaults to the
     file's stem (``"compare"`` for an array)."""
     if isinstance(path_or_array, (str, Path)):

@@ -13,7 +13,7 @@ Whitespace around the parts is ignored. Decisions that keep a typo or an undefin
 from passing silently:
 
 - a rule whose metric is not in the report, or whose qualifier matches no row of that metric,
-  raises :class:`~embdiag.report.inputs.InputError` naming ``--fail-if`` and listing what the
+  raises :class:`~embdiag.data.files.InputError` naming ``--fail-if`` and listing what the
   report has;
 - a selected row whose value is NaN (or missing) is a violation: a threshold that cannot be
   checked fails, whatever the operator.
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .inputs import InputError
+from ..data.files import InputError
 
 OPERATORS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
              "<": operator.lt, ">": operator.gt}

@@ -35,6 +35,7 @@ import pandas as pd
 
 from .._mapped import take_rows
 from .._validate import as_float, check_int
+from ..data.files import InputError
 from ..interventions.precision import StorageCondition, compare_conditions
 from ..interventions.stress import measure_grid
 from ..metrics.geometry import summary
@@ -44,7 +45,6 @@ from ..metrics.retrieval import (boundary_margin, hit_at_k, overlap_at_k, precis
 from ..metrics.stats import paired_bootstrap
 from ..metrics.suite import frozen_classes
 from .conditions import FIT_ROWS, Condition, _sample_rows, file_condition, parse_compress, parse_index
-from .inputs import InputError
 
 __all__ = ["Report", "measure", "METRIC_COLUMNS", "QUERY_ROWS", "QUICK_QUERY_ROWS", "QUICK_GALLERY_ROWS",
            "GEOMETRY_ROWS", "QUICK_GEOMETRY_ROWS", "PROBE_ROWS", "QUICK_PROBE_ROWS", "STRESS_ROWS", "CERT_QUERIES", "CERT_GALLERY"]
@@ -242,13 +242,14 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         compare: a second representation of the same n items (array, path or file Condition).
         pairs: positives per query: a list with one array of VECTORS row indices per query
             (an empty array: no positive), or ``(positives, query_indices)`` as
-            :func:`~embdiag.report.inputs.read_pairs` returns with ``allow_missing=True``.
+            :func:`~embdiag.data.files.read_pairs` returns with ``allow_missing=True``.
         queries: a separate query set (nq x d) searched against ``vectors`` (then P@k is not
             measured: labels describe ``vectors`` only, and ``compare`` is not allowed).
         compress, index: spec strings (``"fp16,int8,pca256"``, ``"hnsw,ivfpq"``) or Condition lists.
         quick: at most 1,000 queries, a gallery of at most 100,000 rows, 5,000 rows for geometry
             and for probes, 1,000 bootstrap draws.
-        sources: file names to record in ``inputs["files"]``.
+        sources: the files read, recorded as ``inputs["files"]`` (option -> name, size and
+            SHA-256, as :func:`~embdiag.report.cli.chapter_inputs` gives them).
 
     Sampling: queries are all rows when there are at most 10,000, else a seeded sample of
     10,000; every sample is drawn from its own seeded stream (``[seed, stream]``).

@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from embdiag.data.files import InputError
 from embdiag.encoders.vectors import caption_vectors, driving_vectors, read_labelled_vectors
 
 
@@ -32,20 +33,31 @@ def test_user_files_are_split_by_the_split_column(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda Z, f: (Z[:-1], f), "has 10 rows, vectors.npy has 9"),
-    (lambda Z, f: (Z, f.rename(columns={"split": "part"})), "no 'split' column"),
+    (lambda Z, f: (Z[:-1], f), "labels.csv (labels_path): has 10 row(s), expected 9 (one per vector)"),
+    (lambda Z, f: (Z, f.rename(columns={"split": "part"})), "labels.csv (labels_path): no 'split' column"),
     (lambda Z, f: (Z, f.assign(split=["train"] * 6 + ["holdout"] * 4)), "unknown split names ['holdout']"),
-    (lambda Z, f: (Z, f[["split"]]), "no attribute column"),
-    (lambda Z, f: (Z, f.assign(weather=[""] + list(f.weather[1:]))), "missing labels"),
-    (lambda Z, f: (Z, f.assign(split=["train"] * 9 + ["val"])), "evaluation split has 1 rows"),
-    (lambda Z, f: (np.where(np.arange(40).reshape(10, 4) == 5, np.nan, Z), f), "NaN"),
+    (lambda Z, f: (Z, f[["split"]]), "no attribute column besides 'split'"),
+    (lambda Z, f: (Z, f.assign(weather=[""] + list(f.weather[1:]))),
+     "labels.csv (labels_path): column 'weather' has 1 missing value(s) (first at row 0)"),
+    (lambda Z, f: (Z, f.assign(split=["train"] * 9 + ["val"])), "the evaluation split has 1 rows"),
+    (lambda Z, f: (np.where(np.arange(40).reshape(10, 4) == 5, np.nan, Z), f),
+     "vectors.npy (vectors_path): contains NaN or infinite values (1 bad row(s), first at index 1)"),
 ])
 def test_bad_user_files_are_named(tmp_path, change, message):
     Z, f = change(np.arange(40, dtype=float).reshape(10, 4), _frame())
     v, l = _write(tmp_path, Z, f)
-    with pytest.raises(ValueError) as e:
+    with pytest.raises(InputError) as e:  # a ValueError
         read_labelled_vectors(v, l)
     assert message in str(e.value)
+
+
+def test_user_files_in_other_formats(tmp_path):
+    Z = np.arange(40, dtype=np.float32).reshape(10, 4) + 1
+    np.savez(tmp_path / "v.npz", embeddings=Z)
+    _frame().to_parquet(tmp_path / "l.parquet")
+    got = read_labelled_vectors(tmp_path / "v.npz", tmp_path / "l.parquet")
+    np.testing.assert_array_equal(got.train, Z[:6].astype(np.float64))
+    assert got.train.dtype == np.float64 and list(got.train_labels["weather"]) == ["clear", "rainy"] * 3
 
 
 def test_vectors_and_labels_come_together(tmp_path):

@@ -6,7 +6,8 @@ so every asset and link that loads is proved relative. Every page is visited onc
 (1400 px) and phone (390 px) width (:func:`visits`); the tests below read what each visit saw:
 console errors, charts drawn, CSV downloads, internal links, content cut off at the column or
 page edge, and a full-page screenshot of each (``$EMBDIAG_SCREENSHOTS``, default
-``book/_build/screenshots/``).
+``book/_build/screenshots/``). The last test opens a report written by ``embdiag report`` (one
+file, from disk) and checks it the same way.
 """
 
 from __future__ import annotations
@@ -202,9 +203,14 @@ return [...root.querySelectorAll('table, .embdiag-chart, ' + text)].filter(e => 
              || e.tagName.toLowerCase()) + ' ' + JSON.stringify(e.innerText.slice(0, 50)));"""
 
 
-def _screenshots() -> Path:
+def _screenshot_folder() -> Path:
     folder = Path(os.environ.get("EMBDIAG_SCREENSHOTS") or pipeline.REPO / "book" / "_build" / "screenshots")
     folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _screenshots() -> Path:
+    folder = _screenshot_folder()
     for old in folder.glob("*.png"):  # this test's earlier shots only: a page that is gone leaves none
         if re.fullmatch(r".+-(%s)\.png" % "|".join(map(str, WIDTHS)), old.name):
             old.unlink()
@@ -493,3 +499,54 @@ def test_attribute_selector_refilters_the_training_variants(site, browser):
     assert before == "time of day"
     marks = browser.execute_script("return arguments[0].querySelectorAll('svg .mark-symbol path').length", chart)
     assert marks > 0, "no seed marks after switching the attribute"
+
+
+# -- a report written by `embdiag report`, opened as a file ---------------------------------------
+@pytest.fixture(scope="module")
+def report_page(tmp_path_factory) -> Path:
+    """``embdiag report`` on a user's files (three labelled clusters, pairs, an fp16 and a PCA copy,
+    an HNSW index): the report.html it writes."""
+    import numpy as np
+    import pandas as pd
+
+    from embdiag.report import cli
+
+    folder = tmp_path_factory.mktemp("report")
+    rng = np.random.default_rng(5)
+    y = np.repeat(["a", "b", "c"], 150)
+    X = rng.normal(size=(3, 16))[np.searchsorted(["a", "b", "c"], y)] + 0.9 * rng.normal(size=(450, 16))
+    np.save(folder / "emb.npy", X.astype(np.float32))
+    pd.DataFrame({"kind": y, "half": np.tile(["x", "y"], 225)}).to_csv(folder / "labels.csv", index=False)
+    pd.DataFrame({"query": np.arange(0, 450, 3), "target": np.arange(1, 450, 3)}).to_csv(folder / "pairs.csv",
+                                                                                         index=False)
+    out = folder / "out"
+    code = cli.main([str(folder / "emb.npy"), "--labels", str(folder / "labels.csv"), "--pairs",
+                     str(folder / "pairs.csv"), "--compress", "fp16,pca4", "--index", "hnsw", "--out", str(out)],
+                    progress=False)
+    assert code == cli.OK
+    return out / "report.html"
+
+
+def test_a_report_opens_offline_and_draws_every_chart(report_page, browser):
+    """The one file, opened from disk with every host unreachable: no console error, every chart
+    drawn with marks, every CSV download a CSV, nothing past the column's edge; screenshots at
+    both widths are saved beside the book's (``report-WIDTH.png``)."""
+    folder = _screenshot_folder()
+    for width in WIDTHS:
+        browser.set_window_size(width, HEIGHT)
+        browser.get_log("browser")
+        browser.get(report_page.as_uri())
+        _wait_for_charts(browser)
+        charts = browser.execute_script(_CHART_STATES)
+        assert len(charts) == 3, charts  # labels, identity, relevance
+        assert all(c["rendered"] and not c["error"] and c["marks"] > 0 for c in charts), charts
+        links = browser.execute_async_script(_CSV_LINKS)
+        assert len(links) >= 8 and not [p for link in links for p in _csv_problems(link)]
+        assert browser.execute_script(_CLIPPED) == []
+        assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+        assert _severe(browser) == []
+        chrome, height = browser.execute_script(
+            "return [window.outerHeight - window.innerHeight, document.documentElement.scrollHeight]")
+        browser.set_window_size(width, min(height, MAX_SHOT) + chrome)
+        browser.save_screenshot(str(folder / f"report-{width}.png"))
+    browser.set_window_size(WIDTHS[0], HEIGHT)

@@ -286,6 +286,20 @@ def test_inside_the_pipeline_the_source_and_non_default_parameters_are_named(mon
     assert " with " not in exhibits.provenance()
 
 
+def test_a_page_outside_the_book_states_its_own_maker_and_inputs(monkeypatch):
+    monkeypatch.setenv(pipeline.CHAPTER_ENV, "15_report")  # even inside the pipeline, made= wins
+    reads = [artifacts.Read("emb.npy (VECTORS)", "ab" * 32)]
+    html = exhibits.provenance(reads, made="Made by <code>embdiag report</code>")
+    assert html == ('<div class="embdiag-provenance"><p><span class="embdiag-made">Made by <code>embdiag report'
+                    '</code></span> from <code>emb.npy (VECTORS)</code> <span class="embdiag-sha" title="SHA-256, '
+                    'first 12 hex digits">abababababab</span>.</p></div>')  # no link into the book
+    for exhibit in (exhibits.table(SCORES, name="t", caption="T.", reads=reads, made="By hand"),
+                    exhibits.figure(alt.Chart(SCORES).mark_point().encode(x="x:Q"), name="f", caption="F.",
+                                    reads=reads, made="By hand")):
+        assert '<span class="embdiag-made">By hand</span> from <code>emb.npy (VECTORS)</code>' in exhibit.html
+        assert "embdiag-source" not in exhibit.html and "what these are" not in exhibit.html
+
+
 def test_many_inputs_are_listed_in_a_collapsed_list_and_explicit_reads_override(tmp_path):
     paths = []
     for k in range(exhibits.INLINE_READS + 1):

@@ -7,6 +7,7 @@ the chapter run by a function that writes what a chapter writes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import textwrap
@@ -171,7 +172,7 @@ def test_a_chapter_raising_input_error_exits_2_and_leaves_out_alone(tmp_path, ve
         # %% tags=["parameters"]
         out_dir = "."
         # %%
-        from embdiag.report.inputs import InputError
+        from embdiag.data.files import InputError
         raise InputError("labels.csv (--labels): column 'weather' has too little support")
         ''')
     monkeypatch.setattr(cli, "CHAPTER", chapter)
@@ -481,6 +482,12 @@ def test_the_report_chapter_on_a_users_files(tmp_path, capsys):
     assert {"geometry.csv", "labels.csv", "identity.csv", "relevance.csv"} <= {p.name for p in out.iterdir()}
     page = (out / "report.html").read_text()
     assert "emb.npy (VECTORS), labels.csv (--labels)" in page  # the data named
+    sha = hashlib.sha256((tmp_path / "emb.npy").read_bytes()).hexdigest()
+    assert report["inputs"]["files"]["VECTORS"] == {"file": "emb.npy", "bytes": (tmp_path / "emb.npy").stat().st_size,
+                                                    "sha256": sha}
+    made = page.count('<span class="embdiag-made">Made by <code>embdiag report</code>')  # not "outside the book"
+    assert made == page.count('class="embdiag-exhibit') and f"<code>emb.npy (VECTORS)</code> <span " in page
+    assert f">{sha[:12]}</span>" in page and "chapter not known" not in page and "what these are" not in page
     assert page.count('class="embdiag-exhibit') >= 8 and "Not measured:</em> --stress was not asked for" in page
     assert not re.search(r"""(src|href)=["']https?:""", page)  # opens offline
 

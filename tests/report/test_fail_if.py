@@ -10,7 +10,7 @@ import pytest
 
 from embdiag.report import fail_if
 from embdiag.report.fail_if import Rule, parse, violations
-from embdiag.report.inputs import InputError
+from embdiag.data.files import InputError
 
 
 def metrics_table() -> pd.DataFrame:

@@ -11,7 +11,7 @@ from embdiag.interventions.precision import store
 from embdiag.metrics import geometry
 from embdiag.metrics.retrieval import hit_at_k, overlap_at_k, precision_at_k, random_floor, topk
 from embdiag.report.conditions import parse_index
-from embdiag.report.inputs import InputError
+from embdiag.data.files import InputError
 from embdiag.report.measurement import METRIC_COLUMNS, Report, measure
 
 from embdiag.report import measurement as measure_mod

@@ -10,7 +10,7 @@ from embdiag.metrics.retrieval import overlap_at_k, topk
 from embdiag.report import conditions
 from embdiag.report.conditions import (Condition, _sort_like_topk, file_condition, ivfpq_params, parse_compress,
                                        parse_index)
-from embdiag.report.inputs import InputError
+from embdiag.data.files import InputError
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((400, 16)).astype(np.float32)

@@ -1,5 +1,6 @@
-"""The readers of ``embdiag report``: every format round-trips, and every bad input raises an
-:class:`InputError` whose message starts with the file and the option and states the problem."""
+"""The readers of a user's files (``embdiag report``, the chapters' ``vectors_path``): every format
+round-trips, and every bad input raises an :class:`InputError` whose message starts with the file
+and the option and states the problem."""
 
 import re
 
@@ -12,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import save_file
 
+from embdiag.data import files
+from embdiag.data.files import InputError, check_support, read_labels, read_pairs, read_vectors
 from embdiag.metrics import hit_at_k
-from embdiag.report import inputs
-from embdiag.report.inputs import InputError, check_support, read_labels, read_pairs, read_vectors
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((6, 4)).astype(np.float32)
@@ -149,7 +150,7 @@ def test_an_input_error_is_a_value_error():
 @pytest.mark.parametrize("chunk", [1, 2, 3, 5, 100])
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
 def test_nonfinite_rows_across_chunk_boundaries(tmp_path, monkeypatch, chunk, value):
-    monkeypatch.setattr(inputs, "SCAN_ROWS", chunk)
+    monkeypatch.setattr(files, "SCAN_ROWS", chunk)
     data = np.ones((11, 3), np.float32)
     data[[4, 5, 9], [0, 2, 1]] = value
     data[7] = 0  # a zero row too: non-finite rows are reported first
@@ -171,7 +172,7 @@ def test_the_first_bad_and_zero_row_is_found_whatever_the_chunking(tmp_path_fact
     path = tmp_path_factory.mktemp("scan") / "x.npy"
     np.save(path, Z)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(inputs, "SCAN_ROWS", chunk)
+        mp.setattr(files, "SCAN_ROWS", chunk)
         if bad:
             message = rf"contains NaN or infinite values \({len(bad)} bad row\(s\), first at index {min(bad)}\)$"
         elif zero:
@@ -184,7 +185,7 @@ def test_the_first_bad_and_zero_row_is_found_whatever_the_chunking(tmp_path_fact
 
 
 def test_the_scan_reads_at_most_scan_rows_at_a_time(tmp_path, monkeypatch):
-    monkeypatch.setattr(inputs, "SCAN_ROWS", 4)
+    monkeypatch.setattr(files, "SCAN_ROWS", 4)
     seen, isfinite = [], np.isfinite
     monkeypatch.setattr(np, "isfinite", lambda a: seen.append(a.shape) or isfinite(a))
     np.save(tmp_path / "x.npy", np.ones((10, 3), np.float32))

@@ -1,4 +1,5 @@
-"""Read a user's files for ``embdiag report``: vectors, labels and retrieval pairs.
+"""A user's files: vectors, labels and retrieval pairs (``embdiag report`` and the chapters' own
+``vectors_path`` / ``labels_path``).
 
 Every reader only reads (never writes) and raises :class:`InputError` whose message starts
 with the file and the option it was given for (``emb.npy (VECTORS): ...``) and states the
@@ -14,6 +15,7 @@ import pandas as pd
 
 from .._mapped import release_rows
 from .._validate import as_float, check_int
+from .errors import DataError
 
 VECTOR_SUFFIXES = (".npy", ".npz", ".parquet", ".safetensors")
 LABEL_SUFFIXES = (".csv", ".parquet")
@@ -24,7 +26,7 @@ VECTOR_NAMES = ("vectors", "embeddings")
 SCAN_ROWS = 16384
 
 
-class InputError(ValueError):
+class InputError(DataError):
     """A user's file (or option) is unusable; the message names it and the problem."""
 
 
@@ -152,6 +154,17 @@ def read_vectors(path, name: str = "VECTORS", *, scan: bool = True) -> np.ndarra
     if scan:
         _scan_rows(X, where)
     return X
+
+
+def file_record(path) -> dict:
+    """``{"file": name, "bytes": size, "sha256": hex digest}`` of a file: what a report names as
+    its input (``sha256sum FILE`` prints the same digest)."""
+    import hashlib
+
+    path = Path(path)
+    with open(path, "rb") as f:
+        digest = hashlib.file_digest(f, "sha256").hexdigest()
+    return {"file": path.name, "bytes": path.stat().st_size, "sha256": digest}
 
 
 def _read_table(path: Path, where: str) -> pd.DataFrame:
@@ -286,15 +299,3 @@ def read_pairs(path, n_queries: int, n_gallery: int, *, query_ids=None, target_i
         raise InputError(f"{where}: {n_queries - has.size} of {n_queries} queries have no positive "
                          f"(first: query {label})")
     return ([positives[i] for i in has], has) if allow_missing else positives
-
-
-def project_vectors(encoder: str = "reference-cnn") -> tuple[np.ndarray, pd.DataFrame, str]:
-    """The project's own cached embeddings as report inputs: ``encoder``'s training and evaluation
-    vectors of the procedural driving scenes (in that order) with their weather, scene and
-    time-of-day labels, and one sentence naming the data and the encoder. What the book's report
-    chapter measures when no file is given."""
-    from ..encoders.vectors import driving_vectors
-
-    v = driving_vectors(encoder)
-    labels = pd.DataFrame({a: np.concatenate([v.train_labels[a], v.val_labels[a]]) for a in v.attributes})
-    return np.vstack([v.train, v.val]), labels, f"{v.source} (training and evaluation rows together)"
