@@ -1,4 +1,4 @@
-"""Command line: ``embdiag sync | chapter | book | train | report``."""
+"""Command line: ``embdiag sync | chapter | book | train | report | vectors``."""
 
 from __future__ import annotations
 
@@ -50,12 +50,18 @@ def main(argv=None) -> int:
         from embdiag.report.cli import main as report
 
         return report(argv[1:])
+    if argv[:1] == ["vectors"]:
+        from embdiag.report.cli import export_main
+
+        return export_main(argv[1:])
     from embdiag.paper import pipeline
 
     parser = argparse.ArgumentParser(prog="embdiag", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("train", help=_TRAIN_HELP + " (embdiag train -h lists its options)")
     sub.add_parser("report", help=_REPORT_HELP + " (embdiag report -h lists its options)")
+    sub.add_parser("vectors", help="write the project's cached embeddings and labels as files for embdiag report "
+                   "(embdiag vectors -h lists its options)")
     sub.add_parser("sync", help="rewrite each notebooks/NN_name.ipynb from its .py")
     ch = sub.add_parser("chapter", help="execute one chapter (optionally with new parameters) and rebuild the book")
     ch.add_argument("name", help="chapter name, e.g. 01_rank_diagnostics or rank_diagnostics, or a variant "

@@ -148,6 +148,36 @@ def project_vectors(encoder: str = "reference-cnn") -> tuple[np.ndarray, pd.Data
     return np.vstack([v.train, v.val]), labels, f"{v.source} (training and evaluation rows together)"
 
 
+def export_project_vectors(out_dir, encoder: str = "reference-cnn") -> dict[str, Path]:
+    """Write :func:`project_vectors` as files ``embdiag report`` reads: ``vectors.npy`` (float32,
+    n x d) and ``labels.csv`` (one row per vector: ``id`` and one column per attribute) in
+    ``out_dir`` (created if needed). Returns ``{"vectors": path, "labels": path}``."""
+    vectors, labels, _ = project_vectors(encoder)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"vectors": out_dir / "vectors.npy", "labels": out_dir / "labels.csv"}
+    np.save(paths["vectors"], np.asarray(vectors, dtype=np.float32))
+    labels.insert(0, "id", np.arange(len(labels)))
+    labels.to_csv(paths["labels"], index=False)
+    return paths
+
+
+def export_main(argv=None) -> int:
+    """``embdiag vectors``: write the project's cached embeddings for ``embdiag report``."""
+    p = argparse.ArgumentParser(prog="embdiag vectors", description=(
+        "Write the project's cached embeddings of the procedural driving scenes (training and evaluation "
+        "images, the reference encoder's by default) and their weather, scene and time-of-day labels as "
+        "DIR/vectors.npy and DIR/labels.csv: inputs to try `embdiag report` on."))
+    p.add_argument("--encoder", default="reference-cnn", help="a registered encoder (default reference-cnn)")
+    p.add_argument("--out", metavar="DIR", required=True, help="output folder")
+    args = p.parse_args(argv)
+    paths = export_project_vectors(args.out, args.encoder)
+    print(paths["vectors"])
+    print(paths["labels"])
+    _say(f"now: embdiag report {paths['vectors']} --labels {paths['labels']} --compress fp16,int8 --out REPORT_DIR")
+    return OK
+
+
 def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pairs_path=None, queries_path=None,
                    encoder: str = "reference-cnn") -> tuple[dict, str, dict]:
     """What the report chapter measures: ``measure``'s data arguments (:func:`read_inputs`), one

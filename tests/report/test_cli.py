@@ -451,10 +451,33 @@ def test_embdiag_report_runs_this_cli(monkeypatch):
     assert seen == [["v.npy", "--out", "o"]]
 
 
-def test_embdiag_help_lists_report(capsys):
+def test_embdiag_help_lists_report_and_vectors(capsys):
     with pytest.raises(SystemExit):
         paper_cli.main(["-h"])
-    assert "report" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "report" in out and "vectors" in out
+
+
+@pytest.mark.slow
+def test_the_command_on_the_projects_cached_embeddings(tmp_path, capsys):
+    """`embdiag vectors` writes the book's default input as files; `embdiag report --quick` on them
+    gives the numbers the report chapter's own code computes on the same vectors."""
+    from embdiag.report import measure
+
+    assert paper_cli.main(["vectors", "--out", str(tmp_path / "in")]) == cli.OK
+    vectors, labels, _ = cli.project_vectors()
+    saved = np.load(tmp_path / "in" / "vectors.npy")
+    np.testing.assert_array_equal(saved, vectors.astype(np.float32))
+    table = pd.read_csv(tmp_path / "in" / "labels.csv", dtype=str)
+    assert list(table.columns) == ["id", *labels.columns] and (table.drop(columns="id") == labels).all().all()
+    assert "now: embdiag report" in capsys.readouterr().err
+    code = paper_cli.main(["report", str(tmp_path / "in" / "vectors.npy"), "--labels", str(tmp_path / "in" / "labels.csv"),
+                           "--compress", "int8", "--quick", "--out", str(tmp_path / "r")])
+    assert code == cli.OK
+    got = pd.DataFrame(json.loads((tmp_path / "r" / "report.json").read_text())["metrics"])
+    want = measure(saved, labels=labels.astype(str), compress="int8", quick=True, progress=False).metrics
+    pd.testing.assert_frame_equal(got[["metric", "condition", "attribute"]], want[["metric", "condition", "attribute"]])
+    np.testing.assert_allclose(got["value"].astype(float), want["value"], rtol=1e-12, atol=0)
 
 
 def test_the_chapter_constant_is_the_books_report_chapter():
