@@ -14,15 +14,18 @@ records are skipped; interrupted runs resume from their checkpoint under
 ``cache/training/<label>/`` (not committed).
 
 Runs go to ``workers`` spawned processes, each on one thread (two single-threaded
-processes use the 2-core CPU far better than one process on two threads). Progress goes
+processes use the 2-core CPU far better than one process on two threads), or with
+``cluster`` to a Ray cluster, one task per run (:mod:`embdiag.cluster`). Progress goes
 to stderr: every tenth of a run, and one line per finished run with its time.
 
     python -m embdiag.training.sweep --profile cpu --workers 2
+    embdiag train --profile study --cluster auto --root /shared/embdiag-data
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import shutil
 import sys
@@ -41,7 +44,7 @@ from .conditions import COMPARISONS, CONDITIONS, SEEDS, Condition, condition
 from .config import PROFILES, TrainConfig, profile as get_profile
 from .inputs import ATTRIBUTES, data_params, load_training_data
 
-__all__ = ["UNTRAINED", "RESULT_FILES", "code_digest", "run_label", "run_sweep", "load_records", "load_trajectories",
+__all__ = ["UNTRAINED", "RESULT_FILES", "DEVICES", "GPU_SHARE", "code_digest", "run_label", "run_sweep", "load_records", "load_trajectories",
            "load_embeddings", "paired_differences", "paired_table", "add_arguments", "main"]
 
 UNTRAINED = "Untrained (step 0)"
@@ -58,16 +61,27 @@ def code_digest() -> str:
     return artifacts.source_digest(*(here / name for name in RESULT_FILES))
 
 
-def run_label(profile: str, steps: int | None = None) -> str:
-    """Records folder of a profile: its name, or ``<profile>-steps<N>`` for a non-default ``steps``."""
+#: Where runs train; records made on a GPU (bfloat16 autocast) go to their own folder.
+DEVICES = ("cpu", "cuda")
+#: With ``device="cuda"`` on a cluster, the share of one GPU each run asks for (four small runs per GPU).
+GPU_SHARE = 0.25
+
+
+def run_label(profile: str, steps: int | None = None, device: str = "cpu") -> str:
+    """Records folder of a profile: its name, ``<profile>-steps<N>`` for a non-default ``steps``,
+    and ``-cuda`` appended for runs trained on a GPU."""
     if profile not in PROFILES:
         raise ValueError(f"profile: expected one of {tuple(PROFILES)}, got {profile!r}")
-    return profile if steps is None or steps == PROFILES[profile].steps else f"{profile}-steps{steps}"
+    if device not in DEVICES:
+        raise ValueError(f"device: expected one of {DEVICES}, got {device!r}")
+    label = profile if steps is None or steps == PROFILES[profile].steps else f"{profile}-steps{steps}"
+    return label if device == "cpu" else f"{label}-{device}"
 
 
-def _parse_label(label: str) -> tuple[str, int | None]:
+def _parse_label(label: str) -> tuple[str, int | None, str]:
+    label, cuda, _ = label.partition("-cuda")
     name, _, steps = label.partition("-steps")
-    return name, int(steps) if steps else None
+    return name, int(steps) if steps else None, "cuda" if cuda else "cpu"
 
 
 def _slug(condition_name: str) -> str:
@@ -75,8 +89,10 @@ def _slug(condition_name: str) -> str:
 
 
 def _params(cfg: TrainConfig, label: str, condition_name: str, seed: int, root=None) -> dict:
+    device = _parse_label(label)[2]
     return {"label": label, "condition": condition_name, "seed": seed, "config": cfg.to_dict(),
-            "data": data_params(cfg.data, None if root is None else str(root)), "code": code_digest()}
+            "data": data_params(cfg.data, None if root is None else str(root)), "code": code_digest(),
+            **({"device": device} if device != "cpu" else {})}
 
 
 class Task(NamedTuple):
@@ -89,8 +105,12 @@ class Task(NamedTuple):
         return f"training/{self.label}/{_slug(self.condition)}-s{self.seed}"
 
     def config(self) -> TrainConfig:
-        profile, steps = _parse_label(self.label)
+        profile, steps, _ = _parse_label(self.label)
         return get_profile(profile, steps=steps) if steps else get_profile(profile)
+
+    @property
+    def device(self) -> str:
+        return _parse_label(self.label)[2]
 
 
 def _is_done(task: Task, root) -> bool:
@@ -129,6 +149,22 @@ def _worker_init() -> None:
     threadpool_limits(1)
 
 
+@contextlib.contextmanager
+def _one_thread():
+    """Run the block on one thread, as a worker process does (a float sum over more threads
+    rounds differently, so a run in this process would not give a worker's bits), then restore."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(1):
+            yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _execute(task: Task, root, progress: bool) -> dict:
     """Run (or resume) one task and save its artifact; returns its record row."""
     from .evaluate import evaluate_encoder, floors
@@ -138,7 +174,7 @@ def _execute(task: Task, root, progress: bool) -> dict:
     cfg = task.config()
     data = _training_data(cfg.data, cfg.model.image_size, root)
     if task.condition == UNTRAINED:
-        metrics, train_emb, val_emb = evaluate_encoder(initial_encoder(cfg, task.seed), data)
+        metrics, train_emb, val_emb = evaluate_encoder(initial_encoder(cfg, task.seed).to(task.device), data)
         record = {"status": "ok", "reason": "", "steps_done": 0, "metrics": {**metrics, **floors(data)},
                   "trajectory": [{"step": 0, **metrics}], "train_embeddings": train_emb, "val_embeddings": val_emb,
                   "resumed_from": 0, "train_seconds": 0.0, "eval_seconds": time.perf_counter() - t0,
@@ -153,7 +189,7 @@ def _execute(task: Task, root, progress: bool) -> dict:
                       f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
 
         work = Path(root if root is not None else artifacts.data_dir()) / "cache" / task.name
-        record = train(cfg, condition(task.condition), task.seed, work, data=data, progress=report)
+        record = train(cfg, condition(task.condition), task.seed, work, data=data, progress=report, device=task.device)
     row = {"label": task.label, "profile": cfg.profile, "condition": task.condition, "seed": task.seed,
            "status": record["status"], "reason": record["reason"], "steps": cfg.steps if task.condition != UNTRAINED
            else 0, "steps_done": record["steps_done"], "resumed_from": record["resumed_from"],
@@ -164,10 +200,17 @@ def _execute(task: Task, root, progress: bool) -> dict:
     artifacts.save(task.name, {"record": pd.DataFrame([row]), "trajectory": trajectory, **_embedding_arrays(record)},
                    _params(cfg, task.label, task.condition, task.seed, root),
                    command=f"python -m embdiag.training.sweep --profile {cfg.profile} --steps {cfg.steps} "
-                           f"--conditions '{task.condition}' --seeds {task.seed}", root=root)
+                           f"--conditions '{task.condition}' --seeds {task.seed}"
+                           + (f" --device {task.device}" if task.device != "cpu" else ""), root=root)
     if task.condition != UNTRAINED:
         shutil.rmtree(work, ignore_errors=True)
     return row
+
+
+def _execute_on_worker(task: Task, root: str, progress: bool) -> dict:
+    """:func:`_execute` in a Ray worker, on one thread like a local worker process."""
+    _worker_init()
+    return _execute(task, root, progress)
 
 
 def _tasks(label: str, conditions: Iterable[Condition], seeds: Iterable[int]) -> list[Task]:
@@ -176,14 +219,24 @@ def _tasks(label: str, conditions: Iterable[Condition], seeds: Iterable[int]) ->
 
 
 def run_sweep(profile: str = "cpu", conditions=None, seeds=None, steps: int | None = None, workers: int = 2,
-              root=None, progress: bool = True) -> pd.DataFrame:
+              root=None, progress: bool = True, cluster: str | None = None, device: str = "cpu") -> pd.DataFrame:
     """Run every missing or stale run of ``profile`` (``conditions``: names or slugs, default
     all seven; ``seeds``: default ``SEEDS``; ``steps``: override the profile's) plus the
-    untrained reference of each seed, on ``workers`` processes (1: in this process).
+    untrained reference of each seed, on ``workers`` processes (1: in this process, on one
+    thread like a worker, so that the records are the same), or with
+    ``cluster`` (an address of :func:`embdiag.cluster.parse_address`) as one Ray task per run
+    asking for one CPU, and :data:`GPU_SHARE` of a GPU with ``device="cuda"`` (``workers``
+    unused), writing to ``root`` (default the data root), which every node must see (checked
+    first). Either way finished runs are skipped, interrupted ones resume from their
+    checkpoint (also when Ray retries a run whose worker died) and the records are the same.
     Returns :func:`load_records` of the label."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers: expected a positive integer, got {workers!r}")
-    label = run_label(profile, steps)
+    if cluster is not None:
+        from ..cluster import parse_address
+
+        parse_address(cluster)
+    label = run_label(profile, steps, device)
     conds = CONDITIONS if conditions is None else tuple(condition(c) for c in conditions)
     seeds = SEEDS if seeds is None else tuple(seeds)
     for s in seeds:
@@ -194,21 +247,32 @@ def run_sweep(profile: str = "cpu", conditions=None, seeds=None, steps: int | No
     todo = [t for t in tasks if not _is_done(t, root)]         # also generates and caches the scenes, once
     say = (lambda msg: print(msg, file=sys.stderr, flush=True)) if progress else (lambda msg: None)
     say(f"sweep {label}: {len(tasks)} runs, {len(tasks) - len(todo)} complete, {len(todo)} to run "
-        f"on {workers} worker(s)")
+        + (f"on the Ray cluster {cluster}" if cluster is not None else f"on {workers} worker(s)"))
     t0 = time.perf_counter()
+    finished = []
 
-    def done(i, row):
-        say(f"[{i:>2}/{len(todo)}] {_slug(row['condition'])} s{row['seed']}: {row['status']} "
+    def done(_, row):
+        finished.append(row)
+        say(f"[{len(finished):>2}/{len(todo)}] {_slug(row['condition'])} s{row['seed']}: {row['status']} "
             f"in {row['wall_seconds']:.0f} s  (sweep {time.perf_counter() - t0:.0f} s)"
             + (f"  {row['reason']}" if row["reason"] else ""))
 
-    if workers == 1:
-        for i, task in enumerate(todo, 1):
-            done(i, _execute(task, root, progress))
+    if cluster is not None and todo:
+        from .. import cluster as ray_cluster
+
+        shared = str(Path(root if root is not None else artifacts.data_dir()).resolve())
+        with ray_cluster.connect(cluster):
+            ray_cluster.check_shared(shared)
+            ray_cluster.run_tasks(_execute_on_worker, [(t, shared, progress) for t in todo], on_result=done,
+                                  num_gpus=GPU_SHARE if device == "cuda" else 0)
+    elif workers == 1:
+        with _one_thread():
+            for i, task in enumerate(todo):
+                done(i, _execute(task, root, progress))
     elif todo:
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_worker_init) as pool:
             futures = [pool.submit(_execute, t, root, progress) for t in todo]
-            for i, f in enumerate(as_completed(futures), 1):
+            for i, f in enumerate(as_completed(futures)):
                 done(i, f.result())
     return load_records(label, root=root)
 
@@ -312,14 +376,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=int, help="training steps (default: the profile's; other values are "
                                                   "recorded under <profile>-steps<N>)")
     parser.add_argument("--workers", type=int, default=2, help="single-threaded worker processes (default: 2)")
-    parser.add_argument("--root", type=Path, help="data root (default: the repository's data/)")
+    parser.add_argument("--root", type=Path, help="data root (default: the repository's data/); with --cluster "
+                        "a folder every node mounts")
+    parser.add_argument("--device", default="cpu", choices=DEVICES, help="where runs train (default: cpu; cuda "
+                        "records go to <profile>-cuda)")
+    parser.add_argument("--cluster", metavar="ADDRESS", help="run each run as a Ray task: auto (this machine's "
+                        "cluster), ray://HOST:PORT, or local[:N] (a Ray instance started here with N CPUs)")
     return parser
 
 
 def main(args: argparse.Namespace) -> int:
     """Run the sweep for parsed ``args``; print one line per run; 1 if any run failed."""
     df = run_sweep(args.profile, conditions=args.conditions, seeds=args.seeds, steps=args.steps,
-                   workers=args.workers, root=args.root)
+                   workers=args.workers, root=args.root, cluster=args.cluster, device=args.device)
     cols = [c for c in ("condition", "seed", "status", "stale", "total_variance", "timeofday accuracy",
                         "timeofday P@10") if c in df.columns]
     with pd.option_context("display.width", 160, "display.max_rows", 100):

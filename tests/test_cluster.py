@@ -1,0 +1,175 @@
+"""Ray: addresses, tasks, shared storage, and the training sweep on a local two-CPU cluster.
+
+The tests marked ``cluster`` start a real Ray instance on 127.0.0.1 with two CPUs (two worker
+processes); skip them locally with ``-m 'not cluster'`` (CI runs them). The sweep through the
+cluster must give the local sweep's records bit for bit (timings aside), also when a worker
+is killed in the middle of a run: Ray retries the run, which resumes from its checkpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from embdiag import artifacts, cluster
+from embdiag.training.loop import CHECKPOINT
+from embdiag.training.sweep import load_records, run_sweep
+
+TIMINGS = ["train_seconds", "eval_seconds", "seconds_per_step", "wall_seconds", "resumed_from"]
+
+
+@pytest.mark.parametrize("address, parsed", [
+    ("auto", ("auto", None)), ("local", ("local", None)), ("local:2", ("local", 2)),
+    ("ray://head.example:10001", ("client", None)), ("ray://10.0.0.5:10001", ("client", None)),
+])
+def test_addresses(address, parsed):
+    assert cluster.parse_address(address) == parsed
+
+
+@pytest.mark.parametrize("address", ["", "ray://host", "local:0", "local:x", "http://host:1", "10.0.0.5:6379", 3])
+def test_bad_addresses_are_refused_with_the_accepted_forms(address):
+    with pytest.raises(ValueError, match=r"--cluster: "):
+        cluster.parse_address(address)
+
+
+def test_the_storage_probe_names_the_node_and_the_problem(tmp_path):
+    (tmp_path / "probe").write_text("abc")
+    assert cluster._sees(str(tmp_path / "probe"), "abc") is None
+    assert "another token" in cluster._sees(str(tmp_path / "probe"), "xyz")
+    assert "FileNotFoundError" in cluster._sees(str(tmp_path / "missing"), "abc")
+
+
+def test_a_bad_address_stops_the_sweep_before_anything_runs(tmp_path):
+    with pytest.raises(ValueError, match="--cluster: expected auto"):
+        run_sweep("tiny", conditions=["SIGReg"], seeds=[0], root=tmp_path, progress=False, cluster="everywhere")
+    assert not (tmp_path / "training").exists()
+
+
+# -- on a local Ray cluster ------------------------------------------------------------------------
+def _double(x):
+    return 2 * x
+
+
+def _fail(path):
+    with open(path, "a") as f:
+        f.write("x")
+    raise RuntimeError("task failed")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    from ray import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
+    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_tasks_return_in_order_and_errors_are_not_retried(ray_cluster, tmp_path):
+    seen = []
+    assert cluster.run_tasks(_double, [(i,) for i in range(5)], on_result=lambda i, r: seen.append((i, r))) \
+        == [0, 2, 4, 6, 8]
+    assert sorted(seen) == [(i, 2 * i) for i in range(5)]
+    with pytest.raises(Exception, match="task failed"):
+        cluster.run_tasks(_fail, [(str(tmp_path / "attempts"),)])
+    assert (tmp_path / "attempts").read_text() == "x"  # one attempt: a task's own error is final
+    cluster.check_shared(tmp_path / "shared")  # one node, the same file system
+    assert list((tmp_path / "shared").iterdir()) == []
+
+
+def _comparable(root, label):
+    """Records without timings, trajectories, and embeddings of every run of ``label``."""
+    records = load_records(label, root=root).drop(columns=TIMINGS)
+    runs = {}
+    for manifest in sorted((Path(root) / "training" / label).glob("*/manifest.json")):
+        a = artifacts.load(f"training/{label}/{manifest.parent.name}", root=root)
+        runs[manifest.parent.name] = {k: v for k, v in a.items() if k != "record"}
+    return records, runs
+
+
+def _assert_same(root_a, root_b, label):
+    rec_a, runs_a = _comparable(root_a, label)
+    rec_b, runs_b = _comparable(root_b, label)
+    pd.testing.assert_frame_equal(rec_a, rec_b)
+    assert runs_a.keys() == runs_b.keys()
+    for name in runs_a:
+        for key, value in runs_a[name].items():
+            if isinstance(value, pd.DataFrame):
+                pd.testing.assert_frame_equal(value, runs_b[name][key], check_exact=True)
+            else:
+                np.testing.assert_array_equal(value, runs_b[name][key], err_msg=f"{name} {key}")
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_the_sweep_on_the_cluster_gives_the_local_records(ray_cluster, tmp_path):
+    conditions = ["SIGReg", "Projector + SIGReg"]
+    run_sweep("tiny", conditions=conditions, seeds=[0], workers=1, root=tmp_path / "local", progress=False)
+    run_sweep("tiny", conditions=conditions, seeds=[0], root=tmp_path / "ray", progress=False, cluster="local:2")
+    _assert_same(tmp_path / "local", tmp_path / "ray", "tiny")
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "ray").rglob("manifest.json")}
+    run_sweep("tiny", conditions=conditions, seeds=[0], root=tmp_path / "ray", progress=False, cluster="local:2")
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "ray").rglob("manifest.json")} == before  # all skipped
+
+
+def _ray_workers_running(function: str) -> list[int]:
+    """Pids of the Ray worker processes now executing ``function`` (their process title)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if title.startswith(f"ray::{function}"):
+                pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_a_worker_killed_mid_run_loses_nothing(ray_cluster, tmp_path):
+    """SIGKILL the worker of a run once it has checkpointed: Ray retries the task, the run resumes
+    from its checkpoint, and the records equal an uninterrupted local sweep's."""
+    steps, condition = 30, "SIGReg"
+    checkpoint = tmp_path / "ray" / "cache" / "training" / f"tiny-steps{steps}" / "sigreg-s0" / CHECKPOINT
+    errors = []
+
+    def sweep():
+        try:
+            run_sweep("tiny", conditions=[condition], seeds=[0], steps=steps, root=tmp_path / "ray", progress=False,
+                      cluster="local:2")
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    thread = threading.Thread(target=sweep)
+    thread.start()
+    killed, deadline = [], time.monotonic() + 300
+    while not killed and thread.is_alive() and time.monotonic() < deadline:
+        if checkpoint.is_file():  # written atomically: complete once it exists
+            for pid in _ray_workers_running("_execute_on_worker"):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        time.sleep(0.02)
+    thread.join(timeout=600)
+    assert not thread.is_alive() and not errors, errors
+    assert killed, "the run finished before its worker could be killed"
+    ray_records = load_records(f"tiny-steps{steps}", root=tmp_path / "ray")
+    assert (ray_records["status"] == "ok").all() and len(ray_records) == 2
+    resumed = ray_records.set_index("condition").loc[condition, "resumed_from"]
+    assert 0 < resumed < steps  # the retry resumed from the checkpoint, not from step 0
+    run_sweep("tiny", conditions=[condition], seeds=[0], steps=steps, workers=1, root=tmp_path / "local",
+              progress=False)
+    _assert_same(tmp_path / "local", tmp_path / "ray", f"tiny-steps{steps}")
