@@ -43,6 +43,7 @@ quick = False  # subsample for a first look in under a minute (said in the repor
 seed = 0  # seed of every sample, split and bootstrap
 out_dir = None  # where report.json and the CSVs are saved (set by `embdiag report`)
 progress = False  # progress bars on stderr for the long steps (set by `embdiag report`)
+cluster = None  # a Ray cluster address (auto, ray://HOST:PORT, local[:N]): exact searches run there, sharded
 
 # %%
 from IPython.display import display
@@ -56,7 +57,7 @@ charts.enable()
 data, source, files = chapter_inputs(vectors_path, labels_path=labels_path, compare_path=compare_path,
                                      pairs_path=pairs_path, queries_path=queries_path, encoder=encoder)
 report = measure(**data, compress=compress, index=index, k=k, stress=stress, quick=quick, seed=seed,
-                 progress=progress, sources=files)
+                 progress=progress, sources=files, cluster=cluster)
 saved = report.save(out_dir) if out_dir else []
 view.overview(report, source)
 

@@ -173,3 +173,60 @@ def test_a_worker_killed_mid_run_loses_nothing(ray_cluster, tmp_path):
     run_sweep("tiny", conditions=[condition], seeds=[0], steps=steps, workers=1, root=tmp_path / "local",
               progress=False)
     _assert_same(tmp_path / "local", tmp_path / "ray", f"tiny-steps{steps}")
+
+
+# -- the report on the cluster ---------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_sharded_search_equals_topk_bit_for_bit(ray_cluster, tmp_path):
+    from embdiag.metrics.retrieval import topk
+    from embdiag.report.sharded import sharded_topk
+
+    rng = np.random.default_rng(0)
+    G = rng.standard_normal((1000, 16)).astype(np.float32)
+    G[500:520] = G[3]  # twenty exact ties with row 3, across shards
+    Q = np.vstack([G[3:4], rng.standard_normal((40, 16)).astype(np.float32)])
+    np.save(tmp_path / "g.npy", G)
+    mapped = np.load(tmp_path / "g.npy", mmap_mode="r")
+    want = topk(Q, G, 25)
+    for gallery, shard_rows in ((G, 130), (mapped, 130), (mapped, 1000), (G, 7)):
+        S, I = sharded_topk(Q, gallery, 25, shard_rows=shard_rows)
+        np.testing.assert_array_equal(I, want[1])
+        np.testing.assert_array_equal(S, want[0])
+    # the 21 copies of row 3 lead, in an order set by float32 rounding (a copy's score depends on
+    # its place in the GEMM's tiles), which the shards reproduce because they scan topk's chunks
+    assert set(want[1][0, :21]) == {3, *range(500, 520)}
+    with pytest.raises(ValueError, match="shard_rows: "):
+        sharded_topk(Q, G, 5, shard_rows=0)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_a_report_on_the_cluster_equals_the_local_report(ray_cluster, tmp_path):
+    from embdiag.report import measure
+
+    rng = np.random.default_rng(1)
+    y = np.repeat(["a", "b", "c"], 200)
+    X = (rng.normal(size=(3, 24))[np.searchsorted(["a", "b", "c"], y)] + rng.normal(size=(600, 24))).astype(np.float32)
+    np.save(tmp_path / "x.npy", X)
+    np.save(tmp_path / "other.npy", X @ rng.normal(size=(24, 24)).astype(np.float32))
+    X = np.load(tmp_path / "x.npy", mmap_mode="r")
+    args = dict(labels=pd.DataFrame({"kind": y}), compare=np.load(tmp_path / "other.npy", mmap_mode="r"),
+                pairs=[np.array([(i + 1) % 600]) for i in range(600)], compress="fp16,pca8", index="hnsw",
+                progress=False)
+    local = measure(X, **args)
+    sharded = measure(X, cluster="local:2", shard_rows=97, **args)
+    pd.testing.assert_frame_equal(local.metrics, sharded.metrics, check_exact=True)
+    assert local.tables.keys() == sharded.tables.keys()
+    for name, table in local.tables.items():
+        pd.testing.assert_frame_equal(table, sharded.tables[name], check_exact=True)
+    assert sharded.inputs["exact_search"].endswith("sharded over a Ray cluster (97 gallery rows per task)")
+
+
+def test_shards_group_consecutive_chunks_up_to_the_limit():
+    from embdiag.report.sharded import shards
+
+    plan = [[(0, 1024), (1024, 3072), (3072, 5000)], [(5000, 6024), (6024, 10000)]]
+    assert shards(plan, 3072) == [[(0, 1024), (1024, 3072)], [(3072, 5000), (5000, 6024)], [(6024, 10000)]]
+    assert shards(plan, 10**9) == [[c for share in plan for c in share]]
+    assert shards(plan, 1) == [[c] for share in plan for c in share]

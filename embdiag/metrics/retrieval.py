@@ -27,6 +27,10 @@ from .._validate import as_float, as_labels, as_matrix, check_int, check_k, same
 
 __all__ = [
     "topk",
+    "search_plan",
+    "unit_queries",
+    "scan_chunks",
+    "merge_topk",
     "precision_at_k",
     "random_floor",
     "hit_at_k",
@@ -240,6 +244,58 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, failed=None, share=0):
     return bs, bi
 
 
+def search_plan(n_queries: int, n_gallery: int, k: int, chunk_size: int | None = None,
+                dtype=np.float32) -> tuple[int, list[list[tuple[int, int]]]]:
+    """How :func:`topk` splits the work: ``(query_block, shares)``, the number of queries
+    scored at a time and, per worker share, the ascending ``(start, stop)`` gallery chunks it
+    scans. Each chunk is one single-threaded GEMM, so a chunk's scores depend only on its rows
+    and the query block: scanning the same chunks elsewhere (:func:`scan_chunks`, e.g. one
+    Ray task per group of chunks) gives the same scores, hence the same top-k."""
+    dtype = np.dtype(dtype)
+    # Equivalent mutants: the query block (8193), the clip's bounds (257, 16385, no lower
+    # bound: smaller chunks) and / for // (int() truncates) change chunk sizes and time only.
+    qb = min(n_queries, 8192)
+    if chunk_size is None:
+        chunk_size = int(np.clip(_BUFFER_BYTES // (dtype.itemsize * qb * _workers()), 256, 16384))
+    else:
+        chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    cs = int(min(chunk_size, n_gallery))
+    # Each worker scans one contiguous share of the gallery (at least 4 chunks' worth).
+    # Equivalent mutants: other worker counts (N / ..., 5 * ...) and float bounds (cast by
+    # int() below) change time only.
+    n_workers = int(max(1, min(_workers(), n_gallery // (4 * _first_chunk(k)))))
+    bounds = np.linspace(0, n_gallery, n_workers + 1).astype(int)
+    return qb, [list(_schedule(int(a), int(b), cs, k)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def unit_queries(queries, dtype=np.float32) -> np.ndarray:
+    """The queries as :func:`topk` scores them: unit rows in ``dtype`` (raises on NaN, inf or zero rows)."""
+    return _normalize(as_matrix(queries, "queries"), "queries", np.dtype(dtype))
+
+
+def scan_chunks(unit_q, gallery, k: int, chunks, q0: int = 0, exclude_self: bool = False,
+                dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """The top ``k`` (scores, gallery indices) of the unit query rows ``unit_q`` (rows ``q0:``
+    of :func:`unit_queries`) over the ascending gallery ``chunks`` only, computed as
+    :func:`topk` computes them (one single-threaded GEMM per chunk); :func:`merge_topk` of the
+    parts covering every chunk of :func:`search_plan` is ``topk``'s result. Rows without ``k``
+    candidates keep ``-inf`` / ``-1`` placeholders."""
+    with single_thread():
+        out = _scan(unit_q, q0, _check_gallery(gallery), list(chunks), k, exclude_self, np.dtype(dtype))
+    if len(out) == 3:
+        raise out[2]
+    return out
+
+
+def merge_topk(parts, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The top ``k`` of each row over ``parts`` (a list of ``(scores, indices)`` of equal row
+    counts), by descending score, ties by the lower index, as :func:`topk` orders them."""
+    S = np.concatenate([p[0] for p in parts], axis=1)
+    I = np.concatenate([p[1] for p in parts], axis=1)
+    order = np.lexsort((I, -S), axis=-1)[:, :k]
+    return np.take_along_axis(S, order, axis=1), np.take_along_axis(I, order, axis=1)
+
+
 def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int | None = None,
          dtype=np.float32):
     """Exact cosine top-``k`` of each query over the gallery rows.
@@ -264,7 +320,9 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
     sort. Chunk sizes double from 1,024 rows up to ``chunk_size``. With two or more
     cores and at least 8,192 gallery rows, the gallery is split into one contiguous
     share per core, each scanned by a thread with single-threaded BLAS (so no serial
-    selection phase leaves a core idle), and the shares' top-k lists are merged.
+    selection phase leaves a core idle), and the shares' top-k lists are merged. BLAS is
+    single-threaded with one share too, so the scores do not depend on the thread count
+    (:func:`search_plan`).
 
     Measured at 1,000 queries x d = 768 on the 2-core machine (quiet, runs interleaved):
     1.08x / 1.07x / 0.97x the time of FAISS ``IndexFlatIP`` search (given pre-normalized
@@ -285,26 +343,15 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
         same_length(queries=Q, gallery=G)
     k = check_k(k, N - 1 if exclude_self else N)
     Qn = _normalize(Q, "queries", dtype)
-    # Equivalent mutants: the query block (8193), the clip's bounds (257, 16385, no lower
-    # bound: smaller chunks) and / for // (int() truncates) change chunk sizes and time only.
-    qb = min(nq, 8192)
-    if chunk_size is None:
-        chunk_size = int(np.clip(_BUFFER_BYTES // (dtype.itemsize * qb * _workers()), 256, 16384))
-    else:
-        chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
-    cs = int(min(chunk_size, N))
-    # Each worker scans one contiguous share of the gallery (at least 4 chunks' worth).
-    # Equivalent mutants: other worker counts (N / ..., 5 * ...) and float bounds (cast by
-    # int() below) change time only.
-    n_workers = int(max(1, min(_workers(), N // (4 * _first_chunk(k)))))
-    bounds = np.linspace(0, N, n_workers + 1).astype(int)
-    jobs = [list(_schedule(int(a), int(b), cs, k)) for a, b in zip(bounds[:-1], bounds[1:])]
+    qb, jobs = search_plan(nq, N, k, chunk_size, dtype)
+    n_workers = len(jobs)
     best_s = np.empty((nq, k), dtype=dtype)
     best_i = np.empty((nq, k), dtype=np.int64)
     for q0 in range(0, nq, qb):
         q1 = min(nq, q0 + qb)
         if n_workers == 1:
-            results = [_scan(Qn[q0:q1], q0, G, jobs[0], k, exclude_self, dtype)]
+            with single_thread():  # as in every share: a chunk's scores do not depend on the core count
+                results = [_scan(Qn[q0:q1], q0, G, jobs[0], k, exclude_self, dtype)]
         else:
             # Equivalent mutants: without the failure flags (or with a larger pool) the later
             # shares scan on, time only; the lowest failed chunk is still reported.

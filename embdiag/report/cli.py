@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .._project import project_root
+from ..cluster import parse_address
 from ..data.files import InputError, file_record, read_labels, read_pairs, read_vectors
 from . import conditions, fail_if
 
@@ -88,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(the report says so)")
     p.add_argument("--seed", type=_int_at_least(0, "non-negative"), default=0,
                    help="seed of every sample and bootstrap (default 0)")
+    p.add_argument("--cluster", metavar="ADDRESS", help="run every exact search as Ray tasks over gallery shards: "
+                   "auto, ray://HOST:PORT or local[:N] (the numbers equal a local run's)")
     p.add_argument("--fail-if", metavar="EXPR", action="append", default=[], dest="fail_if",
                    help="exit 1 if the rule holds for any row, e.g. 'overlap@10<0.95' (repeatable)")
     p.add_argument("--out", metavar="DIR", required=True, help="output folder (replaced only when the report is complete)")
@@ -227,13 +230,14 @@ def _absolute(path) -> str | None:
 def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool = True) -> dict:
     """The parameters the chapter is executed with: file paths as absolute strings (None when
     absent), ``k``, ``stress``, ``quick``, ``compress``, ``index`` (spec strings, '' when
-    absent), ``seed``, ``out_dir`` (where the chapter saves report.json and the CSVs) and
-    ``progress`` (bars on the kernel's stderr, which the command shows as it runs)."""
+    absent), ``seed``, ``out_dir`` (where the chapter saves report.json and the CSVs),
+    ``progress`` (bars on the kernel's stderr, which the command shows as it runs) and
+    ``cluster`` (a Ray address, or None)."""
     return {"vectors_path": _absolute(args.vectors), "labels_path": _absolute(args.labels),
             "compare_path": _absolute(args.compare), "pairs_path": _absolute(args.pairs),
             "queries_path": _absolute(args.queries), "k": args.k, "stress": args.stress, "quick": args.quick,
             "compress": args.compress, "index": args.index, "seed": args.seed, "out_dir": str(out_dir),
-            "progress": progress}
+            "progress": progress, "cluster": args.cluster}
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -335,6 +339,11 @@ def main(argv=None, *, progress: bool = True) -> int:
         if args.stress and data["labels"] is None:
             raise InputError("--stress: needs --labels (the stress grid is measured on label probes)")
         _check_specs(args.compress, args.index, n, d)
+        if args.cluster is not None:
+            try:
+                parse_address(args.cluster)
+            except ValueError as e:
+                raise InputError(str(e)) from None
         del data  # the chapter reads the files again; memory-mapped arrays cost nothing here
         if progress:
             _say(f"inputs checked in {time.perf_counter() - start:.1f} s ({n} x {d}); running the report ...")

@@ -20,6 +20,7 @@ VECTORS rows, a query is never its own neighbour (it is removed from its result)
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -35,6 +36,7 @@ import pandas as pd
 
 from .._mapped import take_rows
 from .._validate import as_float, check_int
+from ..cluster import connect, parse_address
 from ..data.files import InputError
 from ..interventions.precision import StorageCondition, compare_conditions
 from ..interventions.stress import measure_grid
@@ -45,6 +47,7 @@ from ..metrics.retrieval import (boundary_margin, hit_at_k, overlap_at_k, precis
 from ..metrics.stats import paired_bootstrap
 from ..metrics.suite import frozen_classes
 from .conditions import FIT_ROWS, Condition, _sample_rows, file_condition, parse_compress, parse_index
+from .sharded import SHARD_ROWS, sharded_topk
 
 __all__ = ["Report", "measure", "METRIC_COLUMNS", "QUERY_ROWS", "QUICK_QUERY_ROWS", "QUICK_GALLERY_ROWS",
            "GEOMETRY_ROWS", "QUICK_GEOMETRY_ROWS", "PROBE_ROWS", "QUICK_PROBE_ROWS", "STRESS_ROWS", "CERT_QUERIES", "CERT_GALLERY"]
@@ -170,9 +173,9 @@ def _drop_self(S, I, self_pos, keep: int):
     return np.take_along_axis(S, order, axis=1), np.take_along_axis(I, order, axis=1)
 
 
-def _exact(Q, G, keep: int, self_pos):
-    """Exact float32 top-``keep`` (self removed when the queries are gallery rows)."""
-    S, I = topk(Q, G, keep + (self_pos is not None))
+def _exact(Q, G, keep: int, self_pos, search=topk):
+    """Exact float32 top-``keep`` (self removed when the queries are gallery rows) by ``search``."""
+    S, I = search(Q, G, keep + (self_pos is not None))
     return _drop_self(S, I, self_pos, keep)
 
 
@@ -234,7 +237,8 @@ def _positives(pairs, n_pool: int, n: int) -> list[np.ndarray]:
 
 def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=None, queries=None,
             compress=(), index=(), k: int = 10, stress: bool = False, quick: bool = False, seed: int = 0,
-            min_support: int = 10, progress: bool = True, sources: dict | None = None) -> Report:
+            min_support: int = 10, progress: bool = True, sources: dict | None = None, cluster: str | None = None,
+            shard_rows: int = SHARD_ROWS) -> Report:
     """Measure a report on ``vectors`` (n x d; a memmap stays a memmap).
 
     Args:
@@ -248,6 +252,9 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         compress, index: spec strings (``"fp16,int8,pca256"``, ``"hnsw,ivfpq"``) or Condition lists.
         quick: at most 1,000 queries, a gallery of at most 100,000 rows, 5,000 rows for geometry
             and for probes, 1,000 bootstrap draws.
+        cluster: a Ray cluster address (:func:`embdiag.cluster.parse_address`): every exact search
+            then runs as one task per ``shard_rows`` gallery rows, merged exactly
+            (:func:`~embdiag.report.sharded.sharded_topk`); every number equals the local run's.
         sources: the files read, recorded as ``inputs["files"]`` (option -> name, size and
             SHA-256, as :func:`~embdiag.report.cli.chapter_inputs` gives them).
 
@@ -258,6 +265,24 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         InputError: naming the option and the problem (wrong lengths or dimensions, bad specs,
             ``k`` too large, stress without labels, ...).
     """
+    args = dict(labels=labels, compare=compare, pairs=pairs, queries=queries, compress=compress, index=index, k=k,
+                stress=stress, quick=quick, seed=seed, min_support=min_support, progress=progress, sources=sources)
+    if cluster is None:
+        return _measure(vectors, search=topk, **args)
+    try:
+        parse_address(cluster)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    shard_rows = check_int(shard_rows, "shard_rows", minimum=1)
+    with connect(cluster):
+        report = _measure(vectors, search=functools.partial(sharded_topk, shard_rows=shard_rows), **args)
+    report.inputs["exact_search"] += f", sharded over a Ray cluster ({shard_rows:,} gallery rows per task)"
+    return report
+
+
+def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, stress, quick, seed, min_support,
+             progress, sources, search) -> Report:
+    """:func:`measure` with exact searches done by ``search`` (``topk`` or a sharded equivalent)."""
     k = check_int(k, "k", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
     min_support = check_int(min_support, "min_support", minimum=1)
@@ -369,7 +394,7 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
     step("geometry")
 
     # -- exact reference search (k + 1 columns for the boundary margin)
-    ref_S, ref_I = _exact(Q, G, k + 1, self_pos)
+    ref_S, ref_I = _exact(Q, G, k + 1, self_pos, search)
     ref_nb = ref_I[:, :k]
     margins = boundary_margin(ref_S, k)
     step("exact search")
@@ -381,7 +406,7 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         if c.has_vectors:
             Gc = c.vectors(G, fit, rows=g_idx)
             Qc = Gc[self_pos] if self_search else c.vectors(Q, fit)
-            _, nb = _exact(Qc, Gc, k, self_pos)
+            _, nb = _exact(Qc, Gc, k, self_pos, search)
         else:
             S, I = c.search(Q, G, k + self_search)
             _, nb = _drop_self(S, I, self_pos, k)

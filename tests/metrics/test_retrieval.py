@@ -662,3 +662,25 @@ def test_minus_one_pads_ragged_positives():
     for f in (r.hit_at_k, r.recall_at_k):
         assert np.array_equal(f(nb, padded, k=2, per_query=True), f(nb, ragged, k=2, per_query=True))
     assert r.recall_at_k(nb, padded, k=2, per_query=True).tolist() == [1.0, 0.5, 0.0]
+
+
+def test_scanning_the_plans_chunks_anywhere_gives_topk():
+    """search_plan + scan_chunks + merge_topk, grouped any way (as report.sharded's Ray tasks
+    group them), is topk bit for bit: each chunk is the same single-threaded GEMM."""
+    rng = np.random.default_rng(4)
+    Q, G = rng.standard_normal((30, 12)).astype(np.float32), rng.standard_normal((20000, 12)).astype(np.float32)
+    want = r.topk(Q, G, 9)
+    qb, shares = r.search_plan(len(Q), len(G), 9)
+    chunks = [c for share in shares for c in share]
+    assert qb == 30 and len(shares) == min(r._workers(), 20000 // 4096) and chunks[0][0] == 0
+    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:])) and chunks[-1][1] == 20000
+    unit = r.unit_queries(Q)
+    for groups in ([chunks], [[c] for c in chunks], [chunks[:3], chunks[3:]]):
+        parts = [r.scan_chunks(unit, G, 9, group) for group in groups]
+        S, I = r.merge_topk(parts, 9)
+        np.testing.assert_array_equal(S, want[0])
+        np.testing.assert_array_equal(I, want[1])
+    bad = G.copy()
+    bad[5000, 0] = np.nan
+    with pytest.raises(ValueError, match="first at index 5000"):
+        r.scan_chunks(unit, bad, 9, chunks)

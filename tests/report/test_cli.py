@@ -521,3 +521,23 @@ def test_the_chapter_declares_every_parameter_the_command_passes(tmp_path):
     args = cli.build_parser().parse_args(["v.npy", "--out", str(tmp_path / "o")])
     declared = pipeline.parameters(cli.CHAPTER.stem)
     assert set(cli.chapter_parameters(args, tmp_path)) <= set(declared)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_the_command_on_a_local_ray_cluster_gives_the_local_numbers(tmp_path):
+    pytest.importorskip("ray")
+    rng = np.random.default_rng(8)
+    np.save(tmp_path / "emb.npy", rng.normal(size=(400, 12)).astype(np.float32))
+    reports = {}
+    for name, extra in (("local", []), ("ray", ["--cluster", "local:2"])):
+        args = [str(tmp_path / "emb.npy"), "--compress", "fp16,pca4", "--out", str(tmp_path / name)] + extra
+        assert cli.main(args, progress=False) == cli.OK
+        reports[name] = json.loads((tmp_path / name / "report.json").read_text())
+    assert reports["ray"]["metrics"] == reports["local"]["metrics"]
+    assert "sharded over a Ray cluster" in reports["ray"]["inputs"]["exact_search"]
+
+
+def test_a_bad_cluster_address_is_bad_input(tmp_path, vectors, refuse, capsys):
+    err = run_bad([str(vectors), "--cluster", "somewhere", "--out", str(tmp_path / "o")], capsys)
+    assert "--cluster: expected auto, local, local:N or ray://HOST:PORT, got 'somewhere'" in err

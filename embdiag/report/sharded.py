@@ -1,0 +1,81 @@
+"""Exact top-k over a gallery split into row shards, each searched by a Ray task, merged exactly.
+
+:func:`sharded_topk` returns what :func:`embdiag.metrics.retrieval.topk` returns on this
+machine, bit for bit: it scans the very chunks of topk's plan
+(:func:`~embdiag.metrics.retrieval.search_plan`), grouped into shards of at most
+``shard_rows`` rows, one task per shard and query block, each chunk one single-threaded GEMM
+as in topk (:func:`~embdiag.metrics.retrieval.scan_chunks`), and merges the shards' top-k
+lists by descending score, ties by the lower index. (Workers on another CPU architecture may
+pick other BLAS kernels, whose float32 rounding differs: bit-equality needs the same kind of
+machine.) A gallery memory-mapped from a ``.npy`` file is opened by each task from that file,
+which every node must see; any other array goes through Ray's object store once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import as_matrix, check_int, check_k
+from ..metrics.retrieval import merge_topk, scan_chunks, search_plan, unit_queries
+
+__all__ = ["SHARD_ROWS", "shards", "sharded_topk"]
+
+#: Default gallery rows per shard (one task each): 1,000,000 rows of d = 768 float32 are 3 GB.
+SHARD_ROWS = 1_000_000
+
+
+def _file_of(G) -> str | None:
+    """The ``.npy`` file that ``G`` maps whole, else None."""
+    if not isinstance(G, np.memmap) or not str(G.filename or "").endswith(".npy"):
+        return None
+    try:
+        whole = np.load(G.filename, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    same = whole.shape == G.shape and whole.dtype == G.dtype and whole.offset == G.offset
+    return str(G.filename) if same else None
+
+
+def shards(plan_shares, shard_rows: int) -> list[list[tuple[int, int]]]:
+    """topk's chunks (all shares, in gallery order) grouped into runs of consecutive chunks of
+    at most ``shard_rows`` rows (a chunk larger than that is a shard of its own)."""
+    out, rows = [], shard_rows
+    for chunk in (c for share in plan_shares for c in share):
+        if rows + chunk[1] - chunk[0] > shard_rows:
+            out.append([])
+            rows = 0
+        out[-1].append(chunk)
+        rows += chunk[1] - chunk[0]
+    return out
+
+
+def _search_shard(unit_q: np.ndarray, q0: int, source, chunks, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """On a worker: the top ``k`` of the query block over the shard's chunks."""
+    G = np.load(source, mmap_mode="r", allow_pickle=False) if isinstance(source, str) else source
+    return scan_chunks(unit_q, G, k, chunks, q0=q0)
+
+
+def sharded_topk(queries, gallery, k: int, *, shard_rows: int = SHARD_ROWS) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~embdiag.metrics.retrieval.topk` (float32, no self-exclusion) of ``queries`` over
+    ``gallery``, as Ray tasks over shards of at most ``shard_rows`` gallery rows, on the
+    cluster this process is connected to (:func:`embdiag.cluster.connect`)."""
+    import ray
+
+    from ..cluster import run_tasks
+
+    shard_rows = check_int(shard_rows, "shard_rows", minimum=1)
+    Qn = unit_queries(queries)
+    G = gallery if isinstance(gallery, np.memmap) else as_matrix(gallery, "gallery")
+    if G.ndim != 2 or G.shape[1] != Qn.shape[1]:
+        raise ValueError(f"gallery: expected {Qn.shape[1]} columns like the queries, got shape {G.shape}")
+    k = check_k(k, len(G))
+    qb, plan = search_plan(len(Qn), len(G), k)
+    source = _file_of(G) or ray.put(np.asarray(G))
+    groups = shards(plan, shard_rows)
+    S, I = np.empty((len(Qn), k), np.float32), np.empty((len(Qn), k), np.int64)
+    for q0 in range(0, len(Qn), qb):
+        q1 = min(len(Qn), q0 + qb)
+        block = ray.put(Qn[q0:q1])
+        parts = run_tasks(_search_shard, [(block, q0, source, group, k) for group in groups])
+        S[q0:q1], I[q0:q1] = merge_topk(parts, k)
+    return S, I
