@@ -1,0 +1,69 @@
+"""Projections for the scale page: how long a report and a training sweep take on N machines,
+from what one CPU was measured to do (``benchmarks/bench_scale.py``, artifact ``scale/throughput``).
+
+A projection is arithmetic on measured rates under stated assumptions, not a measurement:
+work that shards (exact search, training runs) divides by the number of workers (one per
+core); work that does not (the driver's input check, fixed-size samples) does not. Each
+function returns seconds per component so that the page can show which one dominates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .. import artifacts
+
+__all__ = ["THROUGHPUT", "throughput", "report_seconds", "sweep_seconds"]
+
+#: The artifact the benchmark saves.
+THROUGHPUT = "scale/throughput"
+
+
+def throughput(root=None) -> tuple[dict[str, float], dict, pd.DataFrame]:
+    """The measured rates (measure -> value), the machine they were measured on, and the table."""
+    a = artifacts.load(THROUGHPUT, root=root)
+    table = a["throughput"]
+    return dict(zip(table["measure"], table["value"].astype(float))), artifacts.manifest(THROUGHPUT, root=root)[
+        "params"], table
+
+
+def _workers(machines: int, cores: int) -> int:
+    if machines < 1 or cores < 1:
+        raise ValueError(f"machines and cores: expected positive integers, got {machines} and {cores}")
+    return machines * cores
+
+
+def report_seconds(rates: dict, n_rows: int, *, machines: int, cores: int, searches: int = 2, files: int = 2,
+                   queries: int = 10_000, shard_rows: int = 1_000_000) -> dict[str, float]:
+    """Seconds of a full ``embdiag report --cluster`` on ``n_rows`` gallery rows.
+
+    ``search``: ``searches`` exact searches (the reference and each condition with vectors) of
+    ``queries`` queries over every row, divided over ``machines x cores`` single-thread workers;
+    ``tasks``: Ray's per-task cost for one task per shard and search, also divided; ``scan``:
+    the input check of ``files`` vector files on the driver, one thread (not sharded).
+    """
+    workers = _workers(machines, cores)
+    search = searches * queries * n_rows / rates["search_pairs_per_second"] / workers
+    tasks = searches * math.ceil(n_rows / shard_rows) * rates["task_seconds"] / workers
+    scan = files * n_rows / rates["scan_rows_per_second"]
+    return {"search": search, "tasks": tasks, "scan": scan, "total": search + tasks + scan}
+
+
+def sweep_seconds(rates: dict, *, machines: int, cores: int, profile: str = "study", runs: int = 35,
+                  references: int = 5) -> dict[str, float]:
+    """Seconds of a training sweep of ``runs`` runs of ``profile`` (its steps and evaluation
+    interval) plus ``references`` untrained references (one evaluation each), each run one
+    single-thread task: the runs go in waves of ``machines x cores``. A run is its steps at
+    the measured rate of ``profile`` plus one embedding of the labelled images per evaluation
+    (the final probes, about 10 s, not counted)."""
+    from ..training.config import profile as get_profile
+
+    workers = _workers(machines, cores)
+    cfg = get_profile(profile)
+    step, evaluation = rates[f"{profile}_seconds_per_step"], rates[f"{profile}_eval_seconds"]
+    run = cfg.steps * step + math.ceil(cfg.steps / cfg.eval_every) * evaluation
+    waves = math.ceil(runs / workers)
+    total = waves * run + math.ceil(references / workers) * evaluation
+    return {"run": run, "waves": float(waves), "total": total}
