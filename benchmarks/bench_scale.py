@@ -10,7 +10,8 @@ Everything runs on one thread, as one Ray task asking for one CPU does:
   topk's chunk plan): query-row pairs per second; and that task's peak resident memory, in a
   fresh process (the interpreter and its libraries included);
 - ``scan``: rows per second of the input check (NaN, inf and zero rows) of a memory-mapped
-  768-d ``.npy`` file (``embdiag.data.files.read_vectors``);
+  768-d ``.npy`` file (``embdiag.data.files.read_vectors``), and bytes per second of its
+  SHA-256 (``file_record``: a report names its files by it);
 - ``task``: seconds of an empty Ray task's round trip on a local two-CPU instance;
 - ``train``: seconds per training step of the ``study`` and ``cpu`` profiles (EMA reference)
   and seconds to embed the labelled images once at the end of a run.
@@ -88,7 +89,7 @@ def measure_search(folder: Path) -> list[dict]:
 def measure_scan(folder: Path) -> list[dict]:
     from threadpoolctl import threadpool_limits
 
-    from embdiag.data.files import read_vectors
+    from embdiag.data.files import file_record, read_vectors
 
     path = folder / "scan.npy"
     _write_shard(path, 4 * SHARD, seed=2)
@@ -97,8 +98,13 @@ def measure_scan(folder: Path) -> list[dict]:
         t0 = time.perf_counter()
         read_vectors(path)
         seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    file_record(path)
+    hashing = time.perf_counter() - t0
     return [{"measure": "scan_rows_per_second", "value": 4 * SHARD / seconds, "unit": "rows/s",
-             "how": f"NaN/inf/zero check of {4 * SHARD:,} x {D} float32 rows from the page cache, one thread"}]
+             "how": f"NaN/inf/zero check of {4 * SHARD:,} x {D} float32 rows from the page cache, one thread"},
+            {"measure": "hash_bytes_per_second", "value": path.stat().st_size / hashing, "unit": "bytes/s",
+             "how": "SHA-256 of that file from the page cache (the checksum a report names its inputs by)"}]
 
 
 def _nothing():

@@ -23,7 +23,7 @@ import socket
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-__all__ = ["parse_address", "connect", "run_tasks", "check_shared", "MAX_RETRIES"]
+__all__ = ["parse_address", "connect", "maybe_connect", "run_tasks", "check_shared", "MAX_RETRIES"]
 
 #: Retries of a task whose worker died (Ray's own count; the task itself must be safe to rerun).
 MAX_RETRIES = 3
@@ -70,6 +70,11 @@ def connect(address: str) -> Iterator:
         yield ray
     finally:
         ray.shutdown()
+
+
+def maybe_connect(address: str | None):
+    """:func:`connect` to ``address``, or a block that does nothing when it is None (the local path)."""
+    return contextlib.nullcontext() if address is None else connect(address)
 
 
 def run_tasks(fn: Callable, calls: Sequence[tuple], *, num_cpus: float = 1, num_gpus: float = 0,

@@ -48,16 +48,19 @@ cluster = None  # a Ray cluster address (auto, ray://HOST:PORT, local[:N]): exac
 # %%
 from IPython.display import display
 
+from embdiag.cluster import maybe_connect
 from embdiag.paper import charts
 from embdiag.paper import report_view as view
 from embdiag.report import measure
 from embdiag.report.cli import chapter_inputs
 
 charts.enable()
-data, source, files = chapter_inputs(vectors_path, labels_path=labels_path, compare_path=compare_path,
-                                     pairs_path=pairs_path, queries_path=queries_path, encoder=encoder)
-report = measure(**data, compress=compress, index=index, k=k, stress=stress, quick=quick, seed=seed,
-                 progress=progress, sources=files, cluster=cluster)
+with maybe_connect(cluster):  # one connection for the input check and the searches (none without a cluster)
+    data, source, files = chapter_inputs(vectors_path, labels_path=labels_path, compare_path=compare_path,
+                                         pairs_path=pairs_path, queries_path=queries_path, encoder=encoder,
+                                         cluster=cluster)
+    report = measure(**data, compress=compress, index=index, k=k, stress=stress, quick=quick, seed=seed,
+                     progress=progress, sources=files, cluster=cluster)
 saved = report.save(out_dir) if out_dir else []
 view.overview(report, source)
 

@@ -230,3 +230,28 @@ def test_shards_group_consecutive_chunks_up_to_the_limit():
     assert shards(plan, 3072) == [[(0, 1024), (1024, 3072)], [(3072, 5000), (5000, 6024)], [(6024, 10000)]]
     assert shards(plan, 10**9) == [[c for share in plan for c in share]]
     assert shards(plan, 1) == [[c] for share in plan for c in share]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_the_sharded_input_check_says_what_the_local_one_says(ray_cluster, tmp_path):
+    from embdiag.data.files import InputError, read_vectors
+    from embdiag.report.sharded import sharded_check
+
+    X = np.random.default_rng(2).standard_normal((1000, 8)).astype(np.float32)
+    np.save(tmp_path / "ok.npy", X)
+    sharded_check(np.load(tmp_path / "ok.npy", mmap_mode="r"), "ok.npy (VECTORS)", shard_rows=128)
+    X[[900, 130, 131]] = np.nan  # bad rows in two shards; the first is not in the first shard
+    X[[50, 777]] = 0.0
+    messages = []
+    for name, Y in (("bad.npy", X), ("zero.npy", np.where(np.isnan(X), 1.0, X).astype(np.float32))):
+        np.save(tmp_path / name, Y)
+        with pytest.raises(InputError) as local:
+            read_vectors(tmp_path / name)
+        for array in (np.load(tmp_path / name, mmap_mode="r"), Y):  # from the file, and in memory
+            with pytest.raises(InputError) as sharded:
+                sharded_check(array, f"{tmp_path / name} (VECTORS)", shard_rows=128)
+            assert str(sharded.value) == str(local.value)
+        messages.append(str(local.value))
+    assert "contains NaN or infinite values (3 bad row(s), first at index 130)" in messages[0]
+    assert "2 zero-norm row(s) (first at index 50)" in messages[1]

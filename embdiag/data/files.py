@@ -108,19 +108,26 @@ _VECTOR_READERS = {
 }
 
 
-def _scan_rows(X: np.ndarray, where: str) -> None:
-    """Raise for NaN/inf rows, then for all-zero rows, reading :data:`SCAN_ROWS` rows at a time."""
-    bad, zero = [], []
-    for start in range(0, len(X), SCAN_ROWS):
-        chunk = np.asarray(X[start:start + SCAN_ROWS])
-        bad.append(start + np.flatnonzero(~np.isfinite(chunk).all(axis=1)))
-        zero.append(start + np.flatnonzero(~(chunk != 0).any(axis=1)))
-        release_rows(X, start, start + SCAN_ROWS)
-    bad, zero = np.concatenate(bad), np.concatenate(zero)
+def bad_rows(X, start: int = 0, stop: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the NaN/inf rows and of the all-zero rows among rows ``start:stop`` of ``X``,
+    read :data:`SCAN_ROWS` rows at a time (a memory-map's pages released as it goes)."""
+    stop = len(X) if stop is None else min(stop, len(X))
+    bad, zero = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
+    for a in range(start, stop, SCAN_ROWS):
+        b = min(stop, a + SCAN_ROWS)
+        chunk = np.asarray(X[a:b])
+        bad.append(a + np.flatnonzero(~np.isfinite(chunk).all(axis=1)))
+        zero.append(a + np.flatnonzero(~(chunk != 0).any(axis=1)))
+        release_rows(X, a, b)
+    return np.concatenate(bad), np.concatenate(zero)
+
+
+def refuse_bad_rows(bad: np.ndarray, zero: np.ndarray, where: str) -> None:
+    """Raise :class:`InputError` for NaN/inf rows, then for all-zero rows (count and first index)."""
     if bad.size:
-        raise InputError(f"{where}: contains NaN or infinite values ({bad.size} bad row(s), first at index {bad[0]})")
+        raise InputError(f"{where}: contains NaN or infinite values ({bad.size} bad row(s), first at index {bad.min()})")
     if zero.size:
-        raise InputError(f"{where}: {zero.size} zero-norm row(s) (first at index {zero[0]}); cosine is undefined")
+        raise InputError(f"{where}: {zero.size} zero-norm row(s) (first at index {zero.min()}); cosine is undefined")
 
 
 def read_vectors(path, name: str = "VECTORS", *, scan: bool = True) -> np.ndarray:
@@ -152,7 +159,7 @@ def read_vectors(path, name: str = "VECTORS", *, scan: bool = True) -> np.ndarra
         raise InputError(str(e)) from None
     X = X if X.dtype in (np.float32, np.float64) else checked  # np.asarray would drop the memmap
     if scan:
-        _scan_rows(X, where)
+        refuse_bad_rows(*bad_rows(X), where)
     return X
 
 

@@ -2,8 +2,9 @@
 from what one CPU was measured to do (``benchmarks/bench_scale.py``, artifact ``scale/throughput``).
 
 A projection is arithmetic on measured rates under stated assumptions, not a measurement:
-work that shards (exact search, training runs) divides by the number of workers (one per
-core); work that does not (the driver's input check, fixed-size samples) does not. Each
+work that shards (exact search, the input check, training runs) divides by the number of
+workers (one per core); work that does not (the inputs' SHA-256 on the driver, fixed-size
+samples) does not. Each
 function returns seconds per component so that the page can show which one dominates.
 """
 
@@ -36,19 +37,22 @@ def _workers(machines: int, cores: int) -> int:
 
 
 def report_seconds(rates: dict, n_rows: int, *, machines: int, cores: int, searches: int = 2, files: int = 2,
-                   queries: int = 10_000, shard_rows: int = 1_000_000) -> dict[str, float]:
-    """Seconds of a full ``embdiag report --cluster`` on ``n_rows`` gallery rows.
+                   queries: int = 10_000, shard_rows: int = 1_000_000, d: int = 768) -> dict[str, float]:
+    """Seconds of a full ``embdiag report --cluster`` on ``n_rows`` gallery rows of ``d`` float32.
 
     ``search``: ``searches`` exact searches (the reference and each condition with vectors) of
-    ``queries`` queries over every row, divided over ``machines x cores`` single-thread workers;
-    ``tasks``: Ray's per-task cost for one task per shard and search, also divided; ``scan``:
-    the input check of ``files`` vector files on the driver, one thread (not sharded).
+    ``queries`` queries over every row; ``check``: the input check (NaN, inf and zero rows) of
+    ``files`` vector files; ``tasks``: Ray's per-task cost for one task per shard of each; all
+    three divided over ``machines x cores`` single-thread workers. ``hash``: the SHA-256 of each
+    file that the report names it by, on the driver, one thread (a hash does not split).
     """
     workers = _workers(machines, cores)
     search = searches * queries * n_rows / rates["search_pairs_per_second"] / workers
-    tasks = searches * math.ceil(n_rows / shard_rows) * rates["task_seconds"] / workers
-    scan = files * n_rows / rates["scan_rows_per_second"]
-    return {"search": search, "tasks": tasks, "scan": scan, "total": search + tasks + scan}
+    check = files * n_rows / rates["scan_rows_per_second"] / workers
+    tasks = (searches + files) * math.ceil(n_rows / shard_rows) * rates["task_seconds"] / workers
+    hashing = files * n_rows * d * 4 / rates["hash_bytes_per_second"]
+    return {"search": search, "check": check, "tasks": tasks, "hash": hashing,
+            "total": search + check + tasks + hashing}
 
 
 def sweep_seconds(rates: dict, *, machines: int, cores: int, profile: str = "study", runs: int = 35,

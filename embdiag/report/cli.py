@@ -182,12 +182,14 @@ def export_main(argv=None) -> int:
 
 
 def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pairs_path=None, queries_path=None,
-                   encoder: str = "reference-cnn") -> tuple[dict, str, dict]:
+                   encoder: str = "reference-cnn", cluster: str | None = None) -> tuple[dict, str, dict]:
     """What the report chapter measures: ``measure``'s data arguments (:func:`read_inputs`), one
     sentence naming the data, and the files read (option -> :func:`~embdiag.data.files.file_record`:
     name, size and SHA-256). Without ``vectors_path``, the project's cached ``encoder``
     embeddings of the procedural driving scenes with their labels
-    (:func:`project_vectors`)."""
+    (:func:`project_vectors`). With ``cluster`` (connected: :func:`embdiag.cluster.maybe_connect`)
+    the vector files' check for NaN, inf and zero rows runs as Ray tasks over row shards
+    (:func:`~embdiag.report.sharded.sharded_check`)."""
     if vectors_path is None:
         vectors, labels, source = project_vectors(encoder)
         data = {"vectors": vectors, "labels": labels, "compare": None, "pairs": None, "queries": None}
@@ -195,7 +197,13 @@ def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pa
     given = {"VECTORS": vectors_path, "--labels": labels_path, "--compare": compare_path, "--pairs": pairs_path,
              "--queries": queries_path}
     data = read_inputs(vectors_path, labels=labels_path, compare=compare_path, pairs=pairs_path,
-                       queries=queries_path)
+                       queries=queries_path, scan=cluster is None)
+    if cluster is not None:
+        from .sharded import sharded_check
+
+        for key, option in (("vectors", "VECTORS"), ("compare", "--compare"), ("queries", "--queries")):
+            if data[key] is not None:
+                sharded_check(data[key], f"{given[option]} ({option})")
     files = {option: file_record(path) for option, path in given.items() if path is not None}
     source = "the user's vectors " + ", ".join(f"{r['file']} ({option})" for option, r in files.items())
     return data, source, files

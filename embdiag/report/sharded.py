@@ -9,6 +9,7 @@ lists by descending score, ties by the lower index. (Workers on another CPU arch
 pick other BLAS kernels, whose float32 rounding differs: bit-equality needs the same kind of
 machine.) A gallery memory-mapped from a ``.npy`` file is opened by each task from that file,
 which every node must see; any other array goes through Ray's object store once.
+:func:`sharded_check` splits the input check (NaN, inf and zero rows) the same way.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import as_matrix, check_int, check_k
+from ..data.files import bad_rows, refuse_bad_rows
 from ..metrics.retrieval import merge_topk, scan_chunks, search_plan, unit_queries
 
-__all__ = ["SHARD_ROWS", "shards", "sharded_topk"]
+__all__ = ["SHARD_ROWS", "shards", "sharded_topk", "sharded_check"]
 
 #: Default gallery rows per shard (one task each): 1,000,000 rows of d = 768 float32 are 3 GB.
 SHARD_ROWS = 1_000_000
@@ -79,3 +81,25 @@ def sharded_topk(queries, gallery, k: int, *, shard_rows: int = SHARD_ROWS) -> t
         parts = run_tasks(_search_shard, [(block, q0, source, group, k) for group in groups])
         S[q0:q1], I[q0:q1] = merge_topk(parts, k)
     return S, I
+
+
+def _check_rows(source, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+    """On a worker: the NaN/inf and all-zero rows among rows ``start:stop``."""
+    X = np.load(source, mmap_mode="r", allow_pickle=False) if isinstance(source, str) else source
+    return bad_rows(X, start, stop)
+
+
+def sharded_check(X, where: str, *, shard_rows: int = SHARD_ROWS) -> None:
+    """The input check of :func:`~embdiag.data.files.read_vectors` (NaN, inf and all-zero rows),
+    one Ray task per ``shard_rows`` rows of ``X``, on the connected cluster: the same error,
+    naming ``where``, the count and the first bad row. A whole ``.npy`` memory map is read by
+    each task from its file; other arrays are checked here."""
+    from ..cluster import run_tasks
+
+    shard_rows = check_int(shard_rows, "shard_rows", minimum=1)
+    source = _file_of(X)
+    if source is None:
+        refuse_bad_rows(*bad_rows(X), where)
+        return
+    parts = run_tasks(_check_rows, [(source, a, min(len(X), a + shard_rows)) for a in range(0, len(X), shard_rows)])
+    refuse_bad_rows(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), where)

@@ -12,29 +12,36 @@ each has a comment next to the code.
   (``test_topk_memmap_gallery_and_chunk_invariance``,
   ``test_topk_does_not_depend_on_the_number_of_cores``), so these change time only.
   ``_first_chunk`` 5, 6, 7 (1025, ``16 / k``, ``17 * k``); ``_schedule`` 20 (growth factor 3,
-  still capped by the chunk size); ``_workers`` 5, 10, 11, 12 (thread count); ``topk`` 49 (query
-  block 8193), 54 (no lower clip: smaller chunks), 59 (``/``: ``int()`` truncates like ``//``),
-  62, 63 (clip bounds 257, 16385), 91, 93 (worker count ``N / ...``, ``5 * ...``), 96 (float
-  bounds, cast by ``int()``).
+  still capped by the chunk size); ``_workers`` 5, 10, 11, 12 (thread count); ``search_plan`` 8
+  (query block 8193), 13 (no lower clip: smaller chunks), 18 (``/``: ``int()`` truncates like
+  ``//``), 21, 22 (clip bounds 257, 16385), 50, 52 (worker count ``N / ...``, ``5 * ...``), 55
+  (float bounds, cast by ``int()``), 2 (``np.dtype(None)`` is float64: half the chunk rows);
+  ``topk`` 49, 54 (the plan sized for float64, the same).
 - Selection path in ``_scan``: every path keeps each entry that can enter the top-k and the merge
-  drops the rest. 42, 43, 115, 158, 159 (the ``first`` / ``dense`` flags); 125-130 (the dense
-  fallback's threshold); 132 (``m >= k``: at m == k the chunk's k-th score is its minimum); 141
-  (``dim=1`` is the default); 142, 145 (``sorted``: the same minimum); 153, 154 (``=`` / ``|=``:
-  more candidates in the dense path); 99 (``lo <= hi``: an empty range).
+  drops the rest. 42, 43, 121, 164, 165 (the ``first`` / ``dense`` flags); 131-136 (the dense
+  fallback's threshold); 138 (``m >= k``: at m == k the chunk's k-th score is its minimum); 147
+  (``dim=1`` is the default); 148, 151 (``sorted``: the same minimum); 159, 160 (``=`` / ``|=``:
+  more candidates in the dense path); 105 (``lo <= hi``: an empty range).
 - Placeholders in ``_scan``: 8, 11 (float64 running scores hold float32 scores exactly); 16, 19
   (``np.full`` infers int64); 20, 21 (the -inf placeholders' index: with k below the number of
   candidates and finite cosines every placeholder is replaced, so its index is never returned).
+- Pages in ``_scan``: 76, 77 (``release_rows`` from row 0 or to the end): more pages of a
+  memory-mapped gallery are given back, read again from the page cache; memory and time only.
 - Failure flags in ``_scan``: 47 (``return`` for ``break`` once an earlier share failed):
-  ``topk`` then raises that share's error without reading any result. 76, 77 (the flag set to
+  ``topk`` then raises that share's error without reading any result. 82, 83 (the flag set to
   None / False): later shares scan on, time only; the lowest failed chunk is still reported.
   1 (``share=1`` by default): the share is read only with the flags, which ``topk`` always
   passes with the share's index. 54, 59, 60 (another name in the chunk's ``as_matrix``): the
   gallery's type and shape were checked by ``_check_gallery``, so that call never raises; 55
   (``finite=None``): falsy like False.
-- ``topk`` 166, 179 (no failure flags), 190 (share index not passed, so no share sees an
-  earlier failure), 169 (default pool size): the other shares scan on, time only. 198, 200
+- ``topk`` 97, 110 (no failure flags), 121 (share index not passed, so no share sees an
+  earlier failure), 100 (default pool size): the other shares scan on, time only. 129, 131
   (``min`` without a key): errors are listed in share order with distinct, ascending chunk
   starts, and tuples compare by that start first, so each picks the first.
+- ``scan_chunks`` 1 (``q0=1`` by default): ``_scan`` reads ``q0`` only to exclude self-matches,
+  off by default; 9 (``exclude_self=None``): falsy like False. ``merge_topk`` 19, 21 (lexsort's
+  default axis is the last, and ``+1`` is the last of two); 28, 35 (``take_along_axis``'s
+  default axis is the last).
 - ``_merge`` 11, 12, 13 (heavy-row threshold: lexsort or stable argsort, both exact); 50 (NaN
   padding sorts last like -inf, and a row always holds k real entries); 51, 54 (float64 work
   array: float32 scores convert exactly); 59, 62 (``np.full`` infers int64); 91, 103, 111
@@ -54,11 +61,11 @@ each has a comment next to the code.
 - ``_first_k`` 8, ``boundary_margin`` 22 (``check_k``'s default name is "k"); ``boundary_margin``
   29 (``np.diff``'s default axis is the last); ``hit_at_k`` 17 (``astype(None)`` is float64).
 
-Timeouts (mutmut counts them as killed; each checked alone): ``_schedule`` 7, 13 and ``topk``
-67, 70 (``chunk_size`` 0 accepted) build an endless chunk list (MemoryError under the address-space
-cap of ``tools/mutate.py``, else a hang); ``topk`` 140 starts a query block at every query
-(correct but quadratic: 800x slower at 2,000 queries, minutes for the 12,500-query tests).
-``topk`` 60, 61 and 139 also timed out; the memory-budget and 20,000-query tests now fail them.
+Timeouts (mutmut counts them as killed; each checked alone): ``_schedule`` 7, 13 and
+``search_plan`` 26, 29 (``chunk_size`` 0 accepted) build an endless chunk list (MemoryError under
+the address-space cap of ``tools/mutate.py``, else a hang); ``topk`` 71 starts a query block at
+every query (correct but quadratic: 800x slower at 2,000 queries, minutes for the 12,500-query
+tests).
 
 Memory: the float32 path must allocate float32 buffers and no extra chunk copy
 (``test_topk_float32_extra_memory_is_as_documented``), the default chunk must share the score
@@ -684,3 +691,16 @@ def test_scanning_the_plans_chunks_anywhere_gives_topk():
     bad[5000, 0] = np.nan
     with pytest.raises(ValueError, match="first at index 5000"):
         r.scan_chunks(unit, bad, 9, chunks)
+
+
+def test_unit_queries_and_scan_chunks_defaults():
+    with pytest.raises(ValueError, match=r"^queries: contains NaN"):
+        r.unit_queries(np.array([[np.nan, 1.0]]))
+    with pytest.raises(ValueError, match=r"^queries: zero-norm row at index 1"):
+        r.unit_queries(np.array([[1.0, 0.0], [0.0, 0.0]]))
+    np.testing.assert_allclose(r.unit_queries([[3.0, 4.0]]), [[0.6, 0.8]], rtol=1e-7)
+    G = np.random.default_rng(5).standard_normal((50, 6)).astype(np.float32)
+    S, I = r.scan_chunks(r.unit_queries(G[:4]), G, 3, [(0, 50)])
+    assert list(I[:, 0]) == [0, 1, 2, 3]  # a query that is a gallery row finds itself: no self-exclusion by default
+    S, I = r.scan_chunks(r.unit_queries(G[:4]), G, 3, [(0, 50)], exclude_self=True)
+    assert not (I == np.arange(4)[:, None]).any()

@@ -251,9 +251,10 @@ def test_parameters_passed_to_the_chapter(tmp_path, vectors, fake):
                      "--stress", "--out", str(tmp_path / "o")]) == cli.OK
     (params,) = fake
     assert set(params) == {"vectors_path", "labels_path", "compare_path", "pairs_path", "queries_path", "k", "stress",
-                           "quick", "compress", "index", "seed", "out_dir", "progress"}
+                           "quick", "compress", "index", "seed", "out_dir", "progress", "cluster"}
     assert params["compare_path"] == str(compare.resolve()) and params["queries_path"] == str(queries.resolve())
     assert params["pairs_path"] is None and params["stress"] is True and params["k"] == 10 and params["seed"] == 0
+    assert params["cluster"] is None
     assert Path(params["out_dir"]).parent == tmp_path and Path(params["out_dir"]).name.startswith(".o.tmp-")
 
 
