@@ -38,10 +38,8 @@ each has a comment next to the code.
   earlier failure), 100 (default pool size): the other shares scan on, time only. 129, 131
   (``min`` without a key): errors are listed in share order with distinct, ascending chunk
   starts, and tuples compare by that start first, so each picks the first.
-- ``scan_chunks`` 1 (``q0=1`` by default): ``_scan`` reads ``q0`` only to exclude self-matches,
-  off by default; 9 (``exclude_self=None``): falsy like False. ``merge_topk`` 19, 21 (lexsort's
-  default axis is the last, and ``+1`` is the last of two); 28, 35 (``take_along_axis``'s
-  default axis is the last).
+- ``merge_topk`` 19, 21 (lexsort's default axis is the last, and ``+1`` is the last of two); 28,
+  35 (``take_along_axis``'s default axis is the last).
 - ``_merge`` 11, 12, 13 (heavy-row threshold: lexsort or stable argsort, both exact); 50 (NaN
   padding sorts last like -inf, and a row always holds k real entries); 51, 54 (float64 work
   array: float32 scores convert exactly); 59, 62 (``np.full`` infers int64); 91, 103, 111
