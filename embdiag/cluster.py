@@ -37,7 +37,8 @@ def parse_address(address: str) -> tuple[str, int | None]:
     Raises:
         ValueError: naming ``--cluster`` and the accepted forms.
     """
-    m = _ADDRESS.fullmatch(address.strip()) if isinstance(address, str) else None
+    address = address.strip() if isinstance(address, str) else address
+    m = _ADDRESS.fullmatch(address) if isinstance(address, str) else None
     if not m:
         raise ValueError(f"--cluster: expected auto, local, local:N or ray://HOST:PORT, got {address!r}")
     if address.startswith("local"):
@@ -57,6 +58,7 @@ def connect(address: str) -> Iterator:
     process (e.g. by a test), that connection is used and left open.
     """
     kind, cpus = parse_address(address)
+    address = address.strip()
     import ray
 
     if ray.is_initialized():

@@ -27,7 +27,7 @@ TIMINGS = ["train_seconds", "eval_seconds", "seconds_per_step", "wall_seconds", 
 
 
 @pytest.mark.parametrize("address, parsed", [
-    ("auto", ("auto", None)), ("local", ("local", None)), ("local:2", ("local", 2)),
+    ("auto", ("auto", None)), (" auto ", ("auto", None)), ("local", ("local", None)), ("local:2", ("local", 2)),
     ("ray://head.example:10001", ("client", None)), ("ray://10.0.0.5:10001", ("client", None)),
 ])
 def test_addresses(address, parsed):
