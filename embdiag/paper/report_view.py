@@ -17,6 +17,7 @@ from IPython.display import Markdown
 
 from ..artifacts import Read
 from ..report import Report
+from ..report.cli import CHAPTER
 from . import exhibits
 
 __all__ = ["SECTIONS", "overview", "section", "labels_chart", "identity_chart", "relevance_chart"]
@@ -55,7 +56,7 @@ def _provenance(report: Report) -> dict:
         return {}
     version = report.inputs.get("versions", {}).get("embdiag", "")
     made = (f"Made by <code>embdiag report</code>{' ' + html.escape(version) if version else ''} "
-            "(the book's chapter notebooks/15_report.py)")
+            f"(the book's chapter notebooks/{CHAPTER.name})")
     return {"made": made, "reads": [Read(f"{r['file']} ({option})", r["sha256"]) for option, r in files.items()]}
 
 

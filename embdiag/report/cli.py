@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 
 from .._project import project_root
-from ..cluster import parse_address
 from ..data.files import InputError, file_record, read_labels, read_pairs, read_vectors
 from . import conditions, fail_if
+from .sharded import check_address
 
 #: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`).
 CHAPTER = project_root() / "notebooks" / "15_report.py"
@@ -348,10 +348,7 @@ def main(argv=None, *, progress: bool = True) -> int:
             raise InputError("--stress: needs --labels (the stress grid is measured on label probes)")
         _check_specs(args.compress, args.index, n, d)
         if args.cluster is not None:
-            try:
-                parse_address(args.cluster)
-            except ValueError as e:
-                raise InputError(str(e)) from None
+            check_address(args.cluster)
         del data  # the chapter reads the files again; memory-mapped arrays cost nothing here
         if progress:
             _say(f"inputs checked in {time.perf_counter() - start:.1f} s ({n} x {d}); running the report ...")

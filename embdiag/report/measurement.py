@@ -36,7 +36,7 @@ import pandas as pd
 
 from .._mapped import take_rows
 from .._validate import as_float, check_int
-from ..cluster import connect, parse_address
+from ..cluster import connect
 from ..data.files import InputError
 from ..interventions.precision import StorageCondition, compare_conditions
 from ..interventions.stress import measure_grid
@@ -47,7 +47,7 @@ from ..metrics.retrieval import (boundary_margin, hit_at_k, overlap_at_k, precis
 from ..metrics.stats import paired_bootstrap
 from ..metrics.suite import frozen_classes
 from .conditions import FIT_ROWS, Condition, _sample_rows, file_condition, parse_compress, parse_index
-from .sharded import SHARD_ROWS, sharded_topk
+from .sharded import SHARD_ROWS, check_address, sharded_topk
 
 __all__ = ["Report", "measure", "METRIC_COLUMNS", "QUERY_ROWS", "QUICK_QUERY_ROWS", "QUICK_GALLERY_ROWS",
            "GEOMETRY_ROWS", "QUICK_GEOMETRY_ROWS", "PROBE_ROWS", "QUICK_PROBE_ROWS", "STRESS_ROWS", "CERT_QUERIES", "CERT_GALLERY"]
@@ -269,10 +269,7 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
                 stress=stress, quick=quick, seed=seed, min_support=min_support, progress=progress, sources=sources)
     if cluster is None:
         return _measure(vectors, search=topk, **args)
-    try:
-        parse_address(cluster)
-    except ValueError as e:
-        raise InputError(str(e)) from None
+    check_address(cluster)
     shard_rows = check_int(shard_rows, "shard_rows", minimum=1)
     with connect(cluster):
         report = _measure(vectors, search=functools.partial(sharded_topk, shard_rows=shard_rows), **args)

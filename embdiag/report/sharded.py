@@ -17,13 +17,23 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import as_matrix, check_int, check_k
-from ..data.files import bad_rows, refuse_bad_rows
+from ..cluster import parse_address
+from ..data.files import InputError, bad_rows, refuse_bad_rows
 from ..metrics.retrieval import merge_topk, scan_chunks, search_plan, unit_queries
 
-__all__ = ["SHARD_ROWS", "shards", "sharded_topk", "sharded_check"]
+__all__ = ["SHARD_ROWS", "check_address", "shards", "sharded_topk", "sharded_check"]
 
 #: Default gallery rows per shard (one task each): 1,000,000 rows of d = 768 float32 are 3 GB.
 SHARD_ROWS = 1_000_000
+
+
+def check_address(address: str) -> None:
+    """Raise :class:`~embdiag.data.files.InputError` (naming ``--cluster``) unless ``address`` is
+    one :func:`embdiag.cluster.parse_address` accepts."""
+    try:
+        parse_address(address)
+    except ValueError as e:
+        raise InputError(str(e)) from None
 
 
 def _file_of(G) -> str | None:
