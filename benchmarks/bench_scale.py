@@ -9,6 +9,9 @@ Everything runs on one thread, as one Ray task asking for one CPU does:
   memory-mapped from disk, scanned as a ``sharded_topk`` task scans it (``scan_chunks`` over
   topk's chunk plan): query-row pairs per second; and that task's peak resident memory, in a
   fresh process (the interpreter and its libraries included);
+- ``geometry``: rows per second of one block of ``metrics.geometry.summary``'s float64 pass
+  (Gram, sums and unit-row sums of 768-d float32 rows memory-mapped from disk), as one
+  ``block_mapper`` task computes it;
 - ``scan``: rows per second of the input check (NaN, inf and zero rows) of a memory-mapped
   768-d ``.npy`` file (``embdiag.data.files.read_vectors``), and bytes per second of its
   SHA-256 (``file_record``: a report names its files by it);
@@ -107,6 +110,21 @@ def measure_scan(folder: Path) -> list[dict]:
              "how": "SHA-256 of that file from the page cache (the checksum a report names its inputs by)"}]
 
 
+def measure_geometry(folder: Path) -> list[dict]:
+    from embdiag.metrics import geometry
+
+    path = folder / "scan.npy"  # written by measure_scan
+    G = np.load(path, mmap_mode="r")
+    c = np.asarray(G[:1000], np.float64).mean(axis=0)
+    geometry._block_moments(G, 0, SHARD, c, 0, True)  # warm up
+    t0 = time.perf_counter()
+    geometry._block_moments(G, 0, len(G), c, 0, True, workers=1)
+    seconds = time.perf_counter() - t0
+    return [{"measure": "geometry_rows_per_second", "value": len(G) / seconds, "unit": "rows/s",
+             "how": f"float64 Gram, sums and unit-row sums of {len(G):,} x {D} float32 rows from the page cache "
+                    "(one geometry block), one thread"}]
+
+
 def _nothing():
     return None
 
@@ -163,7 +181,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(dir=artifacts.data_dir() / "cache") as tmp:
-        for step in (lambda: measure_search(Path(tmp)), lambda: measure_scan(Path(tmp)), measure_task_overhead,
+        for step in (lambda: measure_search(Path(tmp)), lambda: measure_scan(Path(tmp)),
+                     lambda: measure_geometry(Path(tmp)), measure_task_overhead,
                      measure_training):
             new = step()
             rows += new

@@ -15,7 +15,8 @@
 # sweep with the study's 35 runs of 4,000 steps. Both commands take `--cluster` and run on Ray
 # (`embdiag report ... --cluster auto`, `embdiag train ... --cluster auto`; the README says how):
 # the report sends every exact search as tasks over shards of the gallery and merges them
-# exactly, the sweep sends every run as a task that resumes from its checkpoint if its worker
+# exactly, computes the geometry's Gram and sums as one task per block of rows and adds them in
+# block order, and runs each bootstrap interval as a task; the sweep sends every run as a task that resumes from its checkpoint if its worker
 # dies. The tests run both on a two-CPU Ray cluster on one machine and find the local numbers
 # bit for bit.
 #
@@ -46,15 +47,17 @@ display(Markdown(
 exhibits.table(measured.set_index("measure").style.format({"value": "{:,.4g}"}), name="scale-rates", extremes=False,
                caption=(
     "What one CPU did, measured by benchmarks/bench_scale.py on the machine named above: exact search "
-    "throughput and the peak memory of one shard task, the input check's read rate, an empty Ray task's cost, "
-    "and training step and evaluation times. One run each, no interval."))
+    "throughput and the peak memory of one shard task, the input check's read rate and the inputs' SHA-256, "
+    "the geometry's float64 pass, an empty Ray task's cost, and training step and evaluation times. One run "
+    "each, no interval."))
 
 # %% [markdown]
 # ## A report over 100M and 1B vectors
 #
 # The exact searches shard: each worker scans its share of the gallery for all searched
-# queries, so their time divides by the number of workers; so does the input check (NaN, inf
-# and zero rows), one task per shard. What does not shard is the SHA-256 by which the report
+# queries, so their time divides by the number of workers; so do the geometry's float64 Gram
+# of every row (one task per block, the blocks' sums added in order on the driver) and the
+# input check (NaN, inf and zero rows), one task per shard. What does not shard is the SHA-256 by which the report
 # names each input file: a hash is one sequential pass on the driver, and at a billion rows it
 # is the floor that no number of machines lowers.
 
@@ -70,8 +73,9 @@ report = pd.DataFrame(rows)
 hours = {c: "{:,.3g}" for c in report.columns if c.endswith("(h)")}
 exhibits.table(report.set_index(["vectors", "machines"]).style.format(hours), name="scale-report", extremes=False,
                caption=(
-    f"Projected hours of a full report ({searches} exact searches of {queries:,} queries over every row) on "
-    f"machines of {cores} cores: search, input check and Ray task overhead (divided over the workers), the "
+    f"Projected hours of a full report ({searches} exact searches of {queries:,} queries over every row, and "
+    f"the geometry of both representations over every row) on machines of {cores} cores: search, geometry, "
+    "input check and Ray task overhead (divided over the workers), the "
     "SHA-256 of both files on the driver (one thread) and the total. Arithmetic on the measured rates above, "
     "not a measurement."))
 
@@ -96,8 +100,9 @@ exhibits.figure(chart, name="scale-report-hours", caption=(
 # ## Memory per worker
 #
 # A shard task holds the searched queries, its score buffers and one gallery chunk; the shard
-# itself stays on disk, memory-mapped, and its pages are released once scanned. So a worker's
-# memory does not grow with the shard:
+# itself stays on disk, memory-mapped, and its pages are released once scanned. A geometry task
+# holds one float64 chunk (16 MB) and its d x d sums (three 768 x 768 float64 matrices, 14 MB).
+# So a worker's memory does not grow with the shard:
 
 # %%
 peak = rates["search_task_peak_bytes"] / 2**20
@@ -106,7 +111,7 @@ display(Markdown(
     f"One shard task measured **{peak:,.0f} MiB** at its peak (the Python interpreter and its libraries "
     f"included), searching {machine['queries']:,} queries over a {machine['shard_rows']:,}-row shard; "
     f"the queries themselves are {query_mib:,.0f} MiB of it. The driver holds the samples of fixed size "
-    "(at most 20,000 rows for geometry and probes, the searched queries and their neighbours), whatever the "
+    "(at most 20,000 rows for the probes, the searched queries and their neighbours), whatever the "
     "gallery's size (`benchmarks/bench_report.py` prints its peak for a whole 1M x 768 report). A gallery "
     "that is not a `.npy` file on shared storage (a compressed or quantized condition made by the report) "
     "goes through Ray's object store instead, which needs its size in memory across the cluster."))
@@ -137,8 +142,10 @@ exhibits.table(sweep.set_index("machines").style.format({"run (h)": "{:,.3g}", "
 #   divides evenly over them (shards are equal, and a shard's time is proportional to its rows).
 # - The gallery sits on storage every node reads at least as fast as the measured page-cache
 #   read; from a network file system the search is bound by its bandwidth instead.
-# - The report's other sections work on fixed-size samples and take minutes whatever the size;
-#   approximate-index conditions (HNSW, IVF-PQ) are built on the driver and are not projected.
+# - The report's other sections work on fixed-size samples (the probes on at most 20,000 rows,
+#   the bootstrap over at most 10,000 queries, one task per interval) and take minutes whatever
+#   the size; approximate-index conditions (HNSW, IVF-PQ) are built on the driver and are not
+#   projected.
 # - The sweep's runs are independent and do not share a core; the final probes of each run
 #   (about 10 s) and the transfer of records are left out.
 # - Ray's scheduling is taken at the measured cost of an empty task, spread over the workers.

@@ -214,13 +214,33 @@ def test_a_report_on_the_cluster_equals_the_local_report(ray_cluster, tmp_path):
     args = dict(labels=pd.DataFrame({"kind": y}), compare=np.load(tmp_path / "other.npy", mmap_mode="r"),
                 pairs=[np.array([(i + 1) % 600]) for i in range(600)], compress="fp16,pca8", index="hnsw",
                 progress=False)
-    local = measure(X, **args)
+    local = measure(X, shard_rows=97, **args)  # the geometry's sums in blocks of 97 rows, as on the cluster
     sharded = measure(X, cluster="local:2", shard_rows=97, **args)
     pd.testing.assert_frame_equal(local.metrics, sharded.metrics, check_exact=True)
     assert local.tables.keys() == sharded.tables.keys()
     for name, table in local.tables.items():
         pd.testing.assert_frame_equal(table, sharded.tables[name], check_exact=True)
     assert sharded.inputs["exact_search"].endswith("sharded over a Ray cluster (97 gallery rows per task)")
+    assert sharded.inputs["sampling"]["geometry"] == "all 600 rows, one Ray task per block of 97 rows"
+    assert sharded.inputs["sampling"]["bootstrap"].endswith(", one Ray task per interval")
+    one_block = measure(X, **args).tables["geometry"]  # other block sums: the same up to rounding
+    pd.testing.assert_frame_equal(one_block, local.tables["geometry"], rtol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_the_geometry_by_blocks_on_the_cluster_is_the_local_geometry(ray_cluster, tmp_path):
+    from embdiag.metrics.geometry import summary
+    from embdiag.report.sharded import block_mapper
+
+    rng = np.random.default_rng(3)
+    full = rng.normal(size=(3000, 40)) + 5.0
+    low_rank = rng.normal(size=(3000, 3)) @ rng.normal(size=(3, 40)) + 1.0  # refined spectra (more passes)
+    tiny = full * 2.0**-300  # rescaled by a power of two before any square
+    for i, X in enumerate((full.astype(np.float32), low_rank, tiny)):
+        np.save(tmp_path / f"{i}.npy", X)
+        for Z in (X, np.load(tmp_path / f"{i}.npy", mmap_mode="r")):  # shipped once, or read by each task
+            assert summary(Z, block_rows=700, map_blocks=block_mapper(Z)) == summary(Z, block_rows=700)
 
 
 def test_shards_group_consecutive_chunks_up_to_the_limit():

@@ -10,7 +10,11 @@ over row chunks (BLAS syrk), shifted by the mean of the first chunk so that neit
 centered nor the raw Gram suffers cancellation, then ``eigvalsh``. Eigenvalues below
 1e-12 x the largest (numerically rank-deficient data, where a Gram only resolves
 singular values to ~1e-8 x the largest) are recomputed from the data projected on
-their eigenvectors. Measured on 100,000 x 768 float32 (2-core EPYC, quiet): about 1.0 s
+their eigenvectors. Each chunk's products run on one BLAS thread (chunks in parallel
+threads, added in chunk order), so a result does not depend on the core count; :func:`summary`
+adds its sums per block of rows and then over the blocks, so that blocks can be computed
+anywhere (one Ray task each, :func:`embdiag.report.sharded.block_mapper`) with the same
+result bit for bit. Measured on 100,000 x 768 float32 (2-core EPYC, quiet): about 1.0 s
 per spectrum and 1.3-1.4 s for :func:`summary` (a float64 SVD takes ~4.5 s); relative
 error of RankMe and participation ratio versus ``np.linalg.svd`` in float64 at most
 ~2e-12 on isotropic, power-law (condition number 1e5), rank-8, rank-3 + offset and
@@ -27,11 +31,15 @@ float64 range raises ``ValueError``. Ordinary data is never rescaled.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from .._blas import single_thread
+from .._mapped import release_rows
 from .._scaling import exponent, unit_scale_rows, unsafe_norms
-from .._validate import as_matrix
+from .._validate import as_matrix, check_int
 
 __all__ = [
     "total_variance",
@@ -41,9 +49,14 @@ __all__ = [
     "singular_values",
     "covariance_eigenvalues",
     "summary",
+    "blocks",
+    "BLOCK_ROWS",
 ]
 
 _CHUNK_ELEMENTS = 1 << 21  # float64 chunk of about 16 MB
+#: Rows per block of :func:`summary`'s sums (one Ray task each on a cluster).
+BLOCK_ROWS = 1_000_000
+_WORKERS = max(1, min(8, os.cpu_count() or 1))  # threads of a block run here (one BLAS thread each)
 
 
 def _chunks(n: int, d: int):
@@ -54,17 +67,29 @@ def _chunks(n: int, d: int):
         yield start, min(n, start + step)
 
 
-def _check(Z, min_rows: int = 1) -> tuple[np.ndarray, int]:
+def _check(Z, min_rows: int = 1, amax: float | None = None) -> tuple[np.ndarray, int]:
     """``Z`` checked, and the exponent ``e`` of :func:`embdiag._scaling.exponent`: every
-    chunk is read as ``Z * 2**-e`` (the min/max pass doubles as the finiteness check)."""
+    chunk is read as ``Z * 2**-e`` (the min/max pass doubles as the finiteness check;
+    ``amax``, the largest magnitude when already known, replaces it)."""
     # Equivalent mutants: finite=True here (or dropped) raises the very error of the second
     # call below, one pass earlier (finite=None is falsy, as False); min_rows dropped from the
     # second call changes nothing, as the first call has already checked it.
     Z = as_matrix(Z, "Z", min_rows=min_rows, finite=False)
-    amax = max(float(Z.max()), -float(Z.min()))
+    if amax is None:
+        amax = _block_amax(Z, 0, len(Z))
     if not np.isfinite(amax):
         as_matrix(Z, "Z", min_rows=min_rows)  # raises, counting the bad rows
     return Z, exponent(amax)
+
+
+def _block_amax(Z: np.ndarray, a: int, b: int, workers: int = 1) -> float:
+    """The largest magnitude in rows ``a:b`` (NaN if any entry is NaN), read chunk by chunk."""
+    out = []
+    for s, t in _chunks(b - a, Z.shape[1]):
+        Y = Z[a + s:a + t]
+        out += [Y.max(), -Y.min()]
+        release_rows(Z, a + s, a + t)
+    return float(np.max(out))
 
 
 def _read(Z: np.ndarray, a: int, b: int, e: int) -> np.ndarray:
@@ -90,8 +115,58 @@ def _unscale(value, e: int, power: int, what: str):
     return out
 
 
-def _scatter(Z: np.ndarray, e: int):
-    """One float64 pass: Gram ``Y^T Y`` of the shifted rows ``Y = Z - c`` and ``sum(Y)``.
+def blocks(n: int, block_rows: int = BLOCK_ROWS) -> list[tuple[int, int]]:
+    """The row spans ``(start, stop)`` of at most ``block_rows`` rows that :func:`summary`
+    sums separately (each over its own row chunks) before adding the spans' sums in order."""
+    block_rows = check_int(block_rows, "block_rows", minimum=1)
+    return [(a, min(n, a + block_rows)) for a in range(0, n, block_rows)]
+
+
+def _here(Z: np.ndarray):
+    """``map_blocks`` of this process: the blocks one after another, each on every core."""
+    def map_blocks(fn, spans, *args):
+        return [fn(Z, a, b, *args, workers=_WORKERS) for a, b in spans]
+    return map_blocks
+
+
+def _total(parts):
+    """The sum of ``parts`` (tuples of arrays) added in order, one position of the tuples at a time."""
+    parts = iter(parts)
+    total = [x.copy() for x in next(parts)]
+    for p in parts:
+        for t, x in zip(total, p):
+            t += x
+    return total
+
+
+def _over_chunks(fn, Z: np.ndarray, a: int, b: int, args, workers: int):
+    """``fn(Z, s, t, *args)`` for the chunks ``s:t`` of rows ``a:b``, totalled in chunk order.
+    Each chunk runs on one BLAS thread, so the total does not depend on ``workers``."""
+    spans = [(a + s, a + t) for s, t in _chunks(b - a, Z.shape[1])]
+    with single_thread():
+        if workers < 2 or len(spans) < 2:
+            return _total(fn(Z, s, t, *args) for s, t in spans)
+        with ThreadPoolExecutor(min(workers, len(spans))) as pool:
+            return _total(pool.map(lambda st: fn(Z, *st, *args), spans))
+
+
+def _chunk_moments(Z: np.ndarray, a: int, b: int, c: np.ndarray, e: int, unit: bool):
+    """Gram ``Y^T Y`` and ``sum(Y)`` of the shifted rows ``Y = Z[a:b] * 2**-e - c``, and the
+    sum of the unit rows of ``Z[a:b]`` (zeros unless ``unit``)."""
+    Y = _read(Z, a, b, e) - c
+    u = _unit_sum(Z, a, b) if unit else np.zeros(Z.shape[1])
+    release_rows(Z, a, b)  # a memory map's pages, read now, are given back
+    return Y.T @ Y, Y.sum(axis=0), u  # numpy dispatches A.T @ A to BLAS syrk
+
+
+def _block_moments(Z: np.ndarray, a: int, b: int, c: np.ndarray, e: int, unit: bool, workers: int = 1):
+    """:func:`_chunk_moments` totalled over the chunks of rows ``a:b`` (one block)."""
+    return _over_chunks(_chunk_moments, Z, a, b, (c, e, unit), workers)
+
+
+def _scatter(Z: np.ndarray, e: int, spans, map_blocks, unit: bool):
+    """One float64 pass: Gram ``Y^T Y`` of the shifted rows ``Y = Z - c``, ``sum(Y)`` and the sum
+    of the unit rows, each totalled per block of ``spans`` and then over the blocks in order.
 
     ``c`` is the mean of the first chunk, so ``Y`` is nearly centered and neither the
     centered nor the uncentered Gram suffers cancellation when rebuilt from it.
@@ -101,28 +176,37 @@ def _scatter(Z: np.ndarray, e: int):
     # Both branches give the same column means when e == 0 (the else only saves a float64
     # copy), so a mutant always taking the first is equivalent.
     c = _read(Z, *first, e).mean(axis=0) if e else Z[first[0]:first[1]].mean(axis=0, dtype=np.float64)
-    G = np.zeros((d, d))
-    s = np.zeros(d)
-    for a, b in _chunks(n, d):
-        Y = _read(Z, a, b, e) - c
-        G += Y.T @ Y  # numpy dispatches A.T @ A to BLAS syrk
-        s += Y.sum(axis=0)
-    return c, s, G
+    G, s, u = _total(map_blocks(_block_moments, spans, c, e, unit))
+    return c, s, G, u
 
 
 _REFINE_BELOW = 1e-12  # eigenvalues below this share of the largest are recomputed
 
 
-def _refined_eigvals(G: np.ndarray, rows, keep: int) -> np.ndarray:
-    """Descending eigenvalues of the Gram ``G = sum R^T R`` over ``rows()`` (clipped at 0).
+def _chunk_projected(Z: np.ndarray, a: int, b: int, shift, e: int, V: np.ndarray, complement: bool):
+    """Gram of the rows ``R = Z[a:b] * 2**-e - shift`` projected on ``V``'s columns (``R V``), or
+    with them projected out (``R - (R V) V^T``) when ``complement``."""
+    R = _read(Z, a, b, e) - shift
+    release_rows(Z, a, b)
+    P = R - (R @ V) @ V.T if complement else R @ V
+    return (P.T @ P,)
+
+
+def _block_projected(Z, a, b, shift, e, V, complement, workers: int = 1):
+    """:func:`_chunk_projected` totalled over the chunks of rows ``a:b``."""
+    return _over_chunks(_chunk_projected, Z, a, b, (shift, e, V, complement), workers)
+
+
+def _refined_eigvals(G: np.ndarray, projected_gram, keep: int) -> np.ndarray:
+    """Descending eigenvalues of the Gram ``G = sum R^T R`` of the data's rows (clipped at 0).
 
     A float64 Gram fixes each eigenvalue only to about 1e-16 x the largest, so singular
     values below ~1e-8 x the largest come out as rounding noise. When eigenvalues fall
     below ``_REFINE_BELOW`` x the largest (numerically rank-deficient data), they are
-    recomputed from the data itself: projected onto their eigenvectors ``Vm`` when few,
-    otherwise with the large directions ``Vt`` projected out, ``R - (R Vt) Vt^T``.
-    Either way the new Gram has a small dynamic range, so its eigenvalues are accurate
-    to ~1e-16 x the largest *small* eigenvalue.
+    recomputed from the data itself by ``projected_gram(V, complement)``: projected onto
+    their eigenvectors ``Vm`` when few, otherwise with the large directions ``Vt``
+    projected out, ``R - (R Vt) Vt^T``. Either way the new Gram has a small dynamic range,
+    so its eigenvalues are accurate to ~1e-16 x the largest *small* eigenvalue.
     """
     with single_thread():  # LAPACK on 2 threads is slower here, and erratic under load
         lam = np.linalg.eigvalsh(G)[::-1]
@@ -140,25 +224,19 @@ def _refined_eigvals(G: np.ndarray, rows, keep: int) -> np.ndarray:
     lam, V = lam[::-1].copy(), V[:, ::-1]
     r = int(np.count_nonzero(lam >= _REFINE_BELOW * top))
     m = len(lam) - r
-    H = np.zeros((m, m)) if m <= r else np.zeros_like(G)
-    Vm, Vt = V[:, r:], V[:, :r]
-    for R in rows():
-        P = R @ Vm if m <= r else R - (R @ Vt) @ Vt.T
-        H += P.T @ P
+    H = projected_gram(np.ascontiguousarray(V[:, r:]), False) if m <= r else \
+        projected_gram(np.ascontiguousarray(V[:, :r]), True)
     with single_thread():
         small = np.linalg.eigvalsh(H)[::-1][:m]
     lam[r:] = small
     return np.clip(np.sort(lam)[::-1][:keep], 0.0, None)
 
 
-def _row_chunks(Z: np.ndarray, shift, e: int):
-    """Callable yielding float64 row chunks of ``Z * 2**-e - shift``."""
-    n, d = Z.shape
-
-    def rows():
-        for a, b in _chunks(n, d):
-            yield _read(Z, a, b, e) - shift
-    return rows
+def _projector(Z: np.ndarray, shift, e: int, spans, map_blocks):
+    """``projected_gram`` of :func:`_refined_eigvals` for the rows of ``Z * 2**-e - shift``."""
+    def projected_gram(V, complement):
+        return _total(map_blocks(_block_projected, spans, shift, e, V, complement))[0]
+    return projected_gram
 
 
 def _small_n_spectrum(Z: np.ndarray, centered: bool, e: int) -> np.ndarray:
@@ -168,12 +246,18 @@ def _small_n_spectrum(Z: np.ndarray, centered: bool, e: int) -> np.ndarray:
     X = _read(Z, 0, len(Z), e)
     if centered:
         X -= X.mean(axis=0)
-    return _refined_eigvals(X @ X.T, lambda: iter([X.T]), X.shape[0])
+
+    def projected_gram(V, complement):
+        P = X.T - (X.T @ V) @ V.T if complement else X.T @ V
+        return P.T @ P
+    return _refined_eigvals(X @ X.T, projected_gram, X.shape[0])
 
 
-def _spectra(Z: np.ndarray, e: int, raw: bool = True, centered: bool = True):
+def _spectra(Z: np.ndarray, e: int, raw: bool = True, centered: bool = True, unit: bool = False,
+             block_rows: int = BLOCK_ROWS, map_blocks=None):
     """Eigenvalues of ``Y^T Y`` and of the centered scatter ``X^T X`` of ``Y = Z * 2**-e``
-    (``min(n, d)`` each)."""
+    (``min(n, d)`` each), and with ``unit`` the sum of the unit rows of ``Z`` (else, and when
+    n < d, None)."""
     n, d = Z.shape
     # Equivalent mutants: ``n <= d`` sends n == d to the n x n Gram, the same size and the same
     # eigenvalues; computing a spectrum nobody asked for (``raw or True``, a caller's
@@ -182,15 +266,17 @@ def _spectra(Z: np.ndarray, e: int, raw: bool = True, centered: bool = True):
     # all d eigenvalues of a d x d Gram, as keep=d does.
     if n < d:
         return (_small_n_spectrum(Z, False, e) if raw else None,
-                _small_n_spectrum(Z, True, e) if centered else None)
-    c, s, G = _scatter(Z, e)
+                _small_n_spectrum(Z, True, e) if centered else None, None)
+    spans = blocks(n, block_rows)
+    map_blocks = map_blocks or _here(Z)
+    c, s, G, u = _scatter(Z, e, spans, map_blocks, unit)
     lam_raw = lam_c = None
     if raw:
         G_raw = G + np.outer(s, c) + np.outer(c, s) + n * np.outer(c, c)
-        lam_raw = _refined_eigvals(G_raw, _row_chunks(Z, 0.0, e), d)
+        lam_raw = _refined_eigvals(G_raw, _projector(Z, 0.0, e, spans, map_blocks), d)
     if centered:
-        lam_c = _refined_eigvals(G - np.outer(s, s) / n, _row_chunks(Z, c + s / n, e), d)
-    return lam_raw, lam_c
+        lam_c = _refined_eigvals(G - np.outer(s, s) / n, _projector(Z, c + s / n, e, spans, map_blocks), d)
+    return lam_raw, lam_c, (u if unit else None)
 
 
 def singular_values(Z) -> np.ndarray:
@@ -234,6 +320,27 @@ def total_variance(Z) -> float:
     return float(_unscale(ss / (n - 1), e, 2, "variances"))
 
 
+def _unit_sum(Z: np.ndarray, a: int, b: int) -> np.ndarray:
+    """Sum of the unit rows of ``Z[a:b]`` in float64 (rows whose squares would over- or
+    underflow are first scaled by a power of two); a zero row raises ``ValueError``."""
+    # Equivalent mutant: astype(None) is astype(float64).
+    Y = Z[a:b].astype(np.float64)
+    with np.errstate(over="ignore"):  # such rows are rescaled below
+        norms = np.linalg.norm(Y, axis=1)
+    bad = np.flatnonzero(unsafe_norms(norms * norms, np.float64))
+    if bad.size:
+        Y[bad] = unit_scale_rows(Y[bad])
+        norms[bad] = np.linalg.norm(Y[bad], axis=1)
+    zero = np.flatnonzero(norms == 0)
+    if zero.size:
+        raise ValueError(f"Z: zero-norm row at index {a + int(zero[0])}; cosine is undefined")
+    return (Y / norms[:, None]).sum(axis=0)
+
+
+def _mean_cosine_of(total: np.ndarray, n: int) -> float:
+    return float((total @ total - n) / (n * (n - 1)))
+
+
 def mean_cosine(Z) -> float:
     """Mean cosine similarity over the ``n (n - 1)`` ordered pairs of distinct rows.
 
@@ -243,22 +350,11 @@ def mean_cosine(Z) -> float:
     """
     Z, _ = _check(Z, min_rows=2)
     n, d = Z.shape
-    # Equivalent mutants: ``total -=`` flips the sum's sign, not its squared norm;
-    # astype(None) is astype(float64).
+    # Equivalent mutant: ``total -=`` flips the sum's sign, not its squared norm.
     total = np.zeros(d)
     for a, b in _chunks(n, d):
-        Y = Z[a:b].astype(np.float64)
-        with np.errstate(over="ignore"):  # such rows are rescaled below
-            norms = np.linalg.norm(Y, axis=1)
-        bad = np.flatnonzero(unsafe_norms(norms * norms, np.float64))
-        if bad.size:
-            Y[bad] = unit_scale_rows(Y[bad])
-            norms[bad] = np.linalg.norm(Y[bad], axis=1)
-        zero = np.flatnonzero(norms == 0)
-        if zero.size:
-            raise ValueError(f"Z: zero-norm row at index {a + int(zero[0])}; cosine is undefined")
-        total += (Y / norms[:, None]).sum(axis=0)
-    return float((total @ total - n) / (n * (n - 1)))
+        total += _unit_sum(Z, a, b)
+    return _mean_cosine_of(total, n)
 
 
 def _check_eps(eps) -> float:
@@ -310,21 +406,33 @@ def participation_ratio(Z) -> float:
     return _pr_from_eig(_spectra(Z, e, raw=False)[1] / (len(Z) - 1))
 
 
-def summary(Z, eps: float = 1e-7) -> dict:
-    """All four measures of :mod:`embdiag.metrics.geometry` from two float64 passes over ``Z``
-    (one Gram for both spectra, one sum of unit vectors).
+def summary(Z, eps: float = 1e-7, *, block_rows: int = BLOCK_ROWS, map_blocks=None) -> dict:
+    """All four measures of :mod:`embdiag.metrics.geometry` from one float64 pass over ``Z``
+    (one Gram for both spectra and the sum of unit rows), after a pass for the largest
+    magnitude (and, for numerically rank-deficient data, one more per refined spectrum).
 
     Returns ``{"total_variance", "mean_cosine", "rankme", "participation_ratio"}`` with
     the same definitions as the individual functions (``eps`` is RankMe's). Needs
     ``n >= 2`` and nonzero rows.
+
+    Sums over rows are taken per block of ``block_rows`` rows (:func:`blocks`), then added
+    in block order. ``map_blocks(fn, spans, *args)`` must return ``[fn(Z, a, b, *args) for
+    (a, b) in spans]``; by default that runs here, each block on every core, and
+    :func:`embdiag.report.sharded.block_mapper` runs one Ray task per block. Each chunk's
+    sums are computed on one BLAS thread and added in a fixed order, so the result is the
+    same bit for bit wherever the blocks run (for n <= ``block_rows`` it is that of one
+    pass over ``Z``).
     """
-    Z, e = _check(Z, min_rows=2)
+    Z = as_matrix(Z, "Z", min_rows=2, finite=False)
+    spans = blocks(len(Z), block_rows)
+    map_blocks = map_blocks or _here(Z)
+    Z, e = _check(Z, min_rows=2, amax=float(np.max(map_blocks(_block_amax, spans))))
     eps = _check_eps(eps)
-    lam_raw, lam_c = _spectra(Z, e)
+    lam_raw, lam_c, u = _spectra(Z, e, unit=True, block_rows=block_rows, map_blocks=map_blocks)
     lam_c = lam_c / (len(Z) - 1)
     return {
         "total_variance": float(_unscale(lam_c.sum(), e, 2, "variances")),
-        "mean_cosine": mean_cosine(Z),
+        "mean_cosine": mean_cosine(Z) if u is None else _mean_cosine_of(u, len(Z)),
         "rankme": _rankme_from_sv(np.sqrt(lam_raw), eps),
         "participation_ratio": _pr_from_eig(lam_c),
     }

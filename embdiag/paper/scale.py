@@ -2,7 +2,7 @@
 from what one CPU was measured to do (``benchmarks/bench_scale.py``, artifact ``scale/throughput``).
 
 A projection is arithmetic on measured rates under stated assumptions, not a measurement:
-work that shards (exact search, the input check, training runs) divides by the number of
+work that shards (exact search, the geometry's Gram, the input check, training runs) divides by the number of
 workers (one per core); work that does not (the inputs' SHA-256 on the driver, fixed-size
 samples) does not. Each
 function returns seconds per component so that the page can show which one dominates.
@@ -41,18 +41,21 @@ def report_seconds(rates: dict, n_rows: int, *, machines: int, cores: int, searc
     """Seconds of a full ``embdiag report --cluster`` on ``n_rows`` gallery rows of ``d`` float32.
 
     ``search``: ``searches`` exact searches (the reference and each condition with vectors) of
-    ``queries`` queries over every row; ``check``: the input check (NaN, inf and zero rows) of
-    ``files`` vector files; ``tasks``: Ray's per-task cost for one task per shard of each; all
-    three divided over ``machines x cores`` single-thread workers. ``hash``: the SHA-256 of each
-    file that the report names it by, on the driver, one thread (a hash does not split).
+    ``queries`` queries over every row; ``geometry``: the float64 pass of the geometry of the
+    same representations over every row (a block per shard); ``check``: the input check (NaN,
+    inf and zero rows) of ``files`` vector files; ``tasks``: Ray's per-task cost for one task per
+    shard of each (the geometry's pass for the largest magnitude included); all four divided
+    over ``machines x cores`` single-thread workers. ``hash``: the SHA-256 of each file that the
+    report names it by, on the driver, one thread (a hash does not split).
     """
     workers = _workers(machines, cores)
     search = searches * queries * n_rows / rates["search_pairs_per_second"] / workers
+    geometry = searches * n_rows / rates["geometry_rows_per_second"] / workers
     check = files * n_rows / rates["scan_rows_per_second"] / workers
-    tasks = (searches + files) * math.ceil(n_rows / shard_rows) * rates["task_seconds"] / workers
+    tasks = (3 * searches + files) * math.ceil(n_rows / shard_rows) * rates["task_seconds"] / workers
     hashing = files * n_rows * d * 4 / rates["hash_bytes_per_second"]
-    return {"search": search, "check": check, "tasks": tasks, "hash": hashing,
-            "total": search + check + tasks + hashing}
+    return {"search": search, "geometry": geometry, "check": check, "tasks": tasks, "hash": hashing,
+            "total": search + geometry + check + tasks + hashing}
 
 
 def sweep_seconds(rates: dict, *, machines: int, cores: int, profile: str = "study", runs: int = 35,

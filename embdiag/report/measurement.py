@@ -3,7 +3,8 @@
 Sections (each only when its inputs exist):
 
 1. ``geometry``: :func:`embdiag.metrics.geometry.summary` of the reference and of every
-   condition with vectors, on a seeded sample of at most :data:`GEOMETRY_ROWS` rows.
+   condition with vectors, over every row (quick: a seeded sample of
+   :data:`QUICK_GEOMETRY_ROWS` rows).
 2. ``labels``: per label column, probe balanced accuracy (:func:`~embdiag.metrics.probe.fit_probes`
    on a seeded 70/30 split of at most :data:`PROBE_ROWS` rows) and P@k of the searched queries,
    with floors; classes frozen once by :func:`~embdiag.metrics.suite.frozen_classes`.
@@ -47,15 +48,15 @@ from ..metrics.retrieval import (boundary_margin, hit_at_k, overlap_at_k, precis
 from ..metrics.stats import paired_bootstrap
 from ..metrics.suite import frozen_classes
 from .conditions import FIT_ROWS, Condition, _sample_rows, file_condition, parse_compress, parse_index
-from .sharded import SHARD_ROWS, check_address, sharded_topk
+from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
 
 __all__ = ["Report", "measure", "METRIC_COLUMNS", "QUERY_ROWS", "QUICK_QUERY_ROWS", "QUICK_GALLERY_ROWS",
-           "GEOMETRY_ROWS", "QUICK_GEOMETRY_ROWS", "PROBE_ROWS", "QUICK_PROBE_ROWS", "STRESS_ROWS", "CERT_QUERIES", "CERT_GALLERY"]
+           "QUICK_GEOMETRY_ROWS", "PROBE_ROWS", "QUICK_PROBE_ROWS", "STRESS_ROWS", "CERT_QUERIES", "CERT_GALLERY"]
 
 METRIC_COLUMNS = ["section", "metric", "condition", "attribute", "value", "low", "high"]
 QUERY_ROWS, QUICK_QUERY_ROWS = 10_000, 1_000
 QUICK_GALLERY_ROWS = 100_000
-GEOMETRY_ROWS, QUICK_GEOMETRY_ROWS = 20_000, 5_000
+QUICK_GEOMETRY_ROWS = 5_000
 PROBE_ROWS, QUICK_PROBE_ROWS = 20_000, 5_000
 STRESS_ROWS = 5_000
 N_DRAWS, QUICK_DRAWS = 5_000, 1_000
@@ -254,7 +255,12 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
             and for probes, 1,000 bootstrap draws.
         cluster: a Ray cluster address (:func:`embdiag.cluster.parse_address`): every exact search
             then runs as one task per ``shard_rows`` gallery rows, merged exactly
-            (:func:`~embdiag.report.sharded.sharded_topk`); every number equals the local run's.
+            (:func:`~embdiag.report.sharded.sharded_topk`), and every geometry as one task per
+            block of ``shard_rows`` rows (:func:`~embdiag.report.sharded.block_mapper`); every
+            number equals the local run's with the same ``shard_rows``.
+        shard_rows: rows per search task on a cluster, and with or without one the rows per
+            block of the geometry's sums (:func:`~embdiag.metrics.geometry.summary`), which are
+            added over the blocks in order.
         sources: the files read, recorded as ``inputs["files"]`` (option -> name, size and
             SHA-256, as :func:`~embdiag.report.cli.chapter_inputs` gives them).
 
@@ -267,19 +273,29 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
     """
     args = dict(labels=labels, compare=compare, pairs=pairs, queries=queries, compress=compress, index=index, k=k,
                 stress=stress, quick=quick, seed=seed, min_support=min_support, progress=progress, sources=sources)
-    if cluster is None:
-        return _measure(vectors, search=topk, **args)
-    check_address(cluster)
     shard_rows = check_int(shard_rows, "shard_rows", minimum=1)
+    if cluster is None:
+        return _measure(vectors, search=topk, geometry=functools.partial(summary, block_rows=shard_rows),
+                        intervals=lambda calls: [paired_bootstrap(*c) for c in calls], **args)
+    check_address(cluster)
+    from ..cluster import run_tasks
+
+    def geometry(X):
+        return summary(X, block_rows=shard_rows, map_blocks=block_mapper(X))
     with connect(cluster):
-        report = _measure(vectors, search=functools.partial(sharded_topk, shard_rows=shard_rows), **args)
+        report = _measure(vectors, search=functools.partial(sharded_topk, shard_rows=shard_rows), geometry=geometry,
+                          intervals=lambda calls: run_tasks(paired_bootstrap, calls), **args)
     report.inputs["exact_search"] += f", sharded over a Ray cluster ({shard_rows:,} gallery rows per task)"
+    report.inputs["sampling"]["geometry"] += f", one Ray task per block of {shard_rows:,} rows"
+    report.inputs["sampling"]["bootstrap"] += ", one Ray task per interval"
     return report
 
 
 def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, stress, quick, seed, min_support,
-             progress, sources, search) -> Report:
-    """:func:`measure` with exact searches done by ``search`` (``topk`` or a sharded equivalent)."""
+             progress, sources, search, geometry, intervals) -> Report:
+    """:func:`measure` with exact searches done by ``search`` (``topk`` or a sharded equivalent),
+    geometry by ``geometry`` (``summary`` of an array, here or by blocks on a cluster) and the
+    bootstrap by ``intervals`` (``[paired_bootstrap(*c) for c in calls]``, here or as tasks)."""
     k = check_int(k, "k", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
     min_support = check_int(min_support, "min_support", minimum=1)
@@ -306,7 +322,6 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
     conds = _conditions(compare, compress, index, n, d, seed)
     positives = None if pairs is None else _positives(pairs, len(Qpool), n)
     n_draws = QUICK_DRAWS if quick else N_DRAWS
-    geometry_rows = QUICK_GEOMETRY_ROWS if quick else GEOMETRY_ROWS
     probe_rows = QUICK_PROBE_ROWS if quick else PROBE_ROWS
     notes: list[str] = []
 
@@ -334,12 +349,13 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
     fit = take_rows(V, _sample_rows(n, FIT_ROWS, seed, _FIT)) if any(
         c.kind == "compression" for c in conds) else None
 
+    geo_idx = _sample_rows(n, QUICK_GEOMETRY_ROWS, seed, _GEOMETRY) if quick else np.arange(n)
     sampling = {
         "queries": (f"all {len(Qpool):,} {'rows' if self_search else 'queries'}" if len(q_sel) == len(Qpool) else
                     f"a seeded sample of {len(q_sel):,} of {len(Qpool):,} {'rows' if self_search else 'queries'}"),
         "gallery": (f"all {n:,} rows" if N == n else f"a seeded sample of {N:,} of {n:,} rows (containing every "
                     "searched query and its positives)"),
-        "geometry": f"a seeded sample of at most {geometry_rows:,} rows",
+        "geometry": f"a seeded sample of {len(geo_idx):,} of {n:,} rows" if len(geo_idx) < n else f"all {n:,} rows",
         "probes": f"a seeded 70/30 split of at most {probe_rows:,} labelled rows",
         "bootstrap": f"{n_draws:,} paired bootstrap draws over queries (seed {seed})",
         "pca_fit": f"a seeded sample of at most {FIT_ROWS:,} rows",
@@ -375,19 +391,15 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
     tables: dict[str, pd.DataFrame] = {}
     tables["conditions"] = pd.DataFrame(inputs["conditions"], columns=["name", "kind", "description"])
 
-    # -- 1. geometry
-    geo_idx = _sample_rows(n, geometry_rows, seed, _GEOMETRY)
-    Vgeo = take_rows(V, geo_idx)
-    geo = [{"representation": "reference", **summary(Vgeo)}]
-    for c in conds:
-        if c.has_vectors:
-            geo.append({"representation": c.name, **summary(c.vectors(Vgeo, fit, rows=geo_idx))})
-    for r in geo:
-        for key in ("total_variance", "mean_cosine", "rankme", "participation_ratio"):
-            metric("geometry", key, r["representation"], r[key])
-        r["n_rows"] = len(geo_idx)
-    tables["geometry"] = pd.DataFrame(geo)
-    del Vgeo
+    # -- 1. geometry of every row, a condition's from its vectors of the whole gallery when they
+    #    are made for its search below (quick: of a seeded sample, here)
+    whole = len(geo_idx) == n and N == n
+    geo = {"reference": geometry(V if whole else take_rows(V, geo_idx))}
+    if not whole:
+        Vgeo = take_rows(V, geo_idx)
+        geo.update({c.name: geometry(c.vectors(Vgeo, fit, rows=geo_idx)) for c in conds if c.has_vectors})
+        del Vgeo
+    tables["geometry"] = None  # (filled after the searches, in this place)
     step("geometry")
 
     # -- exact reference search (k + 1 columns for the boundary margin)
@@ -402,6 +414,8 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
     for c in conds:
         if c.has_vectors:
             Gc = c.vectors(G, fit, rows=g_idx)
+            if whole:
+                geo[c.name] = geometry(Gc)
             Qc = Gc[self_pos] if self_search else c.vectors(Q, fit)
             _, nb = _exact(Qc, Gc, k, self_pos, search)
         else:
@@ -428,9 +442,16 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
         step(c.name)
     if conds:
         tables["identity"] = pd.DataFrame(ident)
+    geo_rows = []
+    for name, r in geo.items():
+        geo_rows += [{"section": "geometry", "metric": key, "condition": name, "attribute": "", "value": float(r[key]),
+                      "low": np.nan, "high": np.nan}
+                     for key in ("total_variance", "mean_cosine", "rankme", "participation_ratio")]
+    rows[:0] = geo_rows  # the first section
+    tables["geometry"] = pd.DataFrame([{"representation": name, **r, "n_rows": len(geo_idx)} for name, r in geo.items()])
 
     # -- 2. labels and 4. relevance
-    rel = []
+    boot = []  # (row, a, b): the relevance intervals, computed together below
     if labels is not None:
         lab_rows, support_rows = _labels_section(V, labels, conds, fit, neighbors, g_idx, q_sel, self_search, k,
                                                  seed, min_support, metric, notes, probe_rows)
@@ -441,10 +462,8 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
                 y = labels[col].astype(str).to_numpy()
                 pq = {name: 100.0 * precision_at_k(nb, y[g_idx], y[q_sel], per_query=True)
                       for name, nb in neighbors.items()}
-                for c in conds:
-                    iv = paired_bootstrap(pq[c.name], pq["reference"], n_draws=n_draws, seed=seed)
-                    rel.append({"condition": c.name, "attribute": str(col), "metric": f"delta_p@{k}",
-                                "value": iv.mean, "low": iv.low, "high": iv.high, "n_queries": iv.n})
+                boot += [({"condition": c.name, "attribute": str(col), "metric": f"delta_p@{k}"},
+                          pq[c.name], pq["reference"]) for c in conds]
         step("labels")
     if positives is not None:
         has = np.flatnonzero([positives[i].size > 0 for i in q_sel])
@@ -458,12 +477,12 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
                               "recall": 100.0 * recall_at_k(nb[has], pos, per_query=True)}
                 for what in ("hit", "recall"):
                     metric("relevance", f"{what}@{k}", name, vals[name][what].mean() / 100.0)
-            for c in conds:
-                for what in ("hit", "recall"):
-                    iv = paired_bootstrap(vals[c.name][what], vals["reference"][what], n_draws=n_draws, seed=seed)
-                    rel.append({"condition": c.name, "attribute": "", "metric": f"delta_{what}@{k}",
-                                "value": iv.mean, "low": iv.low, "high": iv.high, "n_queries": iv.n})
+            boot += [({"condition": c.name, "attribute": "", "metric": f"delta_{what}@{k}"},
+                      vals[c.name][what], vals["reference"][what]) for c in conds for what in ("hit", "recall")]
             inputs["n_queries_with_positives"] = int(has.size)
+    ivs = intervals([(a, b, None, n_draws, 0.95, seed) for _, a, b in boot])
+    rel = [{**row, "value": iv.mean, "low": iv.low, "high": iv.high, "n_queries": iv.n}
+           for (row, _, _), iv in zip(boot, ivs)]
     for r in rel:
         metric("relevance", r["metric"], r["condition"], r["value"], r["attribute"], r["low"], r["high"])
     if rel:

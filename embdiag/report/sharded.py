@@ -9,7 +9,10 @@ lists by descending score, ties by the lower index. (Workers on another CPU arch
 pick other BLAS kernels, whose float32 rounding differs: bit-equality needs the same kind of
 machine.) A gallery memory-mapped from a ``.npy`` file is opened by each task from that file,
 which every node must see; any other array goes through Ray's object store once.
-:func:`sharded_check` splits the input check (NaN, inf and zero rows) the same way.
+:func:`sharded_check` splits the input check (NaN, inf and zero rows) the same way, and
+:func:`block_mapper` runs the row blocks of :func:`embdiag.metrics.geometry.summary` (its Gram,
+sums and largest magnitude) as tasks: the blocks' sums are added on the caller in block order,
+as a local run adds them, so the geometry is the local geometry bit for bit.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from ..cluster import parse_address
 from ..data.files import InputError, bad_rows, refuse_bad_rows
 from ..metrics.retrieval import merge_topk, scan_chunks, search_plan, unit_queries
 
-__all__ = ["SHARD_ROWS", "check_address", "shards", "sharded_topk", "sharded_check"]
+__all__ = ["SHARD_ROWS", "check_address", "shards", "sharded_topk", "sharded_check", "block_mapper"]
 
 #: Default gallery rows per shard (one task each): 1,000,000 rows of d = 768 float32 are 3 GB.
 SHARD_ROWS = 1_000_000
@@ -113,3 +116,25 @@ def sharded_check(X, where: str, *, shard_rows: int = SHARD_ROWS) -> None:
         return
     parts = run_tasks(_check_rows, [(source, a, min(len(X), a + shard_rows)) for a in range(0, len(X), shard_rows)])
     refuse_bad_rows(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), where)
+
+
+def _on_rows(fn, source, a: int, b: int, args: tuple):
+    """On a worker: ``fn(X, a, b, *args)`` on one core, ``X`` opened from ``source``."""
+    X = np.load(source, mmap_mode="r", allow_pickle=False) if isinstance(source, str) else source
+    return fn(X, a, b, *args, workers=1)
+
+
+def block_mapper(X):
+    """``map_blocks`` for :func:`embdiag.metrics.geometry.summary` of ``X`` on the connected
+    cluster: ``map_blocks(fn, spans, *args)`` runs ``fn(X, a, b, *args)`` as one single-CPU Ray
+    task per span and returns the results in span order. A whole ``.npy`` memory map is read
+    by each task from its file; any other array goes through the object store once."""
+    import ray
+
+    from ..cluster import run_tasks
+
+    source = _file_of(X) or ray.put(np.asarray(X))
+
+    def map_blocks(fn, spans, *args):
+        return run_tasks(_on_rows, [(fn, source, a, b, args) for a, b in spans])
+    return map_blocks

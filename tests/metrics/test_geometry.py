@@ -172,6 +172,47 @@ def test_chunked_path_and_memmap(tmp_path, monkeypatch):
     assert np.allclose(got, expected, rtol=1e-10)
 
 
+def test_blocks_cover_the_rows_in_order():
+    assert g.blocks(10, 4) == [(0, 4), (4, 8), (8, 10)]
+    assert g.blocks(3) == [(0, 3)]
+    with pytest.raises(ValueError, match="block_rows: "):
+        g.blocks(10, 0)
+
+
+def _in_order(Z, reverse=False):
+    """A ``map_blocks`` that runs the blocks on one thread each, optionally last block first."""
+    def map_blocks(fn, spans, *args):
+        order = list(reversed(spans)) if reverse else spans
+        out = {span: fn(Z, *span, *args, workers=1) for span in order}
+        return [out[span] for span in spans]
+    return map_blocks
+
+
+@pytest.mark.parametrize("kind", ["full", "low_rank", "tiny"])
+def test_summary_by_blocks_does_not_depend_on_where_or_in_which_order_blocks_run(kind, monkeypatch):
+    """What a cluster relies on: the blocks' sums, however computed, are added in block order, and
+    a block's sums do not depend on the threads that computed them."""
+    rng = np.random.default_rng(8)
+    Z = {"full": rng.standard_normal((1000, 30)) + 3.0,
+         "low_rank": rng.standard_normal((1000, 2)) @ rng.standard_normal((2, 30)) + 1.0,  # refined spectra
+         "tiny": (rng.standard_normal((1000, 30)) + 3.0) * 2.0**-400}[kind]  # read as Z * 2**400
+    one_block = g.summary(Z)
+    monkeypatch.setattr(g, "_CHUNK_ELEMENTS", 64 * 30)  # 64-row chunks, several per block
+    monkeypatch.setattr(g, "_WORKERS", 2)
+    here = g.summary(Z, block_rows=300)
+    assert g.summary(Z, block_rows=300, map_blocks=_in_order(Z)) == here
+    assert g.summary(Z, block_rows=300, map_blocks=_in_order(Z, reverse=True)) == here
+    for key in here:  # other chunks and blocks: the same sums in another order
+        assert here[key] == pytest.approx(one_block[key], rel=1e-9, abs=0)
+
+
+def test_summary_is_the_four_functions_for_one_block():
+    Z = np.random.default_rng(9).standard_normal((500, 12)).astype(np.float32) + 1
+    assert g.summary(Z) == {"total_variance": pytest.approx(g.total_variance(Z), rel=1e-12),
+                            "mean_cosine": g.mean_cosine(Z), "rankme": g.rankme(Z),
+                            "participation_ratio": g.participation_ratio(Z)}
+
+
 def test_integer_and_float16_inputs():
     rng = np.random.default_rng(6)
     Zi = rng.integers(-5, 6, size=(200, 12))

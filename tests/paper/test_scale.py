@@ -7,7 +7,7 @@ import pytest
 from embdiag.paper import scale
 from embdiag.training.config import profile
 
-RATES = {"search_pairs_per_second": 1e9, "scan_rows_per_second": 1e6, "task_seconds": 0.01, "hash_bytes_per_second": 1e9,
+RATES = {"search_pairs_per_second": 1e9, "geometry_rows_per_second": 1e5, "scan_rows_per_second": 1e6, "task_seconds": 0.01, "hash_bytes_per_second": 1e9,
          "study_seconds_per_step": 2.0, "study_eval_seconds": 30.0, "cpu_seconds_per_step": 0.1,
          "cpu_eval_seconds": 5.0}
 
@@ -16,12 +16,13 @@ def test_search_and_check_divide_over_the_workers_and_the_hash_does_not():
     one = scale.report_seconds(RATES, 10**8, machines=1, cores=16)
     many = scale.report_seconds(RATES, 10**8, machines=8, cores=16)
     assert one["search"] == pytest.approx(2 * 10_000 * 10**8 / 1e9 / 16)
+    assert one["geometry"] == pytest.approx(2 * 10**8 / 1e5 / 16)
     assert one["check"] == pytest.approx(2 * 10**8 / 1e6 / 16)
-    assert one["tasks"] == pytest.approx(4 * 100 * 0.01 / 16)
-    for part in ("search", "check", "tasks"):
+    assert one["tasks"] == pytest.approx((2 * 3 + 2) * 100 * 0.01 / 16)  # search, 2 geometry passes, check
+    for part in ("search", "geometry", "check", "tasks"):
         assert many[part] == pytest.approx(one[part] / 8)
     assert one["hash"] == many["hash"] == pytest.approx(2 * 10**8 * 768 * 4 / 1e9)
-    assert one["total"] == pytest.approx(sum(one[p] for p in ("search", "check", "tasks", "hash")))
+    assert one["total"] == pytest.approx(sum(one[p] for p in ("search", "geometry", "check", "tasks", "hash")))
     assert scale.report_seconds(RATES, 10**9, machines=1, cores=16, searches=3)["search"] == pytest.approx(
         15 * one["search"])
 
