@@ -57,9 +57,10 @@ exhibits.table(measured.set_index("measure").style.format({"value": "{:,.4g}"}),
 # The exact searches shard: each worker scans its share of the gallery for all searched
 # queries, so their time divides by the number of workers; so do the geometry's float64 Gram
 # of every row (one task per block, the blocks' sums added in order on the driver) and the
-# input check (NaN, inf and zero rows), one task per shard. What does not shard is the SHA-256 by which the report
-# names each input file: a hash is one sequential pass on the driver, and at a billion rows it
-# is the floor that no number of machines lowers.
+# input check (NaN, inf and zero rows), one task per shard. What does not shard is the
+# SHA-256 by which the report names each input file: a hash is one sequential pass. The driver
+# computes it in a thread beside the cluster's work, so it costs nothing while the cluster is
+# slower; once the cluster is faster, it is the floor that no number of machines lowers.
 
 # %%
 rows = []
@@ -75,9 +76,9 @@ exhibits.table(report.set_index(["vectors", "machines"]).style.format(hours), na
                caption=(
     f"Projected hours of a full report ({searches} exact searches of {queries:,} queries over every row, and "
     f"the geometry of both representations over every row) on machines of {cores} cores: search, geometry, "
-    "input check and Ray task overhead (divided over the workers), the "
-    "SHA-256 of both files on the driver (one thread) and the total. Arithmetic on the measured rates above, "
-    "not a measurement."))
+    "input check and Ray task overhead (divided over the workers), the SHA-256 of both files on the driver "
+    "(one thread, beside the rest) and the total (the longer of the two). Arithmetic on the measured rates "
+    "above, not a measurement."))
 
 # %%
 long = report.melt(id_vars=["vectors", "machines"], value_vars=["total (h)", "hash (h)"], var_name="part",
@@ -93,8 +94,8 @@ chart = alt.Chart(long).mark_line(point=True).encode(
 ).properties(width=420, height=260)
 exhibits.figure(chart, name="scale-report-hours", caption=(
     "Projected hours of a full report against the number of machines (log-log), for each gallery size: the "
-    "total (solid) falls with the machines until the inputs' SHA-256 on the driver (dashed), which does not "
-    "shard, dominates. Arithmetic on the measured rates, not a measurement."))
+    "total (solid) falls with the machines until it meets the inputs' SHA-256 on the driver (dashed), which "
+    "runs beside the cluster's work and does not shard. Arithmetic on the measured rates, not a measurement."))
 
 # %% [markdown]
 # ## Memory per worker
@@ -150,6 +151,7 @@ exhibits.table(sweep.set_index("machines").style.format({"run (h)": "{:,.3g}", "
 #   (about 10 s) and the transfer of records are left out.
 # - Ray's scheduling is taken at the measured cost of an empty task, spread over the workers.
 # - The driver reads each input file once more for its SHA-256, at the measured rate of one
-#   thread reading from the page cache.
+#   thread reading from the page cache, while the cluster works (the driver itself only waits
+#   for tasks then).
 # - Labels and pairs (one row per vector) are read whole by the driver and are not projected: at
 #   a billion rows the driver needs the memory for them.

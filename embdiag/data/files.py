@@ -8,6 +8,8 @@ problem; rows are counted from 0 (the first data row of a CSV is row 0).
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -172,6 +174,21 @@ def file_record(path) -> dict:
     with open(path, "rb") as f:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
     return {"file": path.name, "bytes": path.stat().st_size, "sha256": digest}
+
+
+def file_records_later(paths: dict) -> Future:
+    """A future of ``{key: file_record(path)}`` for ``paths`` (``key -> path``), hashed in a
+    background (daemon) thread: the SHA-256 of large files is one sequential read, which can
+    then overlap the work that reads them in parallel (an unfinished hash does not delay exit)."""
+    future: Future = Future()
+
+    def run():
+        try:
+            future.set_result({key: file_record(path) for key, path in paths.items()})
+        except BaseException as e:  # reaches whoever asks for the result
+            future.set_exception(e)
+    threading.Thread(target=run, name="embdiag-sha256", daemon=True).start()
+    return future
 
 
 def _read_table(path: Path, where: str) -> pd.DataFrame:

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .._project import project_root
-from ..data.files import InputError, file_record, read_labels, read_pairs, read_vectors
+from ..data.files import InputError, file_records_later, read_labels, read_pairs, read_vectors
 from . import conditions, fail_if
 from .sharded import check_address
 
@@ -184,8 +184,9 @@ def export_main(argv=None) -> int:
 def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pairs_path=None, queries_path=None,
                    encoder: str = "reference-cnn", cluster: str | None = None) -> tuple[dict, str, dict]:
     """What the report chapter measures: ``measure``'s data arguments (:func:`read_inputs`), one
-    sentence naming the data, and the files read (option -> :func:`~embdiag.data.files.file_record`:
-    name, size and SHA-256). Without ``vectors_path``, the project's cached ``encoder``
+    sentence naming the data, and the files read (a future of option ->
+    :func:`~embdiag.data.files.file_record`: name, size and SHA-256, hashed in a background thread
+    while the report is measured; :func:`~embdiag.report.measure` waits for it). Without ``vectors_path``, the project's cached ``encoder``
     embeddings of the procedural driving scenes with their labels
     (:func:`project_vectors`). With ``cluster`` (connected: :func:`embdiag.cluster.maybe_connect`)
     the vector files' check for NaN, inf and zero rows runs as Ray tasks over row shards
@@ -198,14 +199,15 @@ def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pa
              "--queries": queries_path}
     data = read_inputs(vectors_path, labels=labels_path, compare=compare_path, pairs=pairs_path,
                        queries=queries_path, scan=cluster is None)
+    given = {option: path for option, path in given.items() if path is not None}
+    files = file_records_later(given)
     if cluster is not None:
         from .sharded import sharded_check
 
         for key, option in (("vectors", "VECTORS"), ("compare", "--compare"), ("queries", "--queries")):
             if data[key] is not None:
                 sharded_check(data[key], f"{given[option]} ({option})")
-    files = {option: file_record(path) for option, path in given.items() if path is not None}
-    source = "the user's vectors " + ", ".join(f"{r['file']} ({option})" for option, r in files.items())
+    source = "the user's vectors " + ", ".join(f"{Path(path).name} ({option})" for option, path in given.items())
     return data, source, files
 
 

@@ -28,6 +28,7 @@ import re
 import shutil
 import sys
 import tempfile
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -262,7 +263,8 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
             block of the geometry's sums (:func:`~embdiag.metrics.geometry.summary`), which are
             added over the blocks in order.
         sources: the files read, recorded as ``inputs["files"]`` (option -> name, size and
-            SHA-256, as :func:`~embdiag.report.cli.chapter_inputs` gives them).
+            SHA-256), or a future of them (:func:`~embdiag.data.files.file_records_later`, as
+            :func:`~embdiag.report.cli.chapter_inputs` gives them), awaited once all else is measured.
 
     Sampling: queries are all rows when there are at most 10,000, else a seeded sample of
     10,000; every sample is drawn from its own seeded stream (``[seed, stream]``).
@@ -361,7 +363,7 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
         "pca_fit": f"a seeded sample of at most {FIT_ROWS:,} rows",
     }
     inputs = {
-        "files": dict(sources or {}), "n": n, "d": d, "k": k, "seed": seed, "quick": bool(quick),
+        "files": {}, "n": n, "d": d, "k": k, "seed": seed, "quick": bool(quick),
         "min_support": min_support, "queries_are_vectors": self_search, "n_query_pool": len(Qpool),
         "n_queries": len(q_sel), "n_gallery": N, "sampling": sampling,
         "label_columns": [] if labels is None else [str(c) for c in labels.columns],
@@ -494,6 +496,7 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
         step("stress")
     bar.close()
 
+    inputs["files"] = dict((sources.result() if isinstance(sources, Future) else sources) or {})
     present = ["geometry"] + (["labels"] if labels is not None else []) + (["identity"] if conds else []) \
         + (["relevance"] if rel else []) + (["stress"] if stress else [])
     scope = {s: SCOPE[s] for s in present}

@@ -285,3 +285,16 @@ def test_bad_pairs_are_named_with_their_problem(tmp_path, text, kwargs, problem)
     path.write_text(text)
     with pytest.raises(InputError, match="^" + where(path, "--pairs") + problem):
         read_pairs(path, 3, 2, **kwargs)
+
+
+def test_file_records_later_is_file_record_and_carries_errors(tmp_path):
+    import hashlib
+
+    from embdiag.data.files import file_record, file_records_later
+
+    (tmp_path / "a.bin").write_bytes(b"embdiag" * 100_000)
+    later = file_records_later({"VECTORS": tmp_path / "a.bin"})
+    assert later.result(timeout=60) == {"VECTORS": file_record(tmp_path / "a.bin")}
+    assert later.result()["VECTORS"]["sha256"] == hashlib.sha256(b"embdiag" * 100_000).hexdigest()
+    with pytest.raises(FileNotFoundError):
+        file_records_later({"VECTORS": tmp_path / "missing.bin"}).result(timeout=60)

@@ -261,3 +261,13 @@ def test_on_the_projects_cached_vectors():
     for a in labels.columns:
         row = rep.tables["labels"].set_index(["representation", "attribute"]).loc[("reference", a)]
         assert row.probe_ba > row.ba_floor
+
+
+def test_a_future_of_the_sources_is_awaited_and_recorded():
+    from concurrent.futures import Future
+
+    files = Future()
+    files.set_result({"VECTORS": {"file": "x.npy", "bytes": 1600, "sha256": "ab" * 32}})
+    X = np.random.default_rng(0).standard_normal((50, 8)).astype(np.float32)
+    assert measure(X, sources=files, progress=False).inputs["files"] == files.result()
+    assert measure(X, progress=False).inputs["files"] == {}
