@@ -53,6 +53,28 @@ def test_a_bad_address_stops_the_sweep_before_anything_runs(tmp_path):
     assert not (tmp_path / "training").exists()
 
 
+def test_a_cuda_sweep_asks_each_run_for_a_share_of_a_gpu(tmp_path, monkeypatch):
+    """What Ray is asked for (no GPU here: the tasks are captured, not run)."""
+    import contextlib
+
+    from embdiag.training.sweep import GPU_SHARE
+
+    asked = {}
+
+    def capture(fn, calls, **resources):
+        asked.update(resources, tasks=[c[0] for c in calls])
+        return []
+    monkeypatch.setattr(cluster, "connect", lambda address: contextlib.nullcontext())
+    monkeypatch.setattr(cluster, "check_shared", lambda folder: None)
+    monkeypatch.setattr(cluster, "run_tasks", capture)
+    args = dict(conditions=["SIGReg"], seeds=[0], steps=3, root=tmp_path, progress=False, cluster="auto")
+    run_sweep("tiny", device="cuda", **args)
+    assert asked["num_gpus"] == GPU_SHARE and len(asked["tasks"]) == 2  # the run and the untrained reference
+    assert {t.device for t in asked["tasks"]} == {"cuda"} and {t.label for t in asked["tasks"]} == {"tiny-steps3-cuda"}
+    run_sweep("tiny", **args)
+    assert asked["num_gpus"] == 0 and {t.device for t in asked["tasks"]} == {"cpu"}
+
+
 # -- on a local Ray cluster ------------------------------------------------------------------------
 def _double(x):
     return 2 * x

@@ -444,12 +444,10 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
         step(c.name)
     if conds:
         tables["identity"] = pd.DataFrame(ident)
-    geo_rows = []
     for name, r in geo.items():
-        geo_rows += [{"section": "geometry", "metric": key, "condition": name, "attribute": "", "value": float(r[key]),
-                      "low": np.nan, "high": np.nan}
-                     for key in ("total_variance", "mean_cosine", "rankme", "participation_ratio")]
-    rows[:0] = geo_rows  # the first section
+        for key in ("total_variance", "mean_cosine", "rankme", "participation_ratio"):
+            metric("geometry", key, name, r[key])
+    rows.sort(key=lambda r: r["section"] != "geometry")  # the first section (a stable sort)
     tables["geometry"] = pd.DataFrame([{"representation": name, **r, "n_rows": len(geo_idx)} for name, r in geo.items()])
 
     # -- 2. labels and 4. relevance
