@@ -116,7 +116,7 @@ def measure_geometry(folder: Path) -> list[dict]:
     path = folder / "scan.npy"  # written by measure_scan
     G = np.load(path, mmap_mode="r")
     c = np.asarray(G[:1000], np.float64).mean(axis=0)
-    geometry._block_moments(G, 0, SHARD, c, 0, True)  # warm up
+    geometry._block_moments(G, 0, SHARD, c, 0, True, workers=1)  # warm up
     t0 = time.perf_counter()
     geometry._block_moments(G, 0, len(G), c, 0, True, workers=1)
     seconds = time.perf_counter() - t0

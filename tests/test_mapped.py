@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 import pytest
@@ -10,22 +9,7 @@ import pytest
 from embdiag._mapped import release_rows, take_rows
 from embdiag.metrics.retrieval import topk
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/smaps")
-
 ROWS, D = 4096, 512  # 8 MiB of float32
-
-
-def resident_kib(path) -> int:
-    """Resident KiB of this process's mappings of ``path``."""
-    total, inside = 0, False
-    with open("/proc/self/smaps") as f:
-        for line in f:
-            head = line.split()
-            if len(head) >= 5 and "-" in head[0] and ":" in head[3]:  # a mapping's header line
-                inside = line.rstrip().endswith(str(path))
-            elif inside and head[0] == "Rss:":
-                total += int(head[1])
-    return total
 
 
 @pytest.fixture
@@ -35,7 +19,7 @@ def mapped(tmp_path):
     return X, tmp_path / "x.npy"
 
 
-def test_released_rows_leave_memory_and_read_back_unchanged(mapped):
+def test_released_rows_leave_memory_and_read_back_unchanged(mapped, resident_kib):
     X, path = mapped
     M = np.load(path, mmap_mode="r")
     assert float(M.sum(dtype=np.float64)) == pytest.approx(float(X.sum(dtype=np.float64)))
@@ -61,7 +45,7 @@ def test_only_shared_contiguous_maps_are_released(mapped):
     assert not release_rows(M[np.arange(10)], 0, 10)  # a fancy-indexed copy
 
 
-def test_topk_over_a_mapped_gallery_keeps_few_pages(mapped):
+def test_topk_over_a_mapped_gallery_keeps_few_pages(mapped, resident_kib):
     X, path = mapped
     M = np.load(path, mmap_mode="r")
     S, I = topk(X[:50], M, 5, chunk_size=256)
@@ -71,7 +55,7 @@ def test_topk_over_a_mapped_gallery_keeps_few_pages(mapped):
     np.testing.assert_array_equal(S, S0)
 
 
-def test_take_rows_gathers_like_fancy_indexing_and_releases(mapped, monkeypatch):
+def test_take_rows_gathers_like_fancy_indexing_and_releases(mapped, monkeypatch, resident_kib):
     X, path = mapped
     M = np.load(path, mmap_mode="r")
     monkeypatch.setattr("embdiag._mapped.TAKE_ROWS", 100)  # several batches

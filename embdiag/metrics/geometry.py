@@ -75,27 +75,29 @@ def _check(Z, min_rows: int = 1, amax: float | None = None) -> tuple[np.ndarray,
     # call below, one pass earlier (finite=None is falsy, as False); min_rows dropped from the
     # second call changes nothing, as the first call has already checked it.
     Z = as_matrix(Z, "Z", min_rows=min_rows, finite=False)
-    if amax is None:
-        amax = _block_amax(Z, 0, len(Z))
+    if amax is None:  # (any ``workers``: unused by _block_amax, so mutants of it are equivalent)
+        amax = _block_amax(Z, 0, len(Z), workers=1)
     if not np.isfinite(amax):
         as_matrix(Z, "Z", min_rows=min_rows)  # raises, counting the bad rows
     return Z, exponent(amax)
 
 
-def _block_amax(Z: np.ndarray, a: int, b: int, workers: int = 1) -> float:
-    """The largest magnitude in rows ``a:b`` (NaN if any entry is NaN), read chunk by chunk."""
+def _block_amax(Z: np.ndarray, a: int, b: int, workers: int) -> float:
+    """The largest magnitude in rows ``a:b`` (NaN if any entry is NaN), read chunk by chunk on
+    one thread (``workers``, which every block function of ``map_blocks`` takes, is unused)."""
     out = []
     for s, t in _chunks(b - a, Z.shape[1]):
         Y = Z[a + s:a + t]
         out += [Y.max(), -Y.min()]
-        release_rows(Z, a + s, a + t)
+        release_rows(Z, a + s, a + t)  # (mutants releasing more or other pages: memory only)
     return float(np.max(out))
 
 
 def _read(Z: np.ndarray, a: int, b: int, e: int) -> np.ndarray:
-    """Rows ``a:b`` of ``Z * 2**-e`` as float64."""
+    """Rows ``a:b`` of ``Z * 2**-e`` as float64 (a memory map's pages of them are given back)."""
     # Equivalent mutants: astype(None) is astype(float64); ldexp(Y, 0) is exactly Y.
     Y = Z[a:b].astype(np.float64)
+    release_rows(Z, a, b)  # (mutants releasing more or other pages: memory only)
     return np.ldexp(Y, -e) if e else Y
 
 
@@ -143,6 +145,7 @@ def _over_chunks(fn, Z: np.ndarray, a: int, b: int, args, workers: int):
     """``fn(Z, s, t, *args)`` for the chunks ``s:t`` of rows ``a:b``, totalled in chunk order.
     Each chunk runs on one BLAS thread, so the total does not depend on ``workers``."""
     spans = [(a + s, a + t) for s, t in _chunks(b - a, Z.shape[1])]
+    # Equivalent mutants: when to use threads, and how many, changes time only.
     with single_thread():
         if workers < 2 or len(spans) < 2:
             return _total(fn(Z, s, t, *args) for s, t in spans)
@@ -155,11 +158,10 @@ def _chunk_moments(Z: np.ndarray, a: int, b: int, c: np.ndarray, e: int, unit: b
     sum of the unit rows of ``Z[a:b]`` (zeros unless ``unit``)."""
     Y = _read(Z, a, b, e) - c
     u = _unit_sum(Z, a, b) if unit else np.zeros(Z.shape[1])
-    release_rows(Z, a, b)  # a memory map's pages, read now, are given back
     return Y.T @ Y, Y.sum(axis=0), u  # numpy dispatches A.T @ A to BLAS syrk
 
 
-def _block_moments(Z: np.ndarray, a: int, b: int, c: np.ndarray, e: int, unit: bool, workers: int = 1):
+def _block_moments(Z: np.ndarray, a: int, b: int, c: np.ndarray, e: int, unit: bool, workers: int):
     """:func:`_chunk_moments` totalled over the chunks of rows ``a:b`` (one block)."""
     return _over_chunks(_chunk_moments, Z, a, b, (c, e, unit), workers)
 
@@ -187,12 +189,11 @@ def _chunk_projected(Z: np.ndarray, a: int, b: int, shift, e: int, V: np.ndarray
     """Gram of the rows ``R = Z[a:b] * 2**-e - shift`` projected on ``V``'s columns (``R V``), or
     with them projected out (``R - (R V) V^T``) when ``complement``."""
     R = _read(Z, a, b, e) - shift
-    release_rows(Z, a, b)
     P = R - (R @ V) @ V.T if complement else R @ V
     return (P.T @ P,)
 
 
-def _block_projected(Z, a, b, shift, e, V, complement, workers: int = 1):
+def _block_projected(Z, a, b, shift, e, V, complement, workers: int):
     """:func:`_chunk_projected` totalled over the chunks of rows ``a:b``."""
     return _over_chunks(_chunk_projected, Z, a, b, (shift, e, V, complement), workers)
 
@@ -224,6 +225,8 @@ def _refined_eigvals(G: np.ndarray, projected_gram, keep: int) -> np.ndarray:
     lam, V = lam[::-1].copy(), V[:, ::-1]
     r = int(np.count_nonzero(lam >= _REFINE_BELOW * top))
     m = len(lam) - r
+    # Equivalent mutants: either projection gives the m small eigenvalues (the complement only
+    # saves work when m > r), and None is falsy like False.
     H = projected_gram(np.ascontiguousarray(V[:, r:]), False) if m <= r else \
         projected_gram(np.ascontiguousarray(V[:, :r]), True)
     with single_thread():
@@ -232,8 +235,9 @@ def _refined_eigvals(G: np.ndarray, projected_gram, keep: int) -> np.ndarray:
     return np.clip(np.sort(lam)[::-1][:keep], 0.0, None)
 
 
-def _projector(Z: np.ndarray, shift, e: int, spans, map_blocks):
-    """``projected_gram`` of :func:`_refined_eigvals` for the rows of ``Z * 2**-e - shift``."""
+def _projector(shift, e: int, spans, map_blocks):
+    """``projected_gram`` of :func:`_refined_eigvals` for the rows of ``Z * 2**-e - shift``
+    (``Z``: the matrix that ``map_blocks`` maps over)."""
     def projected_gram(V, complement):
         return _total(map_blocks(_block_projected, spans, shift, e, V, complement))[0]
     return projected_gram
@@ -256,8 +260,7 @@ def _small_n_spectrum(Z: np.ndarray, centered: bool, e: int) -> np.ndarray:
 def _spectra(Z: np.ndarray, e: int, raw: bool = True, centered: bool = True, unit: bool = False,
              block_rows: int = BLOCK_ROWS, map_blocks=None):
     """Eigenvalues of ``Y^T Y`` and of the centered scatter ``X^T X`` of ``Y = Z * 2**-e``
-    (``min(n, d)`` each), and with ``unit`` the sum of the unit rows of ``Z`` (else, and when
-    n < d, None)."""
+    (``min(n, d)`` each), and with ``unit`` the sum of the unit rows of ``Z`` (else zeros)."""
     n, d = Z.shape
     # Equivalent mutants: ``n <= d`` sends n == d to the n x n Gram, the same size and the same
     # eigenvalues; computing a spectrum nobody asked for (``raw or True``, a caller's
@@ -266,17 +269,18 @@ def _spectra(Z: np.ndarray, e: int, raw: bool = True, centered: bool = True, uni
     # all d eigenvalues of a d x d Gram, as keep=d does.
     if n < d:
         return (_small_n_spectrum(Z, False, e) if raw else None,
-                _small_n_spectrum(Z, True, e) if centered else None, None)
+                _small_n_spectrum(Z, True, e) if centered else None,
+                _unit_total(Z) if unit else np.zeros(d))
     spans = blocks(n, block_rows)
     map_blocks = map_blocks or _here(Z)
     c, s, G, u = _scatter(Z, e, spans, map_blocks, unit)
     lam_raw = lam_c = None
     if raw:
         G_raw = G + np.outer(s, c) + np.outer(c, s) + n * np.outer(c, c)
-        lam_raw = _refined_eigvals(G_raw, _projector(Z, 0.0, e, spans, map_blocks), d)
+        lam_raw = _refined_eigvals(G_raw, _projector(0.0, e, spans, map_blocks), d)
     if centered:
-        lam_c = _refined_eigvals(G - np.outer(s, s) / n, _projector(Z, c + s / n, e, spans, map_blocks), d)
-    return lam_raw, lam_c, (u if unit else None)
+        lam_c = _refined_eigvals(G - np.outer(s, s) / n, _projector(c + s / n, e, spans, map_blocks), d)
+    return lam_raw, lam_c, u
 
 
 def singular_values(Z) -> np.ndarray:
@@ -325,6 +329,7 @@ def _unit_sum(Z: np.ndarray, a: int, b: int) -> np.ndarray:
     underflow are first scaled by a power of two); a zero row raises ``ValueError``."""
     # Equivalent mutant: astype(None) is astype(float64).
     Y = Z[a:b].astype(np.float64)
+    release_rows(Z, a, b)  # (mutants releasing more or other pages: memory only)
     with np.errstate(over="ignore"):  # such rows are rescaled below
         norms = np.linalg.norm(Y, axis=1)
     bad = np.flatnonzero(unsafe_norms(norms * norms, np.float64))
@@ -335,6 +340,15 @@ def _unit_sum(Z: np.ndarray, a: int, b: int) -> np.ndarray:
     if zero.size:
         raise ValueError(f"Z: zero-norm row at index {a + int(zero[0])}; cosine is undefined")
     return (Y / norms[:, None]).sum(axis=0)
+
+
+def _unit_total(Z: np.ndarray) -> np.ndarray:
+    """Sum of the unit rows of ``Z``, chunk by chunk."""
+    # Equivalent mutant: ``total -=`` flips the sum's sign, not the squared norm that is read.
+    total = np.zeros(Z.shape[1])
+    for a, b in _chunks(*Z.shape):
+        total += _unit_sum(Z, a, b)
+    return total
 
 
 def _mean_cosine_of(total: np.ndarray, n: int) -> float:
@@ -349,12 +363,7 @@ def mean_cosine(Z) -> float:
     by a power of two. Zero-norm rows raise ``ValueError``. Needs ``n >= 2``.
     """
     Z, _ = _check(Z, min_rows=2)
-    n, d = Z.shape
-    # Equivalent mutant: ``total -=`` flips the sum's sign, not its squared norm.
-    total = np.zeros(d)
-    for a, b in _chunks(n, d):
-        total += _unit_sum(Z, a, b)
-    return _mean_cosine_of(total, n)
+    return _mean_cosine_of(_unit_total(Z), len(Z))
 
 
 def _check_eps(eps) -> float:
@@ -423,6 +432,7 @@ def summary(Z, eps: float = 1e-7, *, block_rows: int = BLOCK_ROWS, map_blocks=No
     same bit for bit wherever the blocks run (for n <= ``block_rows`` it is that of one
     pass over ``Z``).
     """
+    # Equivalent mutants: as in _check (finite flags; min_rows, which _check tests again).
     Z = as_matrix(Z, "Z", min_rows=2, finite=False)
     spans = blocks(len(Z), block_rows)
     map_blocks = map_blocks or _here(Z)
@@ -432,7 +442,7 @@ def summary(Z, eps: float = 1e-7, *, block_rows: int = BLOCK_ROWS, map_blocks=No
     lam_c = lam_c / (len(Z) - 1)
     return {
         "total_variance": float(_unscale(lam_c.sum(), e, 2, "variances")),
-        "mean_cosine": mean_cosine(Z) if u is None else _mean_cosine_of(u, len(Z)),
+        "mean_cosine": _mean_cosine_of(u, len(Z)),
         "rankme": _rankme_from_sv(np.sqrt(lam_raw), eps),
         "participation_ratio": _pr_from_eig(lam_c),
     }

@@ -9,11 +9,20 @@ that survive because they change no result; each has a comment next to the code.
 
 - ``_chunks`` 6, 12 (``max(65, ...)``, ``max(d, 2)``): the chunk size changes memory use and
   the order of float64 sums only.
-- ``_check`` 6, 10, 13 (``finite=None``/``True``/dropped in the first ``as_matrix``): None is
-  falsy like False; True raises the same error the second call raises. ``_check`` 29
-  (``min_rows`` dropped from the second call): already checked by the first.
-- ``_read`` 2, ``mean_cosine`` 15 (``astype(None)``): that is ``astype(float64)``.
-  ``_read`` 4 (``if e or True``): ``ldexp(Y, 0)`` is exactly ``Y``.
+- ``_check`` 6, 10, 13 and ``summary`` 6, 10, 14 (``finite=None``/``True``/dropped in the first
+  ``as_matrix``): None is falsy like False; True raises the same error the later check raises.
+  ``_check`` 33 and ``summary`` 9, 28 (``min_rows`` dropped): the other call checks it with
+  the same message (and ``as_matrix`` refuses an empty ``Z`` by default).
+  ``_check`` 19, 25 (``workers=None``/``2``): ``_block_amax`` reads on one thread whatever it is given.
+- ``_read`` 2, ``_unit_sum`` 2 (``astype(None)``): that is ``astype(float64)``.
+  ``_read`` 10 (``if e or True``): ``ldexp(Y, 0)`` is exactly ``Y``.
+- ``_read`` 4, 5, ``_unit_sum`` 4, 5, ``_block_amax`` 15, 16, 20 (``release_rows`` with a bound
+  of None or ``a - s``): they give back more or other pages of a memory map than the chunk
+  just read; memory only, never a result (the next pass releases every page it reads;
+  ``test_geometry_gives_back_the_pages_it_has_read`` bounds what stays).
+- ``_over_chunks`` 10-14, 23 (when to use threads, how many): each chunk's sums are
+  computed on one BLAS thread and totalled in chunk order however many threads compute
+  them (``test_summary_by_blocks_does_not_depend_on_where_or_in_which_order_blocks_run``).
 - ``_scatter`` 10, ``total_variance`` 17 (``if e or True``): with ``e == 0`` both branches give
   the same float64 means / sums; the other branch only avoids a copy.
 - ``_refined_eigvals`` 9, 14 (``top >= 0``; no lower clip): differ only for a Gram with no
@@ -21,23 +30,25 @@ that survive because they change no result; each has a comment next to the code.
   data. ``_refined_eigvals`` 11, 29 (``<=`` / ``>`` at the 1e-12 threshold): differ only on
   exact equality, where either side is accurate. ``_refined_eigvals`` 8 (``or``): always
   refining recomputes nothing when no eigenvalue is small; time only.
+  ``_refined_eigvals`` 35, 42 (``m <= r or True``, ``m < r``): the m small eigenvalues come
+  out the same from the data projected on their m eigenvectors as from the data with the r
+  large directions projected out (the latter only saves work when m > r);
+  ``_refined_eigvals`` 37 (``None`` for ``complement=False``): falsy alike.
 - ``_small_n_spectrum`` 3, 4 (``None`` slice bounds): the same rows. ``_small_n_spectrum``
-  17, 23 and ``_spectra`` 49, 63 (``keep=None``, ``keep=d``): an n x n (d x d) Gram has n (d)
+  21, 25 and ``_spectra`` 68, 84 (``keep=None``, ``keep=d``): an n x n (d x d) Gram has n (d)
   eigenvalues, all of which are kept either way.
-- ``_spectra`` 4 (``n <= d``): at n == d both Grams are d x d with the same eigenvalues.
-- ``_spectra`` 6, 15, ``rankme`` 16, 17, ``singular_values`` 17, 18,
+- ``_spectra`` 5 (``n <= d``): at n == d both Grams are d x d with the same eigenvalues.
+- ``_spectra`` 7, 16, ``rankme`` 16, 17, ``singular_values`` 17, 18,
   ``covariance_eigenvalues`` 21, 22, ``participation_ratio`` 14, 15: a spectrum that is not
-  asked for is computed and discarded; time only. ``_spectra`` 8, ``rankme`` 13,
+  asked for is computed and discarded; time only. ``_spectra`` 9, ``rankme`` 13,
   ``singular_values`` 14, ``covariance_eigenvalues`` 18, ``participation_ratio`` 11: ``None``
-  for a boolean flag, falsy like False. ``_spectra`` 28 (``""`` for ``None``): the
+  for a boolean flag, falsy like False. ``_spectra`` 47 (``""`` for ``None``): the
   unrequested spectrum is never read.
 - ``_unscale`` 3, 5 (``under="ignore"`` dropped): numpy ignores underflow by default; they
   differ only under a caller's ``np.seterr(under="raise")``, which the module does not
   support (harmless underflows elsewhere raise there too).
-- ``mean_cosine`` 49 (``total -=``): the sign of the summed unit vectors does not change its
+- ``_unit_total`` 5 (``total -=``): the sign of the summed unit vectors does not change its
   squared norm.
-- ``participation_ratio`` 8, 17 (``* (n - 1)``, ``/ (n + 1)``): the ratio is invariant to a
-  positive factor on all eigenvalues.
 - ``total_variance`` 61 (``"IJ,IJ->"``): the same einsum contraction.
 
 Note: ``pytest.approx`` has a default absolute tolerance of 1e-12, so comparisons of tiny
@@ -175,6 +186,7 @@ def test_chunked_path_and_memmap(tmp_path, monkeypatch):
 def test_blocks_cover_the_rows_in_order():
     assert g.blocks(10, 4) == [(0, 4), (4, 8), (8, 10)]
     assert g.blocks(3) == [(0, 3)]
+    assert g.blocks(3, 1) == [(0, 1), (1, 2), (2, 3)]
     with pytest.raises(ValueError, match="block_rows: "):
         g.blocks(10, 0)
 
@@ -204,6 +216,50 @@ def test_summary_by_blocks_does_not_depend_on_where_or_in_which_order_blocks_run
     assert g.summary(Z, block_rows=300, map_blocks=_in_order(Z, reverse=True)) == here
     for key in here:  # other chunks and blocks: the same sums in another order
         assert here[key] == pytest.approx(one_block[key], rel=1e-9, abs=0)
+
+
+def test_summary_asks_map_blocks_for_every_pass_over_the_rows(monkeypatch):
+    """Every pass over Z (its largest magnitude, the Gram and sums, refinements) goes through
+    ``map_blocks``, always with the blocks of ``block_rows``: what lets a cluster do them."""
+    rng = np.random.default_rng(10)
+    Z = rng.standard_normal((1000, 2)) @ rng.standard_normal((2, 30)) + 1.0  # both spectra refined
+    asked = []
+
+    def recording(fn, spans, *args):
+        asked.append((fn.__name__, spans))
+        return _in_order(Z)(fn, spans, *args)
+    expected = g.summary(Z, block_rows=300)
+    assert g.summary(Z, block_rows=300, map_blocks=recording) == expected
+    assert [name for name, _ in asked] == ["_block_amax", "_block_moments", "_block_projected", "_block_projected"]
+    assert all(spans == g.blocks(1000, 300) for _, spans in asked)
+    assert expected["mean_cosine"] == pytest.approx(g.mean_cosine(Z), rel=1e-12)
+
+
+def test_the_magnitude_of_every_chunk_counts(monkeypatch):
+    rng = np.random.default_rng(11)
+    Z = rng.standard_normal((640, 30)) + 1.0
+    Z[:64] *= 2.0**520  # the first 64-row chunk only: its squares overflow unless rescaled
+    expected = [g.rankme(Z), g.participation_ratio(Z)]  # one chunk
+    monkeypatch.setattr(g, "_CHUNK_ELEMENTS", 64 * 30)
+    assert [g.rankme(Z), g.participation_ratio(Z)] == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("n", [5, 50])  # n < d: the n x n Gram; n >= d: the d x d Gram
+def test_a_zero_row_is_fine_for_spectra_and_refused_for_cosines(n):
+    Z = np.random.default_rng(12).standard_normal((n, 20))
+    Z[1] = 0.0
+    ref = np.linalg.svd(Z, compute_uv=False)
+    assert g.singular_values(Z) == pytest.approx(ref, rel=1e-9, abs=1e-12)
+    assert g.rankme(Z) > 1 and g.participation_ratio(Z) > 1
+    for f in (g.mean_cosine, g.summary):
+        with pytest.raises(ValueError, match="zero-norm row at index 1"):
+            f(Z)
+
+
+@pytest.mark.parametrize("rows", [0, 1])
+def test_summary_needs_two_rows(rows):
+    with pytest.raises(ValueError, match="Z: "):
+        g.summary(np.ones((rows, 3)))
 
 
 def test_summary_is_the_four_functions_for_one_block():
@@ -570,3 +626,19 @@ def test_extreme_magnitudes_warn_nothing(scale):
                     f(X)
                 except ValueError as err:
                     assert str(err).startswith("Z: ") and "float64 range" in str(err)
+
+
+def test_geometry_gives_back_the_pages_it_has_read(tmp_path, monkeypatch, resident_kib):
+    """A memory map's pages are released once read, by every pass (memory only: not a result)."""
+    ROWS, D = 4096, 512  # 8 MiB of float32, one chunk
+    X = np.random.default_rng(13).standard_normal((ROWS, D)).astype(np.float32)
+    np.save(tmp_path / "x.npy", X)
+    path = tmp_path / "x.npy"
+    M = np.load(path, mmap_mode="r")
+    for f in (lambda Z: g._block_amax(Z, 0, ROWS, workers=1), g.mean_cosine, g.total_variance, g.rankme,
+              g.summary, lambda Z: g.summary(Z, block_rows=1000)):
+        f(M)
+        assert resident_kib(path) <= 2048 + 64, f  # a large folio at most
+    monkeypatch.setattr(g, "_CHUNK_ELEMENTS", 256 * D)  # 16 chunks
+    assert g.summary(M) == pytest.approx(g.summary(X), rel=1e-12)
+    assert resident_kib(path) <= 2048 + 64
