@@ -181,7 +181,7 @@ def test_a_worker_killed_mid_run_loses_nothing(ray_cluster, tmp_path):
     killed, deadline = [], time.monotonic() + 300
     while not killed and thread.is_alive() and time.monotonic() < deadline:
         if checkpoint.is_file():  # written atomically: complete once it exists
-            for pid in _ray_workers_running("_execute_on_worker"):
+            for pid in _ray_workers_running("_execute_on_one_thread"):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
         time.sleep(0.02)

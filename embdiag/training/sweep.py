@@ -141,18 +141,11 @@ def _training_data(data_cfg, image_size: int, root):
     return load_training_data(data_cfg, image_size, root)
 
 
-def _worker_init() -> None:
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    torch.set_num_threads(1)
-    threadpool_limits(1)
-
-
 @contextlib.contextmanager
 def _one_thread():
-    """Run the block on one thread, as a worker process does (a float sum over more threads
-    rounds differently, so a run in this process would not give a worker's bits), then restore."""
+    """Run the block on one thread of torch and BLAS, then restore: every run trains so (in
+    this process, a worker process or a Ray worker), because a float sum over more threads
+    rounds differently and the records would depend on where a run went."""
     import torch
     from threadpoolctl import threadpool_limits
 
@@ -207,10 +200,11 @@ def _execute(task: Task, root, progress: bool) -> dict:
     return row
 
 
-def _execute_on_worker(task: Task, root: str, progress: bool) -> dict:
-    """:func:`_execute` in a Ray worker, on one thread like a local worker process."""
-    _worker_init()
-    return _execute(task, root, progress)
+def _execute_on_one_thread(task: Task, root, progress: bool) -> dict:
+    """:func:`_execute` on one thread (:func:`_one_thread`): what a worker process or a Ray
+    task runs."""
+    with _one_thread():
+        return _execute(task, root, progress)
 
 
 def _tasks(label: str, conditions: Iterable[Condition], seeds: Iterable[int]) -> list[Task]:
@@ -263,15 +257,14 @@ def run_sweep(profile: str = "cpu", conditions=None, seeds=None, steps: int | No
         shared = str(Path(root if root is not None else artifacts.data_dir()).resolve())
         with ray_cluster.connect(cluster):
             ray_cluster.check_shared(shared)
-            ray_cluster.run_tasks(_execute_on_worker, [(t, shared, progress) for t in todo], on_result=done,
+            ray_cluster.run_tasks(_execute_on_one_thread, [(t, shared, progress) for t in todo], on_result=done,
                                   num_gpus=GPU_SHARE if device == "cuda" else 0)
     elif workers == 1:
-        with _one_thread():
-            for i, task in enumerate(todo):
-                done(i, _execute(task, root, progress))
+        for i, task in enumerate(todo):
+            done(i, _execute_on_one_thread(task, root, progress))
     elif todo:
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_worker_init) as pool:
-            futures = [pool.submit(_execute, t, root, progress) for t in todo]
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(_execute_on_one_thread, t, root, progress) for t in todo]
             for i, f in enumerate(as_completed(futures)):
                 done(i, f.result())
     return load_records(label, root=root)

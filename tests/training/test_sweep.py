@@ -139,3 +139,7 @@ def test_two_spawned_workers(tmp_path):
                    root=tmp_path, progress=False)
     assert (df["status"] == "ok").all() and len(df) == 3
     assert os.listdir(tmp_path / "training") == ["tiny-steps4"]
+    here = run_sweep("tiny", conditions=["EMA reference", "Contracted control"], seeds=[0], steps=4, workers=1,
+                     root=tmp_path / "here", progress=False)
+    timings = ["train_seconds", "eval_seconds", "seconds_per_step", "wall_seconds", "resumed_from"]
+    pd.testing.assert_frame_equal(df.drop(columns=timings), here.drop(columns=timings))  # one thread either way
