@@ -85,11 +85,11 @@ def section(report: Report, name: str, source: str) -> list:
             "not a measurement).")))
     elif name == "geometry":
         rows = int(table["n_rows"].iloc[0])
-        which = (f"all {rows:,} rows" if rows == report.inputs["n"] else f"the same {rows:,} sampled rows")
+        every = rows == report.inputs["n"]
         parts.append(exhibits.table(table.set_index("representation"), name="report-geometry", **mark, caption=(
-            f"Geometry of each representation on {which}: total variance, mean pairwise cosine, RankMe and "
-            f"participation ratio (embdiag.metrics.geometry.summary). {on} "
-            f"{'No interval.' if rows == report.inputs['n'] else 'One sample, no interval.'}")))
+            f"Geometry of each representation on {'all' if every else 'the same'} {rows:,} "
+            f"{'' if every else 'sampled '}rows: total variance, mean pairwise cosine, RankMe and participation "
+            f"ratio (embdiag.metrics.geometry.summary). {on} {'No' if every else 'One sample, no'} interval.")))
     elif name == "labels":
         parts.append(exhibits.figure(labels_chart(table, k), name="report-labels", **mark, caption=(
             f"Balanced accuracy of a linear probe and P@{k} per label column and representation (dots), "

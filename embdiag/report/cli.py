@@ -29,6 +29,7 @@ import shutil
 import sys
 import tempfile
 import time
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -182,13 +183,13 @@ def export_main(argv=None) -> int:
 
 
 def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pairs_path=None, queries_path=None,
-                   encoder: str = "reference-cnn", cluster: str | None = None) -> tuple[dict, str, dict]:
+                   encoder: str = "reference-cnn", cluster: str | None = None) -> tuple[dict, str, Future | dict]:
     """What the report chapter measures: ``measure``'s data arguments (:func:`read_inputs`), one
     sentence naming the data, and the files read (a future of option ->
-    :func:`~embdiag.data.files.file_record`: name, size and SHA-256, hashed in a background thread
-    while the report is measured; :func:`~embdiag.report.measure` waits for it). Without ``vectors_path``, the project's cached ``encoder``
-    embeddings of the procedural driving scenes with their labels
-    (:func:`project_vectors`). With ``cluster`` (connected: :func:`embdiag.cluster.maybe_connect`)
+    :func:`~embdiag.data.files.file_record`: name, size and SHA-256, hashed in a background
+    thread while the report is measured; :func:`~embdiag.report.measure` waits for it).
+    Without ``vectors_path``, the project's cached ``encoder`` embeddings of the procedural
+    driving scenes with their labels (:func:`project_vectors`) and no files. With ``cluster`` (connected: :func:`embdiag.cluster.maybe_connect`)
     the vector files' check for NaN, inf and zero rows runs as Ray tasks over row shards
     (:func:`~embdiag.report.sharded.sharded_check`)."""
     if vectors_path is None:

@@ -51,6 +51,19 @@ def _file_of(G) -> str | None:
     return str(G.filename) if same else None
 
 
+def _shipped(X):
+    """How tasks reach ``X``: the path of the ``.npy`` file it maps whole, else a reference to
+    one copy in Ray's object store."""
+    import ray
+
+    return _file_of(X) or ray.put(np.asarray(X))
+
+
+def _opened(source) -> np.ndarray:
+    """On a worker: the array of a :func:`_shipped` source (a file is memory-mapped)."""
+    return np.load(source, mmap_mode="r", allow_pickle=False) if isinstance(source, str) else source
+
+
 def shards(plan_shares, shard_rows: int) -> list[list[tuple[int, int]]]:
     """topk's chunks (all shares, in gallery order) grouped into runs of consecutive chunks of
     at most ``shard_rows`` rows (a chunk larger than that is a shard of its own)."""
@@ -66,7 +79,7 @@ def shards(plan_shares, shard_rows: int) -> list[list[tuple[int, int]]]:
 
 def _search_shard(unit_q: np.ndarray, q0: int, source, chunks, k: int) -> tuple[np.ndarray, np.ndarray]:
     """On a worker: the top ``k`` of the query block over the shard's chunks."""
-    G = np.load(source, mmap_mode="r", allow_pickle=False) if isinstance(source, str) else source
+    G = _opened(source)
     return scan_chunks(unit_q, G, k, chunks, q0=q0)
 
 
@@ -85,7 +98,7 @@ def sharded_topk(queries, gallery, k: int, *, shard_rows: int = SHARD_ROWS) -> t
         raise ValueError(f"gallery: expected {Qn.shape[1]} columns like the queries, got shape {G.shape}")
     k = check_k(k, len(G))
     qb, plan = search_plan(len(Qn), len(G), k)
-    source = _file_of(G) or ray.put(np.asarray(G))
+    source = _shipped(G)
     groups = shards(plan, shard_rows)
     S, I = np.empty((len(Qn), k), np.float32), np.empty((len(Qn), k), np.int64)
     for q0 in range(0, len(Qn), qb):
@@ -98,7 +111,7 @@ def sharded_topk(queries, gallery, k: int, *, shard_rows: int = SHARD_ROWS) -> t
 
 def _check_rows(source, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
     """On a worker: the NaN/inf and all-zero rows among rows ``start:stop``."""
-    X = np.load(source, mmap_mode="r", allow_pickle=False) if isinstance(source, str) else source
+    X = _opened(source)
     return bad_rows(X, start, stop)
 
 
@@ -120,7 +133,7 @@ def sharded_check(X, where: str, *, shard_rows: int = SHARD_ROWS) -> None:
 
 def _on_rows(fn, source, a: int, b: int, args: tuple):
     """On a worker: ``fn(X, a, b, *args)`` on one core, ``X`` opened from ``source``."""
-    X = np.load(source, mmap_mode="r", allow_pickle=False) if isinstance(source, str) else source
+    X = _opened(source)
     return fn(X, a, b, *args, workers=1)
 
 
@@ -129,11 +142,9 @@ def block_mapper(X):
     cluster: ``map_blocks(fn, spans, *args)`` runs ``fn(X, a, b, *args)`` as one single-CPU Ray
     task per span and returns the results in span order. A whole ``.npy`` memory map is read
     by each task from its file; any other array goes through the object store once."""
-    import ray
-
     from ..cluster import run_tasks
 
-    source = _file_of(X) or ray.put(np.asarray(X))
+    source = _shipped(X)
 
     def map_blocks(fn, spans, *args):
         return run_tasks(_on_rows, [(fn, source, a, b, args) for a, b in spans])
