@@ -54,7 +54,8 @@ def connect(address: str) -> Iterator:
     """Connect to the cluster at ``address`` for the duration of the block; yields the ``ray`` module.
 
     A ``local`` instance is started (no dashboard) and shut down after the block; a connection
-    made here to another cluster is closed after it. If Ray is already initialised in this
+    made here to another cluster is closed after it. Every worker runs on the pinned float path
+    (:mod:`embdiag.floatpath`), as local chapters and sweeps do. If Ray is already initialised in this
     process (e.g. by a test), that connection is used and left open.
     """
     kind, cpus = parse_address(address)
@@ -64,14 +65,24 @@ def connect(address: str) -> Iterator:
     if ray.is_initialized():
         yield ray
         return
+    runtime_env = {"env_vars": _float_path_variables()}
     if kind == "local":
-        ray.init(num_cpus=cpus or os.cpu_count(), include_dashboard=False, configure_logging=False)
+        ray.init(num_cpus=cpus or os.cpu_count(), include_dashboard=False, configure_logging=False,
+                 runtime_env=runtime_env)
     else:
-        ray.init(address=address, configure_logging=False)
+        ray.init(address=address, configure_logging=False, runtime_env=runtime_env)
     try:
         yield ray
     finally:
         ray.shutdown()
+
+
+def _float_path_variables() -> dict:
+    """The pinned float path's variables for every task's worker (:mod:`embdiag.floatpath`;
+    none when the pin is off or this machine has no pinned level)."""
+    from .floatpath import PINNED, supported, wanted
+
+    return dict(PINNED) if wanted() and supported() else {}
 
 
 def maybe_connect(address: str | None):

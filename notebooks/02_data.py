@@ -108,7 +108,7 @@ for attribute in ATTRIBUTES:
 
 # %%
 counts = driving.class_counts()
-exhibits.table(figures.count_table(counts), name="class-counts",
+exhibits.table(figures.count_table(counts), name="class-counts", extremes=False,  # counts of classes: no highest to mark
                caption=f"Number of images per class (rows) in each split (columns). Data: {on_driving}. Exact "
                        "counts of this dataset, so no uncertainty applies.")
 
@@ -126,7 +126,7 @@ for attribute in ATTRIBUTES:
 # were from the study's validation subset, so no result in this book says anything about them.
 
 # %%
-exhibits.table(figures.support_table(counts, split="val", floor=10), name="below-support-floor",
+exhibits.table(figures.support_table(counts, split="val", floor=10), name="below-support-floor", extremes=False,  # counts of classes: no highest to mark
                caption=f"Validation classes with fewer than 10 images, which balanced accuracy leaves out. Data: "
                        f"{on_driving}. Exact counts.")
 
@@ -137,7 +137,7 @@ exhibits.table(figures.support_table(counts, split="val", floor=10), name="below
 # category P@10). Share of images containing each category:
 
 # %%
-exhibits.table(figures.category_table(driving).style.format("{:.1%}"), name="category-shares",
+exhibits.table(figures.category_table(driving).style.format("{:.1%}"), name="category-shares", extremes=False,  # shares describe the data: no highest to mark
                caption=f"Share of the images of each split (columns) that contain each object category (rows). "
                        f"Data: {on_driving}. Exact shares of this dataset, no uncertainty.")
 

@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown]
-# # Training evidence: collapsed spread, surviving labels
+# # Training evidence: collapsed spread, labels and neighbours
 #
 # The study's central evidence comes from training. A small JEPA learns from unlabelled
 # driving scenes under seven conditions that switch on or off four mechanisms (stop-gradient,

@@ -74,7 +74,7 @@ display(Markdown(
 # total variance $99^2 = 9801$. For the vectors of this run the grid means:
 
 # %%
-exhibits.table(stress_figures.severity_table(results).style.format("{:.4g}"), name="severity-sizes",
+exhibits.table(stress_figures.severity_table(results).style.format("{:.4g}"), name="severity-sizes", extremes=False,  # sizes of the grid: no highest to mark
                caption=f"The size of each change (columns: intervention, and the quantity that sizes it) at each "
                        f"severity of the declared grid (rows), fitted on the training vectors. {on_data} Exact "
                        f"values of the fitted changes (the noise's variance is its target, not a draw).")

@@ -155,7 +155,7 @@ exhibits.figure(sf.margin_chart(results), name="margins",
 # *changed / queries in the bin*:
 
 # %%
-exhibits.table(sf.margin_table(results), name="margin-bins",
+exhibits.table(sf.margin_table(results), name="margin-bins", extremes=False,  # counts per bin: no highest to mark
                caption=f"Per condition and reference-margin bin (declared decades, stability_figures.MARGIN_EDGES): "
                        f"the queries whose top {k} changed and all queries in the bin. {on_data} {exact}")
 
@@ -170,7 +170,7 @@ exhibits.table(sf.margin_table(results), name="margin-bins",
 # (`embdiag.interventions.precision.certificate_bound`).
 
 # %%
-exhibits.table(sf.certificate_table(results, study), name="certificate",
+exhibits.table(sf.certificate_table(results, study), name="certificate", extremes=["coverage (%)"],  # the one column where higher is better
                caption=f"Per condition: changed queries, certified queries (this run, and the study's where it states "
                        f"them), coverage (certified share), exceptions (certified yet changed), the medians over "
                        f"queries of the certificate's bound, of the actual largest score change and of half the "

@@ -103,7 +103,7 @@ exhibits.figure(figures.example_chart(vectors.image_pixels, example), name="exam
                         f"measurement.")
 
 # %%
-exhibits.table(figures.example_captions(result, vectors.captions, example), name="example-captions",
+exhibits.table(figures.example_captions(result, vectors.captions, example), name="example-captions", extremes=False,  # ranks: no highest to mark
                caption=f"The captions of image {example} and, for each used as a text→image query, the rank of its "
                        f"parent image among all {result.n_images:,} images in each representation (1 = first). "
                        f"{on_data} {exact}")
@@ -124,7 +124,7 @@ exhibits.figure(figures.ranking_chart(result, vectors.image_pixels, example), na
 # the image that owns it. Caption recall@10 counts how many of the five own captions appear.
 
 # %%
-exhibits.table(figures.caption_ranking_table(result, vectors.captions, example), name="caption-ranking",
+exhibits.table(figures.caption_ranking_table(result, vectors.captions, example), name="caption-ranking", extremes=False,  # ranks and scores of one query: no highest to mark
                caption=f"The {k} best captions for image {example} as an image→text query in the native space: "
                        f"cosine score, caption, the image that owns it and whether it is one of image {example}'s "
                        f"own. {on_data} {exact}")

@@ -68,7 +68,7 @@ display(Markdown(f"**Data:** {on_driving}; {on_captions}."))
 # %%
 cards = [n for n in encoders if n in REFERENCE_NAMES]
 card_table = pd.DataFrame([quality.card(n) for n in cards]).set_index("encoder")
-exhibits.table(card_table.style.format({"final loss": "{:.3f}"}), name="training-cards",
+exhibits.table(card_table.style.format({"final loss": "{:.3f}"}), name="training-cards", extremes=False,  # settings and a loss: no highest to mark
                reads=[f"data/encoders/{n}" for n in cards],  # the manifests only
                caption="How each reference encoder was trained, read from its committed manifest (data/encoders/"
                        "<name>/manifest.json): image tower, pinned revision (first 12 hex digits of the weights' "
@@ -80,14 +80,15 @@ exhibits.table(card_table.style.format({"final loss": "{:.3f}"}), name="training
 #
 # Each image tower ends in one linear layer from its last features to the 768 output
 # coordinates, so before normalisation its image vectors lie in an affine subspace no wider than
-# those features (256 channels for the CNN, width 128 for the ViT), whatever the output width.
+# those features (256 channels for the CNN, width 128 for the ViT), whatever the output width;
+# normalising each vector to unit length bends that subspace and can add one direction more.
 # Counting the eigenvalues of the training vectors' covariance above $10^{-9}$ of the largest:
 
 # %%
 exhibits.table(
     pd.DataFrame({n: {"output coordinates": v.dim, "directions used": quality.spanned_directions(v.train)}
                   for n, (v, _) in runs.items()}).T.rename_axis("encoder"),
-    name="directions",
+    name="directions", extremes=False,  # counts: no highest to mark
     caption=f"Output coordinates of each encoder and the number of directions its training image vectors use "
             f"(centred-covariance eigenvalues above 1e-9 of the largest). Data: the training images of {on_driving}. "
             "Exact counts; no uncertainty.")

@@ -82,7 +82,7 @@ display(Markdown(
 display(Markdown(conclusions.summary(verdicts)))
 
 # %%
-exhibits.table(conclusions.tally(verdicts), name="findings-tally",
+exhibits.table(conclusions.tally(verdicts), name="findings-tally", extremes=False,  # counts of findings: no highest to mark
                caption="Declared findings per section of the study, how many this run measures, and how many "
                        "hold here (counts).")
 
@@ -122,7 +122,10 @@ exhibits.table(conclusions.verdict_words(verdicts), name="findings", extremes=Fa
 # **Claim scope.** The study offers an instrument comparison with explicit scope, not a universal
 # quality score: no single label-free number predicts task utility here, and none is proposed.
 # Its SIGReg conditions follow LeJEPA's published loss inside this study's own training setup;
-# they are not a reproduction of LeJEPA. Exact search only: nothing here measures approximate
-# nearest-neighbour indexes, deployment throughput or latency. The storage certificate is an
-# empirical sufficient-condition check, not a rigorous floating-point proof. Comparisons carry
-# their own intervals with no correction for multiplicity.
+# they are not a reproduction of LeJEPA. The study's chapters use exact search; approximate
+# indexes (HNSW, IVF-PQ) are measured only by the [report](15_report) on the vectors it is given,
+# and nothing here measures deployment throughput or latency. The study's storage certificate was
+# an empirical sufficient-condition check; this project's is a floating-point bound on every score
+# ([neighbour stability](08_neighbour_stability)), so it proves which queries keep their top ten,
+# but only for exact search of the stored vectors. Comparisons carry their own intervals with no
+# correction for multiplicity.

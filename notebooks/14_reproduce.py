@@ -43,18 +43,52 @@
 # Every chapter's parameters, with their defaults, read from the chapters themselves:
 
 # %% tags=["parameters"]
-profile = "cpu"  # training records folder whose regeneration command is shown
+profile = "cpu"  # training profile whose sweeps (every length) are listed with their regeneration commands
 
 # %%
+import pandas as pd
 from IPython.display import Markdown, display
 
 from embdiag import artifacts
 from embdiag.paper import exhibits, pipeline
+from embdiag.training import config as training_profiles
 
 exhibits.table(pipeline.parameter_table().set_index(["chapter", "parameter"]), name="chapter-parameters",
                extremes=False, reads=[],
                caption="Parameters of every chapter: the default each chapter runs with in this book and "
                        "what it means (from the parameters cell of notebooks/NN_name.py).")
+
+# %% [markdown]
+# ## The same pages on every machine
+#
+# Re-executing an unchanged chapter reproduces its page byte for byte on any x86-64 machine with
+# AVX2, because two things are fixed. The inputs: the embeddings the fixed-encoder chapters read
+# are committed (`data/embeddings/`, listed below), so no chapter runs an encoder, whose
+# convolution kernels differ between CPUs; `embdiag embeddings` recomputes them and prints how far
+# this machine's vectors are from the committed ones, keeping the committed ones. The float path:
+# numpy, PyTorch, oneDNN, MKL and OpenBLAS each pick kernels for the CPU they find, and wider
+# kernels round sums differently, so every chapter, report and training sweep runs on one declared
+# level, with these variables (`embdiag` sets them for itself and everything it starts;
+# `EMBDIAG_FLOAT_PATH=native` turns them off):
+
+# %%
+from embdiag import floatpath
+from embdiag.paper import agreement
+
+exhibits.table(pd.DataFrame({"variable": list(floatpath.PINNED), "value": list(floatpath.PINNED.values())}
+                            ).set_index("variable"), name="float-path", extremes=False, reads=[],
+               caption=f"The pinned float path, level {floatpath.LEVEL}: kernels capped at AVX2 in every library "
+                       f"and {floatpath.THREADS} threads in every pool (embdiag.floatpath.PINNED).")
+
+# %%
+display(Markdown(
+    "On a machine without that level (ARM, x86-64 without AVX2) or with the pin turned off, the pages keep "
+    "every word and verdict, and each number agrees with the committed one within a relative "
+    f"{agreement.TOLERANCE:g}, an absolute {agreement.ABSOLUTE:g} (the float32 rounding of a unit-scale score) "
+    "or one unit of the last digit it is shown with. The test suite checks this on every machine: it executes "
+    "two fixed-encoder chapters and the report on an older float path (SSE4 kernels) and compares them with "
+    "these pages (`tests/paper/test_chapters_agree.py`); on a machine whose own path differs it compares "
+    "every chapter so, instead of nbval's exact comparison."))
 
 # %% [markdown]
 # Pages of the appendix that repeat a chapter with other parameters are *variants*, declared in
@@ -85,8 +119,8 @@ exhibits.table(pipeline.parameter_table().set_index(["chapter", "parameter"]), n
 #
 # The loaders are tested on small fixtures in the official file formats, and the Hugging Face
 # adapter on tiny models built from configs; neither has been run here on the full datasets or a
-# downloaded encoder. Embeddings are cached under `data/cache/embeddings/`, keyed by the encoder's
-# revision, the dataset, split, role and dimension.
+# downloaded encoder. Their embeddings are cached under `data/cache/embeddings/`, keyed by the
+# encoder's revision, the dataset, split and role (the book's own are committed, see above).
 #
 # ## Your own vectors
 #
@@ -104,19 +138,24 @@ exhibits.table(pipeline.parameter_table().set_index(["chapter", "parameter"]), n
 #
 # ## Regenerate the committed artifacts
 #
-# Two kinds of expensive result are committed so the site builds in minutes: the training records
-# (design A) and the reference encoders' weights (design B). Each manifest records the command that
-# made it; the long jobs run in the background, resume from checkpoints and skip finished runs:
+# Three kinds of expensive result are committed so the site builds in minutes and reads the same
+# inputs everywhere: the training records (design A), the reference encoders' weights and their
+# embeddings of the book's data (design B). Each manifest records the command that made it; the
+# long jobs run in the background, resume from checkpoints and skip finished runs:
 
 # %%
 inventory = artifacts.inventory()
 commands = inventory.loc[inventory["command"] != "", "command"]
-training = commands[commands.str.contains("embdiag.training.sweep")]
-display(Markdown(
-    f"```bash\n.venv/bin/embdiag train --profile {profile} --workers 2   # {len(training)} runs: every "
-    f"condition and seed, plus the untrained references\n"
-    + "\n".join(f"nohup .venv/bin/{c} &" for c in commands[~commands.str.contains("embdiag.training.sweep")])
-    + "\n```"))
+runs = commands.str.extract(r"embdiag\.training\.sweep --profile (\S+) --steps (\d+) --conditions '([^']+)'").dropna()
+sweeps = []
+for (prof, steps), group in sorted(runs[runs[0] == profile].groupby([0, 1]), key=lambda g: int(g[0][1])):
+    named = sorted(set(group[2]) - {"Untrained (step 0)"})
+    options = "" if int(steps) == training_profiles.PROFILES[prof].steps else f" --steps {steps} --conditions " + \
+        " ".join(f"'{c}'" for c in named)
+    sweeps.append(f".venv/bin/embdiag train --profile {prof}{options} --workers 2   # {len(group)} runs: "
+                  f"{len(named)} conditions x their seeds, plus the untrained references")
+others = dict.fromkeys(commands[~commands.str.contains("embdiag.training.sweep")])
+display(Markdown("```bash\n" + "\n".join(sweeps + [f"nohup .venv/bin/{c} &" for c in others]) + "\n```"))
 
 # %% [markdown]
 # ## Artifacts
@@ -127,9 +166,9 @@ display(Markdown(
 # every file against its manifest and the parameters against the request: a corrupt or stale
 # artifact raises an error instead of being used. Transcribed values of the published study are
 # plain files under `data/study/` (no command: they are copied from the study's tables, see
-# `data/study/README.md`). Regenerable caches (rendered scenes, embeddings) live under
-# `data/cache/`, are not committed, and are rebuilt on first use; provenance lines name them with
-# the checksum of the manifest on the machine that built the page.
+# `data/study/README.md`). Regenerable caches (rendered scenes, embeddings of other data) live
+# under `data/cache/`, are not committed, and are rebuilt on first use; provenance lines name them
+# with the checksum of the manifest on the machine that built the page.
 
 # %%
 exhibits.table(inventory.assign(sha256=inventory["sha256"].str[:12]).set_index("path"), name="artifacts",

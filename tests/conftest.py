@@ -1,10 +1,38 @@
-"""Fixtures shared by test modules in different folders."""
+"""Fixtures shared by test modules in different folders, and the float path of the tests.
+
+Kernels and processes that the tests start run on the pinned float path
+(:mod:`embdiag.floatpath`), as ``embdiag book`` does. nbval compares the committed chapters
+exactly; on a machine whose float path is not the one they were executed on (an ARM
+machine, x86-64 without AVX2, ``EMBDIAG_FLOAT_PATH=native``) its cells are skipped and
+tests/paper/test_chapters_agree.py compares every chapter within tolerance instead.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
+
+from embdiag import floatpath
+
+os.environ.update(floatpath.environment())
+
+
+def pytest_collection_modifyitems(config, items):
+    nbval = [item for item in items if ".ipynb::" in item.nodeid]
+    if not nbval:
+        return
+    from embdiag.paper.pipeline import committed_float_paths
+
+    here, committed = floatpath.current(), committed_float_paths()
+    if committed == {here}:
+        return
+    skip = pytest.mark.skip(reason=f"the chapters were executed on the float path {sorted(map(str, committed))}, "
+                                   f"this machine runs {here!r}: tests/paper/test_chapters_agree.py compares them "
+                                   "within tolerance")
+    for item in nbval:
+        item.add_marker(skip)
 
 
 def _resident_kib(path) -> int:

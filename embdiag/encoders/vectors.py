@@ -31,8 +31,8 @@ from ..data import load_dataset
 from ..data.files import InputError, read_labels, read_vectors
 from ..data.captions import caption_statistics
 from ..data.vocab import ATTRIBUTES
-from .cache import embed
-from .registry import load_encoder
+from .cache import Regenerated, embed, regenerate
+from .registry import REFERENCE_NAMES, load_encoder
 
 DRIVING_SOURCES = ("procedural", "bdd100k")
 CAPTION_SOURCES = ("procedural", "coco")
@@ -240,3 +240,26 @@ def caption_vectors(encoder: str = "reference-cnn", dataset: str = "procedural",
     return CaptionVectors(images, queries, documents, np.repeat(np.arange(len(ds)), per), captions.ravel(),
                           np.asarray(ds.categories, bool), tuple(ds.category_names), source,
                           image_pixels=np.asarray(ds.images) if dataset == "procedural" else None)
+
+
+def book_embeddings(root=None):
+    """Every (encoder, dataset, split, kind, role) whose native vectors the book's chapters
+    read, in a fixed order: both reference encoders on the procedural driving scenes
+    (training and evaluation images) and on the procedural caption groups (images, and
+    captions in the query and the document role). These are committed (see
+    :mod:`embdiag.encoders.cache`)."""
+    driving = _driving_dataset("procedural", None, 0, root)
+    captions = load_dataset("procedural", splits=("caption",), n_caption=1000, seed=0, root=root)
+    for name in REFERENCE_NAMES:
+        enc = load_encoder(name, root=root)
+        yield from ((enc, driving, split, "images", None) for split in ("train", "val"))
+        yield enc, captions, "caption", "images", None
+        yield from ((enc, captions, "caption", "texts", role) for role in ("query", "document"))
+
+
+def regenerate_book_embeddings(*, write: bool = False, root=None, progress: bool = False) -> list[Regenerated]:
+    """:func:`~embdiag.encoders.cache.regenerate` every entry of :func:`book_embeddings`: how far
+    this machine's vectors are from the committed ones (written where none are committed, or
+    all of them with ``write``)."""
+    return [regenerate(enc, ds, split, kind=kind, role=role or "query", write=write, root=root, progress=progress)
+            for enc, ds, split, kind, role in book_embeddings(root)]

@@ -228,14 +228,15 @@ def grid(names=tuple(INTERVENTIONS), severities=SEVERITIES, *, seed: int = 0):
 
 def measure_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
                  names=None, severities=None, k: int = 10, seed: int = 0, probes: bool = True):
-    """Measure every intervention x severity; yield ``(name, severity, intervention, row)`` in the
-    order of :func:`grid` (default: every intervention x :data:`SEVERITIES`).
+    """Measure every intervention x severity; yield ``(name, severity, intervention, row,
+    neighbors)`` in the order of :func:`grid` (default: every intervention x :data:`SEVERITIES`).
 
     Each intervention is fitted on ``train`` only and applied to ``train`` and ``val`` (``val``
     as float64). ``row`` is :func:`~embdiag.metrics.suite.evaluate` of the changed vectors
     (eligible classes from ``val_labels``, the same for every row) plus ``"overlap@{k}"``: the
     share of each evaluation vector's unchanged top-k still in its top-k after the change. One
-    exact float64 top-k search per changed representation serves both P@k and overlap@k.
+    exact float64 top-k search per changed representation serves both P@k and overlap@k;
+    ``neighbors`` are its ``(n_val, k)`` indices (for per-query measures of a grid point).
     Severity 0 is the identity of every intervention: its row is measured once, on the
     unchanged vectors, and repeated for each name (overlap@k exactly 1); the intervention is
     still fitted, so its size can be read from it.
@@ -249,13 +250,13 @@ def measure_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels:
             if unchanged is None:
                 unchanged = {**evaluate(train, train_labels, val, val_labels, k=k, probes=probes, neighbors=native),
                              f"overlap@{k}": 1.0}
-            yield name, s, change, dict(unchanged)
+            yield name, s, change, dict(unchanged), native
             continue
         moved = change.transform(val)
         _, neighbors = topk(moved, moved, k, exclude_self=True, dtype=np.float64)
         row = evaluate(change.transform(train), train_labels, moved, val_labels, k=k, probes=probes,
                        neighbors=neighbors)
-        yield name, s, change, {**row, f"overlap@{k}": overlap_at_k(native, neighbors)}
+        yield name, s, change, {**row, f"overlap@{k}": overlap_at_k(native, neighbors)}, neighbors
 
 
 def stress_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
@@ -263,5 +264,5 @@ def stress_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: 
     """:func:`measure_grid` as a DataFrame: columns ``intervention``, ``severity``, the metric
     columns of :func:`~embdiag.metrics.suite.evaluate` and ``"overlap@{k}"``, one row per grid
     point, in the grid's order."""
-    return pd.DataFrame([{"intervention": name, "severity": s, **row} for name, s, _, row in measure_grid(
+    return pd.DataFrame([{"intervention": name, "severity": s, **row} for name, s, _, row, _ in measure_grid(
         train, train_labels, val, val_labels, names=names, severities=severities, k=k, seed=seed, probes=probes)])

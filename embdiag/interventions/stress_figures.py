@@ -25,7 +25,7 @@ import pandas as pd
 
 from .. import _project, artifacts
 from .._validate import check_int
-from ..metrics import random_floor
+from ..metrics import paired_bootstrap, precision_at_k, random_floor
 from .stress import INTERVENTIONS, SEVERITIES, check_severity, measure_grid, n_kept
 
 __all__ = [
@@ -51,7 +51,8 @@ HIGHLIGHT, MUTED, BASE = "#d62728", "#9aa5b1", "#3b4a5a"
 CRITERIA = {
     "noise: RankMe up, retrieval to chance":
         "at s*, noise raises RankMe above the unchanged value while P@k of the attribute lies within "
-        "2 points of the random floor",
+        "2 points of the random floor: the whole 95% bootstrap interval of P@k minus the floor (over "
+        "queries) inside ±2 points",
     "contraction: only variance moves":
         "at every severity s, contraction's total variance is (1 - s)² times the unchanged (relative 1e-9); "
         "mean cosine, RankMe and PR are unchanged (relative 1e-9), top-k identities are unchanged "
@@ -62,6 +63,8 @@ CRITERIA = {
     "rank restriction costs labels":
         "at s*, rank restriction lowers balanced accuracy of the attribute by at least 5 points",
 }
+#: Bootstrap draws of the interval that decides the noise finding.
+N_DRAWS = 5000
 _TOL_EXACT, _TOL_CENTRED, _TOL_VALUES, _FLOOR_PP, _COLLAPSED, _BA_COST = 1e-9, 1e-6, 1e-12, 2.0, 3.0, 5.0
 
 
@@ -74,7 +77,9 @@ class StressResults:
     :func:`~embdiag.metrics.evaluate` (shares in [0, 1]) plus ``"overlap@{k}"``;
     ``sizes``: what each severity means for these vectors (``intervention``, ``severity``,
     ``quantity``, ``value``); ``floors``: random-neighbour floor of P@k per attribute;
-    ``attribute``: the headline attribute; ``d``: the vectors' dimension.
+    ``attribute``: the headline attribute; ``d``: the vectors' dimension; ``noise_gaps``: per
+    attribute, the 95% bootstrap interval (over queries, :data:`N_DRAWS` draws) of P@k minus
+    the random floor at the grid's top noise severity (shares), which decides the noise finding.
     """
 
     grid: pd.DataFrame
@@ -84,6 +89,7 @@ class StressResults:
     attribute: str
     seed: int
     d: int
+    noise_gaps: dict
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -148,15 +154,20 @@ def measure(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapp
     check_attribute(attribute, val_labels)
     values = _check_severities(severities)
     k, seed = check_int(k, "k", minimum=1), check_int(seed, "seed", minimum=0)
-    rows, sizes = [], []
-    for name, s, change, row in measure_grid(train, train_labels, val, val_labels, names=tuple(INTERVENTIONS),
-                                             severities=tuple(values), k=k, seed=seed, probes=probes):
+    rows, sizes, gaps = [], [], {}
+    floors = {a: random_floor(y) for a, y in val_labels.items()}
+    for name, s, change, row, neighbors in measure_grid(train, train_labels, val, val_labels,
+                                                        names=tuple(INTERVENTIONS), severities=tuple(values), k=k,
+                                                        seed=seed, probes=probes):
         sizes.append((name, s, *_size(change)))
         rows.append({"intervention": name, "severity": s, **row})
+        if name == "noise" and s == values[-1]:
+            for a, y in val_labels.items():
+                per_query = precision_at_k(neighbors, y, per_query=True)
+                gaps[a] = paired_bootstrap(per_query, np.full(len(per_query), floors[a]), n_draws=N_DRAWS, seed=seed)
     return StressResults(pd.DataFrame(rows),
                          pd.DataFrame(sizes, columns=["intervention", "severity", "quantity", "value"]),
-                         {a: random_floor(y) for a, y in val_labels.items()}, k, attribute, seed,
-                         int(np.shape(val)[1]))
+                         floors, k, attribute, seed, int(np.shape(val)[1]), gaps)
 
 
 def _sev(s: float) -> str:
@@ -420,6 +431,16 @@ def _rel_equal(a: float, b: float, tol: float) -> bool:
     return abs(a - b) <= tol * max(abs(a), abs(b), np.finfo(float).tiny)
 
 
+#: A relative change below this is float rounding: stated as a bound, not as its last bits.
+ROUNDING = 1e-12
+
+
+def _rounding(change: float) -> str:
+    """A relative change in words: below :data:`ROUNDING` it is rounding, whose size depends on
+    the float path, so the bound is printed instead of the value."""
+    return f"below {ROUNDING:.0e} (rounding)" if change < ROUNDING else f"{change:.1e}"
+
+
 def findings(results: StressResults, attribute: str | None = None, study: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per finding of the study's stress section: ``finding``, ``criterion``
     (:data:`CRITERIA`), ``study`` and ``this run`` (the numbers in words) and ``reproduces``
@@ -435,13 +456,13 @@ def findings(results: StressResults, attribute: str | None = None, study: pd.Dat
     has_ba = ba in g
     rows = []
 
-    sn, n = num[STUDY_NAMES["noise"]], results.row("noise", s)
+    sn, n, gap = num[STUDY_NAMES["noise"]], results.row("noise", s), results.noise_gaps[attribute]
     rows.append((
         f"RankMe {su['rankme']:.2f} → {sn['rankme']:.2f}; weather P@10 {sn['weather_p_at_10_pct']:.2f}% "
         f"vs floor {sfloor:.2f}% ({sn['weather_p_at_10_pct'] - sfloor:+.2f} pp)",
         f"RankMe {u['rankme']:.2f} → {n['rankme']:.2f}; {p} {100 * n[p]:.2f}% vs floor {floor:.2f}% "
-        f"({100 * n[p] - floor:+.2f} pp)",
-        n["rankme"] > u["rankme"] and abs(100 * n[p] - floor) <= _FLOOR_PP))
+        f"({100 * gap.mean:+.2f} pp, 95% interval [{100 * gap.low:+.2f}, {100 * gap.high:+.2f}])",
+        n["rankme"] > u["rankme"] and -_FLOOR_PP <= 100 * gap.low and 100 * gap.high <= _FLOOR_PP))
 
     sc = num[STUDY_NAMES["contraction"]]
     same = ("mean_cosine", "rankme", "participation_ratio", "weather_ba_pct", "weather_p_at_10_pct")
@@ -461,7 +482,8 @@ def findings(results: StressResults, attribute: str | None = None, study: pd.Dat
         f"{'as printed unchanged' if all(sc[c] == su[c] for c in same) else 'changed'}",
         f"variance {u['total_variance']:.5g} → {c['total_variance']:.5g} at s = {_sev(s)} (ratio "
         f"{c['total_variance'] / u['total_variance']:.6g}); largest relative change of mean cosine, RankMe, PR "
-        f"over {len(contraction)} severities {worst:.1e}; min overlap@{k} {contraction[f'overlap@{k}'].min():.4g}",
+        f"over {len(contraction)} severities {_rounding(worst)}; min overlap@{k} "
+        f"{contraction[f'overlap@{k}'].min():.4g}",
         ok))
 
     so, o = num[STUDY_NAMES["common_offset"]], results.row("common_offset", s)

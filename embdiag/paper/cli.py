@@ -1,4 +1,4 @@
-"""Command line: ``embdiag sync | chapter | book | train | report | vectors``."""
+"""Command line: ``embdiag sync | chapter | book | train | report | vectors | embeddings``."""
 
 from __future__ import annotations
 
@@ -37,12 +37,45 @@ def _train(argv) -> int:
     return sweep.main(sweep.add_arguments(parser).parse_args(argv))
 
 
+def _embeddings(argv) -> int:
+    """``embdiag embeddings``: recompute the book's committed embeddings and say how far they are."""
+    from embdiag.encoders.vectors import regenerate_book_embeddings
+
+    parser = argparse.ArgumentParser(prog="embdiag embeddings", description=_EMBEDDINGS_HELP)
+    parser.add_argument("--write", action="store_true", help="replace the committed vectors by this machine's")
+    args = parser.parse_args(argv)
+    results = regenerate_book_embeddings(write=args.write, progress=True)
+    for r in results:
+        state = ("identical" if r.identical else
+                 f"max abs diff {r.max_abs:.3g}, max rel diff {r.max_rel:.3g}" if r.max_abs == r.max_abs
+                 else "nothing committed to compare")
+        print(f"{r.name} ({r.rows} rows): {state}{'; written' if r.written else ''}")
+    kept = [r for r in results if not r.identical and not r.written]
+    if kept:
+        print(f"embdiag: {len(kept)} of {len(results)} differ from the committed vectors, which are kept "
+              "(the book reads those; --write replaces them)", file=sys.stderr)
+    return int(bool(kept))
+
+
+_EMBEDDINGS_HELP = ("recompute the embeddings the book reads (both reference encoders) and print how far they are "
+                    "from the committed ones; the committed vectors are kept unless --write")
 _TRAIN_HELP = "run the JEPA training sweep: finished runs are skipped, interrupted ones resumed"
 _REPORT_HELP = ("measure your own vectors (geometry, label probes, neighbour identity, relevance) and what a "
                 "compression, index or second model changes: one offline report.html, report.json and CSVs")
 
 
 def main(argv=None) -> int:
+    """The ``embdiag`` command. Run from the command line (``argv`` None), it first re-executes
+    itself on the pinned float path (:func:`embdiag.floatpath.ensure`), which its kernels,
+    workers and tasks inherit; called with ``argv`` it runs in this process as it is."""
+    if argv is None:
+        from embdiag import floatpath
+
+        try:
+            floatpath.ensure("embdiag.paper.cli")
+        except ValueError as e:
+            print(f"embdiag: {e}", file=sys.stderr)
+            return 2
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["train"]:
         return _train(argv[1:])
@@ -50,6 +83,8 @@ def main(argv=None) -> int:
         from embdiag.report.cli import main as report
 
         return report(argv[1:])
+    if argv[:1] == ["embeddings"]:
+        return _embeddings(argv[1:])
     if argv[:1] == ["vectors"]:
         from embdiag.report.cli import export_main
 
@@ -62,6 +97,7 @@ def main(argv=None) -> int:
     sub.add_parser("report", help=_REPORT_HELP + " (embdiag report -h lists its options)")
     sub.add_parser("vectors", help="write the project's cached embeddings and labels as files for embdiag report "
                    "(embdiag vectors -h lists its options)")
+    sub.add_parser("embeddings", help=_EMBEDDINGS_HELP + " (embdiag embeddings -h lists its options)")
     sub.add_parser("sync", help="rewrite each notebooks/NN_name.ipynb from its .py")
     ch = sub.add_parser("chapter", help="execute one chapter (optionally with new parameters) and rebuild the book")
     ch.add_argument("name", help="chapter name, e.g. 01_rank_diagnostics or rank_diagnostics, or a variant "

@@ -5,8 +5,9 @@ numbers were looked at (``CRITERIA`` in :mod:`embdiag.training.findings` and in 
 ``embdiag.interventions.*_figures`` module); each section's ``findings`` function sets the
 study's published values (``data/study/``) beside this run's and says whether the finding
 holds. :func:`all_findings` runs the measurements those functions need, at the settings the
-findings are declared on (the study's severe stress setting, its compression dimensions, its
-storage conditions, its caption prefixes), and stacks the verdicts into one table.
+findings are declared on (the stress chapter's severity grid, the study's compression
+dimensions, its storage conditions, its caption prefixes), with the chapters' own defaults, so
+that a finding reads the same here as in its chapter, and stacks the verdicts into one table.
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ def fixed_encoder_findings(vectors, captions, *, k: int = 10, seed: int = 0, n_d
     :class:`~embdiag.encoders.vectors.LabelledVectors` (stress tests, compression, neighbour
     stability), ``captions`` a :class:`~embdiag.encoders.vectors.CaptionVectors`."""
     from ..interventions import caption_figures, caption_retrieval, compression, compression_figures
-    from ..interventions import stability_figures, stress, stress_figures
+    from ..interventions import stability_figures, stress_figures
     from ..interventions.precision import compare_study_conditions
 
     args = (vectors.train, vectors.train_labels, vectors.val, vectors.val_labels)
-    severe = stress_figures.measure(*args, severities=(0.0, max(stress.SEVERITIES)), k=k, seed=seed)
+    severe = stress_figures.measure(*args, k=k, seed=seed)  # the stress chapter's grid: the same statements
     grid = compression.compression_grid(*args, k=k)
     centring = compression.centring_effect(vectors.train, vectors.val, vectors.val_labels, k=k)
     storage = compare_study_conditions(vectors.train, vectors.val, k=k)

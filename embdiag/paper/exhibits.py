@@ -123,6 +123,26 @@ def extreme_marks(frame: pd.DataFrame, rows=None) -> np.ndarray:
     return out
 
 
+_SHOWN_NUMBER = re.compile(r"[-−+]?(?:\d[\d,]*)?\.?\d+(?:[eE][-+]?\d+)?")
+
+
+def _as_displayed(styler: Styler) -> pd.DataFrame:
+    """The Styler's data with each numeric cell replaced by the number its formatted text shows
+    (NaN where the text shows none), so that marks follow what the reader sees: two cells
+    printed alike are tied, whatever their last bits."""
+    frame = styler.data.copy()
+    for j in range(frame.shape[1]):
+        column = frame.iloc[:, j]
+        if not _numeric(column):
+            continue
+        shown = []
+        for i, value in enumerate(column):
+            m = _SHOWN_NUMBER.search(str(styler._display_funcs[(i, j)](value)))  # the Styler's own formatter
+            shown.append(float(m.group(0).replace(",", "").replace("−", "-")) if m else np.nan)
+        frame.isetitem(j, np.asarray(shown, dtype=float))
+    return frame
+
+
 def _rows_mask(frame: pd.DataFrame, extremes_rows) -> np.ndarray:
     """``extremes_rows`` (a boolean mask or a list of index labels) as a boolean array."""
     if extremes_rows is None:
@@ -330,7 +350,19 @@ def _shown(styler: Styler) -> pd.DataFrame:
     return shown
 
 
-def table(data, *, name: str, caption: str, extremes: bool = True, extremes_rows=None, reads=None,
+def _columns_mask(frame: pd.DataFrame, extremes) -> np.ndarray:
+    """``extremes`` (True: every column; a list: the columns of these labels) as a boolean array."""
+    if extremes is True:
+        return np.ones(frame.shape[1], bool)
+    labels = [extremes] if isinstance(extremes, (str, tuple)) else list(extremes)
+    missing = [label for label in labels if label not in frame.columns]
+    if missing:
+        raise ValueError(f"extremes: expected True, False or column labels of the table; no column is labelled "
+                         f"{missing[0]!r} (columns: {list(frame.columns)})")
+    return np.asarray(frame.columns.isin(labels), bool)
+
+
+def table(data, *, name: str, caption: str, extremes=True, extremes_rows=None, reads=None,
           made: str | None = None) -> Exhibit:
     """A captioned table with its extremes marked, a CSV download and its provenance.
 
@@ -340,14 +372,17 @@ def table(data, *, name: str, caption: str, extremes: bool = True, extremes_rows
         name: the exhibit's id on its page (``table-<name>``) and CSV file name: letters, digits,
             ``-`` and ``_``.
         caption: what the table shows, from which data, with which uncertainty.
-        extremes: mark the highest and lowest value of each numeric column (:func:`extreme_marks`).
+        extremes: mark the highest and lowest value of each numeric column (:func:`extreme_marks`
+            of the values as displayed: cells printed alike are marked alike); a list of column
+            labels marks only those: the columns where highest or lowest means something (not
+            counts of classes, floors, sizes or ranks); False marks nothing.
         extremes_rows: compare only these rows (a boolean mask or a list of index labels), e.g.
             this run's rows of a table that interleaves them with the published study's.
         reads: the inputs named in the provenance line (default: everything read so far).
         made: replaces the provenance line's chapter clause (see :func:`provenance`).
 
     Raises:
-        ValueError: naming ``name``, ``caption``, ``data``, ``extremes_rows`` or ``reads``.
+        ValueError: naming ``name``, ``caption``, ``data``, ``extremes``, ``extremes_rows`` or ``reads``.
     """
     name, caption = _check_name(name), _check_caption(caption)
     if isinstance(data, Styler):
@@ -361,7 +396,8 @@ def table(data, *, name: str, caption: str, extremes: bool = True, extremes_rows
     if extremes:
         rows = _rows_mask(frame, extremes_rows)
         rows[list(styler.hidden_rows)] = False
-        marks = extreme_marks(frame, rows)
+        marks = extreme_marks(_as_displayed(styler), rows)
+        marks[:, ~_columns_mask(frame, extremes)] = ""
         marks[:, list(styler.hidden_columns)] = ""
         if (marks != "").any():
             _add_classes(styler, marks)

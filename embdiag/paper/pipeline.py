@@ -168,10 +168,18 @@ def _stable_styler_ids(html: str) -> str:
     return html
 
 
+#: Notebook metadata key of what the pipeline records: ``{"float_path": ...}`` (:mod:`embdiag.floatpath`).
+METADATA = "embdiag"
+
+
 def _finalize(nb) -> None:
     """Hide code in the book; drop volatile metadata (timestamps, durations); give cells
-    and tables deterministic ids, so an unchanged chapter re-executes byte for byte."""
+    and tables deterministic ids, so an unchanged chapter re-executes byte for byte; record
+    the float path its kernel ran on (:data:`METADATA`)."""
+    from ..floatpath import current
+
     nb.metadata.pop("papermill", None)
+    nb.metadata[METADATA] = {"float_path": current()}
     for i, cell in enumerate(nb.cells):
         cell.id = f"cell-{i}"
         cell.metadata.pop("papermill", None)
@@ -341,6 +349,24 @@ def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAU
     finally:
         Path(tmp).unlink(missing_ok=True)
     return target
+
+
+def float_path(path) -> str | None:
+    """The float path an executed chapter ``path`` was run on (None if it does not say)."""
+    return nbformat.read(path, as_version=4).metadata.get(METADATA, {}).get("float_path")
+
+
+def committed_float_paths(layout: Layout = DEFAULT) -> set:
+    """The float paths the book's executed chapters were run on (one, when the book is whole)."""
+    return {float_path(p) for p in layout.chapters.glob("*.ipynb")}
+
+
+def executed(layout: Layout = DEFAULT) -> dict[str, tuple[str, dict]]:
+    """Every executed chapter the book holds: ``{output name: (chapter source, parameters)}``,
+    the chapters with their defaults and the declared variants."""
+    out = {name: (name, {}) for name in chapter_names(layout)}
+    out.update({name: (spec["chapter"], spec["parameters"]) for name, spec in variants(layout).items()})
+    return out
 
 
 def build(*, output: Path | None = None, strict: bool = True, layout: Layout = DEFAULT) -> Path:

@@ -592,7 +592,7 @@ def _stress_section(V, labels, k, seed, metric, notes, probe_rows=PROBE_ROWS) ->
         return pd.DataFrame()
     Xtr, Xva = take_rows(V, tr).astype(np.float64), take_rows(V, va).astype(np.float64)
     out = []
-    for name, s, _, row in measure_grid(Xtr, {c: ys[c][tr] for c in cols}, Xva, {c: ys[c][va] for c in cols},
+    for name, s, _, row, _ in measure_grid(Xtr, {c: ys[c][tr] for c in cols}, Xva, {c: ys[c][va] for c in cols},
                                         k=k, seed=seed):
         cond = f"{name}@{s:g}"
         for key, value in row.items():

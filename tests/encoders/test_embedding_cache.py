@@ -1,10 +1,12 @@
-"""Embedding cache: keyed by encoder revision, dataset, split, role and dimension; never stale."""
+"""Embeddings: committed or cached, keyed by encoder revision, dataset, split and role; never stale."""
 
 import numpy as np
 import pytest
 
 from embdiag.data import load_procedural
+from embdiag import artifacts
 from embdiag.encoders import embed, prefix
+from embdiag.encoders.cache import COMMITTED, regenerate
 
 
 class CountingEncoder:
@@ -44,14 +46,14 @@ def test_cached_once_then_reused(data, tmp_path):
     assert enc.calls == 3
 
 
-def test_new_revision_or_dimension_recomputes(data, tmp_path):
+def test_new_revision_recomputes_a_prefix_does_not(data, tmp_path):
     embed(CountingEncoder("r1"), data, "val", root=tmp_path)
     enc2 = CountingEncoder("r2")
     embed(enc2, data, "val", root=tmp_path)
     assert enc2.calls == 1
     full = embed(enc2, data, "val", root=tmp_path)
-    short = embed(enc2, data, "val", dim=8, root=tmp_path)
-    assert enc2.calls == 2 and short.shape == (4, 8)
+    short = embed(enc2, data, "val", dim=8, root=tmp_path)   # cut from the cached native vectors
+    assert enc2.calls == 1 and short.shape == (4, 8)
     np.testing.assert_allclose(short, prefix(full, 8))
     np.testing.assert_allclose(np.linalg.norm(short, axis=1), 1, atol=1e-6)
 
@@ -76,3 +78,82 @@ def test_errors_name_the_argument(data, tmp_path):
         embed(enc, data, "val", dim=17, root=tmp_path)
     with pytest.raises(ValueError, match="split"):
         embed(enc, data.subset("val"), "train", root=tmp_path)
+
+
+def test_committed_vectors_are_read_before_the_cache(data, tmp_path):
+    enc = CountingEncoder()
+    first = regenerate(enc, data, "val", root=tmp_path)              # nothing committed: writes it
+    assert first.written and not first.identical and np.isnan(first.max_abs) and first.rows == 4
+    assert first.name == f"{COMMITTED}/fake/{data.key}-val-images" and enc.calls == 1
+    got = embed(enc, data, "val", root=tmp_path)
+    assert enc.calls == 1 and not (tmp_path / artifacts.CACHE).exists()  # read, not computed
+    np.testing.assert_array_equal(got, artifacts.load(first.name, root=tmp_path)["vectors"])
+    np.testing.assert_allclose(embed(enc, data, "val", dim=8, root=tmp_path), prefix(got, 8))
+    texts = regenerate(enc, data, "caption", kind="texts", role="document", root=tmp_path)
+    assert texts.name.endswith("-caption-texts-document") and texts.rows == 15
+
+
+class DriftingEncoder(CountingEncoder):
+    """The fake encoder on "another machine": its vectors move in the last bits."""
+
+    def encode_images(self, images, *, batch_size=256, progress=False):
+        x = super().encode_images(images)
+        return x * np.float32(1 + 2 ** -20)
+
+
+def test_regenerating_reports_the_distance_and_keeps_the_committed_vectors(data, tmp_path):
+    regenerate(CountingEncoder(), data, "train", root=tmp_path)
+    committed = embed(CountingEncoder(), data, "train", root=tmp_path).copy()
+    same = regenerate(CountingEncoder(), data, "train", root=tmp_path)
+    assert same.identical and same.max_abs == 0 and same.max_rel == 0 and not same.written
+    moved = regenerate(DriftingEncoder(), data, "train", root=tmp_path)
+    assert not moved.identical and not moved.written
+    assert 0 < moved.max_abs < 1e-6 and moved.max_rel == pytest.approx(2 ** -20, rel=0.05)
+    np.testing.assert_array_equal(embed(CountingEncoder(), data, "train", root=tmp_path), committed)  # kept
+    replaced = regenerate(DriftingEncoder(), data, "train", write=True, root=tmp_path)
+    assert replaced.written and not np.array_equal(embed(CountingEncoder(), data, "train", root=tmp_path), committed)
+
+
+def test_a_committed_entry_of_another_revision_is_not_used(data, tmp_path):
+    regenerate(CountingEncoder("r1"), data, "val", root=tmp_path)
+    enc = CountingEncoder("r2")
+    embed(enc, data, "val", root=tmp_path)
+    assert enc.calls == 1 and (tmp_path / artifacts.CACHE / "embeddings").is_dir()   # computed into the cache
+
+
+def test_a_corrupt_committed_entry_raises(data, tmp_path):
+    r = regenerate(CountingEncoder(), data, "val", root=tmp_path)
+    path = tmp_path / r.name / "vectors.npy"
+    np.save(path, np.zeros((4, 16), np.float32))
+    with pytest.raises(artifacts.CorruptArtifactError, match="checksum mismatch"):
+        embed(CountingEncoder(), data, "val", root=tmp_path)
+
+
+def test_the_book_reads_committed_vectors_for_every_entry():
+    """Every embedding the chapters read is committed, with a manifest that verifies."""
+    from embdiag.encoders.cache import _entry
+    from embdiag.encoders.vectors import book_embeddings
+
+    entries = list(book_embeddings())
+    assert len(entries) == 10
+    for enc, ds, split, kind, role in entries:
+        params, name, _ = _entry(enc, ds, split, kind, role or "query")
+        vectors = artifacts.load(name, params)["vectors"]
+        assert vectors.dtype == np.float32 and vectors.shape == (params["rows"], 768)
+
+
+def test_the_embeddings_command_says_how_far_and_exits_1_when_it_kept_different_vectors(monkeypatch, capsys):
+    from embdiag.encoders import cache, vectors
+    from embdiag.paper import cli
+
+    rows = [cache.Regenerated("embeddings/a/x-train-images", 4, 0.0, 0.0, True, False),
+            cache.Regenerated("embeddings/a/x-val-images", 3, 2.5e-7, 1e-6, False, False)]
+    written = [rows[0], cache.Regenerated("embeddings/a/x-val-images", 3, 2.5e-7, 1e-6, False, True)]
+    monkeypatch.setattr(vectors, "regenerate_book_embeddings", lambda write, progress: written if write else rows)
+    assert cli.main(["embeddings"]) == 1
+    out, err = capsys.readouterr()
+    assert "embeddings/a/x-train-images (4 rows): identical" in out
+    assert "embeddings/a/x-val-images (3 rows): max abs diff 2.5e-07, max rel diff 1e-06" in out
+    assert "1 of 2 differ from the committed vectors, which are kept" in err
+    assert cli.main(["embeddings", "--write"]) == 0
+    assert "max rel diff 1e-06; written" in capsys.readouterr().out

@@ -25,6 +25,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from embdiag.metrics.geometry import mean_cosine, participation_ratio, rankme, total_variance
+from embdiag.metrics.retrieval import topk
 from embdiag.interventions.stress import (
     INTERVENTIONS, SEVERITIES, CommonOffset, Contraction, Noise, RankRestriction,
     check_severity, grid, make_intervention, measure_grid, n_kept, stress_grid,
@@ -363,16 +364,19 @@ def _reference_row(name, s, train, y_train, val, y_val, k, seed, probes=True):
 def test_measure_grid_equals_the_plain_loop(labelled):
     names, severities = ("noise", "contraction", "rank_restriction", "common_offset"), (0.9, 0.0, 0.5)
     got = list(measure_grid(*labelled, names=names, severities=severities, k=4, seed=3))
-    assert [(n, s) for n, s, _, _ in got] == [(n, s) for n in names for s in severities]
-    for name, s, change, row in got:
+    assert [(n, s) for n, s, _, _, _ in got] == [(n, s) for n in names for s in severities]
+    for name, s, change, row, _ in got:
         ref_change, ref_row = _reference_row(name, s, *labelled, k=4, seed=3)
         assert list(row) == list(ref_row) and row == ref_row, (name, s)  # exactly, to the last bit
         assert type(change) is type(ref_change) and change.severity_ == s and change.seed_ == 3
         assert change.n_features_in_ == 12 and change.get_params() == ref_change.get_params()
-    fitted = {(n, s): c for n, s, c, _ in got}
+    fitted = {(n, s): c for n, s, c, _, _ in got}
     np.testing.assert_array_equal(fitted["common_offset", 0.9].offset_,
                                   CommonOffset(0.9, seed=3).fit(labelled[0]).offset_)  # fitted on train
     assert fitted["rank_restriction", 0.5].n_components_ == 6
+    for name, s, change, row, neighbors in got:  # the neighbours the row was measured with
+        moved = np.asarray(labelled[2], np.float64) if s == 0 else change.transform(np.asarray(labelled[2], np.float64))
+        np.testing.assert_array_equal(neighbors, topk(moved, moved, 4, exclude_self=True, dtype=np.float64)[1])
 
 
 def test_measure_grid_severity_zero_is_measured_once_on_the_unchanged_vectors(labelled, monkeypatch):
@@ -382,7 +386,7 @@ def test_measure_grid_severity_zero_is_measured_once_on_the_unchanged_vectors(la
     calls = []
     evaluate = suite.evaluate
     monkeypatch.setattr(stress, "evaluate", lambda *a, **kw: calls.append(a[0]) or evaluate(*a, **kw))
-    rows = [row for _, _, _, row in measure_grid(*labelled, severities=(0.0, 0.5), k=4, probes=False)]
+    rows = [row for _, _, _, row, _ in measure_grid(*labelled, severities=(0.0, 0.5), k=4, probes=False)]
     assert len(rows) == 8 and len(calls) == 1 + 4
     assert calls[0] is labelled[0]  # severity 0: the training vectors as given
     zero = rows[::2]
@@ -393,8 +397,8 @@ def test_measure_grid_severity_zero_is_measured_once_on_the_unchanged_vectors(la
 
 def test_measure_grid_defaults_k_10_and_seed_0(labelled):
     got = list(measure_grid(*labelled, names=("noise",), severities=(0.0, 0.9)))
-    assert [(n, s) for n, s, _, _ in got] == [("noise", 0.0), ("noise", 0.9)]
-    for name, s, change, row in got:
+    assert [(n, s) for n, s, _, _, _ in got] == [("noise", 0.0), ("noise", 0.9)]
+    for name, s, change, row, _ in got:
         assert change.seed_ == 0
         assert row == _reference_row(name, s, *labelled, k=10, seed=0)[1], s
 

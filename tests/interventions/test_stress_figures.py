@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from embdiag.metrics.stats import Interval
+
 from embdiag.interventions import stress_figures as sf
 from embdiag.interventions.stress import INTERVENTIONS, n_kept
 from embdiag.metrics import participation_ratio, random_floor, rankme, total_variance
@@ -240,8 +242,9 @@ def test_findings_table_in_words(results):
     assert (table["reproduces"] == "yes").tolist() == verdicts["reproduces"].tolist()
 
 
-def _fake(change=None):
-    """A grid where every finding holds; ``change`` overrides ``{(intervention, column): value}`` at .99."""
+def _fake(change=None, half_width=0.005):
+    """A grid where every finding holds; ``change`` overrides ``{(intervention, column): value}`` at .99;
+    the noise's P@10 minus the floor has a 95% interval of ``half_width`` on each side."""
     k, cols = 10, ["total_variance", "mean_cosine", "rankme", "participation_ratio", "weather accuracy",
                    "weather BA", "weather P@10", "overlap@10"]
     base = dict(zip(cols, [0.8, 0.2, 40.0, 10.0, 0.9, 0.8, 0.6, 1.0]))
@@ -253,7 +256,9 @@ def _fake(change=None):
         at99[name][col] = value
     rows = [{"intervention": n, "severity": 0.0, **base} for n in INTERVENTIONS]
     rows += [{"intervention": n, "severity": 0.99, **at99[n]} for n in INTERVENTIONS]
-    return sf.StressResults(pd.DataFrame(rows), pd.DataFrame(), {"weather": 0.3}, k, "weather", 0, 768)
+    gap = at99["noise"]["weather P@10"] - 0.3 + half_width * np.array([0.0, -1.0, 1.0])
+    gaps = {"weather": Interval(*gap, 983, half_width / 2, 0.95, 983)}
+    return sf.StressResults(pd.DataFrame(rows), pd.DataFrame(), {"weather": 0.3}, k, "weather", 0, 768, gaps)
 
 
 def test_findings_hold_and_each_criterion_has_teeth():
@@ -273,6 +278,9 @@ def test_findings_hold_and_each_criterion_has_teeth():
         v = sf.findings(_fake(change))
         assert not v.loc[i, "reproduces"], change
         assert v.drop(index=i)["reproduces"].all(), change
+    wide = sf.findings(_fake(half_width=0.015))           # the point is 1 pp from the floor, the interval reaches 2.5
+    assert not wide.loc[0, "reproduces"] and "[-0.50, +2.50]" in wide.loc[0, "this run"]
+    assert sf.findings(_fake(half_width=0.0099)).loc[0, "reproduces"]
     text = sf.summary(sf.findings(_fake({("noise", "rankme"): 39.0})))
     assert text.startswith("3 of 4 findings") and "does **not** hold" in text
 

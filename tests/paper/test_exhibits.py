@@ -104,10 +104,33 @@ def test_extremes_match_a_brute_force_reference(case):
 @given(frames_and_rows())
 @settings(max_examples=25, deadline=None)
 def test_the_rendered_table_carries_exactly_those_marks(case):
+    """The table marks the values as the Styler displays them (6 decimals by default)."""
     frame, rows = case
     html = exhibits.table(frame, name="t", caption="Random.", extremes_rows=rows).html
-    np.testing.assert_array_equal(_marks_in_html(html, "t", frame.shape), _reference_marks(frame, rows))
-    assert (exhibits.LEGEND in html) == (_reference_marks(frame, rows) != "").any()
+    shown = frame.apply(lambda c: c.map(lambda v: float(f"{v:.6f}")) if c.dtype == float else c)
+    np.testing.assert_array_equal(_marks_in_html(html, "t", frame.shape), _reference_marks(shown, rows))
+    assert (exhibits.LEGEND in html) == (_reference_marks(shown, rows) != "").any()
+
+
+def test_cells_printed_alike_are_marked_alike_whatever_their_last_bits():
+    frame = pd.DataFrame({"PR": [13.7200000001, 13.72, 13.7199999], "x": [1.0, 2.0, 3.0]})
+    html = exhibits.table(frame.style.format("{:.2f}"), name="ties", caption="Ties.").html
+    assert _marks_in_html(html, "ties", frame.shape)[:, 0].tolist() == ["", "", ""]   # all print 13.72
+    more = pd.concat([frame, pd.DataFrame({"PR": [13.8], "x": [4.0]})], ignore_index=True)
+    html = exhibits.table(more.style.format("{:.2f}"), name="ties", caption="Ties.").html
+    assert _marks_in_html(html, "ties", more.shape)[:, 0].tolist() == [exhibits.MIN] * 3 + [exhibits.MAX]
+    percent = pd.DataFrame({"share": [0.12344, 0.12341, 0.5]})
+    html = exhibits.table(percent.style.format("{:.1%}"), name="pct", caption="Shares.").html
+    assert _marks_in_html(html, "pct", percent.shape)[:, 0].tolist() == [exhibits.MIN, exhibits.MIN, exhibits.MAX]
+
+
+def test_extremes_only_on_the_columns_that_declare_a_best():
+    frame = pd.DataFrame({"classes": [3, 5, 4], "P@10 (%)": [50.0, 40.0, 45.0]})
+    html = exhibits.table(frame, name="some", caption="Some columns.", extremes=["P@10 (%)"]).html
+    marks = _marks_in_html(html, "some", frame.shape)
+    assert marks[:, 0].tolist() == ["", "", ""] and marks[:, 1].tolist() == [exhibits.MAX, exhibits.MIN, ""]
+    with pytest.raises(ValueError, match=r"extremes: .*no column is labelled 'P@5'"):
+        exhibits.table(frame, name="some", caption="Some columns.", extremes=["P@5"])
 
 
 def test_hand_worked_extremes():
@@ -463,3 +486,19 @@ def test_csv_of_hierarchical_columns_has_one_header_line():
                                                             ("RankMe", "")]))
     lines = exhibits.csv_text(frame).splitlines()
     assert lines == ["condition,variance study,variance this run,RankMe", "unchanged,1,2,3"]
+
+
+# -- charts ----------------------------------------------------------------------------------------
+def test_chart_floats_are_rounded_and_datasets_named_in_order():
+    from embdiag.paper import charts
+
+    def spec(x):
+        return (alt.Chart(pd.DataFrame({"x": [x, 1 / 3]})).mark_point().encode(x="x")
+                + alt.Chart(pd.DataFrame({"y": [2.0]})).mark_rule().encode(y="y")).to_dict()
+    html = charts.chart_html(spec(0.05623413251903491))
+    assert '"x":0.0562341' in html and '"x":0.333333' in html and "0.05623413" not in html
+    assert '"data-1":' in html and '"data-2":' in html and '{"name":"data-1"}' in html
+    assert charts.chart_html(spec(0.056234132519034905)) == html      # the 17th digit never reaches the page
+    assert charts.chart_html(spec(0.0562342)) != html
+    assert charts.rounded({"a": [1.23456789, float("inf"), 3], "b": (0.1 + 0.2,)}) == {"a": [1.23457, float("inf"), 3],
+                                                                                     "b": [0.3]}

@@ -10,6 +10,7 @@ import nbformat
 import pytest
 import yaml
 
+from embdiag import floatpath
 from embdiag.paper import pipeline
 from embdiag.paper.cli import _parameters
 
@@ -121,6 +122,7 @@ def test_execute_with_parameters_and_failure_leaves_previous_output(layout):
     nb = nbformat.read(out, as_version=4)
     assert nb.cells[-1].outputs[0].text.strip() == "42"
     assert "papermill" not in nb.metadata
+    assert nb.metadata["embdiag"]["float_path"] == pipeline.float_path(out) == floatpath.current()
     before = out.read_bytes()
     with pytest.raises(pipeline.ChapterError, match="RuntimeError: boom"):
         pipeline.execute("demo", {"fail": True}, layout)
@@ -252,3 +254,10 @@ def test_root_redirect_gets_a_head_with_the_icon(tmp_path):
     assert '<link rel="icon" href="_static/favicon.svg"' in text and '<a href="chapters/00_cover.html">' in text
     _complete_redirect(index)  # a page that is not the bare redirect is left alone
     assert index.read_text() == text
+
+
+def test_the_committed_chapters_were_executed_on_one_float_path():
+    """The book is one run: every executed chapter records the same float path, the pinned one
+    (a page re-executed on another path, e.g. with EMBDIAG_FLOAT_PATH=native, must not be committed)."""
+    assert pipeline.committed_float_paths() == {floatpath.LEVEL}
+    assert set(pipeline.executed()) == {p.stem for p in pipeline.DEFAULT.chapters.glob("*.ipynb")}
