@@ -1,6 +1,6 @@
 """The pinned float path: one instruction-set level for every chapter, report and sweep.
 
-numpy, PyTorch (ATen), oneDNN, MKL and OpenBLAS each pick their kernels for the CPU they
+numpy, PyTorch (ATen), oneDNN, MKL, OpenBLAS and FAISS each pick their kernels for the CPU they
 find, and kernels of different widths round float sums differently: the same chapter run
 on an AVX-512 and on an AVX2 machine differs in the last bits, and sometimes in a
 sentence. Like MKL's conditional numerical reproducibility mode (``MKL_CBWR``), the
@@ -34,7 +34,7 @@ __all__ = ["LEVEL", "THREADS", "PINNED", "SWITCH", "supported", "wanted", "envir
 LEVEL = "x86-64-v3"
 #: Threads of every BLAS/OpenMP pool on the pinned path (the project's reference machines have 2 cores).
 THREADS = 2
-#: What the pinned path sets: kernels capped at AVX2 in numpy, ATen, oneDNN, MKL and OpenBLAS;
+#: What the pinned path sets: kernels capped at AVX2 in numpy, ATen, oneDNN, MKL, OpenBLAS and FAISS;
 #: :data:`THREADS` threads in each pool.
 PINNED = {
     "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
@@ -43,6 +43,7 @@ PINNED = {
     "MKL_CBWR": "AVX2",
     "MKL_ENABLE_INSTRUCTIONS": "AVX2",
     "OPENBLAS_CORETYPE": "Haswell",
+    "FAISS_SIMD_LEVEL": "AVX2",
     "OMP_NUM_THREADS": str(THREADS),
     "OPENBLAS_NUM_THREADS": str(THREADS),
     "MKL_NUM_THREADS": str(THREADS),

@@ -125,6 +125,7 @@ by_length = ladder.findings_by_length(ladder_runs, attribute)
 ladder_gaps = ladder.gaps(ladder_runs, attribute)
 lengths = sorted(ladder_runs["steps"].unique())
 seeds_at = ladder_runs[ladder_runs["condition"] != sweep.UNTRAINED].groupby("steps")["seed"].nunique()
+schedules = " or ".join(f"{n:,}" for n in lengths) + " steps (one run per length, each with its own schedule)"
 exhibits.figure(ladder.length_chart(ladder.length_frame(ladder_runs, attribute), findings.read_means(),
                                     attribute=attribute),
                 name="training-length", data=ladder.length_frame(ladder_runs, attribute),
@@ -135,7 +136,7 @@ exhibits.figure(ladder.length_chart(ladder.length_frame(ladder_runs, attribute),
                     "steps are the study's published time-of-day means (BDD100K, depth 6), shown for time of "
                     "day only.", int(seeds_at.min()),
                     "Each seed is a dot and the line joins the means over seeds; seeds per length: "
-                    + ", ".join(f"{n:,} steps {k}" for n, k in seeds_at.items()) + "."))
+                    + ", ".join(f"{n:,} steps {k}" for n, k in seeds_at.items()) + ".", steps=schedules))
 
 # %%
 def _interval(r) -> str:
@@ -144,25 +145,26 @@ def _interval(r) -> str:
 
 
 exhibits.table(ladder_gaps.assign(value=ladder_gaps.apply(_interval, axis=1)).pivot(
-                   index="contrast", columns="steps", values="value").rename(columns=lambda n: f"{n:,} steps"),
+                   index="contrast", columns="steps", values="value").rename(columns=lambda n: f"{n:,} steps")
+               .rename_axis(columns=None),
                name="length-gaps", extremes=False,  # intervals as text
                caption=figures.caption(
                    cfg, f"The contracted control minus the EMA reference and minus the untrained encoder, probe "
                    f"accuracy and P@10 on {name}, at each training length, in percentage points.", int(seeds_at.min()),
                    "Mean difference and paired Student-t 95% interval over the seeds both conditions have at that "
-                   "length, no multiplicity correction."))
+                   "length, no multiplicity correction.", steps=schedules))
 
 # %%
 exhibits.table(by_length.assign(
                    verdict=by_length["reproduces"].map({True: "holds", False: "fails"}) + ": " + by_length["this run"]
                ).pivot(index="finding", columns="steps", values="verdict").reindex(list(findings.CRITERIA)).rename(
-                   columns=lambda n: f"{n:,} steps"),
+                   columns=lambda n: f"{n:,} steps").rename_axis(columns=None),
                name="length-findings", extremes=False,  # verdicts in words
                caption=figures.caption(
                    cfg, f"Each declared finding of the training section (criteria as above, among the ladder's "
                    f"three conditions and the untrained encoder) at every training length, on {name}.",
                    int(seeds_at.min()), "Means over the seeds finished at each length compared with the fixed "
-                   "thresholds; the intervals are in the table above."))
+                   "thresholds; the intervals are in the table above.", steps=schedules))
 
 # %%
 trends = {c: ladder.trend(ladder_gaps, c) for c, *_ in ladder.CONTRASTS}

@@ -66,7 +66,7 @@ exhibits.table(pipeline.parameter_table().set_index(["chapter", "parameter"]), n
 # are committed (`data/embeddings/`, listed below), so no chapter runs an encoder, whose
 # convolution kernels differ between CPUs; `embdiag embeddings` recomputes them and prints how far
 # this machine's vectors are from the committed ones, keeping the committed ones. The float path:
-# numpy, PyTorch, oneDNN, MKL and OpenBLAS each pick kernels for the CPU they find, and wider
+# numpy, PyTorch, oneDNN, MKL, OpenBLAS and FAISS each pick kernels for the CPU they find, and wider
 # kernels round sums differently, so every chapter, report and training sweep runs on one declared
 # level, with these variables (`embdiag` sets them for itself and everything it starts;
 # `EMBDIAG_FLOAT_PATH=native` turns them off):
@@ -89,9 +89,9 @@ display(Markdown(
     "two fixed-encoder chapters and the report on an older float path (SSE4 kernels) and compares them with "
     "these pages (`tests/paper/test_chapters_agree.py`); on a machine whose own path differs it compares "
     "every chapter so, instead of nbval's exact comparison. Two chapters do not yet agree off the pinned path "
-    "(measured on the SSE4 path): the [training chapter](04_training), because the procedural scenes render a "
+    "(measured on the SSE4 path): the [training chapter](04_training.html), because the procedural scenes render a "
     "handful of pixel values one level apart there, so the committed training records no longer match that "
-    "machine's scenes and are counted stale; and the [compression chapter](07_compression), because PCA to 512 "
+    "machine's scenes and are counted stale; and the [compression chapter](07_compression.html), because PCA to 512 "
     "dimensions keeps directions beyond the vectors' rank, rounding noise that the standardized probe scales up, "
     "so its balanced accuracy moves by about a point and a half."))
 

@@ -137,6 +137,35 @@ exhibits.table(sweep.set_index("machines").style.format({"run (h)": "{:,.3g}", "
     "per run) steps are far faster, but no GPU was measured here."))
 
 # %% [markdown]
+# ## What the training-length ladder costs
+#
+# The training chapter's ladder trains three conditions for longer (each length its own run).
+# Its runs record their own wall time, so each rung's cost is measured, not projected; the
+# next rung, twice as long, is projected from the longest one (step time and evaluations both
+# grow with the steps). All on one core of this 2-core machine, one single-thread run per core.
+
+# %%
+from embdiag.training import ladder, sweep as training_sweep
+
+ladder_runs = ladder.ladder_records("cpu")
+trained = ladder_runs[ladder_runs["condition"] != training_sweep.UNTRAINED]
+rungs = trained.groupby("steps").agg(runs=("seed", "size"), run_s=("wall_seconds", "mean"))
+planned = len(ladder.CONDITIONS) * len(training_sweep.SEEDS)
+rungs["runs"] = rungs["runs"].astype(int)
+rungs["minutes per run"] = rungs.pop("run_s") / 60
+rungs[f"hours for {planned} runs, 2 workers"] = rungs["minutes per run"] * planned / 2 / 60
+longest = int(rungs.index.max())
+rungs.loc[2 * longest] = [0, 2 * rungs.loc[longest, "minutes per run"], 2 * rungs.loc[longest, rungs.columns[2]]]
+rungs["runs"] = rungs["runs"].astype(int)
+rungs.index = [f"{n:,} steps" + (" (projected)" if n == 2 * longest else "") for n in rungs.index]
+exhibits.table(rungs.rename_axis("rung").style.format({"minutes per run": "{:.1f}", rungs.columns[2]: "{:.2f}"}),
+               name="ladder-cost", extremes=False, caption=(
+    f"Per rung of the training-length ladder ({', '.join(ladder.CONDITIONS)}, {len(training_sweep.SEEDS)} seeds "
+    "each, cpu profile): runs recorded so far, mean wall time per run from the records (training and "
+    f"evaluations), and the hours {planned} runs take on two single-thread workers; the last row doubles the "
+    "longest rung's time per run. Measured while other jobs shared the machine: an upper bound for a quiet one."))
+
+# %% [markdown]
 # ## Assumptions
 #
 # - Workers are cores like the measured one, each running one single-thread task; search time

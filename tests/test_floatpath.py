@@ -11,11 +11,11 @@ import pytest
 
 from embdiag import floatpath
 
-PROBE = ("import json, os, numpy, torch; from numpy._core._multiarray_umath import __cpu_features__ as f; "
+PROBE = ("import json, os, numpy, torch, faiss; from numpy._core._multiarray_umath import __cpu_features__ as f; "
          "print(json.dumps({'numpy_avx512': bool(numpy._core._multiarray_umath.__cpu_dispatch__) and "
          "'AVX512_ICL' in [k for k in numpy._core._multiarray_umath.__cpu_dispatch__ if f.get(k)] and "
          "os.environ.get('NPY_DISABLE_CPU_FEATURES') is None, 'aten': torch.backends.cpu.get_cpu_capability(), "
-         "'threads': torch.get_num_threads()}))")
+         "'threads': torch.get_num_threads(), 'faiss': faiss.SIMDConfig.get_level_name()}))")
 
 
 def test_environment_adds_every_pinned_variable_and_leaves_the_rest():
@@ -40,7 +40,8 @@ def test_native_turns_the_pin_off_and_a_bad_value_is_named():
 
 def test_the_level_is_avx2_in_every_library():
     assert floatpath.LEVEL == "x86-64-v3" and floatpath.PINNED["ATEN_CPU_CAPABILITY"] == "avx2"
-    assert floatpath.PINNED["ONEDNN_MAX_CPU_ISA"] == floatpath.PINNED["MKL_CBWR"] == "AVX2"
+    assert floatpath.PINNED["ONEDNN_MAX_CPU_ISA"] == floatpath.PINNED["MKL_CBWR"] == floatpath.PINNED["FAISS_SIMD_LEVEL"] \
+        == "AVX2"
     assert "X86_V4" in floatpath.PINNED["NPY_DISABLE_CPU_FEATURES"].split()
     threads = {floatpath.PINNED[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
     assert threads == {str(floatpath.THREADS)}
@@ -76,7 +77,7 @@ def test_the_launcher_runs_a_command_on_the_pinned_path():
                           env=_clean_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert '"aten": "AVX2"' in done.stdout and '"numpy_avx512": false' in done.stdout
-    assert f'"threads": {floatpath.THREADS}' in done.stdout
+    assert f'"threads": {floatpath.THREADS}' in done.stdout and '"faiss": "AVX2"' in done.stdout
     listing = subprocess.run([sys.executable, "-m", "embdiag.floatpath"], env=_clean_env(), capture_output=True,
                              text=True, timeout=60).stdout.splitlines()
     assert listing[0] == floatpath.LEVEL and "ATEN_CPU_CAPABILITY=avx2" in listing

@@ -1,7 +1,7 @@
 """Executed chapters agree with the committed ones on another float path, within tolerance.
 
 Three chapters (two of design B and the report) are executed on an older x86-64 float path
-(SSE4 kernels in numpy, ATen, oneDNN, OpenBLAS and MKL) and compared with the committed
+(SSE4 kernels in numpy, ATen, oneDNN, OpenBLAS and MKL, FAISS without SIMD) and compared with the committed
 notebooks by :func:`embdiag.paper.agreement.compare`: every word and verdict exactly, every
 number within the declared tolerance. On a machine whose own float path is not the committed
 one, every chapter is compared so (nbval's exact comparison is skipped there, see conftest).
@@ -24,6 +24,7 @@ OTHER_PATH = {
     "OPENBLAS_CORETYPE": "Nehalem",
     "MKL_CBWR": "SSE4_2",
     "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+    "FAISS_SIMD_LEVEL": "NONE",
 }
 CROSS_PATH = ("06_stress_tests", "08_neighbour_stability", "15_report")
 #: Chapters known not to agree off the pinned path (measured on the SSE4 path above), with why.
