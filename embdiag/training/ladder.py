@@ -21,11 +21,10 @@ import numpy as np
 import pandas as pd
 
 from .. import artifacts
-from ..metrics.stats import paired_t_interval
 from .config import PROFILES
 from .figures import ATTRIBUTE_NAMES
 from .findings import CONTROL, EMA, findings
-from .sweep import UNTRAINED, load_records
+from .sweep import UNTRAINED, load_records, paired_seeds
 
 __all__ = ["CONDITIONS", "rungs", "ladder_records", "findings_by_length", "gaps", "trend", "length_frame",
            "length_chart"]
@@ -93,22 +92,13 @@ def gaps(records: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
     points), with the paired Student-t 95% interval over the seeds both have (NaN below two).
     Columns ``contrast``, ``steps``, ``n``, ``mean``, ``low``, ``high``."""
     rows = []
-    column = lambda stem: f"{attribute} {stem}"  # noqa: E731
     for steps in sorted(records["steps"].unique()):
         at = _at(records, steps)
         for name, a, b, stem in CONTRASTS:
-            x = at[at["condition"] == a].set_index("seed")[column(stem)]
-            y = at[at["condition"] == b].set_index("seed")[column(stem)]
-            seeds = sorted(set(x.index) & set(y.index))
-            if not seeds:
-                continue
-            if len(seeds) >= 2:
-                iv = paired_t_interval(100 * x[seeds].to_numpy(), 100 * y[seeds].to_numpy())
-                mean, low, high = iv.mean, iv.low, iv.high
-            else:
-                mean, low, high = 100 * float(x[seeds[0]] - y[seeds[0]]), np.nan, np.nan
-            rows.append({"contrast": name, "steps": int(steps), "n": len(seeds), "mean": mean, "low": low,
-                         "high": high})
+            seeds, _, _, (mean, low, high) = paired_seeds(at, a, b, f"{attribute} {stem}")
+            if seeds:
+                rows.append({"contrast": name, "steps": int(steps), "n": len(seeds), "mean": 100 * mean,
+                             "low": 100 * low, "high": 100 * high})
     return pd.DataFrame(rows, columns=["contrast", "steps", "n", "mean", "low", "high"])
 
 

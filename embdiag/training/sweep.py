@@ -45,7 +45,7 @@ from .config import PROFILES, TrainConfig, profile as get_profile
 from .inputs import ATTRIBUTES, data_params, load_training_data
 
 __all__ = ["UNTRAINED", "RESULT_FILES", "DEVICES", "GPU_SHARE", "code_digest", "run_label", "run_sweep", "load_records", "load_trajectories",
-           "load_embeddings", "paired_differences", "paired_table", "add_arguments", "main"]
+           "load_embeddings", "paired_seeds", "paired_differences", "paired_table", "add_arguments", "main"]
 
 UNTRAINED = "Untrained (step 0)"
 RESULT_FILES = ("checkpoint.py", "conditions.py", "config.py", "ema.py", "evaluate.py", "inputs.py", "loop.py",
@@ -321,6 +321,19 @@ def load_embeddings(profile: str, condition_name: str, seed: int, root=None) -> 
     return a["train_embeddings"].astype(np.float32) + c, a["val_embeddings"].astype(np.float32) + c
 
 
+def paired_seeds(runs: pd.DataFrame, a: str, b: str, column: str) -> tuple[list, pd.Series, pd.Series, tuple]:
+    """Condition ``a`` minus ``b`` in ``column``, seed by seed, over the seeds both have among
+    ``runs``: ``(seeds, a by seed, b by seed, (mean, low, high))`` with the paired Student-t 95%
+    interval (NaN bounds below two seeds; with none, the mean is NaN too)."""
+    x = runs[runs["condition"] == a].set_index("seed")[column]
+    y = runs[runs["condition"] == b].set_index("seed")[column]
+    seeds = sorted(set(x.index) & set(y.index))
+    if len(seeds) >= 2:
+        iv = paired_t_interval(x[seeds].to_numpy(), y[seeds].to_numpy())
+        return seeds, x, y, (iv.mean, iv.low, iv.high)
+    return seeds, x, y, (float(x[seeds].sum() - y[seeds].sum()) if seeds else np.nan, np.nan, np.nan)
+
+
 def paired_differences(df: pd.DataFrame, metric: str, attribute: str | None = None) -> pd.DataFrame:
     """The five declared comparisons (A minus B, seed by seed) of column ``"{attribute} {metric}"``
     (or ``metric`` for a geometry column), with paired Student-t 95% intervals.
@@ -336,15 +349,7 @@ def paired_differences(df: pd.DataFrame, metric: str, attribute: str | None = No
     ok = df[df["status"] == "ok"]
     rows = []
     for comp in COMPARISONS:
-        a = ok[ok["condition"] == comp.a].set_index("seed")[column]
-        b = ok[ok["condition"] == comp.b].set_index("seed")[column]
-        seeds = sorted(set(a.index) & set(b.index))
-        if len(seeds) >= 2:
-            iv = paired_t_interval(a[seeds].to_numpy(), b[seeds].to_numpy())
-            mean, low, high = iv.mean, iv.low, iv.high
-        else:
-            mean = float(a[seeds].sum() - b[seeds].sum()) if seeds else np.nan
-            low = high = np.nan
+        seeds, a, b, (mean, low, high) = paired_seeds(ok, comp.a, comp.b, column)
         for s in seeds:
             rows.append({"comparison": comp.label, "A": comp.a, "B": comp.b, "metric": metric,
                          "attribute": attribute or "", "seed": s, "a": a[s], "b": b[s], "difference": a[s] - b[s],
