@@ -124,7 +124,8 @@ ladder_runs = ladder.ladder_records(cfg.profile)
 by_length = ladder.findings_by_length(ladder_runs, attribute)
 ladder_gaps = ladder.gaps(ladder_runs, attribute)
 lengths = sorted(ladder_runs["steps"].unique())
-seeds_at = ladder_runs[ladder_runs["condition"] != sweep.UNTRAINED].groupby("steps")["seed"].nunique()
+seeds_at = (ladder_runs[ladder_runs["condition"] != sweep.UNTRAINED].groupby(["steps", "condition"])["seed"]
+            .nunique().groupby("steps").min())  # seeds every condition has finished
 schedules = " or ".join(f"{n:,}" for n in lengths) + " steps (one run per length, each with its own schedule)"
 exhibits.figure(ladder.length_chart(ladder.length_frame(ladder_runs, attribute), findings.read_means(),
                                     attribute=attribute),

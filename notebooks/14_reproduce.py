@@ -88,12 +88,12 @@ display(Markdown(
     "or one unit of the last digit it is shown with. The test suite checks this on every machine: it executes "
     "two fixed-encoder chapters and the report on an older float path (SSE4 kernels) and compares them with "
     "these pages (`tests/paper/test_chapters_agree.py`); on a machine whose own path differs it compares "
-    "every chapter so, instead of nbval's exact comparison. Two chapters do not yet agree off the pinned path "
-    "(measured on the SSE4 path): the [training chapter](04_training.html), because the procedural scenes render a "
-    "handful of pixel values one level apart there, so the committed training records no longer match that "
-    "machine's scenes and are counted stale; and the [compression chapter](07_compression.html), because PCA to 512 "
-    "dimensions keeps directions beyond the vectors' rank, rounding noise that the standardized probe scales up, "
-    "so its balanced accuracy moves by about a point and a half."))
+    "every chapter so, instead of nbval's exact comparison. Two things make the other chapters agree too. The "
+    "procedural scenes render a handful of pixel values one level apart on other float paths, so the sweep notes "
+    "which generator, parameters and float path the training records' scenes came from "
+    "(`data/training/renderings.json`) and accepts records whose scenes differ only so; and PCA sets the "
+    "coordinates beyond the training vectors' numerical rank to zero, since they hold rounding alone, which the "
+    "standardized probe would scale up (the [compression chapter](07_compression.html))."))
 
 # %% [markdown]
 # Pages of the appendix that repeat a chapter with other parameters are *variants*, declared in

@@ -8,9 +8,9 @@ cosine scores are plain dot products:
   (the Matryoshka representation-learning prefix). At ``k = d`` it returns the
   normalized native vectors.
 - :class:`PCACompression` subtracts the training mean, projects onto the top ``k``
-  training principal directions and normalizes. At ``k = d`` it is a rotation of the
-  normalized *centered* vectors, so it preserves their cosines (not the raw ones):
-  centring alone changes neighbours. With ``center=False`` nothing is subtracted and the
+  training principal directions and normalizes. At ``k = d`` (training vectors of full
+  rank) it is a rotation of the normalized *centered* vectors, so it preserves their
+  cosines (not the raw ones): centring alone changes neighbours. With ``center=False`` nothing is subtracted and the
   directions are those of the uncentred second-moment matrix (a truncated SVD of the raw
   training vectors, as scikit-learn's ``TruncatedSVD``); at ``k = d`` that is a rotation
   of the raw vectors and keeps every cosine.
@@ -19,7 +19,7 @@ Principal directions come from the float64 scatter matrix of the training vector
 their mean (or about the origin), by ``eigh``, ordered by decreasing eigenvalue, each
 signed so that its largest-magnitude entry is positive. When the training set has fewer
 than ``d`` independent directions, the trailing ones are an arbitrary orthonormal
-completion.
+completion, which :class:`PCACompression` does not use (it zeroes those coordinates).
 
 :func:`compression_grid` measures every method at every dimension with
 :func:`~embdiag.metrics.suite.evaluate`, plus the overlap of each representation's
@@ -47,8 +47,8 @@ from ..metrics.retrieval import overlap_at_k, precision_at_k, topk
 from ..metrics.suite import evaluate, frozen_classes
 
 __all__ = ["DIMS", "METHODS", "MatryoshkaPrefix", "PCACompression", "centring_effect", "compression_grid",
-           "dims_ladder", "make_compression", "overlap_curve", "principal_axes", "unstandardized_ba",
-           "variance_spectrum"]
+           "dims_ladder", "make_compression", "numerical_rank", "overlap_curve", "principal_axes",
+           "unstandardized_ba", "variance_spectrum"]
 
 DIMS: tuple[int, ...] = (512, 256, 128)
 """The study's compression targets, declared before any measurement."""
@@ -94,6 +94,13 @@ def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
             _AXES_CACHE.pop(next(iter(_AXES_CACHE)))
         _AXES_CACHE[key] = out
     return _AXES_CACHE[key]
+
+
+def numerical_rank(variances) -> int:
+    """How many of the decreasing ``variances`` exceed :data:`RANK_TOL` times the largest (0
+    when the largest is 0): the directions the vectors span, the rest being rounding."""
+    lam = np.asarray(variances, dtype=np.float64)
+    return int(np.sum(lam > RANK_TOL * lam[0])) if lam.size and lam[0] > 0 else 0
 
 
 def _principal_axes(X: np.ndarray, center: bool = True):
@@ -165,10 +172,13 @@ class PCACompression(_Fitted):
     ``center=False`` fixes ``mean_`` at zero and takes the directions of the uncentred
     second-moment matrix (see :func:`principal_axes`): at ``k = d`` it is then a
     rotation of the normalized raw vectors, which keeps every cosine, whereas the
-    centred projection keeps the cosines of the *centred* vectors. Fitted attributes:
-    ``mean_``, ``components_``, ``explained_variance_`` (k,: eigenvalues of the scatter
-    about ``mean_`` over ``n - 1``), ``n_features_in_``. ``k > d`` raises ``ValueError``;
-    so does a row that projects to zero.
+    centred projection keeps the cosines of the *centred* vectors. Directions beyond the
+    training vectors' numerical rank (:func:`numerical_rank`) carry rounding alone, which
+    differs between machines' float paths; their rows of ``components_`` are zero, so those
+    coordinates are exactly 0 and no probe scales noise up. Fitted attributes: ``mean_``,
+    ``components_``, ``explained_variance_`` (k,: eigenvalues of the scatter about ``mean_``
+    over ``n - 1``, 0 beyond the rank), ``rank_``, ``n_features_in_``. ``k > d`` raises
+    ``ValueError``; so does a row that projects to zero.
     """
 
     def __init__(self, k: int, center: bool = True):
@@ -184,7 +194,10 @@ class PCACompression(_Fitted):
         if k > X.shape[1]:
             raise ValueError(f"k: must be at most the dimension d = {X.shape[1]}, got {k}")
         mean, V, lam = principal_axes(X, center=bool(self.center))
+        self.rank_ = numerical_rank(lam)
         self.mean_, self.components_, self.explained_variance_ = mean.copy(), V[:k].copy(), lam[:k].copy()
+        self.components_[self.rank_:] = 0.0  # rounding-noise directions: their coordinates are zero
+        self.explained_variance_[self.rank_:] = 0.0
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -270,7 +283,8 @@ def variance_spectrum(train, dims, *, center: bool = True) -> pd.DataFrame:
     ``share`` (sum of the top ``dim`` eigenvalues over their total) and ``weakest`` (the
     ``dim``-th eigenvalue over the first: what a standardized probe scales up to unit variance).
     ``attrs["rank"]``: the number of directions whose variance exceeds :data:`RANK_TOL` times the
-    largest (the numerical rank of the training vectors)."""
+    largest (the numerical rank of the training vectors); ``attrs["weakest spanned"]``: the
+    variance of the last of them over the first."""
     # principal_axes computes in float64 from either float dtype: mutants dropping dtype are equivalent
     train = as_matrix(train, "train", min_rows=2, dtype=np.float64)
     dims = _check_dims(dims, train.shape[1])
@@ -281,7 +295,8 @@ def variance_spectrum(train, dims, *, center: bool = True) -> pd.DataFrame:
                          + "); variance shares are undefined")
     out = pd.DataFrame({"dim": dims, "share": [float(lam[:d].sum() / total) for d in dims],
                         "weakest": [float(lam[d - 1] / lam[0]) for d in dims]})
-    out.attrs["rank"] = int(np.sum(lam > RANK_TOL * lam[0]))  # (>=: only at exact equality; equivalent)
+    out.attrs["rank"] = rank = numerical_rank(lam)
+    out.attrs["weakest spanned"] = float(lam[rank - 1] / lam[0])
     return out
 
 

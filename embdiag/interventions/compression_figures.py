@@ -381,8 +381,14 @@ def standardization_text(grid: pd.DataFrame, spectrum: pd.DataFrame, raw_ba: flo
                "PCA keeps" if raw_ba - std >= 0.01 else "so standardization does not explain the loss here")
     rank = spectrum.attrs.get("rank")
     span = (f"The training vectors span {rank} directions (variance above 1e-12 of the largest). " if rank else "")
-    return (f"{span}Principal direction {dim} has {sp.loc[dim, 'weakest']:.1e} of the first one's variance, and "
-            f"a standardized probe rescales it, like every other, to unit variance. Fitted without "
+    if rank and dim > rank:
+        weakest = (f"{representation} keeps those {rank} and sets its other {dim - rank} coordinates to zero: "
+                   f"they would hold rounding alone, which differs between machines' float paths. The weakest "
+                   f"direction it keeps, direction {rank}, has {spectrum.attrs['weakest spanned']:.1e} of the "
+                   f"first one's variance")
+    else:
+        weakest = f"Principal direction {dim} has {sp.loc[dim, 'weakest']:.1e} of the first one's variance"
+    return (f"{span}{weakest}, and a standardized probe rescales it, like every other, to unit variance. Fitted without "
             f"standardization, the probe on {representation} reaches **{raw_ba:.2%}** {_name(attribute)} balanced "
             f"accuracy, against {std:.2%} standardized and {nat:.2%} on the native vectors (standardized), "
             f"{verdict}.")

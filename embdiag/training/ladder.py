@@ -51,16 +51,18 @@ def rungs(profile: str = "cpu", root=None) -> dict[int, str]:
 
 
 def ladder_records(profile: str = "cpu", conditions=CONDITIONS, root=None) -> pd.DataFrame:
-    """The finished, current runs of ``conditions`` and the untrained encoders at every rung, one
-    row per run with ``steps`` (the rung's length; the untrained encoder is the same at every
-    rung and appears at each)."""
+    """The finished, current runs of ``conditions`` and the untrained encoders at every rung where
+    each of ``conditions`` has at least one finished run (a sweep in progress adds its length
+    once its first seed is done), one row per run with ``steps`` (the rung's length; the
+    untrained encoder is the same at every rung and appears at each)."""
     parts = []
     for steps, label in rungs(profile, root).items():
         r = load_records(label, root=root)
         if r.empty:
             continue
         keep = r["condition"].isin([UNTRAINED, *conditions]) & (r["status"] == "ok") & ~r["stale"].astype(bool)
-        parts.append(r[keep].assign(steps=steps))
+        if set(conditions) <= set(r[keep]["condition"]):  # a rung begun is a length once each condition has a run
+            parts.append(r[keep].assign(steps=steps))
     if not parts:
         raise ValueError(f"profile: no training records for {profile!r} (run: embdiag train --profile {profile})")
     return pd.concat(parts, ignore_index=True)

@@ -9,7 +9,11 @@ embeddings stored as float16 offsets from a float32 ``center`` (the training mea
 them with :func:`load_embeddings`). Each seed also gets an untrained reference
 ``untrained-s<seed>``: the step-0 encoder, identical in every condition. The manifest's
 parameters hold the full configuration, the data parameters and :func:`code_digest`, so
-changed settings or training code make a record stale and the sweep reruns it. Complete
+changed settings or training code make a record stale and the sweep reruns it. The data
+parameters hold the digest of the scenes' bytes, and the sweep notes in
+``training/renderings.json`` (:data:`RENDERINGS`) which scene artifacts (generator code and
+parameters) and float path each digest was rendered from: on another float path the same
+generator renders a few pixel values one level apart, and such records are not stale. Complete
 records are skipped; interrupted runs resume from their checkpoint under
 ``cache/training/<label>/`` (not committed).
 
@@ -27,6 +31,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import json
+import os
 import shutil
 import sys
 import time
@@ -38,18 +44,22 @@ from typing import Iterable, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .. import artifacts
+from .. import artifacts, floatpath
+from ..data.procedural import artifact_name, split_params
 from ..metrics.stats import paired_t_interval
 from .conditions import COMPARISONS, CONDITIONS, SEEDS, Condition, condition
 from .config import PROFILES, TrainConfig, profile as get_profile
 from .inputs import ATTRIBUTES, data_params, load_training_data
 
-__all__ = ["UNTRAINED", "RESULT_FILES", "DEVICES", "GPU_SHARE", "code_digest", "run_label", "run_sweep", "load_records", "load_trajectories",
-           "load_embeddings", "paired_seeds", "paired_differences", "paired_table", "add_arguments", "main"]
+__all__ = ["UNTRAINED", "RESULT_FILES", "RENDERINGS", "DEVICES", "GPU_SHARE", "code_digest", "run_label", "run_sweep",
+           "load_records", "load_trajectories", "load_embeddings", "paired_seeds", "paired_differences",
+           "paired_table", "add_arguments", "main"]
 
 UNTRAINED = "Untrained (step 0)"
 RESULT_FILES = ("checkpoint.py", "conditions.py", "config.py", "ema.py", "evaluate.py", "inputs.py", "loop.py",
                 "losses.py", "masks.py", "models.py", "seeding.py")
+#: Under the data root: ``{content digest: {"scenes": [artifact names], "float_path": ...}}``.
+RENDERINGS = "training/renderings.json"
 GEOMETRY = ("total_variance", "mean_cosine", "rankme", "participation_ratio")
 PER_ATTRIBUTE = ("accuracy", "BA", "P@10")
 
@@ -113,10 +123,59 @@ class Task(NamedTuple):
         return _parse_label(self.label)[2]
 
 
+def _scene_names(data: dict) -> list[str]:
+    """The scene artifacts (generator code and parameters in their names) that ``data``, a
+    record's data parameters, reads: train, val, pool."""
+    return [artifact_name(split_params(split, data[f"n_{split}"], seed=data["seed"], image_size=data["source_size"],
+                                       difficulty=data["difficulty"])) for split in ("train", "val", "pool")]
+
+
+def _renderings(root) -> dict:
+    path = Path(root if root is not None else artifacts.data_dir()) / RENDERINGS
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _note_rendering(data: dict, root) -> None:
+    """Record in :data:`RENDERINGS` which scenes and float path ``data["content"]`` was rendered
+    from (once: an existing entry is kept)."""
+    notes = _renderings(root)
+    if data["content"] in notes:
+        return
+    notes[data["content"]] = {"scenes": _scene_names(data), "float_path": floatpath.current()}
+    path = Path(root if root is not None else artifacts.data_dir()) / RENDERINGS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(notes, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def _rendered_elsewhere(stored: dict, params: dict, root) -> bool:
+    """Whether a record made with ``stored`` parameters differs from ``params`` only in the digest
+    of the scenes' bytes, and those scenes came from the same generator and parameters on
+    another float path (per :data:`RENDERINGS`)."""
+    data = stored.get("data")
+    if not isinstance(data, dict) or "content" not in data:
+        return False
+    same = json.loads(json.dumps({**stored, "data": {**data, "content": params["data"]["content"]}}, sort_keys=True))
+    note = _renderings(root).get(data["content"])
+    return (same == json.loads(json.dumps(params, sort_keys=True)) and note is not None
+            and note["scenes"] == _scene_names(params["data"]) and note["float_path"] != floatpath.current())
+
+
+def _load_record(name: str, params: dict, root) -> dict:
+    """``artifacts.load`` of a record, accepting one rendered on another float path
+    (:func:`_rendered_elsewhere`); a stale or corrupt one raises as there."""
+    try:
+        return artifacts.load(name, params, root=root, mmap=True)
+    except artifacts.StaleArtifactError:
+        if not _rendered_elsewhere(artifacts.manifest(name, root=root)["params"], params, root):
+            raise
+        return artifacts.load(name, root=root, mmap=True)
+
+
 def _is_done(task: Task, root) -> bool:
     try:
-        artifacts.load(task.name, _params(task.config(), task.label, task.condition, task.seed, root), root=root,
-                       mmap=True)
+        _load_record(task.name, _params(task.config(), task.label, task.condition, task.seed, root), root)
         return True
     except artifacts.CorruptArtifactError as e:
         print(f"{task.name}: {e}; rerunning", file=sys.stderr)
@@ -239,6 +298,8 @@ def run_sweep(profile: str = "cpu", conditions=None, seeds=None, steps: int | No
     root = str(root) if root is not None else None
     tasks = _tasks(label, conds, [int(s) for s in seeds])
     todo = [t for t in tasks if not _is_done(t, root)]         # also generates and caches the scenes, once
+    for cfg in {t.config().data for t in todo}:
+        _note_rendering(data_params(cfg, root), root)
     say = (lambda msg: print(msg, file=sys.stderr, flush=True)) if progress else (lambda msg: None)
     say(f"sweep {label}: {len(tasks)} runs, {len(tasks) - len(todo)} complete, {len(todo)} to run "
         + (f"on the Ray cluster {cluster}" if cluster is not None else f"on {workers} worker(s)"))
@@ -282,9 +343,8 @@ def load_records(profile: str, root=None) -> pd.DataFrame:
         name = f"training/{profile}/{manifest.parent.name}"
         p = artifacts.manifest(name, root=root_path)["params"]
         try:
-            record = artifacts.load(name, _params(Task(profile, p["condition"], p["seed"]).config(), profile,
-                                                  p["condition"], p["seed"], root), root=root_path,
-                                    mmap=True)["record"]
+            record = _load_record(name, _params(Task(profile, p["condition"], p["seed"]).config(), profile,
+                                                p["condition"], p["seed"], root), root_path)["record"]
             stale = False
         except artifacts.StaleArtifactError:
             record, stale = artifacts.load(name, root=root_path, mmap=True)["record"], True

@@ -40,11 +40,13 @@ from hypothesis import given, settings, strategies as st
 from sklearn.base import clone
 from sklearn.decomposition import PCA, TruncatedSVD
 from sklearn.exceptions import NotFittedError
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from embdiag.interventions.compression import (DIMS, METHODS, MatryoshkaPrefix, PCACompression, centring_effect,
                                                compression_grid, dims_ladder, make_compression, overlap_curve,
-                                               principal_axes, unstandardized_ba, variance_spectrum)
+                                               numerical_rank, principal_axes, unstandardized_ba,
+                                               variance_spectrum, RANK_TOL)
 from embdiag.metrics import overlap_at_k, topk
 from embdiag.interventions.stress import CommonOffset, Contraction, Noise, RankRestriction
 
@@ -112,9 +114,32 @@ def test_principal_axes_are_deterministic_and_ordered():
 
 def test_fewer_training_rows_than_dimensions():
     X, E = _data(0, 5, 20), _data(1, 7, 20)
-    Y = PCACompression(20).fit(X).transform(E)  # completed basis: still a rotation
-    C = _unit(E - X.mean(axis=0))
+    pca = PCACompression(20).fit(X)  # 5 centred rows span 4 directions: the other 16 are zero
+    assert pca.rank_ == 4 and not pca.components_[4:].any() and not pca.explained_variance_[4:].any()
+    Y = pca.transform(E)  # an isometry of the part of E - mean in the training span
+    Q = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[2][:4]
+    C = _unit((E - X.mean(axis=0)) @ Q.T @ Q)
     np.testing.assert_allclose(Y @ Y.T, C @ C.T, atol=1e-12)
+    np.testing.assert_array_equal(Y[:, 4:], 0.0)
+
+
+def test_rounding_noise_directions_are_dropped_whatever_the_float_path():
+    # vectors of rank 3 in 8 dimensions, stored in float32: the 5 empty directions hold rounding
+    rng = np.random.default_rng(3)
+    X = (rng.normal(size=(60, 3)) @ rng.normal(size=(3, 8))).astype(np.float32)
+    other = X + 1e-12 * rng.normal(size=X.shape)  # the same vectors through another float path
+    pca, pca_other = PCACompression(8).fit(X), PCACompression(8).fit(other)
+    assert pca.rank_ == pca_other.rank_ == numerical_rank(principal_axes(X)[2]) == 3
+    # what a standardized probe sees: the empty directions would be scaled up to unit variance
+    seen, seen_other = (StandardScaler().fit_transform(p.transform(X)) for p in (pca, pca_other))
+    np.testing.assert_allclose(np.abs(seen), np.abs(seen_other), atol=1e-6)
+    np.testing.assert_array_equal(seen[:, 3:], 0.0)
+
+
+def test_numerical_rank_counts_directions_above_the_tolerance():
+    assert numerical_rank([4.0, 1.0, 4.0 * RANK_TOL, 0.0]) == 2
+    assert numerical_rank([4.0, 1.0, 4.0 * RANK_TOL * 1.5]) == 3
+    assert numerical_rank([0.0, 0.0]) == 0 and numerical_rank([]) == 0
 
 
 @pytest.mark.parametrize("cls", [MatryoshkaPrefix, PCACompression])

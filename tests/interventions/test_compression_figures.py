@@ -179,11 +179,14 @@ def test_texts_read_their_numbers_from_the_tables():
     with pytest.raises(ValueError, match="probes=False"):
         F.largest_loss(g.drop(columns=[c for c in g.columns if c.endswith(" BA")]), "MRL 128")
     spectrum = pd.DataFrame({"dim": [512, 256, 128], "share": [1.0, 1.0, 0.9997], "weakest": [1e-16, 1e-9, 3e-5]})
-    spectrum.attrs["rank"] = 257
+    spectrum.attrs.update({"rank": 257, "weakest spanned": 6e-7})
     text = F.standardization_text(g, spectrum, 0.61, "PCA 512", "weather")
     assert "span 257 directions" in text and "**61.00%** weather" in text
     assert "59.00% standardized and 60.00% on the native" in text
-    assert "direction 512 has 1.0e-16" in text and "not from what PCA keeps" in text
+    assert "other 255 coordinates to zero" in text and "direction 257, has 6.0e-07" in text
+    assert "not from what PCA keeps" in text
+    spectrum.attrs["rank"] = 512
+    assert "direction 512 has 1.0e-16" in F.standardization_text(g, spectrum, 0.61, "PCA 512", "weather")
     assert "does not explain" in F.standardization_text(g, spectrum, 0.595, "PCA 512", "weather")
     html = F.spectrum_table(spectrum).to_html()
     assert "share of training variance left out" in html and "3.0e-04" in html

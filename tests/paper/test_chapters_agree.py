@@ -1,6 +1,7 @@
 """Executed chapters agree with the committed ones on another float path, within tolerance.
 
-Three chapters (two of design B and the report) are executed on an older x86-64 float path
+Four chapters (three of design B and the report) and the training chapter, with procedural
+scenes rendered afresh, are executed on an older x86-64 float path
 (SSE4 kernels in numpy, ATen, oneDNN, OpenBLAS and MKL, FAISS without SIMD) and compared with the committed
 notebooks by :func:`embdiag.paper.agreement.compare`: every word and verdict exactly, every
 number within the declared tolerance. On a machine whose own float path is not the committed
@@ -8,6 +9,9 @@ one, every chapter is compared so (nbval's exact comparison is skipped there, se
 """
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -26,17 +30,7 @@ OTHER_PATH = {
     "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
     "FAISS_SIMD_LEVEL": "NONE",
 }
-CROSS_PATH = ("06_stress_tests", "08_neighbour_stability", "15_report")
-#: Chapters known not to agree off the pinned path (measured on the SSE4 path above), with why.
-KNOWN = {
-    "04_training": "the procedural scenes render 5 of 12,079,104 validation pixel values one level apart, so "
-                   "the training records' data digest does not match this machine's scenes: the chapter counts "
-                   "every record stale",
-    "07_compression": "PCA 512 keeps ~255 directions beyond the vectors' rank, pure rounding noise that the "
-                      "standardized probe scales up to unit variance: its balanced accuracy moves by ~1.4 points "
-                      "and the sentence naming the attribute PCA loses most changes",
-    "07_compression_vit": "as 07_compression (PCA 512 on vectors of rank ~129)",
-}
+CROSS_PATH = ("06_stress_tests", "07_compression", "08_neighbour_stability", "15_report")
 
 
 def _execute(name: str, tmp_path):
@@ -67,8 +61,28 @@ def test_chapter_agrees_on_another_float_path(name, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n], strict=True))
-                                  if n in KNOWN else n for n in sorted(pipeline.executed())])
+@pytest.mark.skipif(not floatpath.supported(), reason="simulates another x86-64 float path")
+def test_training_chapter_agrees_with_scenes_rendered_on_another_float_path(tmp_path, monkeypatch):
+    """The committed training records against procedural scenes rendered afresh on the other path
+    (a data root whose cache is empty; every committed artifact linked in)."""
+    root = tmp_path / "data"
+    root.mkdir()
+    for entry in (pipeline.REPO / "data").iterdir():
+        if entry.name != "cache":
+            (root / entry.name).symlink_to(entry.resolve())
+    for key in floatpath.PINNED:
+        monkeypatch.delenv(key, raising=False)
+    for key, value in {**OTHER_PATH, "EMBDIAG_DATA": str(root)}.items():
+        monkeypatch.setenv(key, value)
+    # render the scenes first, as the data chapter does before this one in a fresh clone's `make book`
+    subprocess.run([sys.executable, "-c", "from embdiag.training import config, inputs; "
+                    "inputs.content_digest(config.profile('cpu').data)"], check=True)
+    assert len(list((root / "cache").glob("scenes-*"))) == 3
+    _check("04_training", _execute("04_training", tmp_path / "book"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(pipeline.executed()))
 def test_chapter_agrees_within_tolerance(name, tmp_path):
     if pipeline.committed_float_paths() == {floatpath.current()}:
         pytest.skip("this machine runs the committed float path: nbval compares the chapter exactly")

@@ -22,6 +22,20 @@ def test_rungs_are_the_profile_and_its_step_overrides_shortest_first(tmp_path):
         ladder.rungs("gpu", tmp_path)
 
 
+def test_a_rung_begun_is_a_length_once_each_condition_has_a_run(tmp_path, monkeypatch):
+    for name in ("cpu", "cpu-steps3200"):
+        (tmp_path / "training" / name).mkdir(parents=True)
+    begun = _records({3200: -0.05}).drop(columns="steps")
+    by_label = {"cpu": _records({800: -0.05}).drop(columns="steps")}
+    monkeypatch.setattr(ladder, "load_records", lambda label, root=None: by_label[label].assign(stale=False))
+    conditions = (EMA, CONTROL)
+    for sofar in ([UNTRAINED], [UNTRAINED, EMA]):
+        by_label["cpu-steps3200"] = begun[begun["condition"].isin(sofar)]
+        assert ladder.ladder_records("cpu", conditions, root=tmp_path)["steps"].unique().tolist() == [800]
+    by_label["cpu-steps3200"] = begun[(begun["condition"] == UNTRAINED) | (begun["seed"] == 0)]
+    assert ladder.ladder_records("cpu", conditions, root=tmp_path)["steps"].unique().tolist() == [800, 3200]
+
+
 def _records(gap_by_length: dict, seeds=(0, 1, 2)) -> pd.DataFrame:
     """EMA at 0.85 accuracy, the control ``gap`` below it (plus a seed offset), untrained 0.83."""
     rows = []

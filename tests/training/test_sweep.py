@@ -138,8 +138,53 @@ def test_two_spawned_workers(tmp_path):
     df = run_sweep("tiny", conditions=["EMA reference", "Contracted control"], seeds=[0], steps=4, workers=2,
                    root=tmp_path, progress=False)
     assert (df["status"] == "ok").all() and len(df) == 3
-    assert os.listdir(tmp_path / "training") == ["tiny-steps4"]
+    assert sorted(os.listdir(tmp_path / "training")) == ["renderings.json", "tiny-steps4"]
     here = run_sweep("tiny", conditions=["EMA reference", "Contracted control"], seeds=[0], steps=4, workers=1,
                      root=tmp_path / "here", progress=False)
     timings = ["train_seconds", "eval_seconds", "seconds_per_step", "wall_seconds", "resumed_from"]
     pd.testing.assert_frame_equal(df.drop(columns=timings), here.drop(columns=timings))  # one thread either way
+
+
+def _render_one_pixel_apart(root):
+    """Re-cache the tiny profile's val scenes with one pixel value one level off, as another
+    float path renders them; returns the content digest before."""
+    from embdiag.data.procedural import artifact_name, split_params
+    from embdiag.training import inputs
+
+    data = config.PROFILES["tiny"].data
+    before = inputs.content_digest(data, str(root))
+    params = split_params("val", data.n_val, seed=data.seed, image_size=data.source_size, difficulty=data.difficulty)
+    name = artifact_name(params)
+    arrays = {k: np.array(v) for k, v in artifacts.load(name, params, root=root).items()}
+    arrays["images"][0, 0, 0, 0] ^= 1
+    artifacts.save(name, arrays, params, root=root)
+    inputs.content_digest.cache_clear()
+    assert inputs.content_digest(data, str(root)) != before
+    return before
+
+
+def test_records_rendered_on_another_float_path_are_not_stale(tmp_path, monkeypatch):
+    run_sweep("tiny", conditions=["SIGReg"], seeds=[2], workers=1, root=tmp_path, progress=False)
+    made = _render_one_pixel_apart(tmp_path)
+    notes = sweep._renderings(tmp_path)
+    assert list(notes) == [made] and notes[made]["float_path"] == sweep.floatpath.current()
+    assert len(notes[made]["scenes"]) == 3
+    # on the float path the records were made on, other bytes mean other scenes: stale
+    assert load_records("tiny", root=tmp_path)["stale"].all()
+    # on another float path, the same generator and parameters: the records hold
+    monkeypatch.setattr(sweep.floatpath, "current", lambda env=None: "native aarch64")
+    assert not load_records("tiny", root=tmp_path)["stale"].any()
+    before = _mtimes(tmp_path)
+    run_sweep("tiny", conditions=["SIGReg"], seeds=[2], workers=1, root=tmp_path, progress=False)
+    assert _mtimes(tmp_path) == before
+    # an edited generator is another generator, whatever the float path
+    monkeypatch.setattr(sweep, "artifact_name", lambda params: "cache/scenes-edited")
+    assert load_records("tiny", root=tmp_path)["stale"].all()
+
+
+def test_a_rendering_without_a_note_is_stale(tmp_path, monkeypatch):
+    run_sweep("tiny", conditions=["SIGReg"], seeds=[3], workers=1, root=tmp_path, progress=False)
+    _render_one_pixel_apart(tmp_path)
+    (tmp_path / sweep.RENDERINGS).unlink()
+    monkeypatch.setattr(sweep.floatpath, "current", lambda env=None: "native aarch64")
+    assert load_records("tiny", root=tmp_path)["stale"].all()
