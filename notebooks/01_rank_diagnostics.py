@@ -116,7 +116,7 @@ display(Markdown(f"**Data used here:** {source}." + (" The worked example above 
 exhibits.table(
     rank_figures.summary_table(variants).style.format(
         {"total variance": "{:.4g}", "mean cosine": "{:.4f}", "RankMe": "{:.2f}", "participation ratio": "{:.2f}"}),
-    name="invariances",
+    name="invariances", extremes=False,  # which change moves which measure, not a ranking of the rows
     caption=f"Total variance, mean cosine, RankMe and participation ratio of the original matrix, the matrix scaled "
             f"by c = {scale:g}, moved by a common offset of norm {offset_norm:g}, and centred. Data: {source}. "
             "Exact computations on one matrix; no uncertainty applies.")

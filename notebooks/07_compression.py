@@ -169,7 +169,7 @@ display(Markdown(figures.retrieval_text(grid, centring, k)))
 # PCA without standardization, for the attribute that PCA loses most (one extra probe fit):
 
 # %%
-exhibits.table(figures.spectrum_table(spectrum), name="spectrum",
+exhibits.table(figures.spectrum_table(spectrum), name="spectrum", extremes=False,  # decreasing in k by definition
                caption=f"For each number k of principal directions kept: the share of the training vectors' "
                        f"(centred) variance that they leave out, and the variance of direction k relative to the "
                        f"first. Training vectors of {vectors.source}. Exact eigenvalues, no uncertainty.")

@@ -175,7 +175,7 @@ exhibits.figure(figures.intervals_chart(changes, study), name="changes-with-inte
                         f"with its printed intervals for Hit@10 only. {on_data}")
 
 # %%
-exhibits.table(figures.changes_table(changes), name="changes",
+exhibits.table(figures.changes_table(changes), name="changes", extremes=False,  # rows hold different metrics
                caption=f"Per representation, direction and metric: native and compressed values (percent), their "
                        f"difference (pp) and its {boot}. {on_data}")
 
@@ -196,7 +196,7 @@ display(Markdown(figures.changes_statement(changes, result, study)))
 # zero is left out (the table shows it).
 
 # %%
-exhibits.table(figures.control_table(control), name="shuffled-control",
+exhibits.table(figures.control_table(control), name="shuffled-control", extremes=False,  # rows: different metrics
                caption=f"The shuffled-correspondence control on the native vectors, per direction and metric "
                        f"(percent): the real value, the value after one seeded shuffle of the image–caption "
                        f"correspondence (seed {seed}), its exact chance level, and the 2.5th and 97.5th percentiles "
@@ -219,7 +219,7 @@ display(Markdown(figures.control_statement(control, result, study)))
 # encoder named above, so the levels are not comparable number for number; the pattern is.
 
 # %%
-exhibits.table(figures.side_by_side(result, study), name="study-vs-this-run",
+exhibits.table(figures.side_by_side(result, study), name="study-vs-this-run", extremes=False,  # metrics as rows
                caption=f"Every metric of the study's table per representation (percent): {published} beside this "
                        f"run's, – where the study has no such representation. This run: {vectors.source}. {exact}")
 

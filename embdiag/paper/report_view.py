@@ -96,6 +96,7 @@ def section(report: Report, name: str, source: str) -> list:
             f"with each measure's chance floor (grey tick). {on} One probe split and one query sample, no "
             "interval.")))
         parts.append(exhibits.table(table.set_index(["representation", "attribute"]), name="report-labels-table", **mark,
+                                    extremes=[c for c in ("probe_ba", f"p@{k}") if c in table] or False,  # no floors
                                     caption=f"The values of the figure with their floors. {on}"))
         support = report.tables.get("support")
         if support is not None:
@@ -118,7 +119,8 @@ def section(report: Report, name: str, source: str) -> list:
             "bootstrap interval over the searched queries (line); the dashed line is no change. "
             f"{on}")))
         parts.append(exhibits.table(table.set_index(["metric", "attribute", "condition"]),
-                                    name="report-relevance-table", **mark, caption=(
+                                    name="report-relevance-table", **mark, extremes=False,  # rows: metrics
+                                    caption=(
             f"The changes with their intervals (low, high) and the number of queries. {on}")))
     elif name == "stress":
         parts.append(exhibits.table(table.set_index(["intervention", "severity"]), name="report-stress", **mark,
