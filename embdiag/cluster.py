@@ -151,7 +151,8 @@ def check_shared(folder) -> None:
     try:
         nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
         sees = ray.remote(_sees)
-        problems = ray.get([sees.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
+        problems = ray.get([sees.options(num_cpus=0,
+                                         scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
                             .remote(str(probe), token) for node in nodes])
     finally:
         probe.unlink(missing_ok=True)

@@ -40,8 +40,8 @@ def test_native_turns_the_pin_off_and_a_bad_value_is_named():
 
 def test_the_level_is_avx2_in_every_library():
     assert floatpath.LEVEL == "x86-64-v3" and floatpath.PINNED["ATEN_CPU_CAPABILITY"] == "avx2"
-    assert floatpath.PINNED["ONEDNN_MAX_CPU_ISA"] == floatpath.PINNED["MKL_CBWR"] == floatpath.PINNED["FAISS_SIMD_LEVEL"] \
-        == "AVX2"
+    assert (floatpath.PINNED["ONEDNN_MAX_CPU_ISA"] == floatpath.PINNED["MKL_CBWR"]
+            == floatpath.PINNED["FAISS_SIMD_LEVEL"] == "AVX2")
     assert "X86_V4" in floatpath.PINNED["NPY_DISABLE_CPU_FEATURES"].split()
     threads = {floatpath.PINNED[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
     assert threads == {str(floatpath.THREADS)}

@@ -127,7 +127,8 @@ def bad_rows(X, start: int = 0, stop: int | None = None) -> tuple[np.ndarray, np
 def refuse_bad_rows(bad: np.ndarray, zero: np.ndarray, where: str) -> None:
     """Raise :class:`InputError` for NaN/inf rows, then for all-zero rows (count and first index)."""
     if bad.size:
-        raise InputError(f"{where}: contains NaN or infinite values ({bad.size} bad row(s), first at index {bad.min()})")
+        raise InputError(f"{where}: contains NaN or infinite values ({bad.size} bad row(s), "
+                         f"first at index {bad.min()})")
     if zero.size:
         raise InputError(f"{where}: {zero.size} zero-norm row(s) (first at index {zero.min()}); cosine is undefined")
 

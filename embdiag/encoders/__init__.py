@@ -34,7 +34,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "CaptionVectors", "DIMS", "DualConfig", "DualEncoder", "Encoder", "HuggingFaceEncoder", "LabelledVectors", "REFERENCE_NAMES", "ROLES",
-    "ReferenceEncoder", "TrainConfig", "WordTokenizer", "caption_vectors", "clip_loss", "driving_vectors", "embed", "load_encoder",
-    "load_huggingface", "load_reference", "matryoshka_loss", "prefix", "read_labelled_vectors", "train_reference",
+    "CaptionVectors", "DIMS", "DualConfig", "DualEncoder", "Encoder", "HuggingFaceEncoder", "LabelledVectors",
+    "REFERENCE_NAMES", "ROLES", "ReferenceEncoder", "TrainConfig", "WordTokenizer", "caption_vectors", "clip_loss",
+    "driving_vectors", "embed", "load_encoder", "load_huggingface", "load_reference", "matryoshka_loss", "prefix",
+    "read_labelled_vectors", "train_reference",
 ]

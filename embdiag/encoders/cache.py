@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import artifacts
+from .._validate import check_int
 from ..data import Dataset
 from .protocol import Encoder, check_role, unit_rows
 
@@ -37,8 +38,9 @@ def prefix(Z: np.ndarray, dim: int | None) -> np.ndarray:
     """The first ``dim`` coordinates of each row, re-normalised (``None``: unchanged)."""
     if dim is None:
         return Z
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or not 1 <= dim <= Z.shape[1]:
-        raise ValueError(f"dim: expected an integer in 1..{Z.shape[1]} or None, got {dim!r}")
+    dim = check_int(dim, "dim", minimum=1)
+    if dim > Z.shape[1]:
+        raise ValueError(f"dim: must be at most the dimension {Z.shape[1]}, got {dim}")
     return unit_rows(Z[:, :dim])
 
 

@@ -15,6 +15,8 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from .._validate import check_int
+
 ROLES: tuple[str, ...] = ("query", "document")
 
 
@@ -57,9 +59,7 @@ def check_texts(texts) -> list[str]:
 
 
 def check_batch_size(batch_size) -> int:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size: expected a positive integer, got {batch_size!r}")
-    return int(batch_size)
+    return check_int(batch_size, "batch_size", minimum=1)
 
 
 def unit_rows(Z) -> np.ndarray:

@@ -4,8 +4,9 @@
 (weather, scene, time of day) from an encoder on the procedural driving scenes or on a
 BDD100K folder, or read from a user's ``vectors_path`` (n x d: ``.npy``, ``.npz``,
 ``.parquet`` or ``.safetensors``) and ``labels_path`` (CSV or parquet: a ``split`` column,
-``train`` or ``val``, and one column per attribute). :func:`caption_vectors` gives the caption study's image vectors and its
-captions embedded in both roles, from the procedural caption groups or a COCO folder.
+``train`` or ``val``, and one column per attribute). :func:`caption_vectors` gives the caption
+study's image vectors and its captions embedded in both roles, from the procedural caption
+groups or a COCO folder.
 ``caption_vectors`` also reads a user's ``.npz`` (``vectors_path``) with arrays ``images``
 (n x d), ``queries`` (m x d), optional ``documents`` (m x d; default: the queries), ``group``
 (m integers: the image of each caption) and optional ``categories`` (n x c, bool).
@@ -24,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from .._validate import as_matrix
 from ..data import load_dataset
@@ -195,7 +195,8 @@ def read_caption_vectors(vectors_path) -> CaptionVectors:
         raise ValueError(f"documents: {documents.shape[0]} rows, queries have {queries.shape[0]}")
     group = np.asarray(arrays["group"])
     if group.shape != (queries.shape[0],) or not np.issubdtype(group.dtype, np.integer):
-        raise ValueError(f"group: expected {queries.shape[0]} integers (one per caption), got {group.dtype} {group.shape}")
+        raise ValueError(f"group: expected {queries.shape[0]} integers (one per caption), "
+                         f"got {group.dtype} {group.shape}")
     if group.min() < 0 or group.max() >= len(images):
         raise ValueError(f"group: image indices must lie in 0..{len(images) - 1}")
     lonely = np.setdiff1d(np.arange(len(images)), group)

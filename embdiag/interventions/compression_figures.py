@@ -25,8 +25,8 @@ from .._project import published_dir
 __all__ = [
     "ATTRIBUTE_NAMES", "AXIS_PP", "CRITERIA", "LOSS_PP", "NEAR_PP", "attributes_of", "centring_table",
     "centring_text", "change_caption", "change_chart", "changes", "evaluate_criteria", "findings", "findings_table",
-    "largest_loss", "overlap_chart", "overlap_text", "prefix_note", "read_study", "results_frame", "results_table", "retrieval_text",
-    "schematic_chart", "spectrum_table", "standardization_text", "summary",
+    "largest_loss", "overlap_chart", "overlap_text", "prefix_note", "read_study", "results_frame", "results_table",
+    "retrieval_text", "schematic_chart", "spectrum_table", "standardization_text", "summary",
 ]
 
 #: Display names of the driving attributes, in the study's column order.
@@ -345,7 +345,7 @@ def overlap_text(curve: pd.DataFrame, k: int = 10, trained_prefixes=None) -> str
         on = [d for d in mrl.index if d in set(trained_prefixes) and d < top]
         off = [d for d in mrl.index if d not in set(trained_prefixes) and min(on or [0]) < d < top]
         if on and off:
-            lines.append(f"- The prefix keeps more at the lengths the encoder was trained at ("
+            lines.append("- The prefix keeps more at the lengths the encoder was trained at ("
                          + ", ".join(f"{d}: {mrl[d]:.3f}" for d in on) + ") than in between ("
                          + ", ".join(f"{d}: {mrl[d]:.3f}" for d in off) + ").")
     return "\n".join(lines)
@@ -388,10 +388,10 @@ def standardization_text(grid: pd.DataFrame, spectrum: pd.DataFrame, raw_ba: flo
                    f"first one's variance")
     else:
         weakest = f"Principal direction {dim} has {sp.loc[dim, 'weakest']:.1e} of the first one's variance"
-    return (f"{span}{weakest}, and a standardized probe rescales it, like every other, to unit variance. Fitted without "
-            f"standardization, the probe on {representation} reaches **{raw_ba:.2%}** {_name(attribute)} balanced "
-            f"accuracy, against {std:.2%} standardized and {nat:.2%} on the native vectors (standardized), "
-            f"{verdict}.")
+    return (f"{span}{weakest}, and a standardized probe rescales it, like every other, to unit variance. "
+            f"Fitted without standardization, the probe on {representation} reaches **{raw_ba:.2%}** "
+            f"{_name(attribute)} balanced accuracy, against {std:.2%} standardized and {nat:.2%} on the native "
+            f"vectors (standardized), {verdict}.")
 
 
 def prefix_note(trained_prefixes, dims) -> str:
@@ -508,5 +508,5 @@ def summary(verdicts: pd.DataFrame) -> str:
     lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here ({r['criterion']}): "
              f"{r['this run']}." if pd.notna(r["reproduces"]) else f"- *{r['finding']}*: not measured in this run."
              for _, r in verdicts.iterrows()]
-    return (f"{int(measured['reproduces'].astype(bool).sum())} of {len(measured)} measured findings hold in this run:\n\n"
-            + "\n".join(lines))
+    return (f"{int(measured['reproduces'].astype(bool).sum())} of {len(measured)} measured findings hold "
+            "in this run:\n\n" + "\n".join(lines))

@@ -396,7 +396,8 @@ def severe_frame(results: StressResults, attribute: str | None = None, study: pd
         rows.append(cells)
     rows.append([np.nan, np.nan] * (len(STUDY_COLUMNS) - 1) + [
         _number(study.loc["random-neighbour floor", "weather_p_at_10_pct"]), 100 * results.floors[attribute]])
-    this_run = [UNCHANGED] + [f"{_condition(results, n)}, s = {_sev(s)}" for n in order[1:]] + ["random-neighbour floor"]
+    this_run = ([UNCHANGED] + [f"{_condition(results, n)}, s = {_sev(s)}" for n in order[1:]]
+                + ["random-neighbour floor"])
     index = pd.MultiIndex.from_arrays([[STUDY_NAMES[n] for n in order] + ["random-neighbour floor"], this_run],
                                       names=["study's condition", "this run"])
     return pd.DataFrame(rows, index=index, columns=pd.MultiIndex.from_tuples(columns), dtype=float)

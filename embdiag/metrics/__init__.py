@@ -13,8 +13,8 @@ from .stats import paired_bootstrap, paired_t_interval
 from .suite import evaluate, frozen_classes
 
 __all__ = [
-    "LinearProbe", "balanced_accuracy", "boundary_margin", "eligible_classes", "evaluate", "fit_probes", "frozen_classes",
-    "hit_at_k", "majority_floor", "mean_cosine", "overlap_at_k", "paired_bootstrap", "paired_t_interval",
-    "participation_ratio", "precision_at_k", "random_floor", "rankme", "recall_at_k", "summary", "topk",
-    "total_variance",
+    "LinearProbe", "balanced_accuracy", "boundary_margin", "eligible_classes", "evaluate", "fit_probes",
+    "frozen_classes", "hit_at_k", "majority_floor", "mean_cosine", "overlap_at_k", "paired_bootstrap",
+    "paired_t_interval", "participation_ratio", "precision_at_k", "random_floor", "rankme", "recall_at_k", "summary",
+    "topk", "total_variance",
 ]

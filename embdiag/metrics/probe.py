@@ -52,7 +52,8 @@ def balanced_accuracy(y_true, y_pred, classes) -> float:
         mask = y_true == c
         if not mask.any():
             # (np.unique yields numpy scalars: hasattr is always true; kept for safety)
-            raise ValueError(f"classes: class {c.item() if hasattr(c, 'item') else c!r} has no samples in y_true; its recall is undefined")
+            raise ValueError(f"classes: class {c.item() if hasattr(c, 'item') else c!r} has no samples in y_true; "
+                             "its recall is undefined")
         recalls.append(np.mean(y_pred[mask] == c))
     return float(np.mean(recalls))
 

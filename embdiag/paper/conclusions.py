@@ -92,5 +92,6 @@ def summary(verdicts: pd.DataFrame) -> str:
     text = (f"Of the {int(t['declared'].sum())} declared findings, this run measures "
             f"{int(t['measured here'].sum())} and {int(t['hold here'].sum())} hold ({parts}).")
     if len(failed):
-        text += " Not holding here: " + "; ".join(f"*{r['finding']}* ({r['section']})" for _, r in failed.iterrows()) + "."
+        text += " Not holding here: " + "; ".join(f"*{r['finding']}* ({r['section']})"
+                                                   for _, r in failed.iterrows()) + "."
     return text

@@ -18,6 +18,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from .._validate import check_int
 from ..training.conditions import CONDITIONS, Condition, condition as condition_named
 
 __all__ = ["COMPONENTS", "step_components", "step_table", "four_properties", "jepa_step"]
@@ -383,10 +384,9 @@ def four_properties(seed: int = 0) -> alt.ConcatChart:
     drawn four times, 2 x 2: its spread and principal axes (distribution), its classes and a
     linear boundary (labels), a query's exact top-3 before and after a small change of every
     vector (identity), and which of a query's top-3 share its label (relevance). Panels are
-    titled with the property and its question (in the wording of the cover, notebooks/00_cover.py). An illustration, not data."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
-    z, labels = _points(int(seed))
+    titled with the property and its question (in the wording of the cover,
+    notebooks/00_cover.py). An illustration, not data."""
+    z, labels = _points(check_int(seed, "seed", minimum=0))
     half_x = 1.12 * max(np.abs(z[:, 0]).max(), np.abs(z[:, 1]).max() * PANEL_W / PANEL_H)
     half_y = half_x * PANEL_H / PANEL_W  # equal units on both axes, so rings are round
     canvas = _Canvas(half_x, half_y)

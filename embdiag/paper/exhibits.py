@@ -5,7 +5,7 @@
 
 * a caption (``Table: ...`` / ``Figure: ...``), which says what is shown, from which data;
 * for tables, the highest and lowest value of each numeric column marked with the classes
-  :data:`MAX` / :data:`MIN` (``book/_static/embdiag.css`` adds ▲ / ▼, so the marks do not rely
+  :data:`MAX` / :data:`MIN` (``embdiag/static/embdiag.css`` adds ▲ / ▼, so the marks do not rely
   on colour), and a legend in the caption;
 * a CSV download of the data: a ``data:`` link with the CSV percent-encoded, so the site stays
   self-contained, works offline and under any sub-path, and the link cannot go stale;

@@ -27,12 +27,15 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import jupytext
 import nbformat
 
 from .._project import project_root
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 REPO = project_root()
 
@@ -340,7 +343,8 @@ def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAU
                 papermill.execute_notebook(
                     str(layout.notebooks / f"{name}.ipynb"), tmp, parameters=values,
                     cwd=str(out), kernel_name="python3", progress_bar=False, log_output=False,
-                    extra_arguments=["--log-level=CRITICAL"])  # kernel start-up and shutdown chatter is not the user's concern
+                    # kernel start-up and shutdown chatter is not the user's concern
+                    extra_arguments=["--log-level=CRITICAL"])
         except papermill.PapermillExecutionError as e:
             raise ChapterError(f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}") from None
         nb = nbformat.read(tmp, as_version=4)

@@ -95,7 +95,8 @@ def section(report: Report, name: str, source: str) -> list:
             f"Balanced accuracy of a linear probe and P@{k} per label column and representation (dots), "
             f"with each measure's chance floor (grey tick). {on} One probe split and one query sample, no "
             "interval.")))
-        parts.append(exhibits.table(table.set_index(["representation", "attribute"]), name="report-labels-table", **mark,
+        parts.append(exhibits.table(table.set_index(["representation", "attribute"]),
+                                    name="report-labels-table", **mark,
                                     extremes=[c for c in ("probe_ba", f"p@{k}") if c in table] or False,  # no floors
                                     caption=f"The values of the figure with their floors. {on}"))
         support = report.tables.get("support")

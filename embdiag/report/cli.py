@@ -35,13 +35,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._project import project_root
 from ..data.files import InputError, file_records_later, read_labels, read_pairs, read_vectors
 from . import conditions, fail_if
 from .sharded import check_address
 
-#: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`).
-CHAPTER = project_root() / "notebooks" / "15_report.py"
+#: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`),
+#: package data, so that an installed wheel runs it anywhere (``notebooks/15_report.py`` links to it).
+CHAPTER = Path(__file__).resolve().parent / "chapter" / "15_report.py"
 TITLE = "embdiag report"
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
 OK, VIOLATED, BAD_INPUT, FAILED = 0, 1, 2, 3
@@ -80,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare", metavar="VECTORS2", help="a second representation of the same n items (d may differ)")
     p.add_argument("--pairs", metavar="FILE", help="CSV with columns query,target: positives for Hit@k and recall@k "
                    "(row indices, or ids of the labels' 'id' column)")
-    p.add_argument("--queries", metavar="FILE", help="a separate query set (same d as VECTORS) searched against VECTORS")
+    p.add_argument("--queries", metavar="FILE",
+                   help="a separate query set (same d as VECTORS) searched against VECTORS")
     p.add_argument("--compress", metavar="SPEC", default="",
                    help="representations to make and compare, e.g. fp16,int8,pca256,prefix256")
     p.add_argument("--index", metavar="SPEC", default="", help="ANN indexes to compare with exact search: hnsw,ivfpq")
@@ -94,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "auto, ray://HOST:PORT or local[:N] (the numbers equal a local run's)")
     p.add_argument("--fail-if", metavar="EXPR", action="append", default=[], dest="fail_if",
                    help="exit 1 if the rule holds for any row, e.g. 'overlap@10<0.95' (repeatable)")
-    p.add_argument("--out", metavar="DIR", required=True, help="output folder (replaced only when the report is complete)")
+    p.add_argument("--out", metavar="DIR", required=True,
+                   help="output folder (replaced only when the report is complete)")
     return p
 
 
@@ -189,9 +191,9 @@ def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pa
     :func:`~embdiag.data.files.file_record`: name, size and SHA-256, hashed in a background
     thread while the report is measured; :func:`~embdiag.report.measure` waits for it).
     Without ``vectors_path``, the project's cached ``encoder`` embeddings of the procedural
-    driving scenes with their labels (:func:`project_vectors`) and no files. With ``cluster`` (connected: :func:`embdiag.cluster.maybe_connect`)
-    the vector files' check for NaN, inf and zero rows runs as Ray tasks over row shards
-    (:func:`~embdiag.report.sharded.sharded_check`)."""
+    driving scenes with their labels (:func:`project_vectors`) and no files. With ``cluster``
+    (connected: :func:`embdiag.cluster.maybe_connect`) the vector files' check for NaN, inf and
+    zero rows runs as Ray tasks over row shards (:func:`~embdiag.report.sharded.sharded_check`)."""
     if vectors_path is None:
         vectors, labels, source = project_vectors(encoder)
         data = {"vectors": vectors, "labels": labels, "compare": None, "pairs": None, "queries": None}

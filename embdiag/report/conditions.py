@@ -310,9 +310,9 @@ def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[Condition]:
                                  f"({MIN_NBITS}-bit codebooks of {FAISS_ROWS_PER_CENTROID} training rows per "
                                  f"centroid), got {n}")
             desc = (f"FAISS IVF-PQ, nlist={q['nlist']} (round(sqrt(n)), at most 4096), m={q['m']} sub-quantizers "
-                    f"of {d // q['m']} dimensions, {q['nbits']} bits per code, nprobe={q['nprobe']}, trained on a seeded "
-                    f"sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows, built on one "
-                    "thread (reproducible).")
+                    f"of {d // q['m']} dimensions, {q['nbits']} bits per code, nprobe={q['nprobe']}, trained on a "
+                    f"seeded sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows, "
+                    "built on one thread (reproducible).")
             out.append(Condition("ivfpq", "index", desc, {"type": "ivfpq", "seed": seed, **q}))
         else:
             raise InputError(f"--index: unknown item {item!r}; accepted: {_INDEX_FORMS}")

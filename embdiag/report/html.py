@@ -8,7 +8,8 @@ warnings) are dropped. The page carries, inline, the Vega + Vega-Lite + vega-emb
 ``vl-convert-python`` ships for the installed Altair (the bundle
 ``embdiag.paper.charts.bundle_js`` returns, read here from ``vl_convert`` itself because the
 report package does not import ``paper``) and the book's stylesheet
-(``book/_static/embdiag.css``: exhibit captions, extreme marks), so nothing is fetched.
+(``embdiag/static/embdiag.css``, package data that ``book/_static/`` links to: exhibit captions,
+extreme marks), so nothing is fetched.
 Cells tagged ``remove-cell`` are left out, and the outputs of cells tagged ``remove-output``.
 """
 
@@ -22,10 +23,9 @@ from pathlib import Path
 
 import nbformat
 
-from .._project import project_root
 
-#: The book's stylesheet, inlined into every report.
-STYLESHEET = Path("book") / "_static" / "embdiag.css"
+#: The book's stylesheet, inlined into every report (package data).
+STYLESHEET = Path(__file__).resolve().parents[1] / "static" / "embdiag.css"
 #: Output types in order of preference (the first one present is shown).
 MIME_ORDER = ("text/html", "text/markdown", "image/svg+xml", "image/png", "image/jpeg", "text/plain")
 HIDDEN_CELL, HIDDEN_OUTPUT = "remove-cell", "remove-output"
@@ -52,8 +52,7 @@ def _bundle() -> str:
 
 
 def _stylesheet() -> str:
-    path = project_root() / STYLESHEET
-    return path.read_text(encoding="utf-8") if path.is_file() else ""
+    return STYLESHEET.read_text(encoding="utf-8")
 
 
 @functools.lru_cache(maxsize=1)

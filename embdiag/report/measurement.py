@@ -312,7 +312,8 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
             raise InputError(f"--labels: has {len(labels)} row(s), expected {n} (one per vector)")
         if labels.columns.empty:
             raise InputError("--labels: no attribute column")
-        usable = [c for c in labels.columns if len(eligible_classes(labels[c].astype(str).to_numpy(), min_support)) >= 2]
+        usable = [c for c in labels.columns
+                  if len(eligible_classes(labels[c].astype(str).to_numpy(), min_support)) >= 2]
         if not usable:
             raise InputError(f"--labels: too little support: no column has two classes with at least {min_support} "
                              f"items each (columns: {', '.join(map(str, labels.columns))})")
@@ -448,7 +449,8 @@ def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, st
         for key in ("total_variance", "mean_cosine", "rankme", "participation_ratio"):
             metric("geometry", key, name, r[key])
     rows.sort(key=lambda r: r["section"] != "geometry")  # the first section (a stable sort)
-    tables["geometry"] = pd.DataFrame([{"representation": name, **r, "n_rows": len(geo_idx)} for name, r in geo.items()])
+    tables["geometry"] = pd.DataFrame([{"representation": name, **r, "n_rows": len(geo_idx)}
+                                       for name, r in geo.items()])
 
     # -- 2. labels and 4. relevance
     boot = []  # (row, a, b): the relevance intervals, computed together below

@@ -38,7 +38,7 @@ def __getattr__(name):
 __all__ = [
     "COMPARISONS", "CONDITIONS", "MODEL_SIZES", "PROFILES", "SEEDS", "UNTRAINED", "Comparison", "Condition",
     "DataConfig", "Encoder", "MaskConfig", "Masks", "ModelConfig", "Predictor", "Projector", "TrainConfig",
-    "condition", "ema_update", "load_embeddings", "load_records", "load_trajectories", "lr_at", "momentum_at", "paired_differences",
-    "paired_table", "prediction_loss", "profile", "random_directions", "run_label", "run_sweep", "sample_masks",
-    "sigreg", "train",
+    "condition", "ema_update", "load_embeddings", "load_records", "load_trajectories", "lr_at", "momentum_at",
+    "paired_differences", "paired_table", "prediction_loss", "profile", "random_directions", "run_label", "run_sweep",
+    "sample_masks", "sigreg", "train",
 ]

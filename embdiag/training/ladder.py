@@ -22,7 +22,6 @@ import pandas as pd
 
 from .. import artifacts
 from .config import PROFILES
-from .figures import ATTRIBUTE_NAMES
 from .findings import CONTROL, EMA, findings
 from .sweep import UNTRAINED, load_records, paired_seeds
 

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from .. import artifacts, floatpath
+from .._validate import check_int
 from ..data.procedural import artifact_name, split_params
 from ..metrics.stats import paired_t_interval
 from .conditions import COMPARISONS, CONDITIONS, SEEDS, Condition, condition
@@ -58,7 +59,7 @@ __all__ = ["UNTRAINED", "RESULT_FILES", "RENDERINGS", "DEVICES", "GPU_SHARE", "c
 UNTRAINED = "Untrained (step 0)"
 RESULT_FILES = ("checkpoint.py", "conditions.py", "config.py", "ema.py", "evaluate.py", "inputs.py", "loop.py",
                 "losses.py", "masks.py", "models.py", "seeding.py")
-#: Under the data root: ``{content digest: {"scenes": [artifact names], "float_path": ...}}``.
+#: Under the data root: ``{content digest: {"scenes": [[artifact names], ...], "float_path": ...}}``.
 RENDERINGS = "training/renderings.json"
 GEOMETRY = ("total_variance", "mean_cosine", "rankme", "participation_ratio")
 PER_ATTRIBUTE = ("accuracy", "BA", "P@10")
@@ -137,11 +138,14 @@ def _renderings(root) -> dict:
 
 def _note_rendering(data: dict, root) -> None:
     """Record in :data:`RENDERINGS` which scenes and float path ``data["content"]`` was rendered
-    from (once: an existing entry is kept)."""
+    from: the first float path is kept, and scene names are added when an edit of the generator
+    renames the scenes but leaves their bytes (so their digest) unchanged."""
     notes = _renderings(root)
-    if data["content"] in notes:
+    names = _scene_names(data)
+    note = notes.setdefault(data["content"], {"scenes": [], "float_path": floatpath.current()})
+    if names in note["scenes"]:
         return
-    notes[data["content"]] = {"scenes": _scene_names(data), "float_path": floatpath.current()}
+    note["scenes"].append(names)
     path = Path(root if root is not None else artifacts.data_dir()) / RENDERINGS
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -159,7 +163,7 @@ def _rendered_elsewhere(stored: dict, params: dict, root) -> bool:
     same = json.loads(json.dumps({**stored, "data": {**data, "content": params["data"]["content"]}}, sort_keys=True))
     note = _renderings(root).get(data["content"])
     return (same == json.loads(json.dumps(params, sort_keys=True)) and note is not None
-            and note["scenes"] == _scene_names(params["data"]) and note["float_path"] != floatpath.current())
+            and _scene_names(params["data"]) in note["scenes"] and note["float_path"] != floatpath.current())
 
 
 def _load_record(name: str, params: dict, root) -> dict:
@@ -283,22 +287,18 @@ def run_sweep(profile: str = "cpu", conditions=None, seeds=None, steps: int | No
     first). Either way finished runs are skipped, interrupted ones resume from their
     checkpoint (also when Ray retries a run whose worker died) and the records are the same.
     Returns :func:`load_records` of the label."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers: expected a positive integer, got {workers!r}")
+    workers = check_int(workers, "workers", minimum=1)
     if cluster is not None:
         from ..cluster import parse_address
 
         parse_address(cluster)
     label = run_label(profile, steps, device)
     conds = CONDITIONS if conditions is None else tuple(condition(c) for c in conditions)
-    seeds = SEEDS if seeds is None else tuple(seeds)
-    for s in seeds:
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
-            raise ValueError(f"seeds: expected non-negative integers, got {s!r}")
+    seeds = [check_int(s, "seeds", minimum=0) for s in (SEEDS if seeds is None else seeds)]
     root = str(root) if root is not None else None
-    tasks = _tasks(label, conds, [int(s) for s in seeds])
+    tasks = _tasks(label, conds, seeds)
     todo = [t for t in tasks if not _is_done(t, root)]         # also generates and caches the scenes, once
-    for cfg in {t.config().data for t in todo}:
+    for cfg in {t.config().data for t in tasks}:
         _note_rendering(data_params(cfg, root), root)
     say = (lambda msg: print(msg, file=sys.stderr, flush=True)) if progress else (lambda msg: None)
     say(f"sweep {label}: {len(tasks)} runs, {len(tasks) - len(todo)} complete, {len(todo)} to run "

@@ -236,7 +236,8 @@ def test_neighbours_are_scored_in_float64():
     val = float32_near_tie()
     from embdiag.metrics.retrieval import topk
 
-    assert topk(val, val, 1, exclude_self=True)[1][0, 0] != topk(val, val, 1, exclude_self=True, dtype=np.float64)[1][0, 0]
+    assert (topk(val, val, 1, exclude_self=True)[1][0, 0]
+            != topk(val, val, 1, exclude_self=True, dtype=np.float64)[1][0, 0])
     train = np.random.default_rng(7).standard_normal((20, 4))
     t = exact_responses(train, val, (0.5,), k=1)
     assert t[t["identity"] == "top-1 neighbours unchanged (overlap@1)"]["measured"].iloc[0] == 1.0

@@ -759,7 +759,8 @@ def test_k_may_leave_exactly_two_candidates_beyond_it():
     X = _unit(np.random.default_rng(20).standard_normal((30, 8)))
     r = compare_storage(X, STUDY_CONDITIONS[1], k=27)
     assert r.neighbors.shape == (30, 27) and r.k == 27
-    with pytest.raises(ValueError, match=r"^k: must be at most 27 \(the margin ranks k \+ 1 of 29 candidates\), got 28$"):
+    with pytest.raises(ValueError,
+                       match=r"^k: must be at most 27 \(the margin ranks k \+ 1 of 29 candidates\), got 28$"):
         compare_conditions(X, k=28)
     assert compare_conditions(X, [STUDY_CONDITIONS[3]], X[:5], k=3)[0].neighbors.shape == (30, 3)
     with pytest.raises(ValueError, match=r"^k: must be at most 3 \(the margin ranks k \+ 1 of 5 candidates\), got 4$"):
@@ -786,11 +787,14 @@ def test_compare_conditions_names_the_bad_argument():
     nan, zero, tiny = _bad_copies(X)
     cases = [
         (dict(queries=nan), r"^queries: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
-        (dict(queries=X, gallery=nan), r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
+        (dict(queries=X, gallery=nan),
+         r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
         (dict(queries=zero), r"^queries: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
         (dict(queries=X, gallery=zero), r"^gallery: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
-        (dict(queries=X, gallery=tiny, conditions=_F16), r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
-        (dict(queries=tiny, conditions=STUDY_CONDITIONS[1]), r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
+        (dict(queries=X, gallery=tiny, conditions=_F16),
+         r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
+        (dict(queries=tiny, conditions=STUDY_CONDITIONS[1]),
+         r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
         (dict(queries=X, chunk_size=0), r"^chunk_size: must be at least 1, got 0$"),
         (dict(queries=X, chunk_size=2.0), r"^chunk_size: expected an integer, got 2.0$"),
     ]
@@ -1010,10 +1014,13 @@ def test_query_scores_names_the_bad_argument():
     X = rng.standard_normal((10, 4))
     nan, zero, tiny = _bad_copies(X)
     cases = [
-        ((nan, STUDY_CONDITIONS[1], 0), r"^queries: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
-        ((X, STUDY_CONDITIONS[1], 0, nan), r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
+        ((nan, STUDY_CONDITIONS[1], 0),
+         r"^queries: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
+        ((X, STUDY_CONDITIONS[1], 0, nan),
+         r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
         ((zero, STUDY_CONDITIONS[1], 0), r"^queries: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
-        ((X, STUDY_CONDITIONS[1], 0, zero), r"^gallery: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
+        ((X, STUDY_CONDITIONS[1], 0, zero),
+         r"^gallery: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
         ((tiny, STUDY_CONDITIONS[2], 0), r"^queries stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
         ((X, STUDY_CONDITIONS[1], 0, tiny), r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
         ((X, STUDY_CONDITIONS[1], -1), r"^query: must be at least 0, got -1$"),

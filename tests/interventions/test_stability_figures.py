@@ -2,7 +2,6 @@
 
 from dataclasses import replace
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import pytest

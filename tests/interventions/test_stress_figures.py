@@ -12,7 +12,7 @@ from embdiag.metrics.stats import Interval
 
 from embdiag.interventions import stress_figures as sf
 from embdiag.interventions.stress import INTERVENTIONS, n_kept
-from embdiag.metrics import participation_ratio, random_floor, rankme, total_variance
+from embdiag.metrics import random_floor, rankme
 from embdiag.synthetic import labelled_clusters
 
 SEVERITIES = [0.5, 0.99]
@@ -211,7 +211,7 @@ def test_severe_table_layout(results):
     assert t.columns.get_level_values(0).unique().tolist() == ["variance", "mean cosine", "RankMe", "PR",
                                                                "weather BA %", "weather P@5 %"]
     assert t.index.get_level_values(0).tolist()[:5] == list(sf.read_study().index[:5])
-    assert (t.dtypes == float).all()
+    assert (t.dtypes == np.float64).all()
     assert t.loc[("shrink (.99)", "contraction, s = .99"), ("variance", "study")] == 2.5703e-05
     noise = t.loc[("severe noise (.99)", "noise, s = .99")]
     assert noise[("RankMe", "this run")] == results.row("noise", 0.99)["rankme"]

@@ -193,7 +193,8 @@ def test_reduced_basis_is_exact_when_n_below_d():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sk = LogisticRegression(C=0.5, tol=1e-12, max_iter=20_000).fit(X, y)
-    assert objective(ours.coef_, ours.intercept_, X, y, 0.5) <= objective(sk.coef_, sk.intercept_, X, y, 0.5) * (1 + 1e-6)
+    assert (objective(ours.coef_, ours.intercept_, X, y, 0.5)
+            <= objective(sk.coef_, sk.intercept_, X, y, 0.5) * (1 + 1e-6))
     assert np.allclose(ours.coef_, sk.coef_, atol=1e-3 * np.abs(sk.coef_).max())
 
 
@@ -500,7 +501,7 @@ def test_fit_probes_bad_input():
         fit_probes(X[:, 0], {"ok": y})
 
 
-# ----------------------------------------------------------------------------- the validation fits and the refit's start
+# ---------------------------------------------------------------------------- the validation fits and the refit's start
 
 def _case(name):
     """Data for each kind of representation: full rank (identity basis), n < d, rank-deficient
@@ -611,7 +612,8 @@ def test_a_class_with_a_single_sample():
     assert np.allclose(p.coef_ * sc.scale_, coef, rtol=0, atol=1e-6 * np.abs(coef).max())
     g = LinearProbe(Cs=[0.1, 1.0], tol=1e-12).fit(X, y)
     assert g.classes_.tolist() == [0, 1, 2, 3] and np.isfinite(g.coef_).all()
-    assert np.allclose(g.coef_, LinearProbe(Cs=[g.C_], tol=1e-12).fit(X, y).coef_, rtol=0, atol=1e-6 * np.abs(g.coef_).max())
+    assert np.allclose(g.coef_, LinearProbe(Cs=[g.C_], tol=1e-12).fit(X, y).coef_,
+                       rtol=0, atol=1e-6 * np.abs(g.coef_).max())
 
 
 def test_smallest_data_for_a_grid():
@@ -708,7 +710,8 @@ def test_objective_is_exact_at_extreme_logits():
     # log-softmax per row, shifted by each row's own maximum: exact for logits of any size
     # and rows of very different size.
     rng = np.random.default_rng(32)
-    Z = rng.standard_normal((5, 4)) * np.array([[1.0], [1e3], [1e5], [1.0], [1.0]]) + np.array([[0], [0], [0], [1e3], [-1e4]])
+    Z = (rng.standard_normal((5, 4)) * np.array([[1.0], [1e3], [1e5], [1.0], [1.0]])
+         + np.array([[0], [0], [0], [1e3], [-1e4]]))
     Y = np.eye(4)[[0, 1, 2, 3, 0]]
     Theta, reg = rng.standard_normal((3, 4)), np.array([0.5, 2.0, 0.0])
     f, L = _objective(Z, Theta, Y, reg)
@@ -824,6 +827,7 @@ def test_reference_vectors_match_a_converged_sklearn_fit(reference):
             sk = LogisticRegression(C=p.C_, tol=1e-10, max_iter=10_000, solver="newton-cholesky").fit(Xs @ V, y)
         W_sk = sk.coef_ @ V.T
         assert np.mean(p.predict(v.val) == sk.classes_[np.argmax(Xv @ W_sk.T + sk.intercept_, axis=1)]) >= 0.995, a
-        ours = objective(p.coef_ * sc.scale_, p.intercept_ + p.coef_ @ sc.mean_, Xs, np.searchsorted(p.classes_, y), p.C_)
+        ours = objective(p.coef_ * sc.scale_, p.intercept_ + p.coef_ @ sc.mean_, Xs, np.searchsorted(p.classes_, y),
+                         p.C_)
         theirs = objective(W_sk, sk.intercept_, Xs, np.searchsorted(sk.classes_, y), p.C_)
         assert ours <= theirs * (1 + 1e-9), a

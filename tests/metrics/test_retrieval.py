@@ -469,7 +469,8 @@ def test_topk_bad_gallery_rows_name_their_index(dtype):
     G[33] = 1
     G[41, 2] = np.inf
     G[45, 0] = np.nan
-    with pytest.raises(ValueError, match=r"^gallery: contains NaN or infinite values \(\d bad row\(s\), first at index 41\)"):
+    with pytest.raises(ValueError,
+                       match=r"^gallery: contains NaN or infinite values \(\d bad row\(s\), first at index 41\)"):
         r.topk(np.ones((2, 3)), G, 3, chunk_size=8)
     with pytest.raises(ValueError, match="^queries: zero-norm row at index 1"):
         r.topk(np.array([[1.0, 0, 0], [0, 0, 0]]), G[:5], 3)
@@ -479,7 +480,8 @@ def test_topk_bad_row_in_a_parallel_share(monkeypatch):
     monkeypatch.setattr(r, "_workers", lambda: 2)
     G = np.ones((20_000, 3), dtype=np.float32)
     G[15_000, 1] = np.nan
-    with pytest.raises(ValueError, match=r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 15000\)"):
+    with pytest.raises(ValueError,
+                       match=r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 15000\)"):
         r.topk(np.ones((4, 3)), G, 3)
     G[15_000] = 0
     with pytest.raises(ValueError, match="gallery: zero-norm row at index 15000"):

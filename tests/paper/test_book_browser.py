@@ -318,7 +318,8 @@ def test_handler_serves_only_the_sub_path(site):
     with urllib.request.urlopen(f"{site.url}/chapters/00_cover.html") as r:
         assert r.status == 200 and b"<html" in r.read()
     del site.outside[:]
-    for path in ("/chapters/00_cover.html", "/_static/embdiag.css", f"{PREFIX.rstrip('/')}{PREFIX}chapters/00_cover.html"):
+    for path in ("/chapters/00_cover.html", "/_static/embdiag.css",
+                 f"{PREFIX.rstrip('/')}{PREFIX}chapters/00_cover.html"):
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(origin + path)
         assert err.value.code == 404, path
@@ -399,7 +400,8 @@ def test_every_internal_link_resolves(visits):
 def test_wide_tables_and_charts_scroll_inside_their_own_box(visits):
     """No table or chart is cut off at the page edge: each either fits the content column or
     scrolls horizontally inside its own box; captions fit the column (desktop and phone width)."""
-    check = lambda visit: (f"cut off at the column edge: {what}" for what in visit["clipped"])
+    def check(visit):
+        return (f"cut off at the column edge: {what}" for what in visit["clipped"])
     assert not (failed := _failures(visits, check)), "\n".join(failed)
 
 
@@ -453,7 +455,8 @@ def test_tooltips_and_legend_selection_survive(site, browser, width):
     browser.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", legend)
     ActionChains(browser).move_to_element(legend).click().perform()
     stored = browser.execute_script(
-        "const v = arguments[0].vegaView; const names = Object.keys(v.getState({data: n => n.endsWith('_store')}).data || {});"
+        "const v = arguments[0].vegaView; "
+        "const names = Object.keys(v.getState({data: n => n.endsWith('_store')}).data || {});"
         "return names.map(n => v.data(n).length)", chart)
     assert stored and max(stored) == 1, f"legend click selected nothing: {stored}"
     browser.set_window_size(WIDTHS[0], HEIGHT)
@@ -478,8 +481,8 @@ def test_chart_export_menu_opens_unclipped(site, browser, width):
             const r = a.getBoundingClientRect();
             return !a.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2));
         }).map(a => a.textContent);""", chart)
-    names = browser.execute_script("return [...arguments[0].querySelectorAll('.vega-actions a')].map(a => a.textContent)",
-                                   chart)
+    names = browser.execute_script(
+        "return [...arguments[0].querySelectorAll('.vega-actions a')].map(a => a.textContent)", chart)
     assert any("SVG" in n for n in names), names
     assert not hidden, f"at {width} px the export menu hides {hidden}"
     browser.set_window_size(WIDTHS[0], HEIGHT)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 
 import jupytext
 import nbformat
@@ -95,7 +93,8 @@ print(value * 2)
 def layout(tmp_path) -> pipeline.Layout:
     lay = pipeline.Layout(notebooks=tmp_path / "notebooks", book=tmp_path / "book")
     lay.notebooks.mkdir()
-    (lay.notebooks / "01_demo.py").write_text(jupytext.writes(jupytext.reads(CHAPTER, fmt="py:percent"), fmt="py:percent"))
+    (lay.notebooks / "01_demo.py").write_text(jupytext.writes(jupytext.reads(CHAPTER, fmt="py:percent"),
+                                                              fmt="py:percent"))
     return lay
 
 

@@ -7,9 +7,9 @@ import pytest
 from embdiag.paper import scale
 from embdiag.training.config import profile
 
-RATES = {"search_pairs_per_second": 1e9, "geometry_rows_per_second": 1e5, "scan_rows_per_second": 1e6, "task_seconds": 0.01, "hash_bytes_per_second": 1e9,
-         "study_seconds_per_step": 2.0, "study_eval_seconds": 30.0, "cpu_seconds_per_step": 0.1,
-         "cpu_eval_seconds": 5.0}
+RATES = {"search_pairs_per_second": 1e9, "geometry_rows_per_second": 1e5, "scan_rows_per_second": 1e6,
+         "task_seconds": 0.01, "hash_bytes_per_second": 1e9, "study_seconds_per_step": 2.0, "study_eval_seconds": 30.0,
+         "cpu_seconds_per_step": 0.1, "cpu_eval_seconds": 5.0}
 
 
 def test_search_and_check_divide_over_the_workers_and_the_hash_does_not():

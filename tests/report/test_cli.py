@@ -19,6 +19,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from embdiag.paper import cli as paper_cli
+from embdiag.paper.pipeline import REPO
 from embdiag.report import cli
 
 TEST_CHAPTER = '''\
@@ -472,7 +473,8 @@ def test_the_command_on_the_projects_cached_embeddings(tmp_path, capsys):
     table = pd.read_csv(tmp_path / "in" / "labels.csv", dtype=str)
     assert list(table.columns) == ["id", *labels.columns] and (table.drop(columns="id") == labels).all().all()
     assert "now: embdiag report" in capsys.readouterr().err
-    code = paper_cli.main(["report", str(tmp_path / "in" / "vectors.npy"), "--labels", str(tmp_path / "in" / "labels.csv"),
+    code = paper_cli.main(["report", str(tmp_path / "in" / "vectors.npy"),
+                           "--labels", str(tmp_path / "in" / "labels.csv"),
                            "--compress", "int8", "--quick", "--out", str(tmp_path / "r")])
     assert code == cli.OK
     got = pd.DataFrame(json.loads((tmp_path / "r" / "report.json").read_text())["metrics"])
@@ -482,7 +484,9 @@ def test_the_command_on_the_projects_cached_embeddings(tmp_path, capsys):
 
 
 def test_the_chapter_constant_is_the_books_report_chapter():
-    assert cli.CHAPTER.name == "15_report.py" and cli.CHAPTER.parent.name == "notebooks" and cli.CHAPTER.exists()
+    """Package data (a wheel carries it), and the file the book's notebooks/15_report.py links to."""
+    assert cli.CHAPTER.is_file() and cli.CHAPTER.is_relative_to(Path(cli.__file__).parent)
+    assert (REPO / "notebooks" / "15_report.py").resolve() == cli.CHAPTER
 
 
 def test_the_report_chapter_on_a_users_files(tmp_path, capsys):
@@ -510,7 +514,7 @@ def test_the_report_chapter_on_a_users_files(tmp_path, capsys):
     assert report["inputs"]["files"]["VECTORS"] == {"file": "emb.npy", "bytes": (tmp_path / "emb.npy").stat().st_size,
                                                     "sha256": sha}
     made = page.count('<span class="embdiag-made">Made by <code>embdiag report</code>')  # not "outside the book"
-    assert made == page.count('class="embdiag-exhibit') and f"<code>emb.npy (VECTORS)</code> <span " in page
+    assert made == page.count('class="embdiag-exhibit') and "<code>emb.npy (VECTORS)</code> <span " in page
     assert f">{sha[:12]}</span>" in page and "chapter not known" not in page and "what these are" not in page
     assert page.count('class="embdiag-exhibit') >= 8 and "Not measured:</em> --stress was not asked for" in page
     assert not re.search(r"""(src|href)=["']https?:""", page)  # opens offline

@@ -111,7 +111,8 @@ def test_nan_and_missing_values_always_violate(op, value):
     frame = pd.DataFrame({"metric": ["m", "m"], "condition": ["int8", "fp16"],
                           "value": pd.Series([value, 0.9], dtype=object)})
     lines = violations([f"m{op}0.5"], frame)
-    assert lines[0] == f"m (condition int8) = NaN (undefined: cannot be checked, counts as a violation): violates m{op}0.5"
+    assert lines[0] == ("m (condition int8) = NaN (undefined: cannot be checked, counts as a violation): "
+                        f"violates m{op}0.5")
 
 
 def test_nan_in_a_float_column_violates():

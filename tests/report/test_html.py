@@ -54,8 +54,10 @@ def notebook():
     ]
     charts_cell = new_code_cell("alt.Chart(...)  # chart cell source")
     charts_cell.outputs = [
-        new_output("display_data", data={"text/html": charts.chart_html(chart("first")), "text/plain": "<Altair chart>"}),
-        new_output("display_data", data={"text/html": charts.chart_html(chart("second")), "text/plain": "<Altair chart>"}),
+        new_output("display_data",
+                   data={"text/html": charts.chart_html(chart("first")), "text/plain": "<Altair chart>"}),
+        new_output("display_data",
+                   data={"text/html": charts.chart_html(chart("second")), "text/plain": "<Altair chart>"}),
     ]
     rich = new_code_cell("display(Markdown(...)); display(Image(...))")
     rich.outputs = [
@@ -220,7 +222,8 @@ def test_the_page_draws_its_charts_offline_in_chromium(tmp_path):
     try:
         driver.get(path.as_uri())
         WebDriverWait(driver, 30).until(lambda b: b.execute_script(
-            "return [...document.querySelectorAll('.embdiag-chart')].every(e => e.dataset.rendered || e.dataset.error)"))
+            "return [...document.querySelectorAll('.embdiag-chart')]"
+            ".every(e => e.dataset.rendered || e.dataset.error)"))
         states = driver.execute_script(
             "return [...document.querySelectorAll('.embdiag-chart')].map(e => [e.dataset.rendered || null, "
             "e.dataset.error || null, e.querySelectorAll('svg .mark-line').length])")

@@ -161,13 +161,15 @@ def test_save_leaves_nothing_on_failure(tmp_path, monkeypatch):
     with pytest.raises(OSError, match=r"^disk full$"):
         rep.save(out)
     assert list(out.iterdir()) == []
-    with pytest.raises(ValueError, match=r"^tables: names must be plain file names other than 'report', got \['../x'\]$"):
+    with pytest.raises(ValueError,
+                       match=r"^tables: names must be plain file names other than 'report', got \['../x'\]$"):
         Report({}, {}, {"../x": pd.DataFrame()}).save(out)
 
 
 def test_nan_becomes_null_in_json():
     rep = Report({"x": np.float64("nan")}, {}, {"t": pd.DataFrame({"v": [np.nan, 1.0]})})
-    assert rep.to_json() == {"inputs": {"x": None}, "scope": {}, "metrics": [], "tables": {"t": [{"v": None}, {"v": 1.0}]}}
+    assert rep.to_json() == {"inputs": {"x": None}, "scope": {}, "metrics": [],
+                             "tables": {"t": [{"v": None}, {"v": 1.0}]}}
     json.dumps(rep.to_json(), allow_nan=False)
 
 

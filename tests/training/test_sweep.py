@@ -168,7 +168,7 @@ def test_records_rendered_on_another_float_path_are_not_stale(tmp_path, monkeypa
     made = _render_one_pixel_apart(tmp_path)
     notes = sweep._renderings(tmp_path)
     assert list(notes) == [made] and notes[made]["float_path"] == sweep.floatpath.current()
-    assert len(notes[made]["scenes"]) == 3
+    assert [len(names) for names in notes[made]["scenes"]] == [3]
     # on the float path the records were made on, other bytes mean other scenes: stale
     assert load_records("tiny", root=tmp_path)["stale"].all()
     # on another float path, the same generator and parameters: the records hold
@@ -180,6 +180,15 @@ def test_records_rendered_on_another_float_path_are_not_stale(tmp_path, monkeypa
     # an edited generator is another generator, whatever the float path
     monkeypatch.setattr(sweep, "artifact_name", lambda params: "cache/scenes-edited")
     assert load_records("tiny", root=tmp_path)["stale"].all()
+
+
+def test_a_generator_edit_that_keeps_the_bytes_adds_its_scene_names(tmp_path, monkeypatch):
+    run_sweep("tiny", conditions=["SIGReg"], seeds=[4], workers=1, root=tmp_path, progress=False)
+    made = next(iter(sweep._renderings(tmp_path)))
+    monkeypatch.setattr(sweep, "artifact_name", lambda params: f"cache/scenes-{params['split']}-renamed")
+    run_sweep("tiny", conditions=["SIGReg"], seeds=[4], workers=1, root=tmp_path, progress=False)  # nothing to run
+    scenes = sweep._renderings(tmp_path)[made]["scenes"]
+    assert len(scenes) == 2 and scenes[1] == [f"cache/scenes-{s}-renamed" for s in ("train", "val", "pool")]
 
 
 def test_a_rendering_without_a_note_is_stale(tmp_path, monkeypatch):

@@ -241,7 +241,8 @@ def test_load_study_switches_to_real_data_by_parameters_only(bdd, tmp_path):
     driving, groups = load_study("real", n_train=20, n_val=10, n_pool=5, n_caption=5, image_size=16,
                                  bdd_train_labels=bdd["train_labels"], bdd_val_labels=bdd["val_labels"],
                                  bdd_images=bdd["images_dir"], coco_captions=coco["captions_json"],
-                                 coco_instances=coco["instances_json"], coco_images=coco["images_dir"], root=bdd["root"])
+                                 coco_instances=coco["instances_json"], coco_images=coco["images_dir"],
+                                 root=bdd["root"])
     assert driving.splits == ("train", "val", "pool") and groups.splits == ("caption",)
     assert driving.source.startswith("BDD100K") and groups.source.startswith("COCO 2017")
     syn_driving, syn_groups = load_study("procedural", n_train=20, n_val=10, n_pool=5, n_caption=5, image_size=32,

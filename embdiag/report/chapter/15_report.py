@@ -1,0 +1,127 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Report: can you trust these vectors?
+#
+# Most people who use embeddings have no JEPA to retrain. They have vectors and a question: did
+# my storage format, my compression, my approximate index or my new model keep what my
+# application needs? This chapter answers it on any set of vectors, for the four properties of
+# the study: the distribution of the vectors (no labels), the labels a linear probe recovers,
+# whether each query keeps its exact top-k neighbours, and what a change costs in relevance,
+# with paired intervals. It is the chapter that `embdiag report` runs on your files:
+#
+# ```
+# embdiag report vectors.npy --labels labels.csv --compress fp16,int8,pca256 --index hnsw --out report/
+# ```
+#
+# writes `report/report.html` (this page for your vectors, one file that opens offline),
+# `report/report.json` (every number) and one CSV per table. Without a file, as in the book, it
+# measures the project's own cached embeddings: the reference encoder on the procedural driving
+# scenes, not BDD100K or COCO. The **Data** line below names the vectors that produced every
+# number on this page.
+
+# %% tags=["parameters"]
+vectors_path = None  # the vectors (.npy, .npz, .parquet, .safetensors; n x d); None: the project's cached vectors
+labels_path = None  # CSV or parquet: one row per vector, one column per attribute (optional `id` column)
+compare_path = None  # a second representation of the same n items (another model, a quantized copy)
+pairs_path = None  # CSV of (query, target) positives for Hit@k and recall@k
+queries_path = None  # a separate query set searched against the vectors
+encoder = "reference-cnn"  # without vectors_path: the registered encoder whose cached vectors are measured
+compress = "fp16,int8,pca64,prefix64"  # representations made from the vectors ('' for none)
+index = "hnsw,ivfpq"  # approximate nearest-neighbour indexes compared with exact search ('' for none)
+k = 10  # neighbours per query
+stress = False  # also run the stress grid (needs labels)
+quick = False  # subsample for a first look in under a minute (said in the report)
+seed = 0  # seed of every sample, split and bootstrap
+out_dir = None  # where report.json and the CSVs are saved (set by `embdiag report`)
+progress = False  # progress bars on stderr for the long steps (set by `embdiag report`)
+cluster = None  # a Ray cluster address (auto, ray://HOST:PORT, local[:N]): exact searches run there, sharded
+
+# %%
+from IPython.display import display
+
+from embdiag.cluster import maybe_connect
+from embdiag.paper import charts
+from embdiag.paper import report_view as view
+from embdiag.report import measure
+from embdiag.report.cli import chapter_inputs
+
+charts.enable()
+with maybe_connect(cluster):  # one connection for the input check and the searches (none without a cluster)
+    data, source, files = chapter_inputs(vectors_path, labels_path=labels_path, compare_path=compare_path,
+                                         pairs_path=pairs_path, queries_path=queries_path, encoder=encoder,
+                                         cluster=cluster)
+    report = measure(**data, compress=compress, index=index, k=k, stress=stress, quick=quick, seed=seed,
+                     progress=progress, sources=files, cluster=cluster)
+saved = report.save(out_dir) if out_dir else []
+view.overview(report, source)
+
+# %% [markdown]
+# ## Conditions compared
+#
+# Each section below measures one property and says in one sentence what it establishes and
+# what it does not. The conditions are what the reference vectors are compared with: a second
+# file, a storage format or compression made here, or an approximate index searched instead of
+# exact search.
+
+# %%
+display(*view.section(report, "conditions", source))
+
+# %% [markdown]
+# ## Distribution: geometry without labels
+#
+# Geometry needs no labels: how spread the vectors are, how much they share one direction, and
+# how many directions carry their variance. A condition that changes these numbers changes the
+# shape of the space; one that keeps them may still reorder neighbours.
+
+# %%
+display(*view.section(report, "geometry", source))
+
+# %% [markdown]
+# ## Recoverable labels: probes and P@k
+#
+# A linear probe's balanced accuracy (fitted on part of the labelled rows, evaluated on
+# the rest) and P@k (the share of each query's k nearest neighbours with its label), each beside
+# its chance floor.
+
+# %%
+display(*view.section(report, "labels", source))
+
+# %% [markdown]
+# ## Neighbour identity: does the exact top-k survive?
+#
+# The study's finding is that neighbour identity can change while everything above
+# stays put. Queries whose k-th and (k+1)-th reference scores lie close together (a small
+# boundary margin) are the ones that change; for storage formats a float certificate proves
+# which queries cannot.
+
+# %%
+display(*view.section(report, "identity", source))
+
+# %% [markdown]
+# ## Relevance: what the changes cost
+#
+# Whether the changed neighbours are worse ones. Each change is the condition's
+# per-query value minus the reference's, averaged, with a paired bootstrap interval over the
+# searched queries.
+
+# %%
+display(*view.section(report, "relevance", source))
+
+# %% [markdown]
+# ## Stress grid
+#
+# On request (`--stress`), the reference vectors go through the study's declared interventions
+# (contraction, common offset, rank restriction, noise) at each severity, and every metric above
+# is measured again: how sensitive each number is, not what the user's pipeline does.
+
+# %%
+display(*view.section(report, "stress", source))
