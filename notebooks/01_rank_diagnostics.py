@@ -36,7 +36,8 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from embdiag import synthetic
-from embdiag.paper import charts, exhibits, rank_figures
+from embdiag.paper import charts, exhibits
+from embdiag.paper.chapters import rank_diagnostics
 
 charts.enable()
 
@@ -75,7 +76,7 @@ charts.enable()
 
 # %%
 exhibits.table(
-    rank_figures.worked_example(seed).style.format(
+    rank_diagnostics.worked_example(seed).style.format(
         {"closed form": "{:.4f}", "embdiag": "{:.4f}", "difference": "{:.1e}"}),
     name="worked-example", extremes=False,  # each column holds two different measures: no highest to mark
     caption=f"Participation ratio and RankMe of the worked example: the closed form beside embdiag.metrics on an "
@@ -107,14 +108,14 @@ else:
     Z = synthetic.anisotropic_gaussian(n, d, decay=decay, mean_norm=mean_norm, seed=seed)
     source = (f"synthetic anisotropic Gaussian vectors from embdiag.synthetic (n = {n}, d = {d}, eigenvalue "
               f"decay i^-{decay}, mean norm {mean_norm}, seed {seed}); no image and no encoder is involved")
-variants = rank_figures.variants(Z, scale, offset_norm, seed=seed)
+variants = rank_diagnostics.variants(Z, scale, offset_norm, seed=seed)
 display(Markdown(f"**Data used here:** {source}." + (" The worked example above still uses its synthetic 8 × 4 "
                                                       "matrix; everything below uses your vectors." if vectors_path
                                                       else "")))
 
 # %%
 exhibits.table(
-    rank_figures.summary_table(variants).style.format(
+    rank_diagnostics.summary_table(variants).style.format(
         {"total variance": "{:.4g}", "mean cosine": "{:.4f}", "RankMe": "{:.2f}", "participation ratio": "{:.2f}"}),
     name="invariances", extremes=False,  # which change moves which measure, not a ranking of the rows
     caption=f"Total variance, mean cosine, RankMe and participation ratio of the original matrix, the matrix scaled "
@@ -138,7 +139,7 @@ exhibits.table(
 # no share. Click a legend entry to isolate a matrix; hover for values.
 
 # %%
-exhibits.figure(rank_figures.spectra_chart(variants), name="spectra",
+exhibits.figure(rank_diagnostics.spectra_chart(variants), name="spectra",
                 caption=f"Shares of the spectrum, largest first, on log-log axes: the raw singular values that RankMe "
                         f"reads (solid) and the centred covariance eigenvalues that PR reads (dashed), for each of the "
                         f"four matrices of the table above (shares at or below 1e-12 left out). Data: {source}. Exact "
@@ -152,7 +153,7 @@ exhibits.figure(rank_figures.spectra_chart(variants), name="spectra",
 # is comparable to the spread, while PR stays flat.
 
 # %%
-exhibits.figure(rank_figures.offset_sweep_chart(Z, seed=seed), name="offset-sweep",
+exhibits.figure(rank_diagnostics.offset_sweep_chart(Z, seed=seed), name="offset-sweep",
                 caption=f"RankMe and participation ratio of the matrix moved by a common offset (one fixed direction, "
                         f"seed {seed + 1}) whose norm is 0.01 to 100 times the root-mean-square norm of the centred "
                         f"rows (log axis). Data: {source}. Exact computations; no uncertainty applies.")

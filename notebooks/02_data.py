@@ -41,7 +41,8 @@ coco_images = None  # e.g. .../coco/val2017
 import pandas as pd
 from IPython.display import Markdown, display
 
-from embdiag.data import ATTRIBUTES, figures, load_study
+from embdiag.data import ATTRIBUTES, load_study
+from embdiag.paper.chapters import data as figures
 from embdiag.data.captions import caption_statistics
 from embdiag.paper import charts, exhibits
 

@@ -39,12 +39,12 @@ seed = 0  # seed of the random interventions (offset direction, noise draws)
 from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import driving_vectors
-from embdiag.interventions import stress_figures
+from embdiag.paper.chapters import stress_tests
 from embdiag.paper import charts, exhibits
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path, labels_path=labels_path)
-results = stress_figures.measure(vectors.train, vectors.train_labels, vectors.val, vectors.val_labels,
+results = stress_tests.measure(vectors.train, vectors.train_labels, vectors.val, vectors.val_labels,
                                  severities=severities, k=k, attribute=attribute, seed=seed)
 top = f"s = {results.top:g}"  # the most severe setting, the headline
 # What every caption says about the data and the uncertainty.
@@ -74,7 +74,7 @@ display(Markdown(
 # total variance $99^2 = 9801$. For the vectors of this run the grid means:
 
 # %%
-exhibits.table(stress_figures.severity_table(results).style.format("{:.4g}"), name="severity-sizes", extremes=False,  # sizes of the grid: no highest to mark
+exhibits.table(stress_tests.severity_table(results).style.format("{:.4g}"), name="severity-sizes", extremes=False,  # sizes of the grid: no highest to mark
                caption=f"The size of each change (columns: intervention, and the quantity that sizes it) at each "
                        f"severity of the declared grid (rows), fitted on the training vectors. {on_data} Exact "
                        f"values of the fitted changes (the noise's variance is its target, not a draw).")
@@ -88,14 +88,14 @@ exhibits.table(stress_figures.severity_table(results).style.format("{:.4g}"), na
 
 # %%
 exhibits.figure(
-    stress_figures.headline_chart(results), name="rankme-vs-precision",
-    data=stress_figures.headline_frame(results),
+    stress_tests.headline_chart(results), name="rankme-vs-precision",
+    data=stress_tests.headline_frame(results),
     caption=f"RankMe (left, log axis) and {attribute} P@{k} in percent (right) of the evaluation vectors, "
             f"unchanged and after each intervention at {top}; noise in red, the dashed line is the random-neighbour "
             f"floor of {attribute} P@{k} ({100 * results.floors[attribute]:.2f}%). {on_data} {exact}")
 
 # %%
-display(Markdown(stress_figures.headline_text(results)))
+display(Markdown(stress_tests.headline_text(results)))
 
 # %% [markdown]
 # The panels disagree. Noise spreads the vectors over many more directions, so RankMe *rises*,
@@ -113,7 +113,7 @@ display(Markdown(stress_figures.headline_text(results)))
 
 # %%
 exhibits.figure(
-    stress_figures.curves_chart(results), name="metrics-over-severity", data=stress_figures.long_grid(results),
+    stress_tests.curves_chart(results), name="metrics-over-severity", data=stress_tests.long_grid(results),
     caption=f"Every metric of the suite against severity, one line per intervention: total variance, RankMe "
             f"and participation ratio (log axes), mean cosine, overlap@{k} with the unchanged top {k}, then "
             f"balanced accuracy and P@{k} per attribute in percent (dashed: the random floor of P@{k}). "
@@ -133,7 +133,7 @@ exhibits.figure(
 # probes are all blind to a common positive scale.
 
 # %%
-exhibits.table(stress_figures.contraction_table(results).style.format("{:.6g}"), name="contraction-before-after",
+exhibits.table(stress_tests.contraction_table(results).style.format("{:.6g}"), name="contraction-before-after",
                extremes=False,  # rows are different metrics: a column's highest and lowest say nothing
                caption=f"Every metric of the evaluation vectors before contraction (s = 0) and after it at {top} "
                        f"(shares in [0, 1]), their ratio and the ratio the mapping predicts: (1 - s)² for total "
@@ -149,8 +149,8 @@ exhibits.table(stress_figures.contraction_table(results).style.format("{:.6g}"),
 # What should carry over is the pattern of each row relative to the unchanged one.
 
 # %%
-severe = stress_figures.severe_table(results)
-exhibits.table(severe, name="severe-rows", extremes_rows=stress_figures.severe_compared(severe.data),
+severe = stress_tests.severe_table(results)
+exhibits.table(severe, name="severe-rows", extremes_rows=stress_tests.severe_compared(severe.data),
                caption=f"The study's severe rows in its layout: for each quantity the study's value as published "
                        f"(weather; EmbeddingGemma vectors of BDD100K images, data/study/stress_severe.csv) beside "
                        f"this run's at {top} ({attribute}); BA and P@{k} in percent, the last row the random-neighbour "
@@ -160,19 +160,19 @@ exhibits.table(severe, name="severe-rows", extremes_rows=stress_figures.severe_c
 # ## Does each finding hold here?
 #
 # Each finding of the study's stress section is restated as a criterion, fixed in
-# `embdiag.interventions.stress_figures.CRITERIA` before this run's numbers were looked at, and
+# `embdiag.paper.chapters.stress_tests.CRITERIA` before this run's numbers were looked at, and
 # checked on the grid above at its most severe setting ($s^*$). The study's numbers are its
 # published weather values (`data/study/stress_severe.csv`).
 
 # %%
-verdicts = stress_figures.findings(results)
-exhibits.table(stress_figures.findings_table(verdicts), name="findings", extremes=False,
+verdicts = stress_tests.findings(results)
+exhibits.table(stress_tests.findings_table(verdicts), name="findings", extremes=False,
                caption=f"Each finding of the study's stress section, its criterion (declared in "
-                       f"stress_figures.CRITERIA), the study's weather numbers and this run's ({attribute}, {top}), "
+                       f"stress_tests.CRITERIA), the study's weather numbers and this run's ({attribute}, {top}), "
                        f"and whether it holds here. {on_data} Criteria on single measurements, no intervals.")
 
 # %%
-display(Markdown(stress_figures.summary(verdicts)))
+display(Markdown(stress_tests.summary(verdicts)))
 
 # %% [markdown]
 # **Scope.** One encoder's vectors of one dataset, changed after the fact: these responses are

@@ -44,7 +44,8 @@ from IPython.display import Markdown, display
 
 from embdiag.encoders import DIMS as TRAINED_PREFIXES
 from embdiag.encoders import REFERENCE_NAMES, driving_vectors
-from embdiag.interventions import compression, compression_figures as figures
+from embdiag.interventions import compression
+from embdiag.paper.chapters import compression as figures
 from embdiag.paper import charts, exhibits
 
 charts.enable()
@@ -181,7 +182,7 @@ display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, c
 # ## Does each finding hold here?
 #
 # Each finding of the study's compression section is restated as a criterion, declared in
-# `embdiag.interventions.compression_figures.CRITERIA` before this encoder's numbers were
+# `embdiag.paper.chapters.compression.CRITERIA` before this encoder's numbers were
 # computed, and evaluated by the same code on the study's published table (column *study*) and
 # on this run's (column *this run*); the centring finding is the user's.
 
@@ -189,7 +190,7 @@ display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, c
 verdicts = figures.findings(grid, centring, study, k)
 exhibits.table(figures.findings_table(verdicts), name="findings", extremes=False,
                caption=f"Each finding of the compression section (and the user's centring finding), its criterion "
-                       f"(compression_figures.CRITERIA), the numbers behind it in {published} and in this run, and "
+                       f"(paper.chapters.compression.CRITERIA), the numbers behind it in {published} and in this run, and "
                        f"whether it holds here. {on_data} Criteria on single measurements, no intervals.")
 
 # %%

@@ -41,7 +41,7 @@ example_condition = "INT8 gallery"  # condition of the boundary illustration (a 
 from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import driving_vectors
-from embdiag.interventions import stability_figures as sf
+from embdiag.paper.chapters import neighbour_stability as sf
 from embdiag.interventions.precision import compare_study_conditions
 from embdiag.paper import charts, exhibits
 
@@ -151,12 +151,12 @@ exhibits.figure(sf.margin_chart(results), name="margins",
                         f"largest score change. {on_data} {exact}")
 
 # %% [markdown]
-# Changed queries per margin bin (declared decades, `stability_figures.MARGIN_EDGES`), as
+# Changed queries per margin bin (declared decades, `neighbour_stability.MARGIN_EDGES`), as
 # *changed / queries in the bin*:
 
 # %%
 exhibits.table(sf.margin_table(results), name="margin-bins", extremes=False,  # counts per bin: no highest to mark
-               caption=f"Per condition and reference-margin bin (declared decades, stability_figures.MARGIN_EDGES): "
+               caption=f"Per condition and reference-margin bin (declared decades, neighbour_stability.MARGIN_EDGES): "
                        f"the queries whose top {k} changed and all queries in the bin. {on_data} {exact}")
 
 # %% [markdown]
@@ -212,14 +212,14 @@ exhibits.table(agreement, name="agreement", extremes_rows=sf.this_run(agreement)
 # ## Does each finding hold here?
 #
 # Each finding of the study's storage section is restated as a criterion, fixed in
-# `embdiag.interventions.stability_figures.CRITERIA` before these numbers were computed, and
+# `embdiag.paper.chapters.neighbour_stability.CRITERIA` before these numbers were computed, and
 # checked on this run. The study's numbers are its published table (`data/study/storage.csv`);
 # where the study's margin bins are not published, the criterion uses this chapter's declared bins.
 
 # %%
 verdicts = sf.findings(results, vectors.val_labels, study)
 exhibits.table(sf.findings_table(verdicts), name="findings", extremes=False,
-               caption=f"Each finding of the study's storage section, its criterion (stability_figures.CRITERIA), "
+               caption=f"Each finding of the study's storage section, its criterion (neighbour_stability.CRITERIA), "
                        f"the study's numbers (its published values, data/study/storage.csv) and this run's, and "
                        f"whether it holds here. "
                        f"{on_data} {exact}")

@@ -42,7 +42,7 @@ example = None  # image of the worked example; None: a typical one (cr.typical_i
 from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import caption_vectors
-from embdiag.interventions import caption_figures as figures
+from embdiag.paper.chapters import caption_retrieval as figures
 from embdiag.interventions import caption_retrieval as cr
 from embdiag.paper import charts, exhibits
 
@@ -227,13 +227,13 @@ exhibits.table(figures.side_by_side(result, study), name="study-vs-this-run", ex
 # ## Does each finding hold here?
 #
 # Each finding of the study's caption section is restated as a criterion, declared in
-# `embdiag.interventions.caption_figures.CRITERIA`, and applied to the study's published
+# `embdiag.paper.chapters.caption_retrieval.CRITERIA`, and applied to the study's published
 # numbers (`data/study/caption_retrieval.csv`) and to this run's.
 
 # %%
 verdicts = figures.findings(changes, control, study)
 exhibits.table(figures.findings_table(verdicts), name="findings", extremes=False,
-               caption=f"Each finding of the study's caption section, its criterion (caption_figures.CRITERIA), the "
+               caption=f"Each finding of the study's caption section, its criterion (caption_retrieval.CRITERIA), the "
                        f"numbers behind it in {published} and in this run, whether it holds in each. {on_data} "
                        f"Changes with their {boot}.")
 

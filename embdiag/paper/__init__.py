@@ -1,5 +1,6 @@
 """The executable paper: chapter pipeline (``pipeline``), offline Altair charts (``charts``),
-captioned, downloadable and traceable tables and figures (``exhibits``), the Sphinx extension
+captioned, downloadable and traceable tables and figures (``exhibits``), each chapter's figures,
+tables, wording and findings (``chapters``, one module per chapter), the Sphinx extension
 that serves the chart libraries and the chapter sources (``sphinxext``) and the command line
 (``cli``). The top of the dependency order: it may import every other part of the package.
 """

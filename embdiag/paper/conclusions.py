@@ -34,8 +34,9 @@ def fixed_encoder_findings(vectors, captions, *, k: int = 10, seed: int = 0, n_d
     """The verdicts of the four fixed-encoder sections, ``{section: table}``: ``vectors`` is a
     :class:`~embdiag.encoders.vectors.LabelledVectors` (stress tests, compression, neighbour
     stability), ``captions`` a :class:`~embdiag.encoders.vectors.CaptionVectors`."""
-    from ..interventions import caption_figures, caption_retrieval, compression, compression_figures
-    from ..interventions import stability_figures, stress_figures
+    from ..interventions import caption_retrieval, compression
+    from .chapters import caption_retrieval as caption_figures, compression as compression_figures
+    from .chapters import neighbour_stability as stability_figures, stress_tests as stress_figures
     from ..interventions.precision import compare_study_conditions
 
     args = (vectors.train, vectors.train_labels, vectors.val, vectors.val_labels)

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from embdiag.data import Dataset, attribute_frame, concat, load_captions, load_dataset, load_procedural
-from embdiag.data import figures
+from embdiag.paper.chapters import data as figures
 from embdiag.data.vocab import VOCAB
 
 

@@ -364,7 +364,8 @@ def test_the_sanitizer_masks_checksums_and_the_chapter_clause_only(tmp_path, mon
 
 
 def test_the_study_readers_record_what_they_read():
-    from embdiag.interventions import caption_figures, compression_figures, stability_figures, stress_figures
+    from embdiag.paper.chapters import caption_retrieval as caption_figures, compression as compression_figures
+    from embdiag.paper.chapters import neighbour_stability as stability_figures, stress_tests as stress_figures
 
     compression_figures.read_study()
     stress_figures.read_study()

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from embdiag.interventions import stability_figures as sf
+from embdiag.paper.chapters import neighbour_stability as sf
 from embdiag.interventions.precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, compare_study_conditions
 
 K = 5

@@ -19,8 +19,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .. import artifacts
-from .._project import published_dir
+from ... import artifacts
+from ..._project import published_dir
 
 __all__ = [
     "ATTRIBUTE_NAMES", "AXIS_PP", "CRITERIA", "LOSS_PP", "NEAR_PP", "attributes_of", "centring_table",

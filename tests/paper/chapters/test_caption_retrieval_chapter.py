@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from embdiag.interventions import caption_figures as figures
+from embdiag.paper.chapters import caption_retrieval as figures
 from embdiag.interventions import caption_retrieval as cr
 
 

@@ -11,9 +11,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .._images import to_data_url
-from .dataset import SPLITS, Dataset
-from .vocab import VOCAB
+from ..._images import to_data_url
+from ...data.dataset import SPLITS, Dataset
+from ...data.vocab import VOCAB
 
 
 def sample_table(ds: Dataset, attribute: str, per_class: int = 6, split: str = "train", seed: int = 0) -> pd.DataFrame:

@@ -17,11 +17,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .._images import to_data_url
-from .. import artifacts
-from .._project import published_dir
-from .caption_retrieval import I2T, METRICS, T2I, CaptionRetrieval, category_floor, overlap_table, random_hit_chance, \
-    summary_table
+from ..._images import to_data_url
+from ... import artifacts
+from ..._project import published_dir
+from ...interventions.caption_retrieval import I2T, METRICS, T2I, CaptionRetrieval, category_floor, overlap_table, \
+    random_hit_chance, summary_table
 
 STUDY_FILE = "caption_retrieval.csv"
 THIS_RUN, STUDY = "this run", "study (COCO)"

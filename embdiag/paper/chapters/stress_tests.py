@@ -23,10 +23,10 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .. import _project, artifacts
-from .._validate import check_int
-from ..metrics import paired_bootstrap, precision_at_k, random_floor
-from .stress import INTERVENTIONS, SEVERITIES, check_severity, measure_grid, n_kept
+from ... import _project, artifacts
+from ..._validate import check_int
+from ...metrics import paired_bootstrap, precision_at_k, random_floor
+from ...interventions.stress import INTERVENTIONS, SEVERITIES, check_severity, measure_grid, n_kept
 
 __all__ = [
     "CRITERIA", "LABELS", "GEOMETRY", "StressResults", "check_attribute", "measure", "severity_table", "headline_frame",

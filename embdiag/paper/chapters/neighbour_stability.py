@@ -17,9 +17,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .. import artifacts
-from .._project import published_dir
-from .precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, StorageResult, query_scores
+from ... import artifacts
+from ..._project import published_dir
+from ...interventions.precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, StorageResult, query_scores
 
 #: Margin bins (score units) of the changed-query table, declared before measuring: decades, the
 #: smallest bin being every margin below 1e-5.

@@ -13,9 +13,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .. import synthetic
-from .._validate import as_matrix
-from ..metrics.geometry import covariance_eigenvalues, participation_ratio, rankme, singular_values, summary
+from ... import synthetic
+from ..._validate import as_matrix
+from ...metrics.geometry import covariance_eigenvalues, participation_ratio, rankme, singular_values, summary
 
 __all__ = ["WORKED_SINGULAR_VALUES", "SPECTRA", "worked_example", "offset_direction", "variants", "summary_table",
            "spectra_frame", "spectra_chart", "offset_sweep_frame", "offset_sweep_chart"]

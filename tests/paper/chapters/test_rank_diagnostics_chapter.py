@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from embdiag import synthetic
-from embdiag.paper import rank_figures as rf
+from embdiag.paper.chapters import rank_diagnostics as rf
 from embdiag.paper.exhibits import chart_data
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from embdiag.metrics.stats import Interval
 
-from embdiag.interventions import stress_figures as sf
+from embdiag.paper.chapters import stress_tests as sf
 from embdiag.interventions.stress import INTERVENTIONS, n_kept
 from embdiag.metrics import random_floor, rankme
 from embdiag.synthetic import labelled_clusters

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from embdiag.interventions import compression_figures as F
+from embdiag.paper.chapters import compression as F
 from embdiag.interventions.compression import centring_effect, compression_grid
 
 ATTRS = ("weather", "scene", "timeofday")
