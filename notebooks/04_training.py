@@ -169,18 +169,22 @@ exhibits.table(by_length.assign(
 
 # %%
 trends = {c: ladder.trend(ladder_gaps, c) for c, *_ in ladder.CONTRASTS}
-first, last = lengths[0], lengths[-1]
+span = ladder.measured(ladder_gaps, ladder.CONTRASTS[0][0])  # lengths with an interval (two seeds or more)
+first, last, longest = span[0], span[-1], lengths[-1]
 at = lambda c, n: ladder_gaps[(ladder_gaps["contrast"] == c) & (ladder_gaps["steps"] == n)].iloc[0]  # noqa: E731
 display(Markdown(
-    f"**What the ladder says so far.** From {first:,} to {last:,} steps the control's probe-accuracy gap to the "
-    f"EMA reference goes from {_interval(at(ladder.CONTRASTS[0][0], first))} to "
-    f"{_interval(at(ladder.CONTRASTS[0][0], last))} pp (it **{trends[ladder.CONTRASTS[0][0]]}**), and its gap to "
-    f"the untrained encoder from {_interval(at(ladder.CONTRASTS[1][0], first))} to "
-    f"{_interval(at(ladder.CONTRASTS[1][0], last))} pp (**{trends[ladder.CONTRASTS[1][0]]}**). "
+    (f"**What the ladder says so far.** From {first:,} to {last:,} steps the control's probe-accuracy gap to the "
+     f"EMA reference goes from {_interval(at(ladder.CONTRASTS[0][0], first))} to "
+     f"{_interval(at(ladder.CONTRASTS[0][0], last))} pp (it **{trends[ladder.CONTRASTS[0][0]]}**), and its gap to "
+     f"the untrained encoder from {_interval(at(ladder.CONTRASTS[1][0], first))} to "
+     f"{_interval(at(ladder.CONTRASTS[1][0], last))} pp (**{trends[ladder.CONTRASTS[1][0]]}**). "
+     if len(span) > 1 else f"**What the ladder says so far.** Only {first:,} steps is measured on two seeds or more. ")
     + ("Longer training does not close the label gap at this scale: the two failing findings fail more clearly. "
        if trends[ladder.CONTRASTS[0][0]] == "widens" else "")
-    + (f"The longest length has {seeds_at[last]} of {len(sweep.SEEDS)} seeds so far. " if seeds_at[last] < len(sweep.SEEDS)
-       else "")
+    + (f"The {longest:,}-step rung has {seeds_at[longest]} of {len(sweep.SEEDS)} seeds so far: its one-seed gaps are "
+       "in the table above, and the trend waits for its second. " if longest not in span
+       else f"The longest length has {seeds_at[last]} of {len(sweep.SEEDS)} seeds so far. "
+       if seeds_at[last] < len(sweep.SEEDS) else "")
     + "The study's scale (depth 6, 64 tokens, batch 128, 4,000 steps) is untested here: it needs a GPU, and none "
     "has been lent to this project."))
 

@@ -17,7 +17,6 @@ import re
 from pathlib import Path
 
 import altair as alt
-import numpy as np
 import pandas as pd
 
 from .. import artifacts
@@ -25,7 +24,7 @@ from .config import PROFILES
 from .findings import CONTROL, EMA, findings
 from .sweep import UNTRAINED, load_records, paired_seeds
 
-__all__ = ["CONDITIONS", "rungs", "ladder_records", "findings_by_length", "gaps", "trend", "length_frame",
+__all__ = ["CONDITIONS", "rungs", "ladder_records", "findings_by_length", "gaps", "measured", "trend", "length_frame",
            "length_chart"]
 
 #: The ladder's conditions: the two of the headline and the condition with the widest spread.
@@ -103,17 +102,23 @@ def gaps(records: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["contrast", "steps", "n", "mean", "low", "high"])
 
 
+def measured(table: pd.DataFrame, contrast: str) -> list[int]:
+    """The lengths at which ``contrast`` of :func:`gaps` has an interval (two seeds or more),
+    shortest first: a rung still training its second seed is not among them."""
+    rows = table[(table["contrast"] == contrast) & (table["n"] >= 2)]
+    return sorted(int(n) for n in rows["steps"])
+
+
 def trend(table: pd.DataFrame, contrast: str) -> str:
-    """How ``contrast`` of :func:`gaps` moves from the shortest to the longest length, in words:
-    it *widens* (moves away from zero) or *narrows* when the longest length's interval excludes
-    the shortest length's mean, else it *holds*; with fewer than two seeds at either end no
-    interval exists and the trend is *not yet decided*."""
-    rows = table[table["contrast"] == contrast].sort_values("steps")
-    if len(rows) < 2:
-        return "not yet measured beyond one length"
-    first, last = rows.iloc[0], rows.iloc[-1]
-    if np.isnan(last["low"]) or np.isnan(first["low"]):
-        return "not yet decided (fewer than two seeds)"
+    """How ``contrast`` of :func:`gaps` moves from the shortest to the longest of the
+    :func:`measured` lengths, in words: it *widens* (moves away from zero) or *narrows* when the
+    longest one's interval excludes the shortest one's mean, else it *holds*; with fewer than two
+    measured lengths it is *not yet measured at two lengths*."""
+    lengths = measured(table, contrast)
+    if len(lengths) < 2:
+        return "not yet measured at two lengths"
+    rows = table[table["contrast"] == contrast].set_index("steps")
+    first, last = rows.loc[lengths[0]], rows.loc[lengths[-1]]
     if last["low"] <= first["mean"] <= last["high"]:
         return "holds"
     return "widens" if abs(last["mean"]) > abs(first["mean"]) else "narrows"

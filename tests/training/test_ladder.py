@@ -76,9 +76,14 @@ def test_the_trend_needs_the_longest_interval_to_exclude_the_shortest_mean():
     assert trend({800: -0.07, 3200: -0.20}) == "widens"
     assert trend({800: -0.20, 3200: -0.07}) == "narrows"
     assert trend({800: -0.07, 3200: -0.071}) == "holds"
-    assert trend({800: -0.07}) == "not yet measured beyond one length"
-    assert ladder.trend(ladder.gaps(_records({800: -0.07, 3200: -0.2}, seeds=(0,))),
-                        "control − EMA, probe accuracy") == "not yet decided (fewer than two seeds)"
+    assert trend({800: -0.07}) == "not yet measured at two lengths"
+    one_seed = ladder.gaps(_records({800: -0.07, 3200: -0.2}, seeds=(0,)))
+    assert ladder.trend(one_seed, "control − EMA, probe accuracy") == "not yet measured at two lengths"
+    # a rung with one seed so far is left out: the trend runs to the longest length with an interval
+    partial = pd.concat([ladder.gaps(_records({800: -0.07, 3200: -0.20})),
+                         ladder.gaps(_records({6400: 0.05}, seeds=(0,)))], ignore_index=True)
+    assert ladder.measured(partial, "control − EMA, probe accuracy") == [800, 3200]
+    assert ladder.trend(partial, "control − EMA, probe accuracy") == "widens"
 
 
 def test_findings_at_every_length_use_the_declared_criteria():
