@@ -45,13 +45,14 @@ attribute = "timeofday"  # attribute of the headline numbers: timeofday, weather
 from IPython.display import Markdown, display
 
 from embdiag.paper import charts, diagrams, exhibits
-from embdiag.training import figures, findings, sweep
+from embdiag.paper.chapters import training as chapter
+from embdiag.training import sweep
 
 charts.enable()
 records = sweep.load_records(profile)
 if records.empty:
     raise RuntimeError(f"no training records for {profile!r}: run `embdiag train --profile {profile}` first")
-display(Markdown(findings.headline(records, attribute)))
+display(Markdown(chapter.headline(records, attribute)))
 
 # %% [markdown]
 # ## Four properties, four instruments

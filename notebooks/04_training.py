@@ -30,7 +30,8 @@ attribute = "timeofday"  # attribute of the headline table: timeofday, weather o
 from IPython.display import Markdown, display
 
 from embdiag.paper import charts, exhibits
-from embdiag.training import figures, findings, ladder, sweep
+from embdiag.paper.chapters import training as chapter
+from embdiag.training import ladder, sweep
 
 charts.enable()
 records = sweep.load_records(profile)
@@ -39,9 +40,9 @@ if records.empty:
 cfg = sweep.Task(profile, sweep.UNTRAINED, 0).config()
 runs = records[records["condition"] != sweep.UNTRAINED]
 n_seeds = runs["seed"].nunique()
-name = figures.ATTRIBUTE_NAMES[attribute]
+name = chapter.ATTRIBUTE_NAMES[attribute]
 display(Markdown(
-    f"**Data and model:** {figures.profile_statement(cfg)}. {len(runs)} runs "
+    f"**Data and model:** {chapter.profile_statement(cfg)}. {len(runs)} runs "
     f"({(runs['status'] == 'ok').sum()} finished, {(runs['status'] != 'ok').sum()} failed, "
     f"{int(records['stale'].sum())} stale), plus the untrained encoder of each seed. The study trained "
     f"at depth 6 with 64 tokens, batch 128 and 4,000 steps on BDD100K images."))
@@ -61,8 +62,8 @@ display(Markdown(
 # majority-class share for accuracy, the random-neighbour share $\sum_c (n_c/n)^2$ for P@10).
 
 # %%
-exhibits.figure(figures.headline_chart(records), name="headline", data=figures.headline_frame(records),
-                caption=figures.caption(
+exhibits.figure(chapter.headline_chart(records), name="headline", data=chapter.headline_frame(records),
+                caption=chapter.caption(
                     cfg, "Total variance of the validation embeddings (log axis), and linear-probe accuracy and "
                     "P@10 per attribute (percent; dashed rules: the majority-class and random-neighbour floors), at "
                     "the final step, for the EMA reference, the contracted control and each seed's untrained "
@@ -73,21 +74,21 @@ exhibits.figure(figures.headline_chart(records), name="headline", data=figures.h
 # ## Does each finding hold here?
 #
 # Each finding of the study's training section is restated as a criterion, fixed in
-# `embdiag.training.findings` before these runs were made, and checked on the five-seed means
+# `embdiag.paper.chapters.training` before these runs were made, and checked on the five-seed means
 # of the attribute below. The study's numbers are its published time-of-day means
 # (`data/study/training_means.csv`); this run's are computed from the records above.
 
 # %%
-verdicts = findings.findings(records, attribute)
-exhibits.table(findings.in_words(verdicts).set_index("finding"), name="findings", extremes=False,  # words only
-               caption=figures.caption(
+verdicts = chapter.findings(records, attribute)
+exhibits.table(chapter.in_words(verdicts).set_index("finding"), name="findings", extremes=False,  # words only
+               caption=chapter.caption(
                    cfg, f"Each finding of the study's training section, its criterion (declared in "
-                   f"embdiag.training.findings), the study's published time-of-day means (data/study/"
+                   f"embdiag.paper.chapters.training), the study's published time-of-day means (data/study/"
                    f"training_means.csv) and this run's {name} means, and whether the criterion holds here.",
                    n_seeds, "Means over seeds compared with fixed thresholds; no interval enters the verdict."))
 
 # %%
-display(Markdown(findings.summary(verdicts, figures.ATTRIBUTE_NAMES[attribute])))
+display(Markdown(chapter.summary(verdicts, chapter.ATTRIBUTE_NAMES[attribute])))
 
 # %% [markdown]
 # ## The declared paired comparisons
@@ -98,9 +99,9 @@ display(Markdown(findings.summary(verdicts, figures.ATTRIBUTE_NAMES[attribute]))
 # (percentage points); the appendix plots every seed.
 
 # %%
-side_by_side = findings.comparisons_side_by_side(records, attribute).set_index(["metric", "comparison"])
-exhibits.table(findings.in_words(side_by_side), name="paired-comparisons", extremes=False,  # intervals as text
-               caption=figures.caption(
+side_by_side = chapter.comparisons_side_by_side(records, attribute).set_index(["metric", "comparison"])
+exhibits.table(chapter.in_words(side_by_side), name="paired-comparisons", extremes=False,  # intervals as text
+               caption=chapter.caption(
                    cfg, f"The five declared paired comparisons (A − B on the same seed) of probe accuracy and P@10, "
                    f"in percentage points: the study's published time-of-day intervals (data/study/training_"
                    f"comparisons.csv) beside this run's on {name}, whether the signs agree and whether each "
@@ -121,16 +122,16 @@ exhibits.table(findings.in_words(side_by_side), name="paired-comparisons", extre
 
 # %%
 ladder_runs = ladder.ladder_records(cfg.profile)
-by_length = ladder.findings_by_length(ladder_runs, attribute)
+by_length = chapter.findings_by_length(ladder_runs, attribute)
 ladder_gaps = ladder.gaps(ladder_runs, attribute)
 lengths = sorted(ladder_runs["steps"].unique())
 seeds_at = (ladder_runs[ladder_runs["condition"] != sweep.UNTRAINED].groupby(["steps", "condition"])["seed"]
             .nunique().groupby("steps").min())  # seeds every condition has finished
 schedules = " or ".join(f"{n:,}" for n in lengths) + " steps (one run per length, each with its own schedule)"
-exhibits.figure(ladder.length_chart(ladder.length_frame(ladder_runs, attribute), findings.read_means(),
-                                    attribute=attribute),
-                name="training-length", data=ladder.length_frame(ladder_runs, attribute),
-                caption=figures.caption(
+exhibits.figure(chapter.length_chart(chapter.length_frame(ladder_runs, attribute), chapter.read_means(),
+                                     attribute=attribute),
+                name="training-length", data=chapter.length_frame(ladder_runs, attribute),
+                caption=chapter.caption(
                     cfg, f"Total variance (log axis), probe accuracy and P@10 on {name} (percent) at the final step "
                     f"of runs trained for {', '.join(f'{n:,}' for n in lengths)} steps (log axis), per condition; "
                     "the dashed rule is the untrained encoder (the same at every length); diamonds at 4,000 "
@@ -149,7 +150,7 @@ exhibits.table(ladder_gaps.assign(value=ladder_gaps.apply(_interval, axis=1)).pi
                    index="contrast", columns="steps", values="value").rename(columns=lambda n: f"{n:,} steps")
                .rename_axis(columns=None),
                name="length-gaps", extremes=False,  # intervals as text
-               caption=figures.caption(
+               caption=chapter.caption(
                    cfg, f"The contracted control minus the EMA reference and minus the untrained encoder, probe "
                    f"accuracy and P@10 on {name}, at each training length, in percentage points.", int(seeds_at.min()),
                    "Mean difference and paired Student-t 95% interval over the seeds both conditions have at that "
@@ -158,10 +159,10 @@ exhibits.table(ladder_gaps.assign(value=ladder_gaps.apply(_interval, axis=1)).pi
 # %%
 exhibits.table(by_length.assign(
                    verdict=by_length["reproduces"].map({True: "holds", False: "fails"}) + ": " + by_length["this run"]
-               ).pivot(index="finding", columns="steps", values="verdict").reindex(list(findings.CRITERIA)).rename(
+               ).pivot(index="finding", columns="steps", values="verdict").reindex(list(chapter.CRITERIA)).rename(
                    columns=lambda n: f"{n:,} steps").rename_axis(columns=None),
                name="length-findings", extremes=False,  # verdicts in words
-               caption=figures.caption(
+               caption=chapter.caption(
                    cfg, f"Each declared finding of the training section (criteria as above, among the ladder's "
                    f"three conditions and the untrained encoder) at every training length, on {name}.",
                    int(seeds_at.min()), "Means over the seeds finished at each length compared with the fixed "

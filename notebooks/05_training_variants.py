@@ -22,7 +22,8 @@ profile = "cpu"  # records folder under data/training/
 from IPython.display import Markdown, display
 
 from embdiag.paper import charts, exhibits
-from embdiag.training import figures, sweep
+from embdiag.paper.chapters import training as chapter
+from embdiag.training import sweep
 from embdiag.training.inputs import ATTRIBUTES
 
 charts.enable()
@@ -33,11 +34,11 @@ cfg = sweep.Task(profile, sweep.UNTRAINED, 0).config()
 n_seeds = records.loc[records["condition"] != sweep.UNTRAINED, "seed"].nunique()
 failed = records[records["status"] != "ok"]
 display(Markdown(
-    f"**Data and model:** {figures.profile_statement(cfg)}.  \n**Failed runs:** "
+    f"**Data and model:** {chapter.profile_statement(cfg)}.  \n**Failed runs:** "
     + ("none." if failed.empty else "; ".join(f"{r.condition} seed {r.seed} ({r.reason})"
                                               for r in failed.itertuples()) + ". They are shown nowhere as "
        "values and enter no mean.")))
-exhibits.table(figures.condition_matrix(), name="condition-matrix", extremes=False,  # yes/no only
+exhibits.table(chapter.condition_matrix(), name="condition-matrix", extremes=False,  # yes/no only
                caption="The seven training conditions and the mechanisms each switches on, read from "
                        "embdiag.training.CONDITIONS, the data the one training loop reads. A design, not a "
                        "measurement.")
@@ -49,8 +50,8 @@ exhibits.table(figures.condition_matrix(), name="condition-matrix", extremes=Fal
 # need no labels; the probe and P@10 panels follow the attribute selector under the figure.
 
 # %%
-exhibits.figure(figures.variants_chart(records), name="variants", data=figures.variants_frame(records),
-                caption=figures.caption(
+exhibits.figure(chapter.variants_chart(records), name="variants", data=chapter.variants_frame(records),
+                caption=chapter.caption(
                     cfg, "Final-step metrics of every run of the seven training conditions and of each seed's "
                     "untrained encoder: geometry of the validation embeddings (no labels), and probe accuracy, "
                     "balanced accuracy and P@10 (percent) of the attribute chosen under the figure.", n_seeds,
@@ -65,11 +66,11 @@ exhibits.figure(figures.variants_chart(records), name="variants", data=figures.v
 
 # %%
 for a in ATTRIBUTES:
-    table = figures.means_table(records, a)
+    table = chapter.means_table(records, a)
     display(exhibits.table(
         table, name=f"means-{a}", extremes_rows=table.data.index != sweep.UNTRAINED,  # the seven conditions
-        caption=figures.caption(
-            cfg, f"Mean over finished seeds of every final-step metric, {figures.ATTRIBUTE_NAMES[a]} for the "
+        caption=chapter.caption(
+            cfg, f"Mean over finished seeds of every final-step metric, {chapter.ATTRIBUTE_NAMES[a]} for the "
             "per-attribute ones (percent), per training condition, with the untrained encoders for reference "
             "(not compared in the marks); runs: the number of seeds that entered.", n_seeds,
             "Means only; the figure above shows every seed, the paired intervals are below.")))
@@ -83,9 +84,9 @@ for a in ATTRIBUTES:
 # the figure holds every per-seed difference and interval, for every metric and attribute.
 
 # %%
-paired = figures.paired_percent(sweep.paired_table(records))
-exhibits.figure(figures.differences_chart(paired), name="paired-differences", data=paired,
-                caption=figures.caption(
+paired = chapter.paired_percent(sweep.paired_table(records))
+exhibits.figure(chapter.differences_chart(paired), name="paired-differences", data=paired,
+                caption=chapter.caption(
                     cfg, "Paired differences A − B of the five declared comparisons, per seed, for probe accuracy "
                     "and P@10 (percentage points, attribute chosen under the figure) and RankMe.", n_seeds,
                     f"Each seed is a dot, the mean difference a diamond and the line its paired Student-t 95% "
@@ -102,9 +103,9 @@ exhibits.figure(figures.differences_chart(paired), name="paired-differences", da
 
 # %%
 trajectories = sweep.load_trajectories(profile)
-exhibits.figure(figures.trajectories_chart(trajectories), name="trajectories",
-                data=figures.trajectories_frame(trajectories),
-                caption=figures.caption(
+exhibits.figure(chapter.trajectories_chart(trajectories), name="trajectories",
+                data=chapter.trajectories_frame(trajectories),
+                caption=chapter.caption(
                     cfg, "Mean prediction loss since the previous evaluation, total variance (log axis), RankMe "
                     "and time-of-day P@10 of the validation embeddings during training; one line per run.", n_seeds,
                     "One line per run and no interval; each run starts from its seed's untrained encoder."))

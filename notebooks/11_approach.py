@@ -49,7 +49,7 @@ conditions = None  # names of the training conditions in the matrix and the diag
 # %%
 from embdiag.paper import charts, diagrams, exhibits
 from embdiag.training import CONDITIONS, condition
-from embdiag.training import figures as training_figures
+from embdiag.paper.chapters import training as training_figures
 
 charts.enable()
 shown = CONDITIONS if conditions is None else tuple(condition(name) for name in conditions)

@@ -36,7 +36,7 @@ from IPython.display import Markdown, display
 from embdiag.encoders.vectors import caption_vectors, driving_vectors
 from embdiag.paper import conclusions, exhibits
 from embdiag.training import sweep
-from embdiag.training.figures import profile_statement
+from embdiag.paper.chapters.training import profile_statement
 
 vectors = driving_vectors(encoder, driving_dataset, data_dir=driving_dir, seed=seed)
 captions = caption_vectors(encoder, caption_dataset, data_dir=caption_dir, seed=seed)

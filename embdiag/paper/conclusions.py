@@ -1,8 +1,8 @@
 """Every declared finding of the study, checked on this run: the conclusions chapter's table.
 
 Each section of the study declares its findings as criteria fixed before this project's
-numbers were looked at (``CRITERIA`` in :mod:`embdiag.training.findings` and in each
-``embdiag.interventions.*_figures`` module); each section's ``findings`` function sets the
+numbers were looked at (``CRITERIA`` in each module of :mod:`embdiag.paper.chapters`);
+each section's ``findings`` function sets the
 study's published values (``data/study/``) beside this run's and says whether the finding
 holds. :func:`all_findings` runs the measurements those functions need, at the settings the
 findings are declared on (the stress chapter's severity grid, the study's compression
@@ -22,7 +22,8 @@ COLUMNS = ["section", "chapter", "finding", "criterion", "study", "this run", "r
 
 def training_findings(profile: str = "cpu", attribute: str = "timeofday") -> pd.DataFrame:
     """The training section's verdicts, from the committed records of ``profile``."""
-    from ..training import findings, sweep
+    from ..training import sweep
+    from .chapters import training as findings
 
     records = sweep.load_records(profile)
     if records.empty:

@@ -7,9 +7,9 @@ predictor, projector), ``losses`` (prediction loss and SIGReg as published in Le
 ``cpu`` / ``study`` profiles), ``inputs`` (the procedural scenes as tensors), ``evaluate``
 (embeddings measured with :mod:`embdiag.metrics`), ``checkpoint`` (atomic, checksummed),
 ``seeding`` (named random streams), ``loop`` (one training loop for every condition) and
-``sweep`` (the resumable 35-run sweep, its records and paired comparisons); for the
-book, ``figures`` (charts and tables of the records) and ``findings`` (the study's findings
-checked by declared criteria). Reads images
+``sweep`` (the resumable 35-run sweep, its records and paired comparisons) and ``ladder``
+(the same conditions at more training steps, and the gaps per length); the chapters'
+figures and findings are in :mod:`embdiag.paper.chapters.training`. Reads images
 from :mod:`embdiag.data` and measures with :mod:`embdiag.metrics`; imports nothing of
 ``interventions``, ``encoders`` or ``paper``.
 """

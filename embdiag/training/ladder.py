@@ -4,11 +4,10 @@ A *rung* is the records folder of one training length: ``<profile>`` (the profil
 and ``<profile>-steps<N>`` (``embdiag train --profile cpu --steps N``), each run with its own
 warmup and cosine schedule over its N steps, not a snapshot of a longer run. :func:`rungs`
 finds them, :func:`ladder_records` stacks their finished runs of the ladder's conditions
-(:data:`CONDITIONS`) with a ``steps`` column, :func:`findings_by_length` applies the training
-chapter's declared criteria (:data:`embdiag.training.findings.CRITERIA`, no new thresholds) at
-every length, and :func:`gaps` gives the contracted control's paired differences from the EMA
-reference and from the untrained encoder, seed by seed, with paired Student-t 95% intervals.
-The figure (:func:`length_chart`) computes nothing.
+(:data:`CONDITIONS`) with a ``steps`` column, and :func:`gaps` gives the contracted control's
+paired differences from the EMA reference and from the untrained encoder, seed by seed, with
+paired Student-t 95% intervals; :func:`trend` says how a gap moves with length. The findings
+at every length and the figure are the training chapter's (:mod:`embdiag.paper.chapters.training`).
 """
 
 from __future__ import annotations
@@ -16,17 +15,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import altair as alt
 import pandas as pd
 
 from .. import artifacts
 from .config import PROFILES
-from .findings import CONTROL, EMA, findings
 from .sweep import UNTRAINED, load_records, paired_seeds
 
-__all__ = ["CONDITIONS", "rungs", "ladder_records", "findings_by_length", "gaps", "measured", "trend", "length_frame",
-           "length_chart"]
+__all__ = ["EMA", "CONTROL", "CONDITIONS", "CONTRASTS", "rungs", "ladder_records", "at_length", "gaps", "measured",
+           "trend"]
 
+EMA, CONTROL = "EMA reference", "Contracted control"
 #: The ladder's conditions: the two of the headline and the condition with the widest spread.
 CONDITIONS = (EMA, CONTROL, "SIGReg + stop-gradient")
 #: The contrasts :func:`gaps` measures: (name, condition A, condition B, metric stem).
@@ -66,25 +64,9 @@ def ladder_records(profile: str = "cpu", conditions=CONDITIONS, root=None) -> pd
     return pd.concat(parts, ignore_index=True)
 
 
-def _at(records: pd.DataFrame, steps: int) -> pd.DataFrame:
+def at_length(records: pd.DataFrame, steps: int) -> pd.DataFrame:
+    """The rows of :func:`ladder_records` at one length, without the ``steps`` column."""
     return records[records["steps"] == steps].drop(columns="steps")
-
-
-def findings_by_length(records: pd.DataFrame, attribute: str = "timeofday", study=None) -> pd.DataFrame:
-    """Every finding of :func:`embdiag.training.findings.findings` at every length of ``records``
-    (those with the EMA reference, the control and the untrained encoder), among the ladder's
-    conditions only: one row per finding and length, ``finding``, ``steps``, ``seeds`` (control
-    runs that entered), ``this run`` and ``reproduces``."""
-    rows = []
-    for steps in sorted(records["steps"].unique()):
-        at = _at(records, steps)
-        if not {EMA, CONTROL, UNTRAINED} <= set(at["condition"]):
-            continue
-        v = findings(at, attribute, study)
-        seeds = int((at["condition"] == CONTROL).sum())
-        rows += [{"finding": r["finding"], "steps": int(steps), "seeds": seeds, "this run": r["this run"],
-                  "reproduces": bool(r["reproduces"])} for _, r in v.iterrows()]
-    return pd.DataFrame(rows, columns=["finding", "steps", "seeds", "this run", "reproduces"])
 
 
 def gaps(records: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
@@ -93,7 +75,7 @@ def gaps(records: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
     Columns ``contrast``, ``steps``, ``n``, ``mean``, ``low``, ``high``."""
     rows = []
     for steps in sorted(records["steps"].unique()):
-        at = _at(records, steps)
+        at = at_length(records, steps)
         for name, a, b, stem in CONTRASTS:
             seeds, _, _, (mean, low, high) = paired_seeds(at, a, b, f"{attribute} {stem}")
             if seeds:
@@ -122,51 +104,3 @@ def trend(table: pd.DataFrame, contrast: str) -> str:
     if last["low"] <= first["mean"] <= last["high"]:
         return "holds"
     return "widens" if abs(last["mean"]) > abs(first["mean"]) else "narrows"
-
-
-def length_frame(records: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
-    """What :func:`length_chart` plots: one row per run and metric (total variance, probe
-    accuracy and P@10 on ``attribute``, percent), with ``steps``, ``condition`` and ``seed``."""
-    metrics = (("total_variance", "total variance", 1.0), (f"{attribute} accuracy", "probe accuracy (%)", 100.0),
-               (f"{attribute} P@10", "P@10 (%)", 100.0))
-    rows = [{"steps": int(r["steps"]), "condition": r["condition"], "seed": int(r["seed"]), "metric": label,
-             "value": scale * float(r[column])}
-            for _, r in records.iterrows() for column, label, scale in metrics]
-    return pd.DataFrame(rows)
-
-
-def length_chart(frame: pd.DataFrame, study: pd.DataFrame | None = None, study_steps: int = 4000,
-                 attribute: str = "timeofday") -> alt.HConcatChart:
-    """Each metric of :func:`length_frame` against training steps (log axis): seeds as dots, the
-    mean over seeds as a line per condition, the untrained encoder as a dashed rule, and the
-    study's published time-of-day means (``study``, e.g. ``findings.read_means()``) as diamonds
-    at its own ``study_steps`` (drawn only for ``attribute`` time of day)."""
-    conditions = [c for c in CONDITIONS if c in set(frame["condition"])]
-    colour = alt.Color("condition:N", scale=alt.Scale(domain=conditions), legend=alt.Legend(orient="bottom"))
-    steps = sorted(set(frame["steps"]))
-    ends = [min(steps[0], study_steps) * 0.8, max(steps[-1], study_steps) * 1.25]
-    x = alt.X("steps:Q", scale=alt.Scale(type="log", domain=ends),   # ticks at the rungs; the study's own step
-              axis=alt.Axis(values=steps, format=",d"), title="training steps (log)")  # count is in the caption
-    study_cols = {"total variance": "total_variance", "probe accuracy (%)": "probe_accuracy_pct",
-                  "P@10 (%)": "p_at_10_pct"}
-    panels = []
-    for metric in ("total variance", "probe accuracy (%)", "P@10 (%)"):
-        data = frame[frame["metric"] == metric]
-        trained = data[data["condition"] != UNTRAINED]
-        y = alt.Y("value:Q", title=metric if metric != "total variance" else "total variance (log)",
-                  scale=alt.Scale(type="log" if metric == "total variance" else "linear", zero=False))
-        base = alt.Chart(trained)
-        layers = [base.mark_circle(size=30, opacity=0.6).encode(x=x, y=y, color=colour,
-                                                                 tooltip=["condition", "seed", "steps", "value"]),
-                  base.mark_line(point=False).encode(x=x, y=alt.Y("mean(value):Q"), color=colour)]
-        untrained = data[data["condition"] == UNTRAINED]
-        if len(untrained):
-            layers.append(alt.Chart(pd.DataFrame({"value": [untrained["value"].mean()]})).mark_rule(
-                strokeDash=[4, 3], color="#555").encode(y="value:Q"))
-        if study is not None and attribute == "timeofday":  # the study published time-of-day means only
-            s = pd.DataFrame([{"steps": study_steps, "condition": c, "value": float(study.loc[c, study_cols[metric]])}
-                              for c in conditions if c in study.index])
-            layers.append(alt.Chart(s).mark_point(shape="diamond", size=90, filled=True).encode(
-                x=x, y="value:Q", color=colour, tooltip=["condition", alt.Tooltip("value:Q", title="study")]))
-        panels.append(alt.layer(*layers).properties(width=190, height=200, title=metric))
-    return alt.hconcat(*panels).resolve_scale(y="independent")

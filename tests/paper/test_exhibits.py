@@ -379,7 +379,7 @@ def test_the_study_readers_record_what_they_read():
 
 
 def test_the_training_findings_record_the_study_values_they_read():
-    from embdiag.training import findings
+    from embdiag.paper.chapters import training as findings
     from embdiag.training.inputs import ATTRIBUTES
 
     rows = [{"condition": c, "seed": s, "status": "ok", "total_variance": 1.0 + s + k, "mean_cosine": 0.5,

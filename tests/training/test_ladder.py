@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from embdiag.metrics.stats import paired_t_interval
-from embdiag.training import findings, ladder
+from embdiag.paper.chapters import training as findings
+from embdiag.training import ladder
 from embdiag.training.sweep import UNTRAINED
 
 EMA, CONTROL = findings.EMA, findings.CONTROL
@@ -87,7 +88,7 @@ def test_the_trend_needs_the_longest_interval_to_exclude_the_shortest_mean():
 
 
 def test_findings_at_every_length_use_the_declared_criteria():
-    table = ladder.findings_by_length(_records({800: -0.02, 3200: -0.20}))
+    table = findings.findings_by_length(_records({800: -0.02, 3200: -0.20}))
     assert list(table["steps"].unique()) == [800, 3200] and set(table["seeds"]) == {3}
     survive = table[table["finding"] == "labels survive"].set_index("steps")["reproduces"]
     assert survive.to_dict() == {800: True, 3200: False}       # within 3 points at 800, not at 3200
@@ -98,7 +99,7 @@ def test_the_committed_ladder_reads_and_draws():
     records = ladder.ladder_records("cpu")
     assert {800, 3200} <= set(records["steps"])
     assert set(records["condition"]) <= {UNTRAINED, *ladder.CONDITIONS}
-    frame = ladder.length_frame(records)
+    frame = findings.length_frame(records)
     assert set(frame["metric"]) == {"total variance", "probe accuracy (%)", "P@10 (%)"}
-    spec = ladder.length_chart(frame, findings.read_means()).to_dict()
+    spec = findings.length_chart(frame, findings.read_means()).to_dict()
     assert len(spec["hconcat"]) == 3

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from embdiag.training import figures
+from embdiag.paper.chapters import training as figures
+from embdiag.paper.chapters.training import CONTROL, EMA, comparisons_side_by_side, findings
 from embdiag.training.conditions import CONDITIONS
-from embdiag.training.findings import CONTROL, EMA, comparisons_side_by_side, findings
 from embdiag.training.inputs import ATTRIBUTES
 from embdiag.training import sweep
 from embdiag.training.sweep import UNTRAINED, paired_differences
@@ -162,7 +162,7 @@ def test_caption_names_data_profile_seeds_and_uncertainty():
 
 
 def test_in_words_writes_booleans_only():
-    from embdiag.training.findings import in_words
+    from embdiag.paper.chapters.training import in_words
 
     t = in_words(pd.DataFrame({"ok": [True, False], "n": [1, 0], "text": ["True", "x"]}))
     assert t["ok"].tolist() == ["yes", "no"] and t["n"].tolist() == [1, 0] and t["text"].tolist() == ["True", "x"]
@@ -192,7 +192,7 @@ def test_training_data_is_keyed_by_content_not_by_generator_source(tmp_path):
 
 
 def test_headline_states_both_runs_and_the_findings_that_fail():
-    from embdiag.training.findings import headline
+    from embdiag.paper.chapters.training import headline
 
     text = headline(_records())
     m = figures.means(_records())
