@@ -26,7 +26,7 @@
 #
 # An encoder is a meaningful subject only if its vectors carry more than the pixels do and its
 # captions find their images. Both bars were declared before training
-# (`embdiag.encoders.quality.BARS`) and are checked below.
+# (`embdiag.paper.chapters.reference_encoder.BARS`) and are checked below.
 
 # %% tags=["parameters"]
 encoders = ["reference-cnn", "reference-vit"]  # encoders to compare (reference encoders have a training card)
@@ -39,6 +39,7 @@ from IPython.display import Markdown, display
 from embdiag.data import load_dataset
 from embdiag.encoders import REFERENCE_NAMES
 from embdiag.encoders import quality
+from embdiag.paper.chapters import reference_encoder as chapter
 from embdiag.encoders.vectors import caption_vectors, driving_vectors
 from embdiag.interventions import caption_retrieval
 from embdiag.paper import exhibits
@@ -51,7 +52,7 @@ probes = quality.probe_table({"pooled pixels": pixels, **{n: (v.train, v.val) fo
                              first.train_labels, first.val_labels)
 retrieval = {n: caption_retrieval.evaluate(c.images, c.queries, c.documents, c.group, dims=(128,))
              for n, (_, c) in runs.items()}
-captions = {n: quality.caption_table(r) for n, r in retrieval.items()}
+captions = {n: chapter.caption_table(r) for n, r in retrieval.items()}
 on_driving = (f"{driving.source}; {len(driving.subset('train')):,} training and {len(driving.subset('val')):,} "
               "evaluation images (not BDD100K)")
 first_captions = runs[encoders[0]][1]
@@ -134,9 +135,9 @@ exhibits.table(
 # ## Are the bars met?
 
 # %%
-table = pd.concat({n: quality.verdicts(probes, captions[n], n) for n in encoders}, names=["encoder"]).droplevel(1)
+table = pd.concat({n: chapter.verdicts(probes, captions[n], n) for n in encoders}, names=["encoder"]).droplevel(1)
 exhibits.table(table.replace({True: "yes", False: "no"}), name="bars", extremes=False,  # verdicts in words
-               caption="Each declared bar (embdiag.encoders.quality.BARS), this encoder's numbers from the two "
+               caption="Each declared bar (embdiag.paper.chapters.reference_encoder.BARS), this encoder's numbers from the two "
                        "tables above, and whether the bar is met. Point estimates against fixed thresholds; no "
                        "interval.")
 

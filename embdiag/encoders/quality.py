@@ -1,14 +1,10 @@
-"""Is an encoder a meaningful subject? Its training card and two declared bars.
+"""Is an encoder a meaningful subject? What its vectors carry beyond its inputs, and its training card.
 
-An encoder is worth stress-testing only if its vectors carry more than its inputs do.
-:data:`BARS` declares the two tests (before any measurement): its standardized linear
-probes beat the same probes on pooled pixels (:func:`pooled_pixels`) in balanced accuracy
-on at least two of the three attributes, and its text→image Hit@10 on the caption groups
-lies in [50%, 100%) (useful, not trivial). :func:`probe_table` measures the first;
-:func:`caption_table` reads the second from the caption-retrieval measurement
-(:func:`embdiag.interventions.caption_retrieval.evaluate`, which this package may not
-import, so the chapter passes its result in); :func:`verdicts` applies the bars;
-:func:`card` reads how an encoder was trained from its committed manifest.
+:func:`pooled_pixels` gives the pixel baseline features, :func:`probe_table` the balanced
+accuracy of standardized probes on any representations, :func:`spanned_directions` how many
+directions an encoder's vectors use, and :func:`card` how a reference encoder was trained (from
+its committed manifest). The chapter's declared bars and their verdicts are in
+:mod:`embdiag.paper.chapters.reference_encoder`.
 """
 
 from __future__ import annotations
@@ -23,14 +19,7 @@ from ..metrics.geometry import covariance_eigenvalues
 from ..metrics.probe import balanced_accuracy, fit_probes
 from ..metrics.suite import frozen_classes
 
-__all__ = ["BARS", "card", "spanned_directions", "pooled_pixels", "probe_table", "caption_table", "verdicts"]
-
-BARS = {
-    "labels beyond pixels": "standardized-probe balanced accuracy above the pooled-pixel probe's "
-                            "on at least 2 of the 3 attributes",
-    "captions find their image": "text→image Hit@10 on the caption groups at least 50% and below 100%",
-}
-
+__all__ = ["card", "spanned_directions", "pooled_pixels", "probe_table"]
 
 def pooled_pixels(images, grid: int = 8) -> np.ndarray:
     """Pixel baseline features: ``grid x grid`` average-pooled RGB plus per-channel mean and std.
@@ -75,34 +64,3 @@ def probe_table(features: Mapping[str, tuple[np.ndarray, np.ndarray]], train_lab
         probes = fit_probes(train, {a: train_labels[a] for a in val_labels})
         rows[name] = {a: 100 * balanced_accuracy(y, probes[a].predict(val), classes[a]) for a, y in val_labels.items()}
     return pd.DataFrame(rows).T.rename_axis("representation")
-
-
-def caption_table(retrieval) -> pd.DataFrame:
-    """Text→image Hit@1 and Hit@10 (%) of query-role captions over their images, one row per
-    representation (indexed by its ``dimensions``, native first), with chance Hit@10 (10 in the
-    number of images).
-
-    ``retrieval``: the result of :func:`embdiag.interventions.caption_retrieval.evaluate` with
-    ``k = 10`` (its :class:`~embdiag.interventions.caption_retrieval.CaptionRetrieval`), whose
-    per-caption hits are read here, not recomputed.
-    """
-    if getattr(retrieval, "k", None) != 10:
-        raise ValueError(f"retrieval: expected a caption-retrieval result searched with k = 10 (the bar reads "
-                         f"Hit@10), got k = {getattr(retrieval, 'k', None)!r}")
-    rows = {r.dim: {"Hit@1": 100 * r.t2i.mean("hit_1"), "Hit@10": 100 * r.t2i.mean("hit_k"),
-                    "chance Hit@10": 100 * 10 / retrieval.n_images} for r in retrieval.representations}
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("dimensions")
-
-
-def verdicts(probes: pd.DataFrame, captions: pd.DataFrame, encoder: str, pixels: str = "pooled pixels") -> pd.DataFrame:
-    """Each bar of :data:`BARS` with this encoder's numbers and whether it is met."""
-    beats = probes.loc[encoder] > probes.loc[pixels]
-    native = captions.iloc[0]
-    detail = ", ".join(f"{a} {probes.loc[encoder, a]:.1f} vs {probes.loc[pixels, a]:.1f}" for a in probes.columns)
-    return pd.DataFrame([
-        {"bar": "labels beyond pixels", "criterion": BARS["labels beyond pixels"],
-         "this encoder": f"{detail} ({int(beats.sum())} of {len(beats)})", "met": bool(beats.sum() >= 2)},
-        {"bar": "captions find their image", "criterion": BARS["captions find their image"],
-         "this encoder": f"Hit@10 {native['Hit@10']:.2f}% (Hit@1 {native['Hit@1']:.2f}%)",
-         "met": bool(50 <= native["Hit@10"] < 100)},
-    ])
