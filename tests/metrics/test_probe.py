@@ -14,8 +14,6 @@ the same to within that stated accuracy and only the number of CG or Newton step
 (as any change of the starting point or the preconditioner does; a fit cut short by
 ``max_iter`` stops elsewhere). ``astype(None)`` is ``astype(float64)``.
 
-- ``balanced_accuracy`` 35 (``hasattr(c, "item") or True``): the classes come from
-  ``np.unique``, numpy scalars, which always have ``.item``.
 - ``_stratified_split`` 6 (``max() + 2``): the extra class index has no members and is
   skipped. 36, 38 (the empty ``val`` as float64): only when every class has one sample, and
   ``_fit`` then raises before ``fit`` is used.
@@ -36,8 +34,10 @@ the same to within that stated accuracy and only the number of CG or Newton step
   82 (float64 copy for the Hessian products): path only.
 - ``_Design.cold_start`` 10 (no ``minlength``): every class has a row in every design (the
   split leaves one per class), so the count has length K. 11 (``+ 2.0``): a start; path only.
-- ``_Preconditioner`` (any positive definite ``L^-T L^-1`` shapes the CG steps only: path
-  only). ``__call__`` 6 (the residual in float64), 8 (output ``astype(None)``: float64).
+- ``_Preconditioner`` (any positive definite ``L^-T L^-1`` leads to the same stopping test of
+  ``_newton``, so mutants that change how ``M_k`` is approximated, which rows, weights, ridge,
+  precision, triangle or when it is rebuilt, shape the CG steps only: path only). ``__call__``
+  6 (the residual in float64), 8 (output ``astype(None)``: float64).
   ``build`` 5, 7 (inverse stored in float64); 8, 9, 11, 13, 14 (``same`` decided otherwise:
   the shared Gram matrix at row 0's weight, or the per-class one); 17 (shared Gram computed
   always); 18, 79, 102, 147 (``astype(None)``: the same float64 / float32 values); 22, 26,
