@@ -76,6 +76,13 @@ def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
     singular vectors of ``X``). The last two results are memoized by content (CRC-32 of
     the bytes, shape, dtype, ``center``), so fitting a severity grid or several ``k``
     on one training set decomposes it once; the returned arrays are read-only.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 2.0], [0.0, -2.0]])
+    >>> mean, components, variances = principal_axes(X)
+    >>> np.round(variances, 4), np.abs(components).argmax(axis=1)  # the second axis varies most
+    (array([2.6667, 0.6667]), array([1, 0]))
     """
     if not isinstance(center, (bool, np.bool_)):
         raise ValueError(f"center: expected True or False, got {center!r}")
@@ -98,7 +105,13 @@ def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
 
 def numerical_rank(variances) -> int:
     """How many of the decreasing ``variances`` exceed :data:`RANK_TOL` times the largest (0
-    when the largest is 0): the directions the vectors span, the rest being rounding."""
+    when the largest is 0): the directions the vectors span, the rest being rounding.
+
+    Examples
+    --------
+    >>> numerical_rank([4.0, 1.0, 1e-20]), numerical_rank([0.0, 0.0])
+    (2, 0)
+    """
     lam = np.asarray(variances, dtype=np.float64)
     return int(np.sum(lam > RANK_TOL * lam[0])) if lam.size and lam[0] > 0 else 0
 
@@ -145,6 +158,12 @@ class MatryoshkaPrefix(_Fitted):
     ``fit`` only records the dimension ``d`` (``k > d`` raises ``ValueError``);
     ``transform`` returns float64 unit rows of length ``k``. A row whose prefix is
     all zero raises ``ValueError`` (its direction is undefined).
+
+    Examples
+    --------
+    >>> prefix = MatryoshkaPrefix(2).fit(np.ones((1, 3)))
+    >>> np.round(prefix.transform([[3.0, 4.0, 12.0]]), 4)
+    array([[0.6, 0.8]])
     """
 
     def __init__(self, k: int):
@@ -179,6 +198,15 @@ class PCACompression(_Fitted):
     ``components_``, ``explained_variance_`` (k,: eigenvalues of the scatter about ``mean_``
     over ``n - 1``, 0 beyond the rank), ``rank_``, ``n_features_in_``. ``k > d`` raises
     ``ValueError``; so does a row that projects to zero.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(20, 5))
+    >>> pca = PCACompression(2).fit(X)
+    >>> pca.components_.shape, pca.rank_, pca.transform(X).shape
+    ((2, 5), 5, (20, 2))
+    >>> np.allclose(np.linalg.norm(pca.transform(X), axis=1), 1.0)  # unit rows
+    True
     """
 
     def __init__(self, k: int, center: bool = True):
@@ -208,7 +236,13 @@ class PCACompression(_Fitted):
 
 
 def make_compression(method: str, k: int) -> _Fitted:
-    """The unfitted transformer of one of :data:`METHODS` at dimension ``k``."""
+    """The unfitted transformer of one of :data:`METHODS` at dimension ``k``.
+
+    Examples
+    --------
+    >>> make_compression("MRL", 128), make_compression("PCA", 128), make_compression("PCA uncentred", 128)
+    (MatryoshkaPrefix(k=128), PCACompression(k=128), PCACompression(center=False, k=128))
+    """
     if method == "MRL":
         return MatryoshkaPrefix(k)
     if method in ("PCA", "PCA uncentred"):
@@ -221,6 +255,13 @@ def dims_ladder(d: int, dims=DIMS, smallest: int = 8) -> list[int]:
 
     The dimensions of the overlap curve: dense enough to show where a method starts to
     lose neighbours, and always including the full dimension, where nothing is lost.
+
+    Examples
+    --------
+    >>> dims_ladder(768)
+    [768, 512, 384, 256, 192, 128, 96, 48, 24, 12]
+    >>> dims_ladder(64, dims=(32, 20))
+    [64, 32, 20, 16, 8]
     """
     d = check_int(d, "d", minimum=1)
     smallest = check_int(smallest, "smallest", minimum=1)
@@ -246,6 +287,15 @@ def compression_grid(train, train_labels: Mapping[str, np.ndarray], val, val_lab
     ``overlap@{k}`` (mean share of each query's native top-k kept) and ``changed@{k}``
     (share of queries whose top-k set changed). Eligible classes are frozen once, from
     ``val_labels``. The native row is the vectors as given (not renormalized).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.tile([0, 1], 30)
+    >>> X = rng.normal(size=(60, 6)) + 4 * y[:, None]  # class 1 shifted by 4 in every feature
+    >>> table = compression_grid(X[:30], {"a": y[:30]}, X[30:], {"a": y[30:]}, dims=[3], k=3, probes=False)
+    >>> table.representation.tolist(), float(table["overlap@3"][0]), float(table["changed@3"][0])
+    (['native 6', 'MRL 3', 'PCA 3', 'PCA uncentred 3'], 1.0, 0.0)
     """
     train, val = _pair(train, val)
     d = train.shape[1]
@@ -268,7 +318,15 @@ def compression_grid(train, train_labels: Mapping[str, np.ndarray], val, val_lab
 
 def overlap_curve(train, val, *, dims, methods=METHODS, k: int = 10) -> pd.DataFrame:
     """Overlap@k of each method's top-k with the native top-k at every dimension in ``dims``
-    (no probes, no other metric): columns ``representation``, ``method``, ``dim``, ``overlap@{k}``."""
+    (no probes, no other metric): columns ``representation``, ``method``, ``dim``, ``overlap@{k}``.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(60, 6))
+    >>> curve = overlap_curve(X[:30], X[30:], dims=[6, 3], methods=["MRL"], k=3)
+    >>> curve.representation.tolist(), float(curve["overlap@3"][0])  # the full prefix keeps every neighbour
+    (['MRL 6', 'MRL 3'], 1.0)
+    """
     train, val = _pair(train, val)
     dims = _check_dims(dims, train.shape[1])
     native = _neighbors(val, k)
@@ -284,7 +342,15 @@ def variance_spectrum(train, dims, *, center: bool = True) -> pd.DataFrame:
     ``dim``-th eigenvalue over the first: what a standardized probe scales up to unit variance).
     ``attrs["rank"]``: the number of directions whose variance exceeds :data:`RANK_TOL` times the
     largest (the numerical rank of the training vectors); ``attrs["weakest spanned"]``: the
-    variance of the last of them over the first."""
+    variance of the last of them over the first.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 2.0], [0.0, -2.0]])
+    >>> spectrum = variance_spectrum(X, dims=[1, 2])
+    >>> spectrum.round(4).to_dict("list"), spectrum.attrs["rank"]
+    ({'dim': [1, 2], 'share': [0.8, 1.0], 'weakest': [1.0, 0.25]}, 2)
+    """
     # principal_axes computes in float64 from either float dtype: mutants dropping dtype are equivalent
     train = as_matrix(train, "train", min_rows=2, dtype=np.float64)
     dims = _check_dims(dims, train.shape[1])
@@ -303,7 +369,17 @@ def variance_spectrum(train, dims, *, center: bool = True) -> pd.DataFrame:
 def unstandardized_ba(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
                       method: str, dim: int, attribute: str) -> float:
     """Balanced accuracy of a probe *without* feature standardization on one compression (one fit),
-    eligible classes frozen from ``val_labels`` as in :func:`compression_grid`."""
+    eligible classes frozen from ``val_labels`` as in :func:`compression_grid`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.tile([0, 1], 30)
+    >>> X = rng.normal(size=(60, 6)) + 4 * y[:, None]  # class 1 shifted by 4 in every feature
+    >>> ba = unstandardized_ba(X[:30], {"a": y[:30]}, X[30:], {"a": y[30:]}, method="PCA", dim=2, attribute="a")
+    >>> round(ba, 4)
+    1.0
+    """
     train, val = _pair(train, val)
     change = make_compression(method, _check_dims([dim], train.shape[1])[0]).fit(train)
     if attribute not in val_labels:
@@ -345,6 +421,17 @@ def centring_effect(train, val, val_labels: Mapping[str, np.ndarray], *, k: int 
     the native top-k, ``overlap@{k} with centred cosine`` (against the last row's top-k),
     ``max |Δ cosine|`` (largest change of any pairwise cosine of ``val`` from the native
     one) and ``{a} P@{k}`` per attribute.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.tile([0, 1], 30)
+    >>> X = rng.normal(size=(60, 6)) + 4 * y[:, None]  # class 1 shifted by 4 in every feature
+    >>> effect = centring_effect(X[:30], X[30:], {"a": y[30:]}, k=3)
+    >>> effect.representation.tolist()
+    ['native', 'PCA uncentred 6', 'PCA 6', 'native minus training mean']
+    >>> effect["overlap@3 with centred cosine"].tolist()[2:]  # centred PCA at k = d ranks as centred cosine
+    [1.0, 1.0]
     """
     train, val = _pair(train, val)
     d = train.shape[1]

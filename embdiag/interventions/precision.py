@@ -80,7 +80,14 @@ def _check_choice(value, options, name):
 
 @dataclass(frozen=True, eq=False)
 class StoredVectors:
-    """Vectors as stored: ``codes`` in the storage dtype, ``scale`` (float32, per row) for int8."""
+    """Vectors as stored: ``codes`` in the storage dtype, ``scale`` (float32, per row) for int8.
+
+    Examples
+    --------
+    >>> stored = store(np.array([[1.0, -0.25]]), "int8")  # scale 1 / 127
+    >>> stored.codes, stored.nbytes, np.round(stored.reconstruct(), 4)
+    (array([[127, -32]], dtype=int8), 6, array([[ 1.   , -0.252]]))
+    """
 
     fmt: str
     codes: np.ndarray
@@ -100,7 +107,15 @@ class StoredVectors:
 
 
 def store(X, fmt: str = "float16") -> StoredVectors:
-    """Store the rows of ``X`` in ``fmt`` (one of :data:`FORMATS`; scheme in the module doc)."""
+    """Store the rows of ``X`` in ``fmt`` (one of :data:`FORMATS`; scheme in the module doc).
+
+    Examples
+    --------
+    >>> half = store(np.array([[1.0, 0.5], [0.25, -2.0]]), "float16")
+    >>> half.codes.dtype, half.nbytes, half.reconstruct()
+    (dtype('float16'), 8, array([[ 1.  ,  0.5 ],
+           [ 0.25, -2.  ]]))
+    """
     _check_choice(fmt, FORMATS, "fmt")
     X = as_matrix(X, "X")
     if fmt == "native":
@@ -126,7 +141,13 @@ def _normalize(X: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def reconstruction_error(X, X_hat) -> np.ndarray:
-    """Per-row ``|| x_hat/||x_hat|| - x/||x|| ||_2`` in float64 (the error a cosine score sees)."""
+    """Per-row ``|| x_hat/||x_hat|| - x/||x|| ||_2`` in float64 (the error a cosine score sees).
+
+    Examples
+    --------
+    >>> np.round(reconstruction_error([[1.0, 0.0], [1.0, 0.0]], [[2.0, 0.0], [0.0, 1.0]]), 4)  # same, orthogonal
+    array([0.    , 1.4142])
+    """
     X = as_matrix(X, "X", dtype=np.float64)
     X_hat = as_matrix(X_hat, "X_hat", dtype=np.float64)
     same_length(X=X, X_hat=X_hat)
@@ -159,6 +180,11 @@ def normalization_bound(d: int, arithmetic: str = "float64", min_sq_norm: float 
     upper one, evaluated to a few ulps).
     ``min_sq_norm`` is the smallest ``||x||^2`` among the rows (only the underflow term
     uses it). About ``(d / 2 + 5) u``: 4.3e-14 in float64, 2.3e-5 in float32 at d = 768.
+
+    Examples
+    --------
+    >>> f"{normalization_bound(768):.2e}", f"{normalization_bound(768, 'float32'):.2e}"
+    ('4.32e-14', '2.32e-05')
     """
     _check_choice(arithmetic, ARITHMETICS, "arithmetic")
     u, tiny = _U[arithmetic], _TINY[arithmetic]
@@ -188,6 +214,11 @@ def scoring_bound(d: int, arithmetic: str = "float64", min_sq_norm: float = 1.0)
     ``eta`` = :func:`normalization_bound`. So the bound is
     ``gamma_d (1 + eta)^2 + d tiny + eta (2 + eta)``: about 1.7e-13 (float64) and 1e-4
     (float32) at d = 768. Assumes no overflow (row norms far below the dtype's maximum).
+
+    Examples
+    --------
+    >>> f"{scoring_bound(768):.2e}", f"{scoring_bound(768, 'float32'):.2e}"
+    ('1.72e-13', '9.22e-05')
     """
     eta = normalization_bound(d, arithmetic, min_sq_norm)
     # d tiny is below half an ulp of the first term (>= d u), kept to follow the derivation
@@ -230,6 +261,12 @@ def certificate_bound(query_error, gallery_error, d: int, *, arithmetic: str = "
     equals the reference one, strictly (tie-breaking cannot matter). This holds for any
     BLAS summation order; it assumes IEEE arithmetic in the stated precision (no
     extended-precision or Strassen-type products) and no overflow.
+
+    Examples
+    --------
+    >>> bound = certificate_bound(np.zeros(3), 1e-3, 768)  # native queries, gallery errors up to 1e-3
+    >>> bound.shape, f"{bound[0]:.6f}", f"{certificate_bound(np.zeros(3), 1e-3, 768, arithmetic='float32')[0]:.6f}"
+    ((3,), '0.001000', '0.001092')
     """
     q = np.asarray(query_error, dtype=np.float64)
     g = np.asarray(gallery_error, dtype=np.float64)  # float(max) is the same without the cast (monotone)
@@ -243,7 +280,15 @@ def certificate_bound(query_error, gallery_error, d: int, *, arithmetic: str = "
 
 @dataclass(frozen=True)
 class StorageCondition:
-    """One storage/scoring condition: storage format of each side and the arithmetic."""
+    """One storage/scoring condition: storage format of each side and the arithmetic.
+
+    Examples
+    --------
+    >>> StorageCondition("FP16 gallery", gallery="float16")
+    StorageCondition(name='FP16 gallery', gallery='float16', queries='native', arithmetic='float64')
+    >>> [condition.name for condition in STUDY_CONDITIONS][:3]
+    ['native reference', 'FP16 gallery', 'FP16 queries + gallery']
+    """
 
     name: str
     gallery: str = "native"
@@ -282,6 +327,13 @@ class StorageResult:
     holds that largest change per query (``None`` when not measured). ``margins`` are
     the computed reference rank-k minus rank-(k+1) scores; ``bound`` and ``certified``
     are from :func:`certificate_bound`; errors are the measured float64 values.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(50, 8))
+    >>> result = compare_storage(X, StorageCondition("FP16 gallery", gallery="float16"), k=3)
+    >>> result.k, result.changed.shape, result.violations, result.summary()["n_queries"]
+    (3, (50,), 0, 50)
     """
 
     condition: StorageCondition
@@ -400,6 +452,13 @@ def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k:
     underflow terms), and a query is certified when its bound is below
     ``margin * (1 - 4u) / 2`` (u = 2**-53: the factor absorbs the rounding of that
     product, so ``bound < margin / 2`` holds exactly).
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(50, 8))
+    >>> results = compare_conditions(X, k=3)  # the queries search each other
+    >>> len(results), results[0].condition.name, results[0].n_changed, [r.violations for r in results]
+    (6, 'native reference', 0, [0, 0, 0, 0, 0, 0])
     """
     Q = as_matrix(queries, "queries")
     exclude_self = gallery is None
@@ -471,6 +530,13 @@ def query_scores(queries, condition: StorageCondition, query: int, gallery=None)
     As :func:`compare_conditions` computes them (reference: native vectors in float64;
     condition: stored, reconstructed, scored in its arithmetic), returned as float64.
     With ``gallery=None`` the queries are the gallery and the query's own row is ``-inf``.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(50, 8))
+    >>> reference, stored = query_scores(X, STUDY_CONDITIONS[1], query=0)  # FP16 gallery
+    >>> reference.shape, float(reference[0]), bool(np.abs(stored[1:] - reference[1:]).max() < 1e-3)
+    ((50,), -inf, True)
     """
     if not isinstance(condition, StorageCondition):
         raise ValueError(f"condition: expected a StorageCondition, got {condition!r}")
@@ -503,6 +569,13 @@ def compare_study_conditions(train, evaluation, *, k: int = 10, offset_severity:
     :class:`~embdiag.interventions.CommonOffset` of ``offset_severity`` (direction drawn
     from ``offset_seed``, norm from ``train``: fitted on training vectors only) against
     the moved vectors' own float64 ranking.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(50, 8))
+    >>> rows = compare_study_conditions(X[:25], X[25:], k=3)
+    >>> len(rows), [r.condition.name for r in rows[-2:]]
+    (8, ['common-offset reference', 'offset + FP16 gallery'])
     """
     # Equivalent mutants: STUDY_CONDITIONS is the default; chunk_size left out of the second call
     # only changes its chunking (an invalid one was rejected by the first call).
@@ -513,7 +586,15 @@ def compare_study_conditions(train, evaluation, *, k: int = 10, offset_severity:
 
 def compare_storage(queries, condition: StorageCondition, gallery=None, *, k: int = 10,
                     chunk_size: int = 1024) -> StorageResult:
-    """:func:`compare_conditions` for a single condition."""
+    """:func:`compare_conditions` for a single condition.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(50, 8))
+    >>> result = compare_storage(X, StorageCondition("INT8 gallery", gallery="int8"), k=3)
+    >>> result.condition.name, result.certified.shape, result.violations  # certified queries never change
+    ('INT8 gallery', (50,), 0)
+    """
     if not isinstance(condition, StorageCondition):
         raise ValueError(f"condition: expected a StorageCondition, got {condition!r}")
     return compare_conditions(queries, [condition], gallery, k=k, chunk_size=chunk_size)[0]

@@ -63,7 +63,17 @@ SEVERITIES: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 0.9, 0.99)
 
 
 def check_severity(severity, name: str = "severity") -> float:
-    """Return ``severity`` as a float after checking ``0 <= severity < 1``."""
+    """Return ``severity`` as a float after checking ``0 <= severity < 1``.
+
+    Examples
+    --------
+    >>> check_severity(0.5)
+    0.5
+    >>> check_severity(1)
+    Traceback (most recent call last):
+    ...
+    ValueError: severity: must be in [0, 1), got 1
+    """
     if isinstance(severity, bool) or not isinstance(severity, numbers.Real):
         raise ValueError(f"{name}: expected a number in [0, 1), got {severity!r}")
     s = float(severity)
@@ -102,6 +112,13 @@ class Contraction(_Intervention):
 
     Total variance falls by ``(1 - s)**2``; cosines, cosine order, RankMe, PR,
     standardized probes and P@10 are unchanged. ``fit`` needs no statistics.
+
+    Examples
+    --------
+    >>> X = np.array([[2.0, 0.0], [0.0, 4.0]])
+    >>> Contraction(0.5).fit(X).transform(X)
+    array([[1., 0.],
+           [0., 2.]])
     """
 
     def _fit(self, X):
@@ -119,6 +136,14 @@ class CommonOffset(_Intervention):
     if given (normalized), else a standard Gaussian draw from ``seed``, normalized.
     Centered variance, PR and centered probes are unchanged; mean cosine tends to 1
     and raw RankMe to about 2 as ``s -> 1``.
+
+    Examples
+    --------
+    >>> X = np.array([[3.0, 4.0], [0.0, 5.0]])  # RMS norm 5
+    >>> offset = CommonOffset(0.5, direction=[0.0, 1.0]).fit(X)
+    >>> offset.rms_norm_, offset.offset_, offset.transform(X)
+    (5.0, array([0., 5.]), array([[ 3.,  9.],
+           [ 0., 10.]]))
     """
 
     def __init__(self, severity: float, *, seed: int = 0, direction=None):
@@ -146,7 +171,13 @@ class CommonOffset(_Intervention):
 
 
 def n_kept(d: int, severity: float) -> int:
-    """``ceil(d (1 - s))``, robust to the binary rounding of ``1 - s`` (e.g. 10, .7 -> 3)."""
+    """``ceil(d (1 - s))``, robust to the binary rounding of ``1 - s`` (e.g. 10, .7 -> 3).
+
+    Examples
+    --------
+    >>> n_kept(768, 0.99), n_kept(10, 0.7), n_kept(4, 0.0)
+    (8, 3, 4)
+    """
     return max(1, math.ceil(round(d * (1.0 - severity), 9)))
 
 
@@ -158,6 +189,13 @@ class RankRestriction(_Intervention):
     decreasing training variance) come from the training rows only; the output's
     centered rank is at most ``k`` (exactly ``k`` for generic rows, n >= k + 1).
     ``s = 0`` keeps all ``d`` directions (identity up to rounding). Needs 2 training rows.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(10, 4))
+    >>> restrict = RankRestriction(0.5).fit(X)
+    >>> restrict.n_components_, restrict.components_.shape, restrict.transform(X).shape
+    (2, (2, 4), (10, 4))
     """
 
     _min_rows = 2
@@ -180,6 +218,14 @@ class Noise(_Intervention):
     coordinate gets variance ``noise_variance_ / d``. The draw is a deterministic
     function of ``seed`` and the bytes of ``X``: the same rows always receive the same
     noise (reproducible), while training and evaluation sets receive different draws.
+
+    Examples
+    --------
+    >>> noise = Noise(0.5, seed=0).fit(np.eye(4))  # mean squared norm 1
+    >>> noise.noise_variance_, noise.transform(np.eye(4)).shape
+    (1.0, (4, 4))
+    >>> np.array_equal(noise.transform(np.eye(4)), noise.transform(np.eye(4)))  # same rows, same draw
+    True
     """
 
     def _fit(self, X):
@@ -213,6 +259,13 @@ def make_intervention(name: str, severity: float, *, seed: int = 0) -> _Interven
     """Build an (unfitted) intervention by name, e.g. ``make_intervention("noise", .99)``.
 
     Arguments are checked when it is fitted.
+
+    Examples
+    --------
+    >>> make_intervention("contraction", 0.5)
+    Contraction(severity=0.5)
+    >>> round(make_intervention("noise", 0.99).fit(np.eye(4)).noise_variance_, 4)  # (.99 / .01)**2
+    9801.0
     """
     try:
         cls = INTERVENTIONS[name]
@@ -222,7 +275,15 @@ def make_intervention(name: str, severity: float, *, seed: int = 0) -> _Interven
 
 
 def grid(names=tuple(INTERVENTIONS), severities=SEVERITIES, *, seed: int = 0):
-    """List of ``(name, severity, intervention)`` for every name x severity (unfitted)."""
+    """List of ``(name, severity, intervention)`` for every name x severity (unfitted).
+
+    Examples
+    --------
+    >>> [(name, s) for name, s, _ in grid(["contraction", "noise"], [0.0, 0.5])]
+    [('contraction', 0.0), ('contraction', 0.5), ('noise', 0.0), ('noise', 0.5)]
+    >>> grid(["noise"], [0.9])[0][2]
+    Noise(severity=0.9)
+    """
     return [(n, s, make_intervention(n, s, seed=seed)) for n in names for s in severities]
 
 
@@ -240,6 +301,15 @@ def measure_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels:
     Severity 0 is the identity of every intervention: its row is measured once, on the
     unchanged vectors, and repeated for each name (overlap@k exactly 1); the intervention is
     still fitted, so its size can be read from it.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y, X = np.tile([0, 1], 30), rng.normal(size=(60, 4))
+    >>> points = measure_grid(X[:30], {"a": y[:30]}, X[30:], {"a": y[30:]}, names=["contraction", "noise"],
+    ...                       severities=[0.5], k=3, probes=False)
+    >>> [(name, s, row["overlap@3"] == 1.0, neighbors.shape) for name, s, _, row, neighbors in points]
+    [('contraction', 0.5, True, (30, 3)), ('noise', 0.5, False, (30, 3))]
     """
     val = np.asarray(val, dtype=np.float64)
     _, native = topk(val, val, k, exclude_self=True, dtype=np.float64)
@@ -263,6 +333,19 @@ def stress_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: 
                 names=None, severities=None, k: int = 10, seed: int = 0, probes: bool = True) -> pd.DataFrame:
     """:func:`measure_grid` as a DataFrame: columns ``intervention``, ``severity``, the metric
     columns of :func:`~embdiag.metrics.suite.evaluate` and ``"overlap@{k}"``, one row per grid
-    point, in the grid's order."""
+    point, in the grid's order.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y, X = np.tile([0, 1], 30), rng.normal(size=(60, 4))
+    >>> table = stress_grid(X[:30], {"a": y[:30]}, X[30:], {"a": y[30:]}, names=["contraction"],
+    ...                     severities=[0.0, 0.5], k=3, probes=False)
+    >>> list(table.columns)
+    ['intervention', 'severity', 'total_variance', 'mean_cosine', 'rankme', 'participation_ratio',
+     'a P@3', 'overlap@3']
+    >>> round(float(table.total_variance[1] / table.total_variance[0]), 4), table["overlap@3"].tolist()
+    (0.25, [1.0, 1.0])
+    """
     return pd.DataFrame([{"intervention": name, "severity": s, **row} for name, s, _, row, _ in measure_grid(
         train, train_labels, val, val_labels, names=names, severities=severities, k=k, seed=seed, probes=probes)])

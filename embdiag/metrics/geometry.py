@@ -119,7 +119,13 @@ def _unscale(value, e: int, power: int, what: str):
 
 def blocks(n: int, block_rows: int = BLOCK_ROWS) -> list[tuple[int, int]]:
     """The row spans ``(start, stop)`` of at most ``block_rows`` rows that :func:`summary`
-    sums separately (each over its own row chunks) before adding the spans' sums in order."""
+    sums separately (each over its own row chunks) before adding the spans' sums in order.
+
+    Examples
+    --------
+    >>> blocks(5, block_rows=2)
+    [(0, 2), (2, 4), (4, 5)]
+    """
     block_rows = check_int(block_rows, "block_rows", minimum=1)
     return [(a, min(n, a + block_rows)) for a in range(0, n, block_rows)]
 
@@ -289,6 +295,13 @@ def singular_values(Z) -> np.ndarray:
     Square roots of the eigenvalues of ``Z^T Z`` (``Z Z^T`` when n < d), accumulated in
     float64; eigenvalues below 1e-12 x the largest are recomputed from the data projected
     on their eigenvectors, so singular values are accurate to about 1e-15 x the largest.
+
+    Examples
+    --------
+    >>> np.round(singular_values(np.diag([3.0, 1.0])), 4)
+    array([3., 1.])
+    >>> singular_values(np.ones((2, 5))).shape  # min(n, d) values
+    (2,)
     """
     Z, e = _check(Z)
     # centered=False only skips the centered spectrum (mutants computing it are equivalent)
@@ -300,6 +313,12 @@ def covariance_eigenvalues(Z) -> np.ndarray:
 
     ``X`` is ``Z`` minus its column means. Returns ``min(n, d)`` values (at most
     ``n - 1`` of them can be nonzero). Needs ``n >= 2``.
+
+    Examples
+    --------
+    >>> Z = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 2.0], [0.0, -2.0]])
+    >>> np.round(covariance_eigenvalues(Z), 4)
+    array([2.6667, 0.6667])
     """
     Z, e = _check(Z, min_rows=2)
     # raw=False only skips the raw spectrum (mutants computing it are equivalent, see _spectra)
@@ -309,7 +328,14 @@ def covariance_eigenvalues(Z) -> np.ndarray:
 def total_variance(Z) -> float:
     """Total variance: trace of the centered covariance (ddof=1), i.e. the sum of
     per-dimension variances. Scales by ``c**2`` under ``Z -> c Z``; a common offset
-    leaves it unchanged. Needs ``n >= 2``."""
+    leaves it unchanged. Needs ``n >= 2``.
+
+    Examples
+    --------
+    >>> Z = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 2.0], [0.0, -2.0]])
+    >>> round(total_variance(Z), 4), round(total_variance(2 * Z), 4), round(total_variance(Z + 5), 4)
+    (3.3333, 13.3333, 3.3333)
+    """
     Z, e = _check(Z, min_rows=2)
     n, d = Z.shape
     mean = np.zeros(d)
@@ -361,6 +387,13 @@ def mean_cosine(Z) -> float:
     With unit rows ``u_i``: ``(||sum_i u_i||^2 - n) / (n (n - 1))``, computed in float64
     without an n x n matrix; a row whose squares would over- or underflow is first scaled
     by a power of two. Zero-norm rows raise ``ValueError``. Needs ``n >= 2``.
+
+    Examples
+    --------
+    >>> mean_cosine(np.eye(3))  # orthogonal rows
+    0.0
+    >>> round(mean_cosine(np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 3.0]])), 4)  # one parallel pair of three
+    0.3333
     """
     Z, _ = _check(Z, min_rows=2)
     return _mean_cosine_of(_unit_total(Z), len(Z))
@@ -387,6 +420,11 @@ def rankme(Z, eps: float = 1e-7) -> float:
     With singular values ``s`` of ``Z`` (``min(n, d)`` of them), ``p = s / sum(s) + eps``
     and RankMe ``= exp(-sum p ln p)``. Invariant to positive scaling, not to a common
     offset (an offset adds one dominant direction). An exactly zero ``Z`` gives 1.
+
+    Examples
+    --------
+    >>> round(rankme(np.eye(3)), 4), round(rankme(np.ones((4, 2))), 4)
+    (3.0, 1.0)
     """
     eps = _check_eps(eps)
     Z, e = _check(Z)
@@ -407,6 +445,14 @@ def participation_ratio(Z) -> float:
 
     Between 1 and ``min(n - 1, d)``; invariant to positive scaling and to a common
     offset. A constant ``Z`` (zero spectrum) gives 1. Needs ``n >= 2``.
+
+    Examples
+    --------
+    >>> Z = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 2.0], [0.0, -2.0]])
+    >>> round(participation_ratio(Z), 4), round(participation_ratio(Z + 5), 4)
+    (1.4706, 1.4706)
+    >>> round(participation_ratio(np.eye(3)), 4)  # centring leaves n - 1 = 2 equal directions
+    2.0
     """
     Z, e = _check(Z, min_rows=2)
     # The ratio is invariant to a positive factor on all eigenvalues, and _pr_from_eig
@@ -431,6 +477,12 @@ def summary(Z, eps: float = 1e-7, *, block_rows: int = BLOCK_ROWS, map_blocks=No
     sums are computed on one BLAS thread and added in a fixed order, so the result is the
     same bit for bit wherever the blocks run (for n <= ``block_rows`` it is that of one
     pass over ``Z``).
+
+    Examples
+    --------
+    >>> Z = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 2.0], [0.0, -2.0]])
+    >>> {name: round(value, 4) for name, value in summary(Z).items()}
+    {'total_variance': 3.3333, 'mean_cosine': -0.3333, 'rankme': 1.8899, 'participation_ratio': 1.4706}
     """
     # Equivalent mutants: as in _check (finite flags; min_rows, which _check tests again).
     Z = as_matrix(Z, "Z", min_rows=2, finite=False)

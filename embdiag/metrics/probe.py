@@ -29,7 +29,13 @@ __all__ = ["LinearProbe", "fit_probes", "eligible_classes", "balanced_accuracy",
 
 
 def eligible_classes(y, min_support: int = 10) -> np.ndarray:
-    """Classes with at least ``min_support`` samples in ``y``, sorted."""
+    """Classes with at least ``min_support`` samples in ``y``, sorted.
+
+    Examples
+    --------
+    >>> eligible_classes([0, 0, 1, 2, 2, 2], min_support=2)
+    array([0, 2])
+    """
     y = as_labels(y)
     check_int(min_support, "min_support", minimum=1)
     classes, counts = np.unique(y, return_counts=True)
@@ -41,6 +47,13 @@ def balanced_accuracy(y_true, y_pred, classes) -> float:
 
     Samples whose true label is not in ``classes`` are ignored; a prediction outside
     ``classes`` counts as an error. Needs at least two classes, each present in ``y_true``.
+
+    Examples
+    --------
+    >>> round(balanced_accuracy([0, 0, 0, 1], [0, 0, 1, 1], classes=[0, 1]), 4)  # (2/3 + 1) / 2
+    0.8333
+    >>> balanced_accuracy([0, 1, 2], [0, 1, 1], classes=[0, 1])  # the sample of class 2 is ignored
+    1.0
     """
     y_true, y_pred = as_labels(y_true, "y_true"), as_labels(y_pred, "y_pred")
     same_length(y_true=y_true, y_pred=y_pred)
@@ -57,7 +70,13 @@ def balanced_accuracy(y_true, y_pred, classes) -> float:
 
 
 def majority_floor(y) -> float:
-    """Accuracy of always predicting the most frequent class: its share of ``y``."""
+    """Accuracy of always predicting the most frequent class: its share of ``y``.
+
+    Examples
+    --------
+    >>> majority_floor([0, 0, 0, 1])
+    0.75
+    """
     _, counts = np.unique(as_labels(y), return_counts=True)
     return float(counts.max() / counts.sum())
 
@@ -398,6 +417,15 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
     Cross-checked against ``LogisticRegression`` in ``tests/metrics/test_probe.py``; its
     accuracy and speed on the reference encoder's vectors are measured by
     ``benchmarks/bench_metrics.py``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.tile([0, 1], 20)
+    >>> X = rng.normal(size=(40, 3)) + 4 * y[:, None]  # class 1 shifted by 4 in every feature
+    >>> probe = LinearProbe().fit(X, y)
+    >>> probe.classes_, probe.coef_.shape, probe.score(X, y), probe.predict([[0.0, 0.0, 0.0], [4.0, 4.0, 4.0]])
+    (array([0, 1]), (2, 3), 1.0, array([0, 1]))
     """
 
     Cs_default = 10.0 ** np.arange(-3, 4)
@@ -526,6 +554,15 @@ def fit_probes(X, labels: Mapping[str, object], **params) -> dict[str, LinearPro
 
     The fits are the ones :meth:`LinearProbe.fit` makes one at a time; the standardization
     and the row-space basis of ``X`` are computed once and shared.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.tile([0, 1], 20)
+    >>> X = rng.normal(size=(40, 3)) + 4 * y[:, None]  # class 1 shifted by 4 in every feature
+    >>> probes = fit_probes(X, {"class": y, "flipped": 1 - y})
+    >>> sorted(probes), probes["class"].predict([[4.0, 4.0, 4.0]]), probes["flipped"].predict([[4.0, 4.0, 4.0]])
+    (['class', 'flipped'], array([1]), array([0]))
     """
     template = LinearProbe(**params)
     vs = template._check_params()

@@ -250,7 +250,13 @@ def search_plan(n_queries: int, n_gallery: int, k: int, chunk_size: int | None =
     scored at a time and, per worker share, the ascending ``(start, stop)`` gallery chunks it
     scans. Each chunk is one single-threaded GEMM, so a chunk's scores depend only on its rows
     and the query block: scanning the same chunks elsewhere (:func:`scan_chunks`, e.g. one
-    Ray task per group of chunks) gives the same scores, hence the same top-k."""
+    Ray task per group of chunks) gives the same scores, hence the same top-k.
+
+    Examples
+    --------
+    >>> search_plan(3, 10, k=2, chunk_size=4)  # one share of three chunks
+    (3, [[(0, 4), (4, 8), (8, 10)]])
+    """
     dtype = np.dtype(dtype)
     # Equivalent mutants: the query block (8193), the clip's bounds (257, 16385, no lower
     # bound: smaller chunks) and / for // (int() truncates) change chunk sizes and time only.
@@ -269,7 +275,13 @@ def search_plan(n_queries: int, n_gallery: int, k: int, chunk_size: int | None =
 
 
 def unit_queries(queries, dtype=np.float32) -> np.ndarray:
-    """The queries as :func:`topk` scores them: unit rows in ``dtype`` (raises on NaN, inf or zero rows)."""
+    """The queries as :func:`topk` scores them: unit rows in ``dtype`` (raises on NaN, inf or zero rows).
+
+    Examples
+    --------
+    >>> np.round(unit_queries([[3.0, 4.0]]), 4)
+    array([[0.6, 0.8]], dtype=float32)
+    """
     return _normalize(as_matrix(queries, "queries"), "queries", np.dtype(dtype))
 
 
@@ -279,7 +291,17 @@ def scan_chunks(unit_q, gallery, k: int, chunks, q0: int = 0, exclude_self: bool
     of :func:`unit_queries`) over the ascending gallery ``chunks`` only, computed as
     :func:`topk` computes them (one single-threaded GEMM per chunk); :func:`merge_topk` of the
     parts covering every chunk of :func:`search_plan` is ``topk``'s result. Rows without ``k``
-    candidates keep ``-inf`` / ``-1`` placeholders."""
+    candidates keep ``-inf`` / ``-1`` placeholders.
+
+    Examples
+    --------
+    >>> G = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [-0.6, 0.8]])
+    >>> scan_chunks(unit_queries(G[:1]), G, 1, [(2, 4)])[1]  # query 0's best among gallery rows 2 and 3
+    array([[2]])
+    >>> parts = [scan_chunks(unit_queries(G), G, 2, chunks, exclude_self=True) for chunks in search_plan(4, 4, 2)[1]]
+    >>> np.array_equal(merge_topk(parts, 2)[1], topk(G, G, 2, exclude_self=True)[1])
+    True
+    """
     with single_thread():
         out = _scan(unit_q, q0, _check_gallery(gallery), list(chunks), k, exclude_self, np.dtype(dtype))
     if len(out) == 3:
@@ -289,7 +311,14 @@ def scan_chunks(unit_q, gallery, k: int, chunks, q0: int = 0, exclude_self: bool
 
 def merge_topk(parts, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The top ``k`` of each row over ``parts`` (a list of ``(scores, indices)`` of equal row
-    counts), by descending score, ties by the lower index, as :func:`topk` orders them."""
+    counts), by descending score, ties by the lower index, as :func:`topk` orders them.
+
+    Examples
+    --------
+    >>> parts = [(np.array([[0.9, 0.1]]), np.array([[3, 5]])), (np.array([[0.5, 0.2]]), np.array([[0, 1]]))]
+    >>> merge_topk(parts, 2)
+    (array([[0.9, 0.5]]), array([[3, 0]]))
+    """
     S = np.concatenate([p[0] for p in parts], axis=1)
     I = np.concatenate([p[1] for p in parts], axis=1)
     order = np.lexsort((I, -S), axis=-1)[:, :k]
@@ -329,6 +358,18 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
     vectors) and 1.23x / 1.03x / 1.02x the float32 GEMM roofline at 10k / 100k / 1M
     gallery rows; 2.2-2.5x faster than chunked numpy matmul + argpartition
     (``benchmarks/bench_metrics.py``).
+
+    Examples
+    --------
+    >>> G = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [-0.6, 0.8]])
+    >>> scores, indices = topk(G, G, k=2, exclude_self=True)
+    >>> indices
+    array([[1, 2],
+           [0, 2],
+           [3, 1],
+           [2, 1]])
+    >>> scores.shape, scores.dtype, f"{scores[0, 0]:.4f}"
+    ((4, 2), dtype('float32'), '0.8000')
     """
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
@@ -402,6 +443,12 @@ def precision_at_k(neighbors, labels, query_labels=None, per_query: bool = False
     Without ``query_labels`` the queries are the gallery rows themselves (query ``i`` is
     row ``i``, searched with ``exclude_self=True``); a query listed among its own
     neighbours raises ``ValueError``.
+
+    Examples
+    --------
+    >>> neighbors = np.array([[1], [0], [3], [0]])  # each row's nearest other row
+    >>> precision_at_k(neighbors, [0, 0, 1, 1]), precision_at_k(neighbors, [0, 0, 1, 1], per_query=True)
+    (0.75, array([1., 1., 1., 0.]))
     """
     nb = _neighbors(neighbors)
     lab = as_labels(labels, "labels")
@@ -420,7 +467,13 @@ def precision_at_k(neighbors, labels, query_labels=None, per_query: bool = False
 
 def random_floor(labels) -> float:
     """Random-neighbour floor of P@k: ``sum_c share_c**2``, the chance that a random item
-    shares the label of a random query (drawn with replacement)."""
+    shares the label of a random query (drawn with replacement).
+
+    Examples
+    --------
+    >>> random_floor([0, 0, 1, 1]), random_floor([0, 0, 0, 1])
+    (0.5, 0.625)
+    """
     lab = as_labels(labels, "labels")
     _, counts = np.unique(lab, return_counts=True)
     share = counts / counts.sum()
@@ -501,7 +554,14 @@ _POSITIVES_DOC = """
 
 
 def hit_at_k(neighbors, positives, k: int | None = None, per_query: bool = False):
-    """Hit@k: whether at least one positive is among the first ``k`` neighbours, averaged."""
+    """Hit@k: whether at least one positive is among the first ``k`` neighbours, averaged.
+
+    Examples
+    --------
+    >>> neighbors = np.array([[2, 0], [1, 3]])
+    >>> hit_at_k(neighbors, [0, 2]), hit_at_k(neighbors, [0, 2], k=1), hit_at_k(neighbors, [0, 2], per_query=True)
+    (0.5, 0.0, array([1., 0.]))
+    """
     nb = _first_k(_neighbors(neighbors), k)
     hits, _ = _hits(nb, positives)
     return _reduce(hits.any(axis=1).astype(np.float64), per_query)  # astype(None): float64 (equivalent)
@@ -509,7 +569,14 @@ def hit_at_k(neighbors, positives, k: int | None = None, per_query: bool = False
 
 def recall_at_k(neighbors, positives, k: int | None = None, per_query: bool = False):
     """Recall@k: fraction of each query's positives found among its first ``k`` neighbours,
-    averaged over queries (multi-positive, e.g. caption recall@10)."""
+    averaged over queries (multi-positive, e.g. caption recall@10).
+
+    Examples
+    --------
+    >>> neighbors = np.array([[2, 0], [1, 3]])
+    >>> recall_at_k(neighbors, [[0, 2], [3, 4]]), recall_at_k(neighbors, [{0, 2}, {3, 4}], per_query=True)
+    (0.75, array([1. , 0.5]))
+    """
     nb = _first_k(_neighbors(neighbors), k)
     hits, counts = _hits(nb, positives)
     return _reduce(hits.sum(axis=1) / counts, per_query)
@@ -524,6 +591,12 @@ def overlap_at_k(neighbors_a, neighbors_b, per_query: bool = False):
 
     Identity, not relevance: 1 means the same neighbours (in any order). Queries whose
     overlap is below 1 are the queries whose top-k changed.
+
+    Examples
+    --------
+    >>> a, b = np.array([[1, 2], [0, 2]]), np.array([[2, 1], [0, 3]])
+    >>> overlap_at_k(a, b), overlap_at_k(a, b, per_query=True)
+    (0.75, array([1. , 0.5]))
     """
     a = _neighbors(neighbors_a, "neighbors_a")
     b = _neighbors(neighbors_b, "neighbors_b")
@@ -539,6 +612,12 @@ def boundary_margin(scores, k: int) -> np.ndarray:
     ``scores`` is ``(n_queries, >= k + 1)`` sorted descending (as from
     ``topk(..., k + 1)``). A perturbation of every score by less than half the margin
     cannot change the top-``k`` set. Returns an array (one margin per query).
+
+    Examples
+    --------
+    >>> scores = np.array([[0.9, 0.5, 0.4], [0.8, 0.7, 0.1]])
+    >>> np.round(boundary_margin(scores, k=1), 4), np.round(boundary_margin(scores, k=2), 4)
+    (array([0.4, 0.1]), array([0.1, 0.6]))
     """
     S = as_float(scores, "scores", ndim=2)
     if S.shape[1] < 2:

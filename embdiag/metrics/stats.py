@@ -22,7 +22,14 @@ class Interval(NamedTuple):
 
     ``n`` is the number of paired units (items); ``se`` the standard error (for the
     bootstrap: the standard deviation of the resampled statistic); ``n_groups`` the number
-    of resampled groups (equal to ``n`` without groups; ``n`` for the t interval)."""
+    of resampled groups (equal to ``n`` without groups; ``n`` for the t interval).
+
+    Examples
+    --------
+    >>> interval = paired_t_interval([3.0, 5.0, 4.0, 6.0, 7.0], [1.0, 2.0, 2.0, 3.0, 2.0])
+    >>> interval.mean, interval.n, interval.level, interval.n_groups, interval._fields[:3]
+    (3.0, 5, 0.95, 5, ('mean', 'low', 'high'))
+    """
 
     mean: float
     low: float
@@ -57,6 +64,12 @@ def paired_t_interval(a, b, level: float = 0.95) -> Interval:
 
     Assumes the paired differences are independent draws from one distribution; with
     five seeds it is an honest but wide interval, not a multiplicity-corrected test.
+
+    Examples
+    --------
+    >>> interval = paired_t_interval([3.0, 5.0, 4.0, 6.0, 7.0], [1.0, 2.0, 2.0, 3.0, 2.0])
+    >>> f"{interval.mean:.4f} [{interval.low:.4f}, {interval.high:.4f}], se {interval.se:.4f}"
+    '3.0000 [1.4793, 4.5207], se 0.5477'
     """
     level = _level(level)
     a, b = _pair(a, b)
@@ -106,6 +119,15 @@ def paired_bootstrap(a, b, groups=None, n_draws: int = 5000, level: float = 0.95
     any other callable is applied draw by draw, to the items of the drawn groups in draw
     order (a group's items in their original order). ``seed`` makes the draws reproducible.
     The interval is conditional on the evaluated items (no model retraining).
+
+    Examples
+    --------
+    >>> a, b = [3.0, 5.0, 4.0, 6.0, 7.0], [1.0, 2.0, 2.0, 3.0, 2.0]
+    >>> interval = paired_bootstrap(a, b, n_draws=1000, seed=0)
+    >>> round(interval.mean, 4), round(interval.low, 4), round(interval.high, 4), interval.n_groups
+    (3.0, 2.2, 4.0, 5)
+    >>> paired_bootstrap(a, b, groups=[0, 0, 1, 1, 2], n_draws=1000).n_groups  # items 0-1 and 2-3 travel together
+    3
     """
     level = _level(level)
     a, b = _pair(a, b)

@@ -18,7 +18,13 @@ from .retrieval import precision_at_k, topk
 
 
 def frozen_classes(labels: Mapping[str, np.ndarray], min_support: int = 10) -> dict[str, np.ndarray]:
-    """Eligible classes per attribute, fixed once before any comparison."""
+    """Eligible classes per attribute, fixed once before any comparison.
+
+    Examples
+    --------
+    >>> frozen_classes({"shape": [0, 0, 0, 1, 1, 2]}, min_support=2)
+    {'shape': array([0, 1])}
+    """
     return {a: eligible_classes(y, min_support) for a, y in labels.items()}
 
 
@@ -34,6 +40,17 @@ def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Map
     P@k reads ``neighbors``, the ``(len(val), k)`` top-k indices of ``topk(val, val, k,
     exclude_self=True, dtype=np.float64)``: pass them when already computed (e.g. for
     overlap@k as well), else they are computed here.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.tile([0, 1], 30)
+    >>> X = rng.normal(size=(60, 4)) + 4 * y[:, None]  # class 1 shifted by 4 in every feature
+    >>> row = evaluate(X[:30], {"a": y[:30]}, X[30:], {"a": y[30:]}, k=3)
+    >>> list(row)
+    ['total_variance', 'mean_cosine', 'rankme', 'participation_ratio', 'a accuracy', 'a BA', 'a P@3']
+    >>> round(row["a accuracy"], 4), round(row["a BA"], 4), round(row["a P@3"], 4)
+    (1.0, 1.0, 0.8778)
     """
     classes = dict(classes) if classes is not None else frozen_classes(val_labels)
     row = summary(val)

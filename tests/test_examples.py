@@ -1,0 +1,27 @@
+"""The docstring examples of the metrics and interventions modules run and state true results (doctest)."""
+
+import doctest
+import importlib
+
+import numpy
+import pytest
+
+MODULES = [
+    "embdiag.metrics.geometry",
+    "embdiag.metrics.retrieval",
+    "embdiag.metrics.probe",
+    "embdiag.metrics.stats",
+    "embdiag.metrics.suite",
+    "embdiag.interventions.stress",
+    "embdiag.interventions.compression",
+    "embdiag.interventions.precision",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    results = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS,
+                              extraglobs={"np": numpy}, report=False)
+    assert results.attempted > 0, f"{name} has no docstring examples"
+    assert results.failed == 0, f"{results.failed} of {results.attempted} examples of {name} failed (see stdout)"
