@@ -1,4 +1,4 @@
-"""The docstring examples of the metrics and interventions modules run and state true results (doctest)."""
+"""The docstring examples of the metrics, interventions and report modules run and state true results (doctest)."""
 
 import doctest
 import importlib
@@ -15,6 +15,8 @@ MODULES = [
     "embdiag.interventions.stress",
     "embdiag.interventions.compression",
     "embdiag.interventions.precision",
+    "embdiag.report.fail_if",
+    "embdiag.report.conditions",
 ]
 
 

@@ -83,7 +83,12 @@ def _sort_like_topk(S: np.ndarray, I: np.ndarray):
 
 
 def hnsw_params(n: int, d: int) -> dict:
-    """Parameters of the ``hnsw`` condition (fixed; ``n`` and ``d`` are not used)."""
+    """Parameters of the ``hnsw`` condition (fixed; ``n`` and ``d`` are not used).
+
+    Example:
+        >>> hnsw_params(1_000_000, 768)
+        {'M': 32, 'efConstruction': 200, 'efSearch': 64}
+    """
     return {"M": HNSW_M, "efConstruction": HNSW_EF_CONSTRUCTION, "efSearch": HNSW_EF_SEARCH}
 
 
@@ -100,6 +105,10 @@ def ivfpq_params(n: int, d: int) -> dict:
     ``nprobe = min(nlist, 16)``; trained on a seeded sample of ``min(n, max(40 * nlist, 10000))``
     rows; ``nbits = min(8, floor(log2(train_rows / 39)))`` bits per code, so that every codebook
     has the 39 training rows per centroid that FAISS asks for (8 bits from 9,984 rows).
+
+    Example:
+        >>> ivfpq_params(1_000_000, 768)
+        {'nlist': 1000, 'm': 96, 'nbits': 8, 'nprobe': 16, 'train_rows': 40000}
     """
     nlist = max(1, min(4096, int(round(np.sqrt(n)))))
     cap = max(1, d // 8)
@@ -249,6 +258,10 @@ def parse_compress(spec: str, d: int, *, fit_rows: int = FIT_ROWS, seed: int = 0
 
     Raises:
         InputError: naming ``--compress`` and listing the accepted forms.
+
+    Example:
+        >>> [(c.name, c.kind) for c in parse_compress("fp16,int8,pca64,prefix64", d=128)]
+        [('fp16', 'storage'), ('int8', 'storage'), ('pca64', 'compression'), ('prefix64', 'compression')]
     """
     d = check_int(d, "d", minimum=1)
     fit_rows = check_int(fit_rows, "fit_rows", minimum=2)
@@ -294,6 +307,10 @@ def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[Condition]:
 
     Raises:
         InputError: naming ``--index`` and listing the accepted forms.
+
+    Example:
+        >>> [(c.name, c.kind) for c in parse_index("hnsw,ivfpq", n=1000, d=64)]
+        [('hnsw', 'index'), ('ivfpq', 'index')]
     """
     n, d = check_int(n, "n", minimum=1), check_int(d, "d", minimum=1)
     out = []

@@ -118,6 +118,12 @@ def violations(rules, metrics: pd.DataFrame) -> list[str]:
         InputError: a rule names a metric the table does not have (the available names are
             listed), or its qualifiers match no row of that metric (the metric's conditions and
             attributes are listed).
+
+    Example:
+        >>> metrics = pd.DataFrame({"metric": ["overlap@10", "overlap@10"], "condition": ["fp16", "int8"],
+        ...                         "value": [1.0, 0.97]})
+        >>> violations(["overlap@10<0.99"], metrics)
+        ['overlap@10 (condition int8) = 0.97: violates overlap@10<0.99']
     """
     missing = {"metric", "value"} - set(metrics.columns)
     if missing:
