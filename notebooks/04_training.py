@@ -171,6 +171,8 @@ exhibits.table(by_length.assign(
 # %%
 trends = {c: ladder.trend(ladder_gaps, c) for c, *_ in ladder.CONTRASTS}
 span = ladder.measured(ladder_gaps, ladder.CONTRASTS[0][0])  # lengths with an interval (two seeds or more)
+done_at_longest = (ladder_runs[(ladder_runs["steps"] == lengths[-1]) & (ladder_runs["condition"] != sweep.UNTRAINED)]
+                   .groupby("condition")["seed"].nunique().reindex(ladder.CONDITIONS, fill_value=0))
 first, last, longest = span[0], span[-1], lengths[-1]
 at = lambda c, n: ladder_gaps[(ladder_gaps["contrast"] == c) & (ladder_gaps["steps"] == n)].iloc[0]  # noqa: E731
 display(Markdown(
@@ -182,10 +184,10 @@ display(Markdown(
      if len(span) > 1 else f"**What the ladder says so far.** Only {first:,} steps is measured on two seeds or more. ")
     + ("Longer training does not close the label gap at this scale: the two failing findings fail more clearly. "
        if trends[ladder.CONTRASTS[0][0]] == "widens" else "")
-    + (f"The {longest:,}-step rung has {seeds_at[longest]} of {len(sweep.SEEDS)} seeds so far: its one-seed gaps are "
-       "in the table above, and the trend waits for its second. " if longest not in span
-       else f"The longest length has {seeds_at[last]} of {len(sweep.SEEDS)} seeds so far. "
-       if seeds_at[last] < len(sweep.SEEDS) else "")
+    + (f"The {longest:,}-step rung has one seed so far: its one-seed gaps are in the table above, and the trend "
+       "waits for its second. " if longest not in span else "")
+    + (f"Finished at {longest:,} steps so far (of {len(sweep.SEEDS)} seeds): " + ", ".join(
+        f"{c} {n}" for c, n in done_at_longest.items()) + ". " if seeds_at[longest] < len(sweep.SEEDS) else "")
     + "The study's scale (depth 6, 64 tokens, batch 128, 4,000 steps) is untested here: it needs a GPU, and none "
     "has been lent to this project."))
 

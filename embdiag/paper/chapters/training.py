@@ -257,8 +257,8 @@ def caption(cfg, what: str, n_seeds: int, uncertainty: str, steps: str | None = 
     """An exhibit caption (plain text): ``what`` is shown, the data and training profile it comes
     from (:func:`profile_statement`, with ``steps`` for the schedule when given), and
     ``uncertainty`` (how the seeds or intervals are shown)."""
-    return (f"{what} Data: JEPA runs of {profile_statement(cfg, steps).replace('`', '')}; {n_seeds} seeds per "
-            f"condition. {uncertainty}")
+    return (f"{what} Data: JEPA runs of {profile_statement(cfg, steps).replace('`', '')}; {n_seeds} "
+            f"seed{'' if n_seeds == 1 else 's'} per condition. {uncertainty}")
 
 
 def profile_statement(cfg, steps: str | None = None) -> str:
