@@ -125,8 +125,8 @@ ladder_runs = ladder.ladder_records(cfg.profile)
 by_length = chapter.findings_by_length(ladder_runs, attribute)
 ladder_gaps = ladder.gaps(ladder_runs, attribute)
 lengths = sorted(ladder_runs["steps"].unique())
-seeds_at = (ladder_runs[ladder_runs["condition"] != sweep.UNTRAINED].groupby(["steps", "condition"])["seed"]
-            .nunique().groupby("steps").min())  # seeds every condition has finished
+finished = ladder_runs[ladder_runs["condition"] != sweep.UNTRAINED].groupby(["steps", "condition"])["seed"].nunique()
+seeds_at = finished.groupby("steps").min()  # seeds every condition has finished
 schedules = " or ".join(f"{n:,}" for n in lengths) + " steps (one run per length, each with its own schedule)"
 exhibits.figure(chapter.length_chart(chapter.length_frame(ladder_runs, attribute), chapter.read_means(),
                                      attribute=attribute),
@@ -171,8 +171,7 @@ exhibits.table(by_length.assign(
 # %%
 trends = {c: ladder.trend(ladder_gaps, c) for c, *_ in ladder.CONTRASTS}
 span = ladder.measured(ladder_gaps, ladder.CONTRASTS[0][0])  # lengths with an interval (two seeds or more)
-done_at_longest = (ladder_runs[(ladder_runs["steps"] == lengths[-1]) & (ladder_runs["condition"] != sweep.UNTRAINED)]
-                   .groupby("condition")["seed"].nunique().reindex(ladder.CONDITIONS, fill_value=0))
+done_at_longest = finished[lengths[-1]].reindex(ladder.CONDITIONS, fill_value=0)
 first, last, longest = span[0], span[-1], lengths[-1]
 at = lambda c, n: ladder_gaps[(ladder_gaps["contrast"] == c) & (ladder_gaps["steps"] == n)].iloc[0]  # noqa: E731
 display(Markdown(

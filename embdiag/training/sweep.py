@@ -131,8 +131,12 @@ def _scene_names(data: dict) -> list[str]:
                                        difficulty=data["difficulty"])) for split in ("train", "val", "pool")]
 
 
+def _renderings_path(root) -> Path:
+    return Path(root if root is not None else artifacts.data_dir()) / RENDERINGS
+
+
 def _renderings(root) -> dict:
-    path = Path(root if root is not None else artifacts.data_dir()) / RENDERINGS
+    path = _renderings_path(root)
     return json.loads(path.read_text()) if path.exists() else {}
 
 
@@ -146,7 +150,7 @@ def _note_rendering(data: dict, root) -> None:
     if names in note["scenes"]:
         return
     note["scenes"].append(names)
-    path = Path(root if root is not None else artifacts.data_dir()) / RENDERINGS
+    path = _renderings_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(notes, indent=1, sort_keys=True) + "\n")
