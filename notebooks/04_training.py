@@ -29,7 +29,7 @@ attribute = "timeofday"  # attribute of the headline table: timeofday, weather o
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.paper import charts, exhibits
+from embdiag.paper import charts, exhibits, findings
 from embdiag.paper.chapters import training as chapter
 from embdiag.training import ladder, sweep
 
@@ -80,7 +80,7 @@ exhibits.figure(chapter.headline_chart(records), name="headline", data=chapter.h
 
 # %%
 verdicts = chapter.findings(records, attribute)
-exhibits.table(chapter.in_words(verdicts).set_index("finding"), name="findings", extremes=False,  # words only
+exhibits.table(findings.table(verdicts), name="findings", extremes=False,  # words only
                caption=chapter.caption(
                    cfg, f"Each finding of the study's training section, its criterion (declared in "
                    f"embdiag.paper.chapters.training), the study's published time-of-day means (data/study/"
@@ -88,7 +88,8 @@ exhibits.table(chapter.in_words(verdicts).set_index("finding"), name="findings",
                    n_seeds, "Means over seeds compared with fixed thresholds; no interval enters the verdict."))
 
 # %%
-display(Markdown(chapter.summary(verdicts, chapter.ATTRIBUTE_NAMES[attribute])))
+display(Markdown(findings.summary(verdicts, f"On {chapter.ATTRIBUTE_NAMES[attribute]}, {{held}} of {{measured}} "
+                                             "findings hold on this data and profile")))
 
 # %% [markdown]
 # ## The declared paired comparisons
@@ -100,7 +101,7 @@ display(Markdown(chapter.summary(verdicts, chapter.ATTRIBUTE_NAMES[attribute])))
 
 # %%
 side_by_side = chapter.comparisons_side_by_side(records, attribute).set_index(["metric", "comparison"])
-exhibits.table(chapter.in_words(side_by_side), name="paired-comparisons", extremes=False,  # intervals as text
+exhibits.table(findings.in_words(side_by_side), name="paired-comparisons", extremes=False,  # intervals as text
                caption=chapter.caption(
                    cfg, f"The five declared paired comparisons (A − B on the same seed) of probe accuracy and P@10, "
                    f"in percentage points: the study's published time-of-day intervals (data/study/training_"
@@ -128,7 +129,7 @@ lengths = sorted(ladder_runs["steps"].unique())
 finished = ladder_runs[ladder_runs["condition"] != sweep.UNTRAINED].groupby(["steps", "condition"])["seed"].nunique()
 seeds_at = finished.groupby("steps").min()  # seeds every condition has finished
 schedules = " or ".join(f"{n:,}" for n in lengths) + " steps (one run per length, each with its own schedule)"
-exhibits.figure(chapter.length_chart(chapter.length_frame(ladder_runs, attribute), chapter.read_means(),
+exhibits.figure(chapter.length_chart(chapter.length_frame(ladder_runs, attribute), chapter.read_study(),
                                      attribute=attribute),
                 name="training-length", data=chapter.length_frame(ladder_runs, attribute),
                 caption=chapter.caption(

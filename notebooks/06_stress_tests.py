@@ -40,7 +40,7 @@ from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import driving_vectors
 from embdiag.paper.chapters import stress_tests
-from embdiag.paper import charts, exhibits
+from embdiag.paper import charts, exhibits, findings
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path, labels_path=labels_path)
@@ -166,13 +166,14 @@ exhibits.table(severe, name="severe-rows", extremes_rows=stress_tests.severe_com
 
 # %%
 verdicts = stress_tests.findings(results)
-exhibits.table(stress_tests.findings_table(verdicts), name="findings", extremes=False,
+exhibits.table(findings.table(verdicts), name="findings", extremes=False,
                caption=f"Each finding of the study's stress section, its criterion (declared in "
                        f"stress_tests.CRITERIA), the study's weather numbers and this run's ({attribute}, {top}), "
                        f"and whether it holds here. {on_data} Criteria on single measurements, no intervals.")
 
 # %%
-display(Markdown(stress_tests.summary(verdicts)))
+display(Markdown(findings.summary(verdicts, "{held} of {measured} findings of the study's stress tests hold on "
+                                             "these vectors", criterion=False)))
 
 # %% [markdown]
 # **Scope.** One encoder's vectors of one dataset, changed after the fact: these responses are

@@ -46,7 +46,7 @@ from embdiag.encoders import DIMS as TRAINED_PREFIXES
 from embdiag.encoders import REFERENCE_NAMES, driving_vectors
 from embdiag.interventions import compression
 from embdiag.paper.chapters import compression as figures
-from embdiag.paper import charts, exhibits
+from embdiag.paper import charts, exhibits, findings
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
@@ -188,13 +188,13 @@ display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, c
 
 # %%
 verdicts = figures.findings(grid, centring, study, k)
-exhibits.table(figures.findings_table(verdicts), name="findings", extremes=False,
+exhibits.table(findings.table(verdicts), name="findings", extremes=False,
                caption=f"Each finding of the compression section (and the user's centring finding), its criterion "
                        f"(paper.chapters.compression.CRITERIA), the numbers behind it in {published} and in this run, and "
                        f"whether it holds here. {on_data} Criteria on single measurements, no intervals.")
 
 # %%
-display(Markdown(figures.summary(verdicts)))
+display(Markdown(findings.summary(verdicts, "{held} of {measured} measured findings hold in this run")))
 
 # %% [markdown]
 # **Scope.** With the default parameters these are a small reference encoder's vectors of

@@ -43,14 +43,14 @@ from IPython.display import Markdown, display
 from embdiag.encoders.vectors import driving_vectors
 from embdiag.paper.chapters import neighbour_stability as sf
 from embdiag.interventions.precision import compare_study_conditions
-from embdiag.paper import charts, exhibits
+from embdiag.paper import charts, exhibits, findings
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
                           labels_path=labels_path)
 results = compare_study_conditions(vectors.train, vectors.val, k=k, offset_severity=offset_severity,
                                    offset_seed=offset_seed)
-study, ours = sf.study_table(), sf.storage_table(results, vectors.val_labels)
+study, ours = sf.read_study(), sf.storage_table(results, vectors.val_labels)
 # What every caption says about the data, the study's side and the uncertainty.
 on_data = f"Data: {vectors.source}."
 published = "the study's published values (EmbeddingGemma on BDD100K, data/study/storage.csv)"
@@ -218,14 +218,14 @@ exhibits.table(agreement, name="agreement", extremes_rows=sf.this_run(agreement)
 
 # %%
 verdicts = sf.findings(results, vectors.val_labels, study)
-exhibits.table(sf.findings_table(verdicts), name="findings", extremes=False,
+exhibits.table(findings.table(verdicts), name="findings", extremes=False,
                caption=f"Each finding of the study's storage section, its criterion (neighbour_stability.CRITERIA), "
                        f"the study's numbers (its published values, data/study/storage.csv) and this run's, and "
                        f"whether it holds here. "
                        f"{on_data} {exact}")
 
 # %%
-display(Markdown(sf.summary(verdicts)))
+display(Markdown(findings.summary(verdicts, "{held} of {measured} findings hold on this run")))
 
 # %% [markdown]
 # **Scope.** These measurements change stored vectors and scoring arithmetic, never the encoder

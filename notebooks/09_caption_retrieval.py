@@ -44,7 +44,7 @@ from IPython.display import Markdown, display
 from embdiag.encoders.vectors import caption_vectors
 from embdiag.paper.chapters import caption_retrieval as figures
 from embdiag.interventions import caption_retrieval as cr
-from embdiag.paper import charts, exhibits
+from embdiag.paper import charts, exhibits, findings
 
 charts.enable()
 vectors = caption_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path)
@@ -52,7 +52,7 @@ result = cr.evaluate(vectors.images, vectors.queries, vectors.documents, vectors
                      dims=dims, k=k)
 changes = cr.bootstrap_changes(result, n_draws=n_draws, seed=seed)
 control = cr.shuffled_control(result, seed=seed, n_permutations=n_permutations)
-study = figures.published()
+study = figures.read_study()
 example = cr.typical_image(result) if example is None else example
 # What every caption says about the data, the study's side and the uncertainty.
 on_data = f"Data: {vectors.source}."
@@ -232,13 +232,14 @@ exhibits.table(figures.side_by_side(result, study), name="study-vs-this-run", ex
 
 # %%
 verdicts = figures.findings(changes, control, study)
-exhibits.table(figures.findings_table(verdicts), name="findings", extremes=False,
+exhibits.table(findings.table(verdicts), name="findings", extremes=False,
                caption=f"Each finding of the study's caption section, its criterion (caption_retrieval.CRITERIA), the "
                        f"numbers behind it in {published} and in this run, whether it holds in each. {on_data} "
                        f"Changes with their {boot}.")
 
 # %%
-display(Markdown(figures.summary(verdicts)))
+display(Markdown(findings.summary(verdicts, "{held} of {measured} findings of the study's caption section "
+                                             "hold on this data and encoder")))
 
 # %% [markdown]
 # **Scope.** One encoder, trained by this project with a Matryoshka loss at 768, 512, 256 and

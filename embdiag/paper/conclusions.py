@@ -1,18 +1,19 @@
 """Every declared finding of the study, checked on this run: the conclusions chapter's table.
 
-Each section of the study declares its findings as criteria fixed before this project's
-numbers were looked at (``CRITERIA`` in each module of :mod:`embdiag.paper.chapters`);
-each section's ``findings`` function sets the
-study's published values (``data/study/``) beside this run's and says whether the finding
-holds. :func:`all_findings` runs the measurements those functions need, at the settings the
-findings are declared on (the stress chapter's severity grid, the study's compression
-dimensions, its storage conditions, its caption prefixes), with the chapters' own defaults, so
-that a finding reads the same here as in its chapter, and stacks the verdicts into one table.
+Each section of the study declares its findings and checks them by the protocol of
+:mod:`embdiag.paper.findings` (its ``findings`` function in :mod:`embdiag.paper.chapters`).
+:func:`training_findings` and :func:`fixed_encoder_findings` run the measurements those
+functions need, at the settings the findings are declared on (the stress chapter's severity
+grid, the study's compression dimensions, its storage conditions, its caption prefixes), with
+the chapters' own defaults, so that a finding reads the same here as in its chapter;
+:func:`stack` puts the verdicts into one table.
 """
 
 from __future__ import annotations
 
 import pandas as pd
+
+from .findings import in_words
 
 #: Sections in the study's order: (section, chapter that shows it in full).
 SECTIONS = (("training", "04_training"), ("stress tests", "06_stress_tests"), ("compression", "07_compression"),
@@ -82,8 +83,7 @@ def tally(verdicts: pd.DataFrame) -> pd.DataFrame:
 
 def verdict_words(verdicts: pd.DataFrame) -> pd.DataFrame:
     """``verdicts`` with ``reproduces`` as yes / no / not measured, indexed by section and finding."""
-    words = verdicts["reproduces"].map(lambda v: "not measured" if v is None or pd.isna(v) else ("yes" if v else "no"))
-    return verdicts.assign(reproduces=words).drop(columns="chapter").set_index(["section", "finding"])
+    return in_words(verdicts.drop(columns="chapter")).set_index(["section", "finding"])
 
 
 def summary(verdicts: pd.DataFrame) -> str:

@@ -369,8 +369,8 @@ def test_the_study_readers_record_what_they_read():
 
     compression_figures.read_study()
     stress_figures.read_study()
-    caption_figures.published()
-    stability_figures.study_table()
+    caption_figures.read_study()
+    stability_figures.read_study()
     paths = [r.path for r in artifacts.reads()]
     assert paths == ["data/study/compression.csv", "data/study/stress_severe.csv",
                      "data/study/caption_retrieval.csv", "data/study/storage.csv"]

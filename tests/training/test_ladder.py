@@ -101,5 +101,5 @@ def test_the_committed_ladder_reads_and_draws():
     assert set(records["condition"]) <= {UNTRAINED, *ladder.CONDITIONS}
     frame = findings.length_frame(records)
     assert set(frame["metric"]) == {"total variance", "probe accuracy (%)", "P@10 (%)"}
-    spec = findings.length_chart(frame, findings.read_means()).to_dict()
+    spec = findings.length_chart(frame, findings.read_study()).to_dict()
     assert len(spec["hconcat"]) == 3

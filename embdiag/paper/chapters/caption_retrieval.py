@@ -4,24 +4,21 @@ Every function takes the measurements of :mod:`~embdiag.interventions.caption_re
 (a :class:`~embdiag.interventions.caption_retrieval.CaptionRetrieval` or the tables made
 from it) and returns an Altair chart, a DataFrame, a Styler or Markdown text; none measures
 anything. Shares are shown in percent, changes in percentage points (pp). The study's
-published values are read from ``data/study/caption_retrieval.csv`` (:func:`published`);
+published values are read from ``data/study/caption_retrieval.csv`` (:func:`read_study`);
 :data:`CRITERIA` restates each finding of the study's section as a test, declared here,
 which :func:`findings` applies to this run's numbers and to the study's.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import altair as alt
 import numpy as np
 import pandas as pd
 
 from ..._images import to_data_url
-from ... import artifacts
-from ..._project import published_dir
 from ...interventions.caption_retrieval import I2T, METRICS, T2I, CaptionRetrieval, category_floor, overlap_table, \
     random_hit_chance, summary_table
+from ..findings import read_published, verdicts
 
 STUDY_FILE = "caption_retrieval.csv"
 THIS_RUN, STUDY = "this run", "study (COCO)"
@@ -29,13 +26,11 @@ COLOURS = {T2I: "#4c78a8", I2T: "#f58518"}
 PARENT = "#d62728"
 
 
-def published(path=None) -> pd.DataFrame:
-    """The study's caption-retrieval values as printed (percent, or pp for changes):
-    columns ``metric``, ``direction``, ``representation``, ``value``, ``low``, ``high``, ``unit``."""
-    path = Path(path) if path is not None else published_dir() / STUDY_FILE
-    table = pd.read_csv(path)
-    artifacts.record_read(path)
-    return table
+def read_study(path=None) -> pd.DataFrame:
+    """The study's caption-retrieval values as printed (``data/study/caption_retrieval.csv``;
+    percent, or pp for changes): columns ``metric``, ``direction``, ``representation``,
+    ``value``, ``low``, ``high``, ``unit``."""
+    return read_published(STUDY_FILE, path)
 
 
 def _study_value(study: pd.DataFrame, metric: str, direction: str, representation: str, column: str = "value"):
@@ -243,7 +238,7 @@ def intervals_chart(changes: pd.DataFrame, study: pd.DataFrame | None = None) ->
 def changes_statement(changes: pd.DataFrame, result: CaptionRetrieval, study: pd.DataFrame | None = None) -> str:
     """Markdown: the largest change, how many intervals exclude 0, and the lowest overlap
     beside the study's overlaps."""
-    study = published() if study is None else study
+    study = read_study() if study is None else study
     pp = changes.assign(change=100 * changes["change"], low=100 * changes["low"], high=100 * changes["high"])
     top = pp.loc[pp["change"].abs().idxmax()]
     n_excl = int(((pp["low"] > 0) | (pp["high"] < 0)).sum())
@@ -326,7 +321,7 @@ def control_table(control: pd.DataFrame):
 def control_statement(control: pd.DataFrame, result: CaptionRetrieval, study: pd.DataFrame | None = None) -> str:
     """Markdown: the image→text chance level explained, against the random-draw figures and the
     study's single shuffle."""
-    study = published() if study is None else study
+    study = read_study() if study is None else study
     k, n = result.k, result.n_images
     n_captions = len(result.group)
     n_positives = int(np.bincount(result.group).max())  # captions per image (five)
@@ -422,10 +417,10 @@ def findings(changes: pd.DataFrame, control: pd.DataFrame, study: pd.DataFrame |
     :func:`~embdiag.interventions.caption_retrieval.bootstrap_changes` (the findings speak of
     Hit@10 at 256 and 128 dimensions, so they need ``k = 10`` and those ``dims``), ``control``
     :func:`~embdiag.interventions.caption_retrieval.shuffled_control`; ``study`` defaults to
-    :func:`published`. The study printed no chance level for its image→text control; a group
+    :func:`read_study`. The study printed no chance level for its image→text control; a group
     shuffle's chance lies between 2 and 10 owners of the top ten captions out of 1,000, so
     the study is checked against that range."""
-    study = published() if study is None else study
+    study = read_study() if study is None else study
     theirs = _compression_verdicts(_study_in_pp(study))
     ours = _compression_verdicts(_in_pp(changes))
     s_ctrl = _control_verdict([(a, _study_value(study, "shuffled Hit@10", d, "native 768"), *(
@@ -434,21 +429,5 @@ def findings(changes: pd.DataFrame, control: pd.DataFrame, study: pd.DataFrame |
     o_ctrl = (_control_verdict([(a, 100 * c10.loc[d, "shuffled"], 100 * c10.loc[d, "chance"],
                                  100 * c10.loc[d, "chance"]) for d, a in _DIRS])
               if len(c10) == 2 else ("not measured (k is not 10)", False))
-    return pd.DataFrame([{"finding": f, "criterion": CRITERIA[f], "study": s[0], "this run": o[0],
-                          "holds in the study": bool(s[1]), "reproduces": bool(o[1])}
-                         for f, s, o in zip(CRITERIA, theirs + [s_ctrl], ours + [o_ctrl])])
-
-
-def findings_table(verdicts: pd.DataFrame):
-    """:func:`findings` for display: ``reproduces`` as yes/no, indexed by finding."""
-    yes_no = {True: "yes", False: "no"}
-    return verdicts.assign(**{c: verdicts[c].map(yes_no) for c in ("holds in the study", "reproduces")}).set_index(
-        "finding").style
-
-
-def summary(verdicts: pd.DataFrame) -> str:
-    """The verdicts as a Markdown paragraph and list."""
-    lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here "
-             f"({r['criterion']}): {r['this run']}." for _, r in verdicts.iterrows()]
-    return (f"{int(verdicts['reproduces'].sum())} of {len(verdicts)} findings of the study's caption section hold "
-            f"on this data and encoder:\n\n" + "\n".join(lines))
+    return verdicts(CRITERIA, [(f, s[0], o[0], bool(s[1]), bool(o[1]))
+                               for f, s, o in zip(CRITERIA, theirs + [s_ctrl], ours + [o_ctrl])])

@@ -13,20 +13,17 @@ numbers were looked at, and evaluated by one function on the study's table and o
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import altair as alt
 import numpy as np
 import pandas as pd
 
-from ... import artifacts
-from ..._project import published_dir
+from ..findings import read_published, verdicts
 
 __all__ = [
     "ATTRIBUTE_NAMES", "AXIS_PP", "CRITERIA", "LOSS_PP", "NEAR_PP", "attributes_of", "centring_table",
-    "centring_text", "change_caption", "change_chart", "changes", "evaluate_criteria", "findings", "findings_table",
+    "centring_text", "change_caption", "change_chart", "changes", "evaluate_criteria", "findings",
     "largest_loss", "overlap_chart", "overlap_text", "prefix_note", "read_study", "results_frame", "results_table",
-    "retrieval_text", "schematic_chart", "spectrum_table", "standardization_text", "summary",
+    "retrieval_text", "schematic_chart", "spectrum_table", "standardization_text",
 ]
 
 #: Display names of the driving attributes, in the study's column order.
@@ -57,17 +54,11 @@ USER_OVERLAP = 0.89  # the user's reported overlap@10 of centred PCA (reported, 
 
 
 # -- inputs ------------------------------------------------------------------------------------
-def study_path() -> Path:
-    """The transcribed study table, ``data/study/compression.csv`` of the checkout."""
-    return published_dir() / "compression.csv"
-
-
 def read_study(path=None) -> pd.DataFrame:
-    """The study's compression table in :func:`compression_grid`'s layout: ``representation``,
-    ``method``, ``dim``, ``{a} BA`` and ``{a} P@10`` as shares (the CSV holds percentages)."""
-    path = study_path() if path is None else path
-    raw = pd.read_csv(path)
-    artifacts.record_read(path)
+    """The study's compression table (``data/study/compression.csv``) in
+    :func:`compression_grid`'s layout: ``representation``, ``method``, ``dim``, ``{a} BA`` and
+    ``{a} P@10`` as shares (the CSV holds percentages)."""
+    raw = read_published("compression.csv", path)
     out = raw[["representation", "method", "dim"]].copy()
     for a in ATTRIBUTE_NAMES:
         out[f"{a} BA"] = raw[f"{a}_ba_pct"] / 100.0
@@ -491,22 +482,4 @@ def findings(grid: pd.DataFrame, centring: pd.DataFrame | None = None, study: pd
     study = read_study() if study is None else study
     ours, theirs = evaluate_criteria(grid, centring, k), evaluate_criteria(study, None, 10)
     theirs["centring alone moves neighbours"] = (f"not in the study; a user measured about {USER_OVERLAP}", None)
-    return pd.DataFrame([{"finding": name, "from": ORIGIN[name], "criterion": CRITERIA[name],
-                          "study": theirs[name][0], "this run": ours[name][0], "reproduces": ours[name][1]}
-                         for name in CRITERIA])
-
-
-def findings_table(verdicts: pd.DataFrame):
-    """:func:`findings` as a Styler, ``reproduces`` in words."""
-    words = verdicts["reproduces"].map(lambda v: "not measured" if pd.isna(v) else ("yes" if v else "no"))
-    return verdicts.assign(reproduces=words).set_index("finding").style
-
-
-def summary(verdicts: pd.DataFrame) -> str:
-    """The verdicts of :func:`findings` as a Markdown paragraph and list."""
-    measured = verdicts[verdicts["reproduces"].notna()]
-    lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here ({r['criterion']}): "
-             f"{r['this run']}." if pd.notna(r["reproduces"]) else f"- *{r['finding']}*: not measured in this run."
-             for _, r in verdicts.iterrows()]
-    return (f"{int(measured['reproduces'].astype(bool).sum())} of {len(measured)} measured findings hold "
-            "in this run:\n\n" + "\n".join(lines))
+    return verdicts(CRITERIA, [(name, theirs[name][0], *ours[name]) for name in CRITERIA], origin=ORIGIN)

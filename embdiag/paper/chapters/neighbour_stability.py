@@ -3,7 +3,7 @@
 Every function reads the :class:`~embdiag.interventions.precision.StorageResult` list of
 :func:`~embdiag.interventions.precision.compare_study_conditions` (one per condition, in
 the study's order), the evaluation labels (attribute -> array) and, for the study's side,
-``data/study/storage.csv`` (:func:`study_table`). Tables are pandas, figures Altair;
+``data/study/storage.csv`` (:func:`read_study`). Tables are pandas, figures Altair;
 percentages are percentage points. Margins are the reference rank-k minus rank-(k+1)
 scores; "changed" means the top-k identity set changed.
 """
@@ -11,15 +11,13 @@ scores; "changed" means the top-k identity set changed.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
-from ... import artifacts
-from ..._project import published_dir
 from ...interventions.precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, StorageResult, query_scores
+from ..findings import read_published, verdicts
 
 #: Margin bins (score units) of the changed-query table, declared before measuring: decades, the
 #: smallest bin being every margin below 1e-5.
@@ -74,13 +72,10 @@ def result_named(results, name: str) -> StorageResult:
 
 # ------------------------------------------------------------------------------ tables
 
-def study_table(path=None) -> pd.DataFrame:
+def read_study(path=None) -> pd.DataFrame:
     """The study's storage table, one row per condition (index): ``data/study/storage.csv`` of the
     checkout (published values travel with the code, not with ``$EMBDIAG_DATA``)."""
-    path = Path(path) if path is not None else published_dir() / "storage.csv"
-    table = pd.read_csv(path, index_col="condition")
-    artifacts.record_read(path)
-    return table
+    return read_published("storage.csv", path, index_col="condition")
 
 
 def conditions_table(results) -> pd.DataFrame:
@@ -535,7 +530,7 @@ def boundary_chart(data: pd.DataFrame, k: int = 10) -> alt.HConcatChart:
 def findings(results, labels: dict, study: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per finding: ``finding``, ``criterion`` (:data:`CRITERIA`), ``study`` and
     ``this run`` (the numbers in words) and ``reproduces`` (bool)."""
-    study = study_table() if study is None else study
+    study = read_study() if study is None else study
     by = _by_name(results)
     need = [c.name for c in STUDY_CONDITIONS] + [OFFSET, OFFSET_FP16]
     missing = [n for n in need if n not in by]
@@ -595,18 +590,4 @@ def findings(results, labels: dict, study: pd.DataFrame | None = None) -> pd.Dat
     total = int(ours["violations"].sum())
     rows.append(("no exception", "none", f"{total} certified queries changed, over {len(ours)} conditions",
                  total == 0))
-    return pd.DataFrame([{"finding": f, "criterion": CRITERIA[f], "study": s, "this run": t, "reproduces": bool(r)}
-                         for f, s, t, r in rows])
-
-
-def findings_table(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """:func:`findings` for display: indexed by ``finding``, ``reproduces`` in words."""
-    return verdicts.assign(reproduces=verdicts["reproduces"].map({True: "yes", False: "no"})).set_index("finding")
-
-
-def summary(verdicts: pd.DataFrame) -> str:
-    """The verdicts of :func:`findings` as a Markdown paragraph and list."""
-    lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here "
-             f"({r['criterion']}): {r['this run']}." for _, r in verdicts.iterrows()]
-    return (f"{int(verdicts['reproduces'].sum())} of {len(verdicts)} findings hold on this run:\n\n"
-            + "\n".join(lines))
+    return verdicts(CRITERIA, rows)

@@ -23,15 +23,15 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ... import _project, artifacts
 from ..._validate import check_int
 from ...metrics import paired_bootstrap, precision_at_k, random_floor
 from ...interventions.stress import INTERVENTIONS, SEVERITIES, check_severity, measure_grid, n_kept
+from ..findings import read_published, verdicts
 
 __all__ = [
     "CRITERIA", "LABELS", "GEOMETRY", "StressResults", "check_attribute", "measure", "severity_table", "headline_frame",
     "headline_chart", "headline_text", "long_grid", "curves_chart", "contraction_table", "read_study", "severe_frame",
-    "severe_table", "severe_compared", "findings", "findings_table", "summary",
+    "severe_table", "severe_compared", "findings",
 ]
 
 #: Display names of the interventions (the study's words in brackets in :data:`STUDY_NAMES`).
@@ -346,18 +346,11 @@ def contraction_table(results: StressResults) -> pd.DataFrame:
     return table
 
 
-def study_path():
-    """The study's severe rows as transcribed: ``data/study/stress_severe.csv`` of the project."""
-    return _project.published_dir() / "stress_severe.csv"
-
-
 def read_study(path=None) -> pd.DataFrame:
-    """The study's severe table, values exactly as printed (strings), indexed by ``condition``;
-    the random-neighbour floor of weather P@10 is the row ``random-neighbour floor``."""
-    path = path or study_path()
-    table = pd.read_csv(path, dtype=str, keep_default_na=False).set_index("condition")
-    artifacts.record_read(path)
-    return table
+    """The study's severe table (``data/study/stress_severe.csv``), values exactly as printed
+    (strings), indexed by ``condition``; the random-neighbour floor of weather P@10 is the row
+    ``random-neighbour floor``."""
+    return read_published("stress_severe.csv", path, dtype=str, keep_default_na=False).set_index("condition")
 
 
 def _number(text: str) -> float:
@@ -505,18 +498,4 @@ def findings(results: StressResults, attribute: str | None = None, study: pd.Dat
         (f"{ba} {100 * u[ba]:.2f}% → {100 * r[ba]:.2f}% ({100 * (r[ba] - u[ba]):+.2f} pp), {kept} of {results.d} "
          f"directions") if has_ba else "not measured (probes off)",
         has_ba and 100 * (u[ba] - r[ba]) >= _BA_COST))
-    return pd.DataFrame([{"finding": f, "criterion": CRITERIA[f], "study": st, "this run": ours,
-                          "reproduces": bool(ok)} for f, (st, ours, ok) in zip(CRITERIA, rows)])
-
-
-def findings_table(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """:func:`findings` for display: indexed by ``finding``, ``reproduces`` in words."""
-    return verdicts.assign(reproduces=verdicts["reproduces"].map({True: "yes", False: "no"})).set_index("finding")
-
-
-def summary(verdicts: pd.DataFrame) -> str:
-    """The verdicts of :func:`findings` as a Markdown paragraph and list."""
-    lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here: {r['this run']}."
-             for _, r in verdicts.iterrows()]
-    return (f"{int(verdicts['reproduces'].sum())} of {len(verdicts)} findings of the study's stress tests hold "
-            f"on these vectors:\n\n" + "\n".join(lines))
+    return verdicts(CRITERIA, [(f, *row) for f, row in zip(CRITERIA, rows)])

@@ -15,18 +15,15 @@ read from ``data/study/`` (transcribed, never computed).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import altair as alt
 import numpy as np
 import pandas as pd
 
-from ... import artifacts
-from ..._project import published_dir
 from ...training.conditions import COMPARISONS, CONDITIONS
 from ...training.inputs import ATTRIBUTES
 from ...training.ladder import CONDITIONS as LADDER_CONDITIONS, CONTROL, EMA, at_length
 from ...training.sweep import UNTRAINED, paired_differences
+from ..findings import read_published, verdicts
 
 #: Metric columns in the order the chapters show them: (column stem, label, per attribute, percent, log axis).
 METRICS = (
@@ -283,17 +280,10 @@ CRITERIA = {
 }
 
 
-def study_dir() -> Path:
-    """Folder of the published study's transcribed values (``data/study``)."""
-    return published_dir()
-
-
-def read_means() -> pd.DataFrame:
+def read_study(path=None) -> pd.DataFrame:
     """The study's published five-seed time-of-day means (``data/study/training_means.csv``),
-    recorded in the chapter's read log."""
-    path = study_dir() / "training_means.csv"
-    artifacts.record_read(path)
-    return pd.read_csv(path, index_col="condition")
+    indexed by condition."""
+    return read_published("training_means.csv", path, index_col="condition")
 
 
 def _argmax(table: pd.DataFrame, column: str) -> str:
@@ -305,7 +295,7 @@ def findings(records: pd.DataFrame, attribute: str = "timeofday", study: pd.Data
     words) and ``reproduces`` (bool). ``study`` defaults to ``data/study/training_means.csv``
     (the study's time-of-day means)."""
     if study is None:
-        study = read_means()
+        study = read_study()
     m = means(records, attribute)
     missing = {EMA, CONTROL, UNTRAINED} - set(m.index)
     if missing:
@@ -330,22 +320,7 @@ def findings(records: pd.DataFrame, attribute: str = "timeofday", study: pd.Data
          f"variance: {top[var]}; accuracy: {top[acc]}; P@10: {top[p10]}",
          top[var] != top[acc] and top[var] != top[p10]),
     ]
-    return pd.DataFrame([{"finding": f, "criterion": CRITERIA[f], "study": s, "this run": t, "reproduces": bool(r)}
-                         for f, s, t, r in rows])
-
-
-def in_words(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with every boolean cell written as ``yes`` or ``no`` (for the book's tables)."""
-    return table.apply(lambda column: column.map({True: "yes", False: "no"})
-                       if pd.api.types.is_bool_dtype(column) else column)
-
-
-def summary(verdicts: pd.DataFrame, attribute_name: str) -> str:
-    """The verdicts of :func:`findings` as a Markdown paragraph and list."""
-    lines = [f"- *{r['finding']}* {'holds' if r['reproduces'] else 'does **not** hold'} here "
-             f"({r['criterion']}): {r['this run']}." for _, r in verdicts.iterrows()]
-    return (f"On {attribute_name}, {int(verdicts['reproduces'].sum())} of {len(verdicts)} findings hold on this "
-            f"data and profile:\n\n" + "\n".join(lines))
+    return verdicts(CRITERIA, rows)
 
 
 def headline(records: pd.DataFrame, attribute: str = "timeofday", study: pd.DataFrame | None = None) -> str:
@@ -353,15 +328,15 @@ def headline(records: pd.DataFrame, attribute: str = "timeofday", study: pd.Data
     probe accuracy and P@10 on ``attribute``) as a Markdown paragraph: this run's five-seed
     means, the study's published time-of-day means, and which of :func:`findings` hold here."""
     if study is None:
-        study = read_means()
-    verdicts = findings(records, attribute, study)  # raises when a condition has no successful run
+        study = read_study()
+    checked = findings(records, attribute, study)  # raises when a condition has no successful run
     m = means(records, attribute)
     e, c = m.loc[EMA], m.loc[CONTROL]
     se, sc = study.loc[EMA], study.loc[CONTROL]
     seeds = records.loc[records["condition"] == CONTROL, "seed"].nunique()
     name = ATTRIBUTE_NAMES.get(attribute, attribute)
-    failed = verdicts.loc[~verdicts["reproduces"], "finding"].tolist()
-    held = (f"{int(verdicts['reproduces'].sum())} of the {len(verdicts)} training findings hold here"
+    failed = checked.loc[~checked["reproduces"], "finding"].tolist()
+    held = (f"{int(checked['reproduces'].sum())} of the {len(checked)} training findings hold here"
             + (f"; *{'*, *'.join(failed)}* does not" if len(failed) == 1 else
                f"; *{'*, *'.join(failed)}* do not" if failed else ""))
     return (f"In this project's own runs ({seeds}-seed means on procedural driving scenes, not BDD100K), the "
@@ -381,8 +356,7 @@ def comparisons_side_by_side(records: pd.DataFrame, attribute: str = "timeofday"
     mean and interval beside this run's, whether the signs agree and whether each interval
     excludes zero. ``study`` defaults to ``data/study/training_comparisons.csv``."""
     if study is None:
-        study = pd.read_csv(study_dir() / "training_comparisons.csv")
-        artifacts.record_read(study_dir() / "training_comparisons.csv")
+        study = read_published("training_comparisons.csv")
     rows = []
     for metric, stem in (("probe accuracy", "accuracy"), ("P@10", "P@10")):
         ours = paired_differences(records, stem, attribute).drop_duplicates("comparison").set_index("comparison")
@@ -432,7 +406,7 @@ def length_chart(frame: pd.DataFrame, study: pd.DataFrame | None = None, study_s
                  attribute: str = "timeofday") -> alt.HConcatChart:
     """Each metric of :func:`length_frame` against training steps (log axis): seeds as dots, the
     mean over seeds as a line per condition, the untrained encoder as a dashed rule, and the
-    study's published time-of-day means (``study``, e.g. ``findings.read_means()``) as diamonds
+    study's published time-of-day means (``study``, e.g. ``findings.read_study()``) as diamonds
     at its own ``study_steps`` (drawn only for ``attribute`` time of day)."""
     conditions = [c for c in LADDER_CONDITIONS if c in set(frame["condition"])]
     colour = alt.Color("condition:N", scale=alt.Scale(domain=conditions), legend=alt.Legend(orient="bottom"))

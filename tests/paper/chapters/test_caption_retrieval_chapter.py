@@ -10,11 +10,12 @@ import pytest
 
 from embdiag.paper.chapters import caption_retrieval as figures
 from embdiag.interventions import caption_retrieval as cr
+from embdiag.paper import findings
 
 
 @pytest.fixture(scope="module")
 def study():
-    return figures.published()
+    return figures.read_study()
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +84,7 @@ def test_findings_fail_when_their_criteria_fail(study):
     assert list(figures.findings(flat, control, study)["reproduces"]) == [True, True, False, True]
     assert list(figures.findings(big, control, study)["reproduces"]) == [False, True, True, True]
     assert list(figures.findings(changes, far, study)["reproduces"]) == [True, True, True, False]
-    text = figures.summary(figures.findings(flat, control, study))
+    text = findings.summary(figures.findings(flat, control, study), "{held} of {measured} findings")
     assert text.startswith("3 of 4 findings") and "does **not** hold" in text
 
 
@@ -115,7 +116,7 @@ def test_charts_build_and_show_what_they_say(result):
     assert "data:image/png" in _spec(figures.example_chart(pixels, image))
     assert "image 2" in _spec(figures.example_chart(None, 2))
     for chart in (figures.metrics_chart(result), figures.control_chart(cr.shuffled_control(result, n_permutations=20)),
-                  figures.intervals_chart(cr.bootstrap_changes(result, n_draws=50), figures.published())):
+                  figures.intervals_chart(cr.bootstrap_changes(result, n_draws=50), figures.read_study())):
         assert _spec(chart)
 
 
@@ -130,9 +131,9 @@ def test_tables_carry_the_measured_values(result):
     assert (ranking["own caption"] == "yes").sum() == result.native.i2t.recall_k[2] * 5
     pct = figures.percent_table(result).data
     assert pct.loc["MRL 6", "T→I Hit@4"] == pytest.approx(100 * result["MRL 6"].t2i.hit_k.mean())
-    side = figures.side_by_side(result, figures.published()).data
+    side = figures.side_by_side(result, figures.read_study()).data
     assert np.isnan(side.loc[("MRL 6", "T→I Hit@1"), figures.STUDY])  # the study has no 6-d prefix
-    over = figures.overlaps_side_by_side(result, figures.published()).data
+    over = figures.overlaps_side_by_side(result, figures.read_study()).data
     assert over.loc[("MRL 3", cr.I2T), figures.THIS_RUN] == pytest.approx(
         100 * cr.overlap_table(result).set_index(["representation", "direction"]).loc[("MRL 3", cr.I2T), "overlap"])
     assert np.isnan(over.loc[("MRL 3", cr.I2T), figures.STUDY])

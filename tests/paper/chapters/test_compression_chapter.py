@@ -8,6 +8,7 @@ import pytest
 
 from embdiag.paper.chapters import compression as F
 from embdiag.interventions.compression import centring_effect, compression_grid
+from embdiag.paper import findings
 
 ATTRS = ("weather", "scene", "timeofday")
 
@@ -84,7 +85,7 @@ def test_findings_follow_the_declared_criteria():
     v = F.findings(_grid(mrl128_weather_ba=0.595), _centring(centred=0.995)).set_index("finding")
     assert not v.loc["MRL 128 loses most on weather BA", "reproduces"]
     assert not v.loc["centring alone moves neighbours", "reproduces"]
-    assert "does **not** hold" in F.summary(v.reset_index())
+    assert "does **not** hold" in findings.summary(v.reset_index(), "{held} of {measured}")
     # a near-native miss by more than NEAR_PP
     g = _grid()
     g.loc[g["representation"] == "PCA 128", "scene BA"] = 0.70 - (F.NEAR_PP + 0.5) / 100
@@ -104,8 +105,8 @@ def test_findings_with_other_dims_say_not_measured():
     g = _table({"native 768": NATIVE, "MRL 64": NATIVE, "PCA 64": NATIVE})
     v = F.findings(g, None)
     assert v["reproduces"].isna().sum() == 4
-    assert F.findings_table(v).data["reproduces"].tolist().count("not measured") == 4
-    assert "not measured in this run" in F.summary(v)
+    assert findings.table(v)["reproduces"].tolist().count("not measured") == 4
+    assert "not measured in this run" in findings.summary(v, "{held} of {measured}")
 
 
 def test_results_frame_in_the_study_layout():

@@ -3,11 +3,11 @@
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from embdiag.paper.chapters import neighbour_stability as sf
 from embdiag.interventions.precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, compare_study_conditions
+from embdiag.paper import findings
 
 K = 5
 NAMES = [c.name for c in STUDY_CONDITIONS + OFFSET_CONDITIONS]
@@ -31,7 +31,7 @@ def run():
 
 @pytest.fixture(scope="module")
 def study():
-    return sf.study_table()
+    return sf.read_study()
 
 
 # ------------------------------------------------------------------------ the study's values
@@ -230,7 +230,7 @@ def test_chart_frames_are_the_plotted_data(run, study):
 def test_findings_table_in_words(run, study):
     _, labels, results = run
     verdicts = sf.findings(results, labels, study)
-    table = sf.findings_table(verdicts)
+    table = findings.table(verdicts)
     assert list(table.index) == list(sf.CRITERIA)
     assert (table["reproduces"] == "yes").tolist() == verdicts["reproduces"].tolist()
 
@@ -287,10 +287,3 @@ def test_findings_need_all_eight_conditions(run, study):
     _, labels, results = run
     with pytest.raises(ValueError, match="missing the conditions"):
         sf.findings(results[:6], labels, study)
-
-
-def test_summary_counts_the_verdicts():
-    verdicts = pd.DataFrame([{"finding": "a", "criterion": "x", "this run": "1", "reproduces": True},
-                             {"finding": "b", "criterion": "y", "this run": "2", "reproduces": False}])
-    text = sf.summary(verdicts)
-    assert text.startswith("1 of 2 findings hold") and "*b* does **not** hold here (y): 2." in text

@@ -14,6 +14,7 @@ from embdiag.paper.chapters import stress_tests as sf
 from embdiag.interventions.stress import INTERVENTIONS, n_kept
 from embdiag.metrics import random_floor, rankme
 from embdiag.synthetic import labelled_clusters
+from embdiag.paper import findings
 
 SEVERITIES = [0.5, 0.99]
 
@@ -236,7 +237,7 @@ def test_severe_table_shows_the_study_as_printed(results):
 
 def test_findings_table_in_words(results):
     verdicts = sf.findings(results)
-    table = sf.findings_table(verdicts)
+    table = findings.table(verdicts)
     assert list(table.index) == list(sf.CRITERIA)
     assert set(table["reproduces"]) <= {"yes", "no"}
     assert (table["reproduces"] == "yes").tolist() == verdicts["reproduces"].tolist()
@@ -281,7 +282,7 @@ def test_findings_hold_and_each_criterion_has_teeth():
     wide = sf.findings(_fake(half_width=0.015))           # the point is 1 pp from the floor, the interval reaches 2.5
     assert not wide.loc[0, "reproduces"] and "[-0.50, +2.50]" in wide.loc[0, "this run"]
     assert sf.findings(_fake(half_width=0.0099)).loc[0, "reproduces"]
-    text = sf.summary(sf.findings(_fake({("noise", "rankme"): 39.0})))
+    text = findings.summary(sf.findings(_fake({("noise", "rankme"): 39.0})), "{held} of {measured} findings")
     assert text.startswith("3 of 4 findings") and "does **not** hold" in text
 
 

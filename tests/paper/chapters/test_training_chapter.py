@@ -161,13 +161,6 @@ def test_caption_names_data_profile_seeds_and_uncertainty():
     assert "5 seeds per condition" in text and "`" not in text and "*" not in text  # plain text, not Markdown
 
 
-def test_in_words_writes_booleans_only():
-    from embdiag.paper.chapters.training import in_words
-
-    t = in_words(pd.DataFrame({"ok": [True, False], "n": [1, 0], "text": ["True", "x"]}))
-    assert t["ok"].tolist() == ["yes", "no"] and t["n"].tolist() == [1, 0] and t["text"].tolist() == ["True", "x"]
-
-
 def test_paired_percent_scales_shares_only():
     rec = _records()
     paired = sweep.paired_table(rec)
