@@ -7,6 +7,13 @@ Times what a cold cache costs the fixed-encoder chapters: the 2,983 labelled dri
 (2,000 training + 983 evaluation), the 1,000 caption-group images, and their 5,000 captions
 in the query and in the document role. Target on the 2-core CPU: all of it in under 60 s per
 encoder. Images and captions are generated (or read from the data cache) before timing.
+
+Training record (``embdiag.encoders.train``, measured once, not re-run here): the default
+3,600 steps of 128 pairs are sized to finish within 30 minutes at about 0.5 s per step (two
+threads on a quiet machine; one thread on the busy 2-core machine measured 0.8-1.3 s per
+step for either tower). A short run (ViT, one busy thread, 4,000-image pool, lr 2e-3, 200
+steps in 4.5 minutes): the loss fell from 4.71 to 3.74 (4.85 at chance) and text→image
+Hit@10 on the 1,000 caption groups reached 10.4% (Hit@1 1.3%; chance 1% and 0.1%).
 """
 
 from __future__ import annotations

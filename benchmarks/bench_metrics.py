@@ -3,25 +3,44 @@
     python benchmarks/bench_metrics.py            # full: 10k, 100k and 1M galleries
     python benchmarks/bench_metrics.py --quick    # small sizes, for iteration
 
-Prints one table: the float32 GEMM roofline, exact top-10 (ours vs FAISS IndexFlatIP vs
-a chunked numpy baseline), peak extra memory of ``topk``, the grouped bootstrap,
-RankMe / participation ratio at 100k x 768 against a float64 SVD, the whole metrics
-suite at the study's scale (2,000 train + 983 validation vectors, d = 768), and the
-linear probe on the reference encoder's vectors: one probe per attribute, the three
-attributes in one call, and the 72 probe fits of the 24-row stress grid
-(``--probe-only`` runs just that section).
-The probe's record (measured when its truncated-Newton solver replaced L-BFGS):
-Measured on the reference encoder's vectors (2,000 x 768): the chosen ``C`` is the
-one the previous L-BFGS solver chose (weather 0.01, scene 0.01, time of day 1); at
-``C_`` the objective is below a scikit-learn lbfgs fit with ``tol=1e-10`` (by 5e-13
-to 4e-12, relative) and the predictions equal its on all 983 evaluation rows. Over
-the 72 probes of the stress grid (24 interventions x 3 attributes): the refit's
-objective within 1e-9 (relative) of a ``tol=1e-12`` solve, the same ``C_`` in all 72,
-and the same ``val_scores_`` in 71 (the other differs by one of 400 held-out rows,
-at ``C = 1000``). Speed on the 2-core machine (one BLAS thread, other jobs running):
-0.4-0.6 s per probe (7 values of ``C`` + refit), 1.2 s for the three attributes in
-one :func:`fit_probes` call, about 35-45 s for the stress grid's 72 fits, versus
-3-7 s per probe and 335 s for the 72 with the previous L-BFGS solver.
+Prints one table: the float32 GEMM roofline, exact top-10 (ours in float32 and float64
+vs FAISS IndexFlatIP vs a chunked numpy baseline), peak extra memory of ``topk``, the
+grouped bootstrap, RankMe / participation ratio at 100k x 768 against a float64 SVD, a
+768 x 768 ``eigh`` on one BLAS thread and on all of them (``embdiag._blas``), the whole
+metrics suite at the study's scale (2,000 train + 983 validation vectors, d = 768), and
+the linear probe on the reference encoder's vectors: its row-space dimension, one probe
+per attribute, the three attributes in one call, and the 72 probe fits of the 24-row
+stress grid (``--probe-only`` runs just that section).
+
+Records (the 2-core EPYC machine; the figures the library's docstrings leave to this file):
+
+- ``topk``, 1,000 queries x d = 768 (quiet, runs interleaved): 1.08x / 1.07x / 0.97x the
+  time of FAISS ``IndexFlatIP`` search (given pre-normalized vectors) and 1.23x / 1.03x /
+  1.02x the float32 GEMM roofline at 10k / 100k / 1M gallery rows; 2.2-2.5x faster than
+  chunked numpy matmul + argpartition; float64 scoring about twice the float32 time.
+- Geometry, 100,000 x 768 float32 (quiet): about 1.0 s per spectrum and 1.3-1.4 s for
+  ``summary`` (a float64 SVD takes ~4.5 s); relative error of RankMe and participation
+  ratio versus a float64 SVD at most ~2e-12 on isotropic, power-law (condition number
+  1e5), rank-8, rank-3 + offset and common-offset matrices. A float32 Gram would be about
+  twice as fast, but its eigenvalue error of ~1e-7 x the largest eigenvalue puts RankMe
+  off by 1e-3 to 1e-2 on collapsed spectra.
+- BLAS threads: a 768 x 768 ``eigh`` took 0.23 s on one thread and 1.8-4.5 s on two while
+  other processes were busy.
+- Linear probe: the row span of the reference encoder's standardized training vectors has
+  257 of 768 directions; its pivoted-Cholesky basis costs about a quarter of an
+  eigendecomposition at 768 features; with the per-class block preconditioner CG needs
+  ~5-20 steps per Newton step, where a per-feature diagonal preconditioner needs hundreds.
+  Against the L-BFGS solver it replaced, on the reference encoder's vectors (2,000 x 768):
+  the chosen ``C`` is the one L-BFGS chose (weather 0.01, scene 0.01, time of day 1); at
+  ``C_`` the objective is below a scikit-learn lbfgs fit with ``tol=1e-10`` (by 5e-13 to
+  4e-12, relative) and the predictions equal its on all 983 evaluation rows. Over the 72
+  probes of the stress grid (24 interventions x 3 attributes): the refit's objective
+  within 1e-9 (relative) of a ``tol=1e-12`` solve, the same ``C_`` in all 72, and the
+  same ``val_scores_`` in 71 (the other differs by one of 400 held-out rows, at
+  ``C = 1000``). Speed (one BLAS thread, other jobs running): 0.4-0.6 s per probe (7
+  values of ``C`` + refit), 1.2 s for the three attributes in one ``fit_probes`` call,
+  about 35-45 s for the stress grid's 72 fits, versus 3-7 s per probe and 335 s for the
+  72 with L-BFGS.
 
 Timings are the best of ``--repeat`` runs, the runs of the compared methods interleaved
 (A B C A B C ...) so that load from other processes hits them alike; on a shared machine
@@ -38,8 +57,9 @@ import tracemalloc
 
 import numpy as np
 
+from embdiag._blas import single_thread
 from embdiag.metrics import geometry, retrieval, stats
-from embdiag.metrics.probe import LinearProbe, balanced_accuracy, eligible_classes, fit_probes
+from embdiag.metrics.probe import LinearProbe, _Representation, balanced_accuracy, eligible_classes, fit_probes
 
 D = 768
 K = 10
@@ -131,6 +151,8 @@ def bench_topk(sizes, repeat, tmpdir):
 
         fns = {"gemm": gemm_only, "ours": lambda: retrieval.topk(Q, G, K),
                "faiss": lambda: index.search(Qn, K)}
+        if n < 1_000_000:
+            fns["ours64"] = lambda: retrieval.topk(Q, G, K, dtype=np.float64)
         if n < 1_000_000 or repeat == 1:
             fns["numpy"] = lambda: numpy_baseline(Q, G, K)
         t, out = interleaved(fns, repeat)
@@ -146,6 +168,9 @@ def bench_topk(sizes, repeat, tmpdir):
         row("topk", f"{label}: roofline 2qNd/rate (s)", f"{roof:.3f}")
         row("topk", f"{label}: ours (s)", f"{t_ours:.3f}",
             f"{t_ours / t_faiss:.2f}x FAISS, {t_ours / roof:.2f}x roofline")
+        if "ours64" in t:
+            row("topk", f"{label}: ours, float64 scores (s)", f"{t['ours64']:.3f}",
+                f"{t['ours64'] / t_ours:.2f}x float32")
         row("topk", f"{label}: FAISS IndexFlatIP search (s)", f"{t_faiss:.3f}",
             f"{t_faiss / roof:.2f}x roofline (pre-normalized, add not timed)")
         row("topk", f"{label}: numpy matmul+argpartition (s)", f"{t_np:.3f}", f"{t_np / t_faiss:.2f}x FAISS")
@@ -199,6 +224,21 @@ def bench_spectrum(n, repeat):
         row("geometry", f"{label}: summary, all four (s)", f"{t_s:.3f}", f"two float64 SVDs took {t_ref:.1f} s")
 
 
+def bench_threads(repeat):
+    """A 768 x 768 symmetric eigendecomposition on one BLAS thread and on the default count."""
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((2 * D, D))
+    S = A.T @ A
+
+    def one():
+        with single_thread():
+            return np.linalg.eigh(S)
+
+    t, _ = interleaved({"one": one, "default": lambda: np.linalg.eigh(S)}, repeat)
+    row("blas", f"eigh {D}x{D}, one BLAS thread (s)", f"{t['one']:.3f}")
+    row("blas", f"eigh {D}x{D}, default threads (s)", f"{t['default']:.3f}", f"{t['default'] / t['one']:.2f}x one")
+
+
 def bench_suite(repeat):
     """Geometry + three probes + three P@10 + margins at 2,000 train + 983 validation."""
     rng = np.random.default_rng(3)
@@ -246,6 +286,9 @@ def bench_probe(repeat):
     except Exception as exc:  # no committed weights or cache here
         row("probe", "reference-cnn vectors", "skipped", f"{type(exc).__name__}: {exc}")
         return
+    U = _Representation(np.asarray(v.train, dtype=np.float64), True).U
+    row("probe", "row-space directions of the training vectors", f"{v.train.shape[1] if U is None else U.shape[1]}",
+        f"of {v.train.shape[1]}")
     for a, y in v.train_labels.items():
         t, p = best_of(lambda: LinearProbe().fit(v.train, y), repeat)
         row("probe", f"one probe, {a} ({len(p.classes_)} classes) (s)", f"{t:.3f}",
@@ -280,6 +323,7 @@ def main():
         bench_topk(sizes, repeat, tmpdir)
     bench_bootstrap(repeat)
     bench_spectrum(20_000 if args.quick else 100_000, repeat)
+    bench_threads(repeat)
     bench_suite(repeat)
     bench_probe(repeat)
 

@@ -1,9 +1,9 @@
 """Thread control for BLAS/LAPACK calls that do not scale to two threads.
 
-Small LAPACK eigendecompositions and thin matrix products (probe iterations) run
-faster, and far more predictably on a shared machine, with one BLAS thread: with two,
-OpenBLAS threads spin-wait and contend (measured: a 768 x 768 ``eigh`` took 0.23 s on
-one thread and 1.8-4.5 s on two while other processes were busy).
+Small LAPACK eigendecompositions and thin matrix products (probe iterations) run inside
+:func:`single_thread`: on more threads, OpenBLAS threads spin-wait and contend, and the
+time of such a call depends on the other processes' load (``benchmarks/bench_metrics.py``
+times a 768 x 768 ``eigh`` both ways).
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ MODULES = [
     "embdiag.interventions.stress",
     "embdiag.interventions.compression",
     "embdiag.interventions.precision",
+    "embdiag.interventions.identities",
+    "embdiag.interventions.caption_retrieval",
     "embdiag.report.fail_if",
     "embdiag.report.conditions",
 ]

@@ -13,14 +13,9 @@ as ``encoders/<name>/weights.safetensors``. Run it in the background::
     python -m embdiag.encoders.train --arch vit --minutes 30
     python -m embdiag.encoders.train --arch cnn --minutes 30
 
-``--minutes`` caps the wall time: a run that reaches it stops, saves what it has and
-records the steps done. The default 3,600 steps of 128 pairs are sized to finish within
-30 minutes at about 0.5 s per step (two threads on a quiet machine; one thread on the busy
-2-core machine measured 0.8-1.3 s per step for either tower).
-
-Measured (ViT, one busy thread, 4,000-image pool, lr 2e-3, 200 steps in 4.5 minutes): the
-loss fell from 4.71 to 3.74 (4.85 at chance) and text→image Hit@10 on the 1,000 caption
-groups reached 10.4% (Hit@1 1.3%; chance 1% and 0.1%).
+The default is 3,600 steps of 128 pairs; ``--minutes`` caps the wall time: a run that
+reaches it stops, saves what it has and records the steps done (step times and a short
+run's record: ``benchmarks/bench_encoders.py``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """Changes to cached vectors, never to the encoder: stress tests, compression, storage precision.
 
 ``stress`` (contraction, common offset, rank restriction, noise over a severity grid),
-``compression`` (Matryoshka prefix, PCA), ``precision`` (storage formats, scoring arithmetic,
+``identities`` (the stress tests' responses that algebra predicts, beside their measured
+values), ``compression`` (Matryoshka prefix, PCA), ``caption_retrieval`` (image–caption
+retrieval in both directions under Matryoshka compression, with its bootstrap and
+shuffled-correspondence control), ``precision`` (storage formats, scoring arithmetic,
 top-k certificates). Measures their effect with :mod:`embdiag.metrics`; imports nothing else
 of the package but the shared helpers.
 """

@@ -52,7 +52,17 @@ METRICS = ((T2I, "Hit@1", "hit_1"), (T2I, "Hit@k", "hit_k"), (I2T, "Hit@1", "hit
 
 def check_group(group, n_captions: int, n_images: int) -> np.ndarray:
     """``group`` as an int64 array: one image index in ``[0, n_images)`` per caption, every
-    image owning at least one caption. Raises ``ValueError`` naming the problem."""
+    image owning at least one caption. Raises ``ValueError`` naming the problem.
+
+    Examples
+    --------
+    >>> check_group([0, 0, 1, 1, 2, 2], n_captions=6, n_images=3)
+    array([0, 0, 1, 1, 2, 2])
+    >>> check_group([0, 0, 2], n_captions=3, n_images=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: group: 1 image(s) own no caption (first: image 1)
+    """
     g = np.asarray(group)
     if g.ndim != 1:
         raise ValueError(f"group: expected a 1-D array of image indices, got shape {g.shape}")
@@ -71,7 +81,16 @@ def check_group(group, n_captions: int, n_images: int) -> np.ndarray:
 
 def image_positives(group, n_images: int):
     """Each image's caption indices: an ``(n_images, m)`` array when every image owns ``m``
-    captions, else a list of arrays (either form is accepted by :func:`~embdiag.metrics.hit_at_k`)."""
+    captions, else a list of arrays (either form is accepted by :func:`~embdiag.metrics.hit_at_k`).
+
+    Examples
+    --------
+    >>> image_positives([0, 1, 0, 1], n_images=2)  # two captions each: one row per image
+    array([[0, 2],
+           [1, 3]])
+    >>> image_positives([0, 0, 1], n_images=2)  # unequal groups: one array per image
+    [array([0, 1]), array([2])]
+    """
     g = check_group(group, len(np.asarray(group)), n_images)
     order = np.argsort(g, kind="stable")  # numpy reads the kind case-insensitively
     counts = np.bincount(g, minlength=n_images)  # check_group: already n_images long without minlength
@@ -87,6 +106,13 @@ def positive_ranks(queries, gallery, positives, block: int = 1024) -> np.ndarray
     order: descending score, equal scores by the lower gallery index. ``positives`` is a
     boolean mask ``(n_queries, n_gallery)`` or one positive index per query. So
     ``hit_at_k == (rank <= k)``.
+
+    Examples
+    --------
+    >>> images = np.eye(3)
+    >>> captions = np.array([[1.0, 0.1, 0.0], [0.0, 1.0, 0.1], [1.0, 0.0, 0.5]])  # caption 2 is closest to image 0
+    >>> positive_ranks(captions, images, positives=[0, 1, 2])  # caption 2's own image comes second
+    array([1, 1, 2])
     """
     Q = as_matrix(queries, "queries", dtype=np.float64)
     G = as_matrix(gallery, "gallery", dtype=np.float64)
@@ -123,6 +149,13 @@ class Ranking:
     ``recall_k`` (0..1 per query) and ``rank`` (the best positive's rank, 1-based) are per
     query; ``unit`` is the image group each query belongs to (a caption's parent, or the
     query image itself), the unit the bootstrap resamples.
+
+    Examples
+    --------
+    >>> captions = np.array([[1.0, 0.1, 0.0], [0.0, 1.0, 0.1], [1.0, 0.0, 0.5]])
+    >>> ranking = text_to_image(captions, np.eye(3), group=[0, 1, 2], k=2)
+    >>> ranking.k, ranking.unit, ranking.mean("hit_1"), ranking.mean("hit_k")
+    (2, array([0, 1, 2]), 0.6666666666666666, 1.0)
     """
 
     direction: str
@@ -150,7 +183,23 @@ def _ranking(direction, queries, gallery, positives, mask, k, unit) -> Ranking:
 
 
 def text_to_image(queries, images, group, k: int = 10) -> Ranking:
-    """Each caption (query role) searches the images; its one positive is ``group[j]``."""
+    """Each caption (query role) searches the images; its one positive is ``group[j]``.
+
+    Examples
+    --------
+    A three-image toy: captions 0 and 1 find their image first, caption 2 finds image 0
+    first and its own image second, so Hit@1 is 2/3 and Hit@2 is 1.
+
+    >>> images = np.eye(3)
+    >>> captions = np.array([[1.0, 0.1, 0.0], [0.0, 1.0, 0.1], [1.0, 0.0, 0.5]])
+    >>> ranking = text_to_image(captions, images, group=[0, 1, 2], k=2)
+    >>> ranking.direction, ranking.neighbors
+    ('text→image', array([[0, 1],
+                          [1, 2],
+                          [0, 2]]))
+    >>> ranking.hit_1, ranking.hit_k, ranking.rank
+    (array([1., 1., 0.]), array([1., 1., 1.]), array([1, 1, 2]))
+    """
     Q, X = as_matrix(queries, "queries"), as_matrix(images, "images")
     g = check_group(group, len(Q), len(X))
     k = check_k(k, len(X))
@@ -158,7 +207,22 @@ def text_to_image(queries, images, group, k: int = 10) -> Ranking:
 
 
 def image_to_text(images, documents, group, k: int = 10) -> Ranking:
-    """Each image searches the captions (document role); its positives are its own captions."""
+    """Each image searches the captions (document role); its positives are its own captions.
+
+    Examples
+    --------
+    Two images with two captions each; image 0's second caption points away from it, so
+    image 0 finds one of its two captions among its first two results (caption recall@2 1/2).
+
+    >>> images = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> documents = np.array([[1.0, 0.0], [-1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
+    >>> ranking = image_to_text(images, documents, group=[0, 0, 1, 1], k=2)
+    >>> ranking.direction, ranking.neighbors
+    ('image→text', array([[0, 2],
+                          [3, 2]]))
+    >>> ranking.hit_1, ranking.recall_k, ranking.unit
+    (array([1., 1.]), array([0.5, 1. ]), array([0, 1]))
+    """
     X, D = as_matrix(images, "images"), as_matrix(documents, "documents")
     g = check_group(group, len(D), len(X))
     k = check_k(k, len(D))
@@ -169,7 +233,15 @@ def image_to_text(images, documents, group, k: int = 10) -> Ranking:
 def eligible_categories(categories, min_support: int = 10) -> np.ndarray:
     """Indices of the object categories that at least ``min_support`` images contain and at
     least ``min_support`` images lack (the support floor of balanced accuracy, applied to
-    both sides, so that each eligible category tells images apart)."""
+    both sides, so that each eligible category tells images apart).
+
+    Examples
+    --------
+    >>> categories = np.array([[True, False, True, True], [True, False, False, True],
+    ...                        [False, True, True, True], [False, True, False, True]])
+    >>> eligible_categories(categories, min_support=2)  # every image has category 3: none lacks it
+    array([0, 1, 2])
+    """
     C = np.asarray(categories)
     if C.ndim != 2 or C.dtype != bool:
         raise ValueError(f"categories: expected a boolean (n_images, n_categories) array, got {C.dtype} {C.shape}")
@@ -187,6 +259,19 @@ def category_precision(images, categories, k: int = 10, min_support: int = 10, p
     category P@k is the mean of P@k(c) over the eligible categories (each counts equally).
     Returns that float, or the per-category values (eligible categories only) with
     ``per_category=True``. Its random floor is :func:`category_floor`.
+
+    Examples
+    --------
+    Images 0 and 1 point one way, 2 and 3 another; categories 0 and 1 follow that split,
+    category 2 (images 0 and 2) cuts across it, and category 3 (every image) is not eligible.
+
+    >>> images = np.array([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0], [0.1, 1.0]])
+    >>> categories = np.array([[True, False, True, True], [True, False, False, True],
+    ...                        [False, True, True, True], [False, True, False, True]])
+    >>> category_precision(images, categories, k=1, min_support=2, per_category=True)
+    array([1., 1., 0.])
+    >>> category_precision(images, categories, k=1, min_support=2)
+    0.6666666666666666
     """
     X = as_matrix(images, "images")
     C = np.asarray(categories)
@@ -202,7 +287,15 @@ def category_precision(images, categories, k: int = 10, min_support: int = 10, p
 
 def category_floor(categories, min_support: int = 10) -> float:
     """Expected category P@k of random neighbours: mean over eligible categories of
-    ``(n_c - 1) / (n - 1)``, the chance that another image also contains ``c``."""
+    ``(n_c - 1) / (n - 1)``, the chance that another image also contains ``c``.
+
+    Examples
+    --------
+    >>> categories = np.array([[True, False, True, True], [True, False, False, True],
+    ...                        [False, True, True, True], [False, True, False, True]])
+    >>> category_floor(categories, min_support=2)  # categories 0-2: (2 - 1) / (4 - 1) each
+    0.3333333333333333
+    """
     C = np.asarray(categories)
     cats = eligible_categories(C, min_support)
     return float(np.mean((C[:, cats].sum(axis=0) - 1) / (len(C) - 1)))
@@ -210,19 +303,43 @@ def category_floor(categories, min_support: int = 10) -> float:
 
 def mrl_prefix(vectors, dim: int) -> np.ndarray:
     """The Matryoshka prefix: the leading ``dim`` coordinates, each row renormalized to unit
-    length (:class:`~embdiag.interventions.MatryoshkaPrefix`); ``dim = d`` gives unit native rows."""
+    length (:class:`~embdiag.interventions.MatryoshkaPrefix`); ``dim = d`` gives unit native rows.
+
+    Examples
+    --------
+    >>> mrl_prefix([[3.0, 4.0, 12.0]], 2)
+    array([[0.6, 0.8]])
+    >>> mrl_prefix([[3.0, 4.0, 12.0]], 3) * 13
+    array([[ 3.,  4., 12.]])
+    """
     X = as_matrix(vectors, "vectors")
     return MatryoshkaPrefix(dim).fit(X).transform(X)
 
 
 def representation_name(dim: int, d: int) -> str:
-    """``native 768`` for the full dimension, else ``MRL <dim>`` (the study's labels)."""
+    """``native 768`` for the full dimension, else ``MRL <dim>`` (the study's labels).
+
+    Examples
+    --------
+    >>> representation_name(768, 768), representation_name(256, 768)
+    ('native 768', 'MRL 256')
+    """
     return f"native {d}" if dim == d else f"MRL {dim}"
 
 
 @dataclass(frozen=True)
 class Representation:
-    """Both directions and the category comparator for one representation."""
+    """Both directions and the category comparator for one representation.
+
+    Examples
+    --------
+    >>> images = np.array([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    >>> group = np.array([0, 0, 1, 1, 2, 2])  # two captions per image, each a copy of its image
+    >>> result = evaluate(images, images[group], images[group], group, dims=(2,), k=2)
+    >>> rep = result["MRL 2"]
+    >>> rep.name, rep.dim, rep.ranking("text→image") is rep.t2i, rep.category_p  # no categories: NaN
+    ('MRL 2', 2, True, nan)
+    """
 
     name: str
     dim: int
@@ -236,7 +353,20 @@ class Representation:
 
 @dataclass(frozen=True)
 class CaptionRetrieval:
-    """The study's measurements: ``representations`` (native first), the caption groups and ``k``."""
+    """The study's measurements: ``representations`` (native first), the caption groups and ``k``.
+
+    Examples
+    --------
+    >>> images = np.array([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    >>> group = np.array([0, 0, 1, 1, 2, 2])  # two captions per image, each a copy of its image
+    >>> result = evaluate(images, images[group], images[group], group, dims=(2,), k=2)
+    >>> result.names, result.native.name, result.n_images, result.k, result.categories
+    (['native 4', 'MRL 2'], 'native 4', 3, 2, ())
+    >>> result["MRL 3"]
+    Traceback (most recent call last):
+    ...
+    KeyError: "representation 'MRL 3' not measured; have ['native 4', 'MRL 2']"
+    """
 
     representations: tuple[Representation, ...]
     group: np.ndarray
@@ -270,6 +400,22 @@ def evaluate(images, queries, documents, group, categories=None, *, dims=(256, 1
     the query and the document role, row ``j`` owned by image ``group[j]``),
     ``categories`` (bool n_images x n_categories, optional: without it, or without an
     eligible category, category P@k is NaN).
+
+    Examples
+    --------
+    Images 0 and 1 differ only in the sign of their third coordinate: the 2-dimensional
+    prefix drops it and makes them identical, so image 1's captions find image 0 first
+    (equal scores go to the lower index) and text→image Hit@1 falls from 1 to 2/3.
+
+    >>> images = np.array([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    >>> group = np.array([0, 0, 1, 1, 2, 2])  # two captions per image, each a copy of its image
+    >>> result = evaluate(images, images[group], images[group], group, dims=(2,), k=2)
+    >>> result.names
+    ['native 4', 'MRL 2']
+    >>> result.native.t2i.hit_1, result["MRL 2"].t2i.hit_1
+    (array([1., 1., 1., 1., 1., 1.]), array([1., 1., 0., 0., 1., 1.]))
+    >>> result["MRL 2"].i2t.rank  # image 1 ties with image 0 on captions 0-3: its own come third
+    array([1, 3, 1])
     """
     X = as_matrix(images, "images")
     Q, D = as_matrix(queries, "queries"), as_matrix(documents, "documents")
@@ -302,7 +448,20 @@ def _label(metric: str, k: int) -> str:
 
 def summary_table(result: CaptionRetrieval) -> pd.DataFrame:
     """One row per representation: T→I Hit@1 and Hit@k, I→T Hit@1, Hit@k and caption
-    recall@k, category P@k (fractions); the columns of the study's table."""
+    recall@k, category P@k (fractions); the columns of the study's table.
+
+    Examples
+    --------
+    >>> images = np.array([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    >>> group = np.array([0, 0, 1, 1, 2, 2])  # two captions per image, each a copy of its image
+    >>> result = evaluate(images, images[group], images[group], group, dims=(2,), k=2)
+    >>> table = summary_table(result)
+    >>> table.index.tolist()
+    ['native 4', 'MRL 2']
+    >>> table.loc["MRL 2"].round(4).to_dict()
+    {'T→I Hit@1': 0.6667, 'T→I Hit@2': 1.0, 'I→T Hit@1': 0.6667, 'I→T Hit@2': 0.6667,
+     'I→T caption recall@2': 0.6667, 'category P@2': nan}
+    """
     rows = {}
     for r in result.representations:
         row = {f"{'T→I' if dr == T2I else 'I→T'} {_label(m, result.k)}": r.ranking(dr).mean(attr)
@@ -313,7 +472,16 @@ def summary_table(result: CaptionRetrieval) -> pd.DataFrame:
 
 
 def overlap_table(result: CaptionRetrieval) -> pd.DataFrame:
-    """Overlap@k of each compressed top-k with the native top-k, per direction (fractions)."""
+    """Overlap@k of each compressed top-k with the native top-k, per direction (fractions).
+
+    Examples
+    --------
+    >>> images = np.array([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    >>> group = np.array([0, 0, 1, 1, 2, 2])  # two captions per image, each a copy of its image
+    >>> result = evaluate(images, images[group], images[group], group, dims=(2,), k=2)
+    >>> overlap_table(result).round(4).values.tolist()  # image→text: image 1 keeps none of its native top 2
+    [['MRL 2', 'text→image', 1.0], ['MRL 2', 'image→text', 0.6667]]
+    """
     rows = []
     for r in result.representations[1:]:
         for direction in (T2I, I2T):
@@ -327,7 +495,16 @@ def typical_image(result: CaptionRetrieval) -> int:
     """A typical image for a worked example, chosen by a rule fixed in advance: the
     lowest-index image whose share of captions with a native text→image hit@k is the overall
     native Hit@k rounded to the nearest possible share (e.g. 3 of 5 captions for 56%); the
-    closest share if no image has it exactly."""
+    closest share if no image has it exactly.
+
+    Examples
+    --------
+    >>> images = np.array([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    >>> group = np.array([0, 0, 1, 1, 2, 2])  # two captions per image, each a copy of its image
+    >>> result = evaluate(images, images[group], images[group], group, dims=(2,), k=2)
+    >>> typical_image(result)  # native Hit@2 is 1: every image has all its captions hit; the lowest index
+    0
+    """
     hits = result.native.t2i.hit_k
     n = result.n_images
     # n = group.max() + 1: minlength changes nothing here
@@ -350,6 +527,20 @@ def bootstrap_changes(result: CaptionRetrieval, n_draws: int = 5000, seed: int =
     on these images and captions (the encoder is fixed). Columns: ``representation``,
     ``direction``, ``metric``, ``native``, ``compressed``, ``change``, ``low``, ``high``,
     ``n_queries``, ``n_groups`` (fractions).
+
+    Examples
+    --------
+    >>> images = np.array([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    >>> group = np.array([0, 0, 1, 1, 2, 2])  # two captions per image, each a copy of its image
+    >>> result = evaluate(images, images[group], images[group], group, dims=(2,), k=2)
+    >>> changes = bootstrap_changes(result, n_draws=200)
+    >>> changes.columns.tolist()
+    ['representation', 'direction', 'metric', 'native', 'compressed', 'change', 'low', 'high', 'n_queries',
+     'n_groups']
+    >>> changes[["direction", "metric", "change", "n_queries", "n_groups"]].round(4).values.tolist()
+    [['text→image', 'Hit@1', -0.3333, 6, 3], ['text→image', 'Hit@2', 0.0, 6, 3],
+     ['image→text', 'Hit@1', -0.3333, 3, 3], ['image→text', 'Hit@2', -0.3333, 3, 3],
+     ['image→text', 'caption recall@2', -0.3333, 3, 3]]
     """
     rows = []
     for r in result.representations[1:]:
@@ -365,7 +556,13 @@ def bootstrap_changes(result: CaptionRetrieval, n_draws: int = 5000, seed: int =
 
 def shuffle_groups(group, seed: int = 0) -> np.ndarray:
     """The correspondence after a seeded permutation ``p`` of the images: caption ``j`` now
-    belongs to image ``p[group[j]]`` (whole groups move; group sizes are kept)."""
+    belongs to image ``p[group[j]]`` (whole groups move; group sizes are kept).
+
+    Examples
+    --------
+    >>> shuffle_groups([0, 0, 1, 1, 2, 2], seed=0)  # here p = [2, 0, 1]
+    array([2, 2, 0, 0, 1, 1])
+    """
     g = np.asarray(group)
     seed = check_int(seed, "seed", minimum=0)
     return np.random.default_rng(seed).permutation(int(g.max()) + 1)[g]
@@ -382,6 +579,15 @@ def chance_levels(result: CaptionRetrieval, representation: str | None = None) -
     caption recall@k is ``sum_g (c_ig / |g|) / n`` (``c_ig``: top-k captions from group
     ``g``), i.e. ``k / (5 n)`` for groups of five; both averaged over images. Returns
     ``{(direction, metric): value}`` for the given representation (default: native).
+
+    Examples
+    --------
+    >>> images = np.array([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    >>> group = np.array([0, 0, 1, 1, 2, 2])  # two captions per image, each a copy of its image
+    >>> result = evaluate(images, images[group], images[group], group, dims=(2,), k=2)
+    >>> {key: round(value, 4) for key, value in chance_levels(result).items()}  # n = 3 images, k = 2
+    {('text→image', 'Hit@1'): 0.3333, ('text→image', 'Hit@2'): 0.6667, ('image→text', 'Hit@1'): 0.3333,
+     ('image→text', 'Hit@2'): 0.3333, ('image→text', 'caption recall@2'): 0.3333}
     """
     rep = result.native if representation is None else result[representation]
     n, k, g = result.n_images, result.k, result.group
@@ -398,7 +604,15 @@ def random_hit_chance(n_gallery: int, n_positives: int, k: int) -> float:
     """Chance that ``k`` distinct gallery items drawn at random include at least one of
     ``n_positives``: ``1 - C(n_gallery - n_positives, k) / C(n_gallery, k)``. This is *not*
     the shuffled control's chance for image→text (:func:`chance_levels`), where whole groups
-    move and the ranking is fixed; it is the figure one gets by treating results as random draws."""
+    move and the ranking is fixed; it is the figure one gets by treating results as random draws.
+
+    Examples
+    --------
+    >>> round(random_hit_chance(10, 1, 2), 4)  # 1 - C(9, 2) / C(10, 2) = 1 - 36/45
+    0.2
+    >>> round(random_hit_chance(4, 2, 2), 4)  # 1 - C(2, 2) / C(4, 2) = 1 - 1/6
+    0.8333
+    """
     n_gallery = check_int(n_gallery, "n_gallery", minimum=1)
     n_positives = check_int(n_positives, "n_positives", minimum=0)
     k = check_int(k, "k", minimum=0)
@@ -438,6 +652,17 @@ def shuffled_control(result: CaptionRetrieval, seed: int = 0, n_permutations: in
     ``seed``, its exact chance level (:func:`chance_levels`) and the central 95% range over
     ``n_permutations`` further seeded permutations (how far one shuffle strays from
     chance). Fractions; for the given representation (default: native).
+
+    Examples
+    --------
+    >>> images = np.array([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    >>> group = np.array([0, 0, 1, 1, 2, 2])  # two captions per image, each a copy of its image
+    >>> result = evaluate(images, images[group], images[group], group, dims=(2,), k=2)
+    >>> control = shuffled_control(result, n_permutations=50)
+    >>> control.columns.tolist()
+    ['direction', 'metric', 'real', 'shuffled', 'chance', 'permutation low', 'permutation high']
+    >>> control[["metric", "real", "shuffled", "chance"]].round(4).values.tolist()[:2]  # text→image
+    [['Hit@1', 1.0, 0.0, 0.3333], ['Hit@2', 1.0, 0.3333, 0.6667]]
     """
     rep = result.native if representation is None else result[representation]
     n_permutations = check_int(n_permutations, "n_permutations", minimum=1)

@@ -40,6 +40,21 @@ def exact_responses(train, val, severities=HEADLINE_SEVERITIES, *, k: int = 10, 
     expectation`` (noise: equal on average over draws). Interventions are fitted on
     ``train``; identities are measured on ``val`` except the rank restriction's, which
     hold on the training rows the directions were fitted on.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(40, 5))
+    >>> table = exact_responses(X[:20], X[20:], severities=[0.5], k=3)
+    >>> table.columns.tolist()
+    ['intervention', 'severity', 'identity', 'predicted', 'measured', 'relative error', 'kind']
+    >>> table.intervention.unique().tolist()
+    ['contraction', 'common offset', 'rank restriction', 'noise']
+    >>> table.identity[0], round(float(table.measured[0] / total_variance(X[20:])), 12)  # (1 - 0.5)² = 0.25
+    ('total variance = (1 - s)² × native', 0.25)
+    >>> bool((table[table.kind == "exact"]["relative error"] < 1e-12).all())  # exact: equal to rounding
+    True
+    >>> table.kind.tolist()[-1]  # noise: equal only on average over draws
+    'in expectation'
     """
     train = as_matrix(train, "train", dtype=np.float64)
     val = as_matrix(val, "val", dtype=np.float64)

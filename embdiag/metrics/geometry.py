@@ -14,13 +14,10 @@ their eigenvectors. Each chunk's products run on one BLAS thread (chunks in para
 threads, added in chunk order), so a result does not depend on the core count; :func:`summary`
 adds its sums per block of rows and then over the blocks, so that blocks can be computed
 anywhere (one Ray task each, :func:`embdiag.report.sharded.block_mapper`) with the same
-result bit for bit. Measured on 100,000 x 768 float32 (2-core EPYC, quiet): about 1.0 s
-per spectrum and 1.3-1.4 s for :func:`summary` (a float64 SVD takes ~4.5 s); relative
-error of RankMe and participation ratio versus ``np.linalg.svd`` in float64 at most
-~2e-12 on isotropic, power-law (condition number 1e5), rank-8, rank-3 + offset and
-common-offset matrices (``benchmarks/bench_metrics.py``, ``tests/metrics/test_geometry.py``).
-A float32 Gram is about twice as fast, but its eigenvalue error of ~1e-7 x the largest
-eigenvalue puts RankMe off by 1e-3 to 1e-2 on collapsed spectra, so it is not used.
+result bit for bit. RankMe and participation ratio agree with ``np.linalg.svd`` in float64
+to a relative 1e-9 on isotropic, power-law (condition number 1e5), rank-deficient and
+common-offset matrices, float32 or float64 (``tests/metrics/test_geometry.py``; their
+time and error at 100,000 x 768: ``benchmarks/bench_metrics.py``).
 
 Extreme magnitudes: a ``Z`` whose largest entry lies outside ``[2**-100, 2**100]`` is
 scaled by a power of two (exact) before any square is formed, so the scale-invariant

@@ -114,8 +114,7 @@ def _row_space(Xs: np.ndarray):
     The rank and the span come from a pivoted Cholesky factorization of the Gram matrix
     (LAPACK ``dpstrf``, rank-revealing): it stops when every remaining diagonal entry of the
     Gram matrix's Schur complement is below 1e-12 x its largest diagonal entry, and those
-    directions (of that little variance) are dropped; at least one is kept. Four times
-    cheaper than an eigendecomposition at 768 features.
+    directions (of that little variance) are dropped; at least one is kept.
     """
     n, d = Xs.shape
     top = np.abs(Xs).max()
@@ -228,8 +227,7 @@ class _Design:
 class _Preconditioner:
     """Per class ``k``, the inverse of that class's diagonal Hessian block,
     ``M_k = Xt^T diag(p_k (1 - p_k)) Xt / n + diag(reg)``, applied and then projected onto
-    class sums of zero: exact but for the coupling between classes (CG then needs ~5-20
-    steps where a per-feature diagonal preconditioner needs hundreds). Built at the
+    class sums of zero: exact but for the coupling between classes. Built at the
     current point and rebuilt only after a Newton step that needed more than
     ``rebuild_after`` CG steps, so one build usually serves several steps and several
     values of ``C``.
@@ -409,10 +407,10 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
     previous solution or from the path extrapolated linearly in log ``C`` (whichever has
     the lower objective); the refit on all rows starts from the solution at ``C_``. Ties
     in validation accuracy go to the smaller ``C``. The solves run in an orthonormal basis
-    of the row span of the standardized training data (exact: the L2 optimum lies in it;
-    257 of 768 directions for the reference encoder), computed once for the validation
-    split and the refit (and, through :func:`fit_probes`, once for several labellings),
-    by truncated Newton with a per-class block preconditioner (see ``_newton``).
+    of the row span of the standardized training data (exact: the L2 optimum lies in it),
+    computed once for the validation split and the refit (and, through :func:`fit_probes`,
+    once for several labellings), by truncated Newton with a per-class block
+    preconditioner (see ``_newton``).
 
     Cross-checked against ``LogisticRegression`` in ``tests/metrics/test_probe.py``; its
     accuracy and speed on the reference encoder's vectors are measured by

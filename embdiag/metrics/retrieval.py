@@ -333,11 +333,11 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
     score; equal scores are ordered by the lower gallery index. Rows are normalized
     and scored in ``dtype``: ``np.float32`` (default; scores within ~1e-6 of float64,
     so the order of near-ties closer than that follows float32 rounding) or
-    ``np.float64`` (the exact reference, about 2x slower). With ``exclude_self=True``
-    query ``i`` is gallery row ``i`` and never its own neighbour (needs equal row
-    counts). ``k`` must be smaller than the number of candidates. Each worker (below)
-    scores at most ``chunk_size`` gallery rows at a time; by default the workers share a
-    32 MiB score buffer. Extra memory is the score buffers, boolean masks of a quarter of
+    ``np.float64`` (the exact reference). With ``exclude_self=True`` query ``i`` is
+    gallery row ``i`` and never its own neighbour (needs equal row counts). ``k`` must be
+    smaller than the number of candidates. Each worker (below) scores at most
+    ``chunk_size`` gallery rows at a time; by default the workers share a 32 MiB score
+    buffer. Extra memory is the score buffers, boolean masks of a quarter of
     their size (float32) and one normalized gallery chunk per worker, whatever the gallery
     size (about 70 MB for 1,000 queries at d = 768); an explicit ``chunk_size`` is per
     worker, so those buffers grow with the number of workers. The gallery may be an
@@ -351,13 +351,8 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
     share per core, each scanned by a thread with single-threaded BLAS (so no serial
     selection phase leaves a core idle), and the shares' top-k lists are merged. BLAS is
     single-threaded with one share too, so the scores do not depend on the thread count
-    (:func:`search_plan`).
-
-    Measured at 1,000 queries x d = 768 on the 2-core machine (quiet, runs interleaved):
-    1.08x / 1.07x / 0.97x the time of FAISS ``IndexFlatIP`` search (given pre-normalized
-    vectors) and 1.23x / 1.03x / 1.02x the float32 GEMM roofline at 10k / 100k / 1M
-    gallery rows; 2.2-2.5x faster than chunked numpy matmul + argpartition
-    (``benchmarks/bench_metrics.py``).
+    (:func:`search_plan`). ``benchmarks/bench_metrics.py`` times it against FAISS
+    ``IndexFlatIP``, the float32 GEMM roofline and chunked numpy matmul + argpartition.
 
     Examples
     --------

@@ -115,10 +115,10 @@ def paired_bootstrap(a, b, groups=None, n_draws: int = 5000, level: float = 0.95
     without ``groups`` every item is its own group. Each draw picks as many groups as
     there are. ``statistic`` maps the resampled 1-D differences to a number; the default
     (``None`` or ``np.mean``) is the item-level mean, computed vectorized from group sums
-    with int32 indices in chunks (5,000 draws x 1,000 groups in well under a second);
-    any other callable is applied draw by draw, to the items of the drawn groups in draw
-    order (a group's items in their original order). ``seed`` makes the draws reproducible.
-    The interval is conditional on the evaluated items (no model retraining).
+    with int32 indices in chunks; any other callable is applied draw by draw, to the items
+    of the drawn groups in draw order (a group's items in their original order). ``seed``
+    makes the draws reproducible. The interval is conditional on the evaluated items (no
+    model retraining).
 
     Examples
     --------
