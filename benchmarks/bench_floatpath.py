@@ -65,7 +65,7 @@ def _time(args: list[str], env: dict) -> float:
 
 def _chapter_seconds(env: dict) -> float:
     code = ("import sys, time, tempfile, pathlib; from embdiag.paper import pipeline; t = time.perf_counter(); "
-            "d = tempfile.mkdtemp(); pipeline.execute('08_neighbour_stability', layout=pipeline.Layout(book=pathlib.Path(d))); "
+            "d = tempfile.mkdtemp(); pipeline.execute('07_neighbour_stability', layout=pipeline.Layout(book=pathlib.Path(d))); "
             "print(time.perf_counter() - t)")
     return _time([sys.executable, "-c", code], env)
 
@@ -73,7 +73,7 @@ def _chapter_seconds(env: dict) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--chapter", action="store_true", help="also execute 08_neighbour_stability on each path")
+    parser.add_argument("--chapter", action="store_true", help="also execute 07_neighbour_stability on each path")
     args = parser.parse_args(argv)
     if not floatpath.supported():
         print("this machine has no pinned level (not x86-64 with AVX2): nothing to compare")
@@ -90,8 +90,8 @@ def main(argv=None) -> int:
         print(f"{name:<40} {best['pinned']:>11.3f} {best['native']:>11.3f} {best['pinned'] / best['native']:>14.2f}")
     if args.chapter:
         t = {path: _chapter_seconds(_env(path)) for path in ("pinned", "native")}
-        results["chapter 08_neighbour_stability"] = t
-        print(f"{'chapter 08_neighbour_stability':<40} {t['pinned']:>11.1f} {t['native']:>11.1f} "
+        results["chapter 07_neighbour_stability"] = t
+        print(f"{'chapter 07_neighbour_stability':<40} {t['pinned']:>11.1f} {t['native']:>11.1f} "
               f"{t['pinned'] / t['native']:>14.2f}")
     print(json.dumps({k: {p: round(v, 4) for p, v in d.items()} for k, d in results.items()}))
     return 0

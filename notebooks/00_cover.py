@@ -35,7 +35,7 @@
 # **Finding.** These are different properties, and an alarm on one says little about the
 # others: evaluate the one your application needs. The study's headline comes from training,
 # and this project's own training runs put it to the test (the chapter
-# [Training evidence](04_training) checks each finding):
+# [Training evidence](03_training) checks each finding):
 
 # %% tags=["parameters"]
 profile = "cpu"  # training records folder under data/training/ (its headline numbers below)
@@ -85,7 +85,7 @@ exhibits.figure(diagrams.four_properties(), name="four-properties", reads=[],
 #
 # The real loaders and Hugging Face encoders are one parameter away (`dataset`, `data_dir`,
 # `encoder`), and every fixed-encoder chapter also reads your own vectors (see
-# [Reproduce](14_reproduce)):
+# [Reproduce](18_reproduce)):
 #
 # ```bash
 # embdiag chapter stress_tests -p vectors_path my_vectors.npy -p labels_path my_labels.csv

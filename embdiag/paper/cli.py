@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     sub.add_parser("embeddings", help=_EMBEDDINGS_HELP + " (embdiag embeddings -h lists its options)")
     sub.add_parser("sync", help="rewrite each notebooks/NN_name.ipynb from its .py")
     ch = sub.add_parser("chapter", help="execute one chapter (optionally with new parameters) and rebuild the book")
-    ch.add_argument("name", help="chapter name, e.g. 01_rank_diagnostics or rank_diagnostics, or a variant "
+    ch.add_argument("name", help="chapter name, e.g. 15_rank_diagnostics or rank_diagnostics, or a variant "
                          "declared in notebooks/variants.yml")
     ch.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
                     help="override a parameter (VALUE is read as YAML: 20, 0.5, true, a path)")

@@ -16,8 +16,8 @@ import pandas as pd
 from .findings import in_words
 
 #: Sections in the study's order: (section, chapter that shows it in full).
-SECTIONS = (("training", "04_training"), ("stress tests", "06_stress_tests"), ("compression", "07_compression"),
-            ("neighbour stability", "08_neighbour_stability"), ("caption retrieval", "09_caption_retrieval"))
+SECTIONS = (("training", "03_training"), ("stress tests", "05_stress_tests"), ("compression", "06_compression"),
+            ("neighbour stability", "07_neighbour_stability"), ("caption retrieval", "08_caption_retrieval"))
 COLUMNS = ["section", "chapter", "finding", "criterion", "study", "this run", "reproduces"]
 
 

@@ -40,8 +40,8 @@ from . import conditions, fail_if
 from .sharded import check_address
 
 #: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`),
-#: package data, so that an installed wheel runs it anywhere (``notebooks/15_report.py`` links to it).
-CHAPTER = Path(__file__).resolve().parent / "chapter" / "15_report.py"
+#: package data, so that an installed wheel runs it anywhere (``notebooks/16_report.py`` links to it).
+CHAPTER = Path(__file__).resolve().parent / "chapter" / "16_report.py"
 TITLE = "embdiag report"
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
 OK, VIOLATED, BAD_INPUT, FAILED = 0, 1, 2, 3

@@ -30,7 +30,7 @@ OTHER_PATH = {
     "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
     "FAISS_SIMD_LEVEL": "NONE",
 }
-CROSS_PATH = ("06_stress_tests", "07_compression", "08_neighbour_stability", "15_report")
+CROSS_PATH = ("05_stress_tests", "06_compression", "07_neighbour_stability", "16_report")
 
 
 def _execute(name: str, tmp_path):
@@ -78,7 +78,7 @@ def test_training_chapter_agrees_with_scenes_rendered_on_another_float_path(tmp_
     subprocess.run([sys.executable, "-c", "from embdiag.training import config, inputs; "
                     "inputs.content_digest(config.profile('cpu').data)"], check=True)
     assert len(list((root / "cache").glob("scenes-*"))) == 3
-    _check("04_training", _execute("04_training", tmp_path / "book"))
+    _check("03_training", _execute("03_training", tmp_path / "book"))
 
 
 @pytest.mark.slow

@@ -293,24 +293,24 @@ def test_outside_the_pipeline_the_chapter_is_unknown_without_error():
 
 
 def test_inside_the_pipeline_the_source_and_non_default_parameters_are_named(monkeypatch, tmp_path):
-    monkeypatch.setenv(pipeline.CHAPTER_ENV, "07_compression")
+    monkeypatch.setenv(pipeline.CHAPTER_ENV, "06_compression")
     monkeypatch.setenv(pipeline.PARAMETERS_ENV, json.dumps({"encoder": "reference-vit", "k": 5}))
     study = tmp_path / "study.csv"
     study.write_text("a\n1\n")
     artifacts.record_read(study)
     html = exhibits.table(pd.DataFrame({"a": [1]}), name="t", caption="T.").html
-    assert '<a class="embdiag-source" href="../_sources_py/07_compression.py.txt">notebooks/07_compression.py</a>' \
+    assert '<a class="embdiag-source" href="../_sources_py/06_compression.py.txt">notebooks/06_compression.py</a>' \
         in html
     assert "<code>encoder=reference-vit</code>, <code>k=5</code>" in html
     short = hashlib.sha256(b"a\n1\n").hexdigest()[:12]
     assert f'<code>{study.resolve().as_posix()}</code> <span class="embdiag-sha"' in html and f">{short}</span>" in html
-    assert 'href="14_reproduce.html#artifacts"' in html
+    assert 'href="18_reproduce.html#artifacts"' in html
     monkeypatch.setenv(pipeline.PARAMETERS_ENV, "{}")
     assert " with " not in exhibits.provenance()
 
 
 def test_a_page_outside_the_book_states_its_own_maker_and_inputs(monkeypatch):
-    monkeypatch.setenv(pipeline.CHAPTER_ENV, "15_report")  # even inside the pipeline, made= wins
+    monkeypatch.setenv(pipeline.CHAPTER_ENV, "16_report")  # even inside the pipeline, made= wins
     reads = [artifacts.Read("emb.npy (VECTORS)", "ab" * 32)]
     html = exhibits.provenance(reads, made="Made by <code>embdiag report</code>")
     assert html == ('<div class="embdiag-provenance"><p><span class="embdiag-made">Made by <code>embdiag report'
@@ -353,7 +353,7 @@ def test_the_sanitizer_masks_checksums_and_the_chapter_clause_only(tmp_path, mon
     f.write_text("x")
     artifacts.record_read(f)
     outside = exhibits.provenance()
-    monkeypatch.setenv(pipeline.CHAPTER_ENV, "07_compression")
+    monkeypatch.setenv(pipeline.CHAPTER_ENV, "06_compression")
     monkeypatch.setenv(pipeline.PARAMETERS_ENV, '{"encoder": "reference-vit"}')
     inside = exhibits.provenance()
     assert hashlib.sha256(b"x").hexdigest()[:12] not in _sanitized(inside)

@@ -30,7 +30,7 @@ def _toc_files(node) -> list[str]:
 
 
 def test_there_are_chapters():
-    assert "01_rank_diagnostics" in NAMES
+    assert "15_rank_diagnostics" in NAMES
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -71,6 +71,14 @@ def test_toc_lists_every_executed_chapter_and_nothing_missing():
         assert f"chapters/{name}" in files, f"{name} is not in _toc.yml"
     assert (pipeline.DEFAULT.book / "_toc.yml").resolve() == (pipeline.REPO / "_toc.yml").resolve()
     assert (pipeline.DEFAULT.book / "_config.yml").resolve() == (pipeline.REPO / "_config.yml").resolve()
+
+
+def test_chapters_are_numbered_in_reading_order():
+    toc = yaml.safe_load((pipeline.REPO / "_toc.yml").read_text())
+    chapters = [f.removeprefix("chapters/") for f in [toc["root"], *_toc_files(toc)] if f.startswith("chapters/")]
+    numbers = [int(name[:2]) for name in chapters]
+    assert numbers == list(range(len(chapters))), f"_toc.yml reads {chapters}: numbers must run 00, 01, ... in order"
+    assert sorted(NAMES + list(VARIANTS)) == chapters
 
 
 def test_cli_parameters_are_read_as_yaml():

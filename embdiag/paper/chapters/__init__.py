@@ -1,7 +1,9 @@
 """One module per chapter of the book, named like it: that chapter's figures, tables, wording
 and declared findings, computed from what the library measured (none measures anything itself).
 
-- :mod:`.rank_diagnostics` (chapter 01), :mod:`.data` (02), :mod:`.training` (04 and 05),
-  :mod:`.stress_tests` (06), :mod:`.compression` (07), :mod:`.neighbour_stability` (08),
-  :mod:`.caption_retrieval` (09), :mod:`.reference_encoder` (10).
+- :mod:`.data` (chapter 02), :mod:`.training` (03 and 10), :mod:`.reference_encoder` (04),
+  :mod:`.stress_tests` (05 and 11), :mod:`.compression` (06 and 12), :mod:`.neighbour_stability`
+  (07 and 13), :mod:`.caption_retrieval` (08), :mod:`.rank_diagnostics` (15). The conclusions
+  (09) stack the sections' findings (:mod:`embdiag.paper.conclusions`), the report chapter (16)
+  is package data of :mod:`embdiag.report`.
 """

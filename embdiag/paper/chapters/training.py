@@ -1,5 +1,5 @@
-"""The training chapters (04, the training-length ladder, and the appendix of all seven
-variants, 05): their figures, tables, wording and the study's training findings checked by
+"""The training chapters (03, with the training-length ladder, and the appendix of all seven
+variants, 10): their figures, tables, wording and the study's training findings checked by
 declared criteria, from the sweep's records (:func:`embdiag.training.sweep.load_records`).
 
 Every function takes the records table (one row per run), the paired-difference table or the

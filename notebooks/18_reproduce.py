@@ -93,12 +93,12 @@ display(Markdown(
     "which generator, parameters and float path the training records' scenes came from "
     "(`data/training/renderings.json`) and accepts records whose scenes differ only so; and PCA sets the "
     "coordinates beyond the training vectors' numerical rank to zero, since they hold rounding alone, which the "
-    "standardized probe would scale up (the [compression chapter](07_compression.html))."))
+    "standardized probe would scale up (the [compression chapter](06_compression.html))."))
 
 # %% [markdown]
 # Pages of the appendix that repeat a chapter with other parameters are *variants*, declared in
 # `notebooks/variants.yml` and executed by `embdiag book` after the chapters (for example
-# `embdiag chapter 06_stress_tests_vit`).
+# `embdiag chapter 11_stress_tests_vit`).
 #
 # ## Real data and a pretrained encoder
 #

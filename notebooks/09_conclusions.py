@@ -113,7 +113,7 @@ exhibits.table(conclusions.verdict_words(verdicts), name="findings", extremes=Fa
 # **Encoder scope.** The study fixed one encoder, EmbeddingGemma; its replication with a second
 # encoder failed its precision checks and is not reported. Here the fixed encoder is one of two
 # small dual encoders the project trained on the procedural scenes
-# ([reference encoder](10_reference_encoder)); the appendix repeats the fixed-encoder chapters with
+# ([reference encoder](04_reference_encoder)); the appendix repeats the fixed-encoder chapters with
 # the second. Neither is a pretrained foundation model; the responses to contraction, offset,
 # storage precision and centring are properties of the arithmetic and hold for any vectors, but
 # the sizes of the task effects belong to these encoders. The JEPA runs are far smaller than the
@@ -123,9 +123,9 @@ exhibits.table(conclusions.verdict_words(verdicts), name="findings", extremes=Fa
 # quality score: no single label-free number predicts task utility here, and none is proposed.
 # Its SIGReg conditions follow LeJEPA's published loss inside this study's own training setup;
 # they are not a reproduction of LeJEPA. The study's chapters use exact search; approximate
-# indexes (HNSW, IVF-PQ) are measured only by the [report](15_report) on the vectors it is given,
+# indexes (HNSW, IVF-PQ) are measured only by the [report](16_report) on the vectors it is given,
 # and nothing here measures deployment throughput or latency. The study's storage certificate was
 # an empirical sufficient-condition check; this project's is a floating-point bound on every score
-# ([neighbour stability](08_neighbour_stability)), so it proves which queries keep their top ten,
+# ([neighbour stability](07_neighbour_stability)), so it proves which queries keep their top ten,
 # but only for exact search of the stored vectors. Comparisons carry their own intervals with no
 # correction for multiplicity.

@@ -11,7 +11,7 @@
 # %% [markdown]
 # # All seven training variants
 #
-# The full record of the training sweep behind [Training evidence](04_training): every
+# The full record of the training sweep behind [Training evidence](03_training): every
 # condition, every seed, every metric, the declared paired comparisons and how each run got
 # there. The seven conditions switch four mechanisms, as the first table below shows.
 

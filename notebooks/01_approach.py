@@ -76,13 +76,13 @@ exhibits.figure(diagrams.jepa_step(shown), name="jepa-step",
 # {cite}`vera2025embeddinggemma`, which maps images and text into one 768-dimensional space with
 # Matryoshka prefixes {cite}`kusupati2022matryoshka`. Four kinds of change:
 #
-# - [**stress tests**](06_stress_tests): contraction, a common offset, rank restriction and noise,
+# - [**stress tests**](05_stress_tests): contraction, a common offset, rank restriction and noise,
 #   each over a fixed severity grid;
-# - [**compression**](07_compression): keep 512, 256 or 128 dimensions, as a Matryoshka prefix or
+# - [**compression**](06_compression): keep 512, 256 or 128 dimensions, as a Matryoshka prefix or
 #   by PCA;
-# - [**storage and scoring precision**](08_neighbour_stability): FP16 and INT8 storage and FP32
+# - [**storage and scoring precision**](07_neighbour_stability): FP16 and INT8 storage and FP32
 #   arithmetic, with the exact top-10 search repeated;
-# - [**image–caption retrieval**](09_caption_retrieval): text-to-image and image-to-text search
+# - [**image–caption retrieval**](08_caption_retrieval): text-to-image and image-to-text search
 #   at full and reduced dimension, with paired bootstrap intervals and a shuffled control.
 #
 # ## The data
@@ -95,9 +95,9 @@ exhibits.figure(diagrams.jepa_step(shown), name="jepa-step",
 # [data chapter](02_data) shows how they are made and how they differ), and on encoders the
 # project trains itself: the JEPA runs of design A, and two small image–text dual encoders
 # trained contrastively, in the manner of CLIP {cite}`radford2021clip`, with Matryoshka prefixes,
-# in place of EmbeddingGemma ([the reference encoder](10_reference_encoder)). The real loaders
+# in place of EmbeddingGemma ([the reference encoder](04_reference_encoder)). The real loaders
 # (BDD100K label JSON, COCO captions and instances JSON, any Hugging Face encoder at a pinned
-# revision) are in the library and are one parameter away; see [Reproduce](14_reproduce).
+# revision) are in the library and are one parameter away; see [Reproduce](18_reproduce).
 #
 # ## The instruments
 #
@@ -113,7 +113,7 @@ exhibits.figure(diagrams.jepa_step(shown), name="jepa-step",
 # - RankMe: with $\sigma$ the singular values of the raw, *uncentred* $Z$ and
 #   $p_i = \sigma_i / \sum_j \sigma_j + 10^{-7}$, $\mathrm{RankMe} = \exp(-\sum_i p_i \ln p_i)$
 #   (`rankme`). An exactly zero spectrum gives 1 for both counts. The
-#   [technical note](01_rank_diagnostics) computes the worked example (singular values
+#   [technical note](15_rank_diagnostics) computes the worked example (singular values
 #   $(3, 1, 0, 0)$: PR ≈ 1.22, RankMe ≈ 1.75) live.
 #
 # **Labels.** Accuracy of a linear probe (multinomial logistic regression on standardized

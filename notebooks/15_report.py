@@ -1,1 +1,0 @@
-../embdiag/report/chapter/15_report.py

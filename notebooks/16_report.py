@@ -1,0 +1,1 @@
+../embdiag/report/chapter/16_report.py
