@@ -17,6 +17,10 @@ MODULES = [
     "embdiag.interventions.precision",
     "embdiag.report.fail_if",
     "embdiag.report.conditions",
+    "embdiag.report.measurement",
+    "embdiag.report.sharded",
+    "embdiag.report.html",
+    "embdiag.report.cli",
 ]
 
 
