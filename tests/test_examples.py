@@ -19,6 +19,10 @@ MODULES = [
     "embdiag.interventions.caption_retrieval",
     "embdiag.report.fail_if",
     "embdiag.report.conditions",
+    "embdiag.report.measurement",
+    "embdiag.report.sharded",
+    "embdiag.report.html",
+    "embdiag.report.cli",
 ]
 
 

@@ -2,17 +2,20 @@
 
 :mod:`embdiag.data.files` reads the user's files (vectors, labels, retrieval pairs) and raises
 :class:`~embdiag.data.files.InputError` naming the file and the problem; ``conditions``
-builds the representations compared with the reference (``--compare``, ``--compress``,
-``--index``); ``measurement`` computes every number of a report as a :class:`Report`
-(:func:`measure`); ``fail_if`` checks thresholds on it, ``html`` renders the executed report
-chapter as one offline page and ``cli`` is the ``embdiag report`` command. Imports
+builds the conditions compared with the reference (``--compare``, ``--compress``,
+``--index``: a class per kind, parsed by :func:`parse_conditions`); ``measurement``
+computes every number of a report as a :class:`Report` (:func:`measure`); ``fail_if``
+checks thresholds on it, ``html`` renders the executed report chapter as one offline page and
+``cli`` is the ``embdiag report`` command. Imports
 ``metrics``, ``data``, ``interventions``, ``training``, ``encoders`` and the shared helpers;
 only the command line (``embdiag.paper.cli``) imports it.
 """
 
 from ..data.files import InputError, check_support, read_labels, read_pairs, read_vectors
-from .conditions import Condition, file_condition, parse_compress, parse_index
+from .conditions import (ApproximateIndex, CompareFile, Compression, ReportCondition, Storage, file_condition,
+                         parse_compress, parse_conditions, parse_index)
 from .measurement import Report, measure
 
-__all__ = ["Condition", "InputError", "Report", "check_support", "file_condition", "measure", "parse_compress",
-           "parse_index", "read_labels", "read_pairs", "read_vectors"]
+__all__ = ["ApproximateIndex", "CompareFile", "Compression", "InputError", "Report", "ReportCondition", "Storage",
+           "check_support", "file_condition", "measure", "parse_compress", "parse_conditions", "parse_index",
+           "read_labels", "read_pairs", "read_vectors"]

@@ -71,7 +71,13 @@ def _int_at_least(minimum: int, what: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``embdiag report`` argument parser."""
+    """The ``embdiag report`` argument parser.
+
+    Example:
+        >>> args = build_parser().parse_args(["v.npy", "--compress", "fp16,pca64", "--out", "report"])
+        >>> args.compress, args.index, args.k, args.fail_if
+        ('fp16,pca64', '', 10, [])
+    """
     p = argparse.ArgumentParser(prog="embdiag report", description=_DESCRIPTION, epilog=_EPILOG)
     p.add_argument("vectors", metavar="VECTORS",
                    help="n x d float rows: .npy (memory-mapped), .npz, .parquet or .safetensors")
@@ -220,14 +226,6 @@ def _check_k(k: int, n: int, vectors) -> None:
                          "is not its neighbour")
 
 
-def _check_specs(compress: str, index: str, n: int, d: int) -> None:
-    """Parse ``--compress`` and ``--index`` now, so a typo stops the command before the chapter runs."""
-    if compress:
-        conditions.parse_compress(compress, d)
-    if index:
-        conditions.parse_index(index, n, d)
-
-
 def _check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"{out} (--out): exists and is not a folder")
@@ -245,7 +243,14 @@ def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool =
     absent), ``k``, ``stress``, ``quick``, ``compress``, ``index`` (spec strings, '' when
     absent), ``seed``, ``out_dir`` (where the chapter saves report.json and the CSVs),
     ``progress`` (bars on the kernel's stderr, which the command shows as it runs) and
-    ``cluster`` (a Ray address, or None)."""
+    ``cluster`` (a Ray address, or None).
+
+    Example:
+        >>> args = build_parser().parse_args(["/embdiag-example/v.npy", "--index", "hnsw", "--out", "r"])
+        >>> p = chapter_parameters(args, Path("/embdiag-example/.r.tmp"), progress=False)
+        >>> p["vectors_path"], p["labels_path"], p["compress"], p["index"], p["out_dir"]
+        ('/embdiag-example/v.npy', None, '', 'hnsw', '/embdiag-example/.r.tmp')
+    """
     return {"vectors_path": _absolute(args.vectors), "labels_path": _absolute(args.labels),
             "compare_path": _absolute(args.compare), "pairs_path": _absolute(args.pairs),
             "queries_path": _absolute(args.queries), "k": args.k, "stress": args.stress, "quick": args.quick,
@@ -351,7 +356,8 @@ def main(argv=None, *, progress: bool = True) -> int:
         _check_k(args.k, n, args.vectors)
         if args.stress and data["labels"] is None:
             raise InputError("--stress: needs --labels (the stress grid is measured on label probes)")
-        _check_specs(args.compress, args.index, n, d)
+        # the chapter builds its conditions with this parser again; a bad spec stops the command here
+        conditions.parse_conditions(args.compress, args.index, n=n, d=d, seed=args.seed)
         if args.cluster is not None:
             check_address(args.cluster)
         del data  # the chapter reads the files again; memory-mapped arrays cost nothing here

@@ -1,14 +1,20 @@
 """The second representations a report compares with the reference VECTORS.
 
-A :class:`Condition` is one of
+A :class:`ReportCondition` is one of four kinds, each a class:
 
-- ``"file"``: the ``--compare`` vectors (the same n items, another model or pipeline; d may differ);
-- ``"storage"``: the vectors stored as float16 or int8 and reconstructed
+- :class:`CompareFile` (``"file"``): the ``--compare`` vectors (the same n items, another
+  model or pipeline; d may differ);
+- :class:`Storage` (``"storage"``): the vectors stored as float16 or int8 and reconstructed
   (:func:`embdiag.interventions.precision.store`);
-- ``"compression"``: PCA (centred, :class:`~embdiag.interventions.compression.PCACompression`)
-  or a Matryoshka prefix (:class:`~embdiag.interventions.compression.MatryoshkaPrefix`);
-- ``"index"``: an approximate FAISS index over the unit float32 reference rows (no vectors of
-  its own; its search is compared with exact search).
+- :class:`Compression` (``"compression"``): PCA (centred,
+  :class:`~embdiag.interventions.compression.PCACompression`) or a Matryoshka prefix
+  (:class:`~embdiag.interventions.compression.MatryoshkaPrefix`);
+- :class:`ApproximateIndex` (``"index"``): an approximate FAISS index over the unit float32
+  reference rows (no vectors of its own; its search is compared with exact search).
+
+:func:`parse_conditions` is the one parser of ``--compare``, ``--compress`` and ``--index``: the
+command checks its options with it before the report chapter runs, and
+:func:`~embdiag.report.measure` builds the report's conditions with it.
 
 Exact search is always :func:`embdiag.metrics.retrieval.topk` in float32. Conditions with
 vectors return one float32 copy of the rows they are given, transformed in chunks of
@@ -22,6 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -32,8 +39,9 @@ from ..interventions.compression import MatryoshkaPrefix, PCACompression
 from ..interventions.precision import store
 from ..metrics.retrieval import topk
 
-__all__ = ["CHUNK_ROWS", "FIT_ROWS", "Condition", "file_condition", "hnsw_params", "ivfpq_params",
-           "parse_compress", "parse_index", "unit_rows_f32"]
+__all__ = ["CHUNK_ROWS", "FIT_ROWS", "ApproximateIndex", "CompareFile", "Compression", "ReportCondition", "Storage",
+           "file_condition", "hnsw_params", "ivfpq_params", "parse_compress", "parse_conditions", "parse_index",
+           "unit_rows_f32"]
 
 #: Rows transformed (or added to an index) at a time.
 CHUNK_ROWS = 65536
@@ -62,7 +70,13 @@ def _map_rows(X, fn, d_out: int) -> np.ndarray:
 
 
 def unit_rows_f32(X) -> np.ndarray:
-    """Unit rows of ``X`` as one float32 copy (norms taken in float64, chunk by chunk)."""
+    """Unit rows of ``X`` as one float32 copy (norms taken in float64, chunk by chunk).
+
+    Example:
+        >>> unit_rows_f32(np.array([[3.0, 4.0], [0.0, -2.0]]))
+        array([[ 0.6,  0.8],
+               [ 0. , -1. ]], dtype=float32)
+    """
     def unit(chunk):
         c = chunk.astype(np.float64)
         return c / np.linalg.norm(c, axis=1)[:, None]
@@ -119,74 +133,193 @@ def ivfpq_params(n: int, d: int) -> dict:
 
 
 @dataclass(frozen=True)
-class Condition:
-    """A second representation of the reference rows (or, for ``"index"``, a second search).
+class ReportCondition:
+    """What a report compares with the reference rows: a second representation, or a second search.
 
     ``name``: ``"int8"``, ``"fp16"``, ``"pca256"``, ``"prefix256"``, ``"hnsw"``, ``"ivfpq"`` or
-    the ``--compare`` file's stem; ``kind``: ``"file"``, ``"storage"``, ``"compression"`` or
-    ``"index"``; ``description``: one sentence stating every parameter. Build conditions with
-    :func:`parse_compress`, :func:`parse_index` and :func:`file_condition`.
+    the ``--compare`` file's stem; ``description``: one sentence stating every parameter;
+    ``kind`` (per class): ``"file"``, ``"storage"``, ``"compression"`` or ``"index"``;
+    ``has_vectors``: whether the condition is a representation (all kinds but ``"index"``).
+    Build conditions with :func:`parse_conditions` (or :func:`parse_compress`,
+    :func:`parse_index` and :func:`file_condition`).
     """
 
-    name: str
-    kind: str
-    description: str
-    params: dict = field(default_factory=dict, compare=False, repr=False)
-    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+    kind: ClassVar[str]
+    has_vectors: ClassVar[bool] = True
 
-    @property
-    def has_vectors(self) -> bool:
-        """Whether the condition is a representation (all kinds but ``"index"``)."""
-        return self.kind != "index"
+    name: str
+    description: str
 
     def vectors(self, X, fit=None, rows=None) -> np.ndarray | None:
         """The condition's representation of the rows ``X`` as one float32 array (None for an index).
 
-        ``fit``: rows PCA is fitted on (default: a seeded sample of at most ``fit_rows`` rows of
-        ``X``, stream 11). ``rows``: for a ``"file"`` condition, the indices of ``X``'s rows in
-        VECTORS (default: all rows, then ``X`` must have the file's row count); other kinds
-        ignore it. A ``"file"`` condition asked for all its rows in order returns its own array
-        (float32 or float64, memory-mapped if it was read so) instead of a copy.
+        ``fit``: the rows a PCA is fitted on (other kinds ignore it). ``rows``: for a
+        :class:`CompareFile`, the indices of ``X``'s rows in VECTORS (other kinds ignore it).
         """
-        p = self.params
-        if self.kind == "index":
-            return None
-        if self.kind == "file":
-            A = p["array"]
-            if rows is None:
-                if len(X) != len(A):
-                    raise ValueError(f"X: has {len(X)} rows, the {self.name} file has {len(A)}; pass rows=")
-                rows = np.arange(len(A))
-            rows = np.asarray(rows)
-            if len(rows) == len(A) and A.dtype in (np.float32, np.float64) and (rows == np.arange(len(A))).all():
-                return A
-            out = np.empty((len(rows), A.shape[1]), dtype=np.float32)
-            for a, b in _chunks(len(rows)):
-                out[a:b] = take_rows(A, rows[a:b])
-            return out
-        d = np.shape(X)[1]
-        if self.kind == "storage":
-            return _map_rows(X, lambda c: store(c, p["format"]).reconstruct(), d)
-        if fit is None:
-            fit = np.asarray(X[_sample_rows(len(X), p["fit_rows"], p["seed"], 11)])
-        model = (PCACompression(p["dim"]) if p["method"] == "pca" else MatryoshkaPrefix(p["dim"])).fit(fit)
-        return _map_rows(X, model.transform, p["dim"])
+        raise NotImplementedError
 
     def search(self, queries, gallery, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(scores, indices)`` of each query's top ``k`` gallery rows, sorted like ``topk``.
+        """``(scores, indices)`` of each query's top ``k`` gallery rows, sorted like ``topk``:
+        exact float32 search of the condition's representations of ``queries`` and ``gallery``
+        (each made by :meth:`vectors` with its defaults)."""
+        return topk(self.vectors(queries), self.vectors(gallery), k)
 
-        Index conditions build their index over ``gallery`` once (kept while the same array
-        object is passed again) and search the unit float32 queries; others search their
-        representation of ``queries`` and ``gallery`` exactly with ``topk`` (float32).
+
+@dataclass(frozen=True)
+class CompareFile(ReportCondition):
+    """The ``--compare`` representation: ``array`` (n x d'), row i of which is item i of VECTORS.
+
+    Example:
+        >>> other = file_condition(np.arange(6.0).reshape(3, 2), "other")
+        >>> other.kind, other.vectors(np.zeros((1, 4)), rows=[2])
+        ('file', array([[4., 5.]], dtype=float32))
+    """
+
+    kind: ClassVar[str] = "file"
+
+    array: np.ndarray = field(compare=False, repr=False)
+
+    def vectors(self, X, fit=None, rows=None) -> np.ndarray:
+        """Rows ``rows`` of the file (default: all rows, then ``X`` must have the file's row count);
+        asked for all its rows in order, a float32 or float64 file returns its own array
+        (memory-mapped if it was read so) instead of a copy."""
+        A = self.array
+        if rows is None:
+            if len(X) != len(A):
+                raise ValueError(f"X: has {len(X)} rows, the {self.name} file has {len(A)}; pass rows=")
+            rows = np.arange(len(A))
+        rows = np.asarray(rows)
+        if len(rows) == len(A) and A.dtype in (np.float32, np.float64) and (rows == np.arange(len(A))).all():
+            return A
+        out = np.empty((len(rows), A.shape[1]), dtype=np.float32)
+        for a, b in _chunks(len(rows)):
+            out[a:b] = take_rows(A, rows[a:b])
+        return out
+
+
+@dataclass(frozen=True)
+class Storage(ReportCondition):
+    """The rows stored in ``format`` (``"float16"`` or ``"int8"``) and reconstructed to float32.
+
+    Example:
+        >>> int8 = Storage.of("int8")  # scale max|x| / 127 = 2
+        >>> int8.name, int8.vectors(np.array([[254.0, -63.4]]))
+        ('int8', array([[254., -64.]], dtype=float32))
+    """
+
+    kind: ClassVar[str] = "storage"
+
+    format: str
+
+    @classmethod
+    def of(cls, fmt: str) -> Storage:
+        """The ``fp16`` (``fmt="float16"``) or ``int8`` condition with its description."""
+        how = ("IEEE float16 (round to nearest)" if fmt == "float16" else
+               "int8 codes with a symmetric per-row float32 scale max|x|/127 (round to nearest)")
+        return cls("fp16" if fmt == "float16" else "int8",
+                   f"Vectors stored as {how} and reconstructed; exact cosine search in float32.", fmt)
+
+    def vectors(self, X, fit=None, rows=None) -> np.ndarray:
+        """:func:`~embdiag.interventions.precision.store` of ``X``, reconstructed."""
+        return _map_rows(X, lambda c: store(c, self.format).reconstruct(), np.shape(X)[1])
+
+
+@dataclass(frozen=True)
+class Compression(ReportCondition):
+    """``method`` ``"pca"`` (centred PCA) or ``"prefix"`` (the first coordinates) to ``dim``
+    dimensions, rows renormalized; PCA is fitted on ``fit`` rows, by default on a seeded sample
+    of at most ``fit_rows`` rows of the rows transformed (``seed``, stream 11).
+
+    Example:
+        >>> Compression.of("prefix", 2, d=3).vectors(np.array([[3.0, 4.0, 12.0]]))
+        array([[0.6, 0.8]], dtype=float32)
+    """
+
+    kind: ClassVar[str] = "compression"
+
+    method: str
+    dim: int
+    fit_rows: int = FIT_ROWS
+    seed: int = 0
+
+    @classmethod
+    def of(cls, method: str, dim: int, d: int, fit_rows: int = FIT_ROWS, seed: int = 0) -> Compression:
+        """The ``pca<dim>`` or ``prefix<dim>`` condition of ``d``-dimensional rows, with its description."""
+        if method == "pca":
+            desc = (f"Centred PCA to {dim} of {d} dimensions, fitted on a seeded sample of at most "
+                    f"{fit_rows:,} rows (seed {seed}), rows renormalized; exact cosine search in float32.")
+        else:
+            desc = (f"Matryoshka prefix: the first {dim} of {d} coordinates, renormalized; exact cosine "
+                    "search in float32.")
+        return cls(f"{method}{dim}", desc, method, dim, fit_rows, seed)
+
+    def vectors(self, X, fit=None, rows=None) -> np.ndarray:
+        """``X`` compressed by the model fitted on ``fit`` (default: a seeded sample of ``X``)."""
+        if fit is None:
+            fit = np.asarray(X[_sample_rows(len(X), self.fit_rows, self.seed, 11)])
+        model = (PCACompression(self.dim) if self.method == "pca" else MatryoshkaPrefix(self.dim)).fit(fit)
+        return _map_rows(X, model.transform, self.dim)
+
+
+@dataclass(frozen=True)
+class ApproximateIndex(ReportCondition):
+    """A FAISS index (``name`` ``"hnsw"`` or ``"ivfpq"``) searched instead of exact search: inner
+    product on unit float32 rows, built on one thread (reproducible), k-means and PQ training
+    seeded with ``seed``. ``params``: the parameters its description states (for ``ivfpq``, those
+    of the gallery size it was parsed for; a build uses :func:`ivfpq_params` of its gallery).
+
+    Example:
+        >>> X = np.random.default_rng(0).standard_normal((200, 8)).astype(np.float32)
+        >>> hnsw, = parse_index("hnsw", n=200, d=8)
+        >>> hnsw.vectors(X) is None, hnsw.search(X[:3], X, 2)[1][:, 0]  # each query's nearest row: itself
+        (True, array([0, 1, 2]))
+    """
+
+    kind: ClassVar[str] = "index"
+    has_vectors: ClassVar[bool] = False
+
+    params: dict = field(compare=False)
+    seed: int = 0
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def hnsw(cls, n: int, d: int, seed: int = 0) -> ApproximateIndex:
+        """The ``hnsw`` condition (:func:`hnsw_params`) with its description."""
+        p = hnsw_params(n, d)
+        return cls("hnsw", f"FAISS HNSW, M={p['M']}, efConstruction={p['efConstruction']}, efSearch={p['efSearch']}, "
+                   "inner product on unit float32 rows, built on one thread (reproducible).", p, seed)
+
+    @classmethod
+    def ivfpq(cls, n: int, d: int, seed: int = 0) -> ApproximateIndex:
+        """The ``ivfpq`` condition for an ``n`` x ``d`` gallery (:func:`ivfpq_params`) with its description.
+
+        Raises:
+            InputError: ``n`` is too small for codebooks of :data:`MIN_NBITS` bits.
         """
-        if self.kind != "index":
-            fit = self.params.get("fit")
-            return topk(self.vectors(queries, fit), self.vectors(gallery, fit), k)
+        q = ivfpq_params(n, d)
+        if q["nbits"] < MIN_NBITS:
+            raise InputError(f"--index: ivfpq needs at least {FAISS_ROWS_PER_CENTROID << MIN_NBITS} rows "
+                             f"({MIN_NBITS}-bit codebooks of {FAISS_ROWS_PER_CENTROID} training rows per "
+                             f"centroid), got {n}")
+        desc = (f"FAISS IVF-PQ, nlist={q['nlist']} (round(sqrt(n)), at most 4096), m={q['m']} sub-quantizers "
+                f"of {d // q['m']} dimensions, {q['nbits']} bits per code, nprobe={q['nprobe']}, trained on a "
+                f"seeded sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows, "
+                "built on one thread (reproducible).")
+        return cls("ivfpq", desc, q, seed)
+
+    def vectors(self, X, fit=None, rows=None) -> None:
+        """None: an index has no vectors of its own."""
+        return None
+
+    def search(self, queries, gallery, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The index's top ``k`` of the unit float32 ``queries``, sorted like ``topk``; the index
+        over ``gallery`` is built once (kept while the same array object is passed again).
+        ``ivfpq`` queries whose probed lists hold fewer than ``k`` vectors are searched again
+        over every list."""
         index = self._index(gallery)
         Q = unit_rows_f32(queries)
         S, I = index.search(Q, k)
-        if self.params["type"] == "ivfpq" and (I < 0).any():
-            # fewer than k vectors in the probed lists: search those queries over every list
+        if self.name == "ivfpq" and (I < 0).any():
             import faiss
             short = np.flatnonzero((I < 0).any(axis=1))
             S[short], I[short] = index.search(Q[short], k, params=faiss.SearchParametersIVF(nprobe=index.nlist))
@@ -213,11 +346,10 @@ class Condition:
     def _build(self, faiss, gallery):
         """The index over ``gallery``, built (and trained) on one thread: reproducible."""
         n, d = np.shape(gallery)
-        p = self.params
-        if p["type"] == "hnsw":
-            index = faiss.IndexHNSWFlat(d, p["M"], faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = p["efConstruction"]
-            index.hnsw.efSearch = p["efSearch"]
+        if self.name == "hnsw":
+            index = faiss.IndexHNSWFlat(d, self.params["M"], faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = self.params["efConstruction"]
+            index.hnsw.efSearch = self.params["efSearch"]
         else:
             q = ivfpq_params(n, d)
             if q["nbits"] < MIN_NBITS:
@@ -225,9 +357,9 @@ class Condition:
                                  f"({MIN_NBITS}-bit codebooks), got {n}")
             index = faiss.IndexIVFPQ(faiss.IndexFlatIP(d), d, q["nlist"], q["m"], q["nbits"],
                                      faiss.METRIC_INNER_PRODUCT)
-            train = unit_rows_f32(take_rows(gallery, _sample_rows(n, q["train_rows"], p["seed"], 12)))
-            index.cp.seed = p["seed"]
-            index.pq.cp.seed = p["seed"]
+            train = unit_rows_f32(take_rows(gallery, _sample_rows(n, q["train_rows"], self.seed, 12)))
+            index.cp.seed = self.seed
+            index.pq.cp.seed = self.seed
             index.train(train)
             index.nprobe = q["nprobe"]
         for a, b in _chunks(n):
@@ -248,13 +380,28 @@ def _split(spec, option: str) -> list[str]:
     return items
 
 
-def parse_compress(spec: str, d: int, *, fit_rows: int = FIT_ROWS, seed: int = 0) -> list[Condition]:
+def _compress_item(item: str, d: int, fit_rows: int, seed: int) -> ReportCondition:
+    """The condition of one ``--compress`` item."""
+    if item in _STORAGE:
+        return Storage.of(_STORAGE[item])
+    m = re.fullmatch(r"(pca|prefix)(\d+)", item)
+    if not m:
+        raise InputError(f"--compress: unknown item {item!r}; accepted: {_COMPRESS_FORMS}")
+    dim = int(m.group(2))
+    if not 1 <= dim < d:
+        raise InputError(f"--compress: {item!r} asks for {dim} dimensions; DIM must lie in [1, {d - 1}] "
+                         f"(the vectors have d = {d}); accepted: {_COMPRESS_FORMS}")
+    return Compression.of(m.group(1), dim, d, fit_rows, seed)
+
+
+def parse_compress(spec: str, d: int, *, fit_rows: int = FIT_ROWS, seed: int = 0) -> list[ReportCondition]:
     """Conditions of a ``--compress`` spec such as ``"fp16,int8,pca256,prefix256"``.
 
-    ``fp16`` / ``float16`` and ``int8``: storage, reconstructed to float (int8: symmetric
-    per-row scale ``max|x| / 127``). ``pca<DIM>``: centred PCA to ``DIM`` dimensions, fitted on a
-    seeded sample of at most ``fit_rows`` rows; ``prefix<DIM>``: the first ``DIM`` coordinates
-    (Matryoshka prefix); both renormalized. ``DIM`` must lie in ``[1, d)``.
+    ``fp16`` / ``float16`` and ``int8``: :class:`Storage`, reconstructed to float (int8:
+    symmetric per-row scale ``max|x| / 127``). ``pca<DIM>``: centred PCA to ``DIM`` dimensions,
+    fitted on a seeded sample of at most ``fit_rows`` rows; ``prefix<DIM>``: the first ``DIM``
+    coordinates (Matryoshka prefix); both :class:`Compression`, renormalized. ``DIM`` must lie in
+    ``[1, d)``.
 
     Raises:
         InputError: naming ``--compress`` and listing the accepted forms.
@@ -265,45 +412,21 @@ def parse_compress(spec: str, d: int, *, fit_rows: int = FIT_ROWS, seed: int = 0
     """
     d = check_int(d, "d", minimum=1)
     fit_rows = check_int(fit_rows, "fit_rows", minimum=2)
-    out = []
-    for item in _split(spec, "--compress"):
-        if item in _STORAGE:
-            fmt = _STORAGE[item]
-            name = "fp16" if fmt == "float16" else "int8"
-            how = ("IEEE float16 (round to nearest)" if fmt == "float16" else
-                   "int8 codes with a symmetric per-row float32 scale max|x|/127 (round to nearest)")
-            out.append(Condition(name, "storage", f"Vectors stored as {how} and reconstructed; exact cosine "
-                                 "search in float32.", {"format": fmt}))
-            continue
-        m = re.fullmatch(r"(pca|prefix)(\d+)", item)
-        if not m:
-            raise InputError(f"--compress: unknown item {item!r}; accepted: {_COMPRESS_FORMS}")
-        method, dim = m.group(1), int(m.group(2))
-        if not 1 <= dim < d:
-            raise InputError(f"--compress: {item!r} asks for {dim} dimensions; DIM must lie in [1, {d - 1}] "
-                             f"(the vectors have d = {d}); accepted: {_COMPRESS_FORMS}")
-        if method == "pca":
-            desc = (f"Centred PCA to {dim} of {d} dimensions, fitted on a seeded sample of at most "
-                    f"{fit_rows:,} rows (seed {seed}), rows renormalized; exact cosine search in float32.")
-        else:
-            desc = (f"Matryoshka prefix: the first {dim} of {d} coordinates, renormalized; exact cosine "
-                    "search in float32.")
-        out.append(Condition(f"{method}{dim}", "compression", desc,
-                             {"method": method, "dim": dim, "fit_rows": fit_rows, "seed": seed}))
+    out = [_compress_item(item, d, fit_rows, seed) for item in _split(spec, "--compress")]
     if len({c.name for c in out}) < len(out):
         raise InputError("--compress: fp16 and float16 are the same condition; list it once")
     return out
 
 
-def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[Condition]:
+def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[ApproximateIndex]:
     """Conditions of an ``--index`` spec such as ``"hnsw,ivfpq"`` (FAISS, inner product on unit
     float32 rows = cosine).
 
     ``hnsw``: ``IndexHNSWFlat(d, 32)``, efConstruction 200, efSearch 64. ``ivfpq``: ``IndexIVFPQ``
     with the parameters of :func:`ivfpq_params` for an ``n``-row gallery (k-means and PQ training
     seeded with ``seed``); queries whose probed lists hold fewer than k vectors are searched
-    again over every list. Results are sorted like ``topk``. FAISS builds in parallel; for
-    bit-identical repeats call ``faiss.omp_set_num_threads(1)``.
+    again over every list. Results are sorted like ``topk``; indexes are built on one thread
+    (reproducible).
 
     Raises:
         InputError: naming ``--index`` and listing the accepted forms.
@@ -315,31 +438,22 @@ def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[Condition]:
     n, d = check_int(n, "n", minimum=1), check_int(d, "d", minimum=1)
     out = []
     for item in _split(spec, "--index"):
-        if item == "hnsw":
-            p = hnsw_params(n, d)
-            desc = (f"FAISS HNSW, M={p['M']}, efConstruction={p['efConstruction']}, efSearch={p['efSearch']}, "
-                    "inner product on unit float32 rows, built on one thread (reproducible).")
-            out.append(Condition("hnsw", "index", desc, {"type": "hnsw", "seed": seed, **p}))
-        elif item == "ivfpq":
-            q = ivfpq_params(n, d)
-            if q["nbits"] < MIN_NBITS:
-                raise InputError(f"--index: ivfpq needs at least {FAISS_ROWS_PER_CENTROID << MIN_NBITS} rows "
-                                 f"({MIN_NBITS}-bit codebooks of {FAISS_ROWS_PER_CENTROID} training rows per "
-                                 f"centroid), got {n}")
-            desc = (f"FAISS IVF-PQ, nlist={q['nlist']} (round(sqrt(n)), at most 4096), m={q['m']} sub-quantizers "
-                    f"of {d // q['m']} dimensions, {q['nbits']} bits per code, nprobe={q['nprobe']}, trained on a "
-                    f"seeded sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows, "
-                    "built on one thread (reproducible).")
-            out.append(Condition("ivfpq", "index", desc, {"type": "ivfpq", "seed": seed, **q}))
-        else:
+        if item not in ("hnsw", "ivfpq"):
             raise InputError(f"--index: unknown item {item!r}; accepted: {_INDEX_FORMS}")
+        out.append(getattr(ApproximateIndex, item)(n, d, seed))
     return out
 
 
-def file_condition(path_or_array, name: str | None = None) -> Condition:
+def file_condition(path_or_array, name: str | None = None) -> CompareFile:
     """The ``--compare`` representation: a path (read with :func:`~embdiag.data.files.read_vectors`)
     or an n x d' array of the same items as VECTORS (row i is item i). ``name`` defaults to the
-    file's stem (``"compare"`` for an array)."""
+    file's stem (``"compare"`` for an array).
+
+    Example:
+        >>> c = file_condition(np.ones((3, 2)))
+        >>> c.name, c.kind, c.description.split(":")[0]
+        ('compare', 'file', "Second representation 'compare' from an array")
+    """
     if isinstance(path_or_array, (str, Path)):
         A = read_vectors(path_or_array, "--compare")
         name = name or Path(path_or_array).stem
@@ -352,4 +466,49 @@ def file_condition(path_or_array, name: str | None = None) -> Condition:
         where = "an array"
     desc = (f"Second representation {name!r} from {where}: {A.shape[0]:,} x {A.shape[1]} rows, "
             "item i is row i of VECTORS; exact cosine search in float32.")
-    return Condition(name, "file", desc, {"array": A})
+    return CompareFile(name, desc, A)
+
+
+def _from_spec(spec, parse) -> list[ReportCondition]:
+    """``parse(spec)`` of a spec string (a blank one: no condition); a list of conditions as it is."""
+    if not isinstance(spec, str):
+        return list(spec)
+    return parse(spec) if spec.strip() else []
+
+
+def parse_conditions(compress="", index="", *, n: int, d: int, compare=None, seed: int = 0) -> list[ReportCondition]:
+    """A report's conditions, in order: ``compare``, then ``compress``'s, then ``index``'s.
+
+    ``compress`` and ``index``: spec strings (:func:`parse_compress`, :func:`parse_index`; a
+    blank string means none, as the command passes an absent option) or lists of conditions;
+    ``compare``: a path, an n x d' array or a :class:`CompareFile` of the ``n`` reference rows
+    (``d`` columns). PCA descriptions and index training use ``seed``.
+
+    Raises:
+        InputError: a bad spec, a ``compare`` without ``n`` rows, or names that repeat or are
+            ``"reference"``.
+
+    Example:
+        >>> [(c.name, c.kind) for c in parse_conditions("int8,pca4", "hnsw", n=1000, d=16)]
+        [('int8', 'storage'), ('pca4', 'compression'), ('hnsw', 'index')]
+        >>> parse_conditions("fp16", " ", n=1000, d=16, compare=np.ones((999, 8)))
+        Traceback (most recent call last):
+        ...
+        embdiag.data.files.InputError: --compare: has 999 row(s), expected 1000 (one per vector)
+    """
+    conds = [] if compare is None else [_compare(compare, n)]
+    conds += _from_spec(compress, lambda s: parse_compress(s, d, seed=seed))
+    conds += _from_spec(index, lambda s: parse_index(s, n, d, seed=seed))
+    names = [c.name for c in conds]
+    dup = sorted({x for x in names if names.count(x) > 1} | ({"reference"} & set(names)))
+    if dup:
+        raise InputError(f"conditions: names must be unique and not 'reference'; repeated or reserved: {dup}")
+    return conds
+
+
+def _compare(compare, n: int) -> CompareFile:
+    """The ``--compare`` condition of ``n`` reference rows."""
+    c = compare if isinstance(compare, CompareFile) else file_condition(compare)
+    if len(c.array) != n:
+        raise InputError(f"--compare: has {len(c.array)} row(s), expected {n} (one per vector)")
+    return c

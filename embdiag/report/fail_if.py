@@ -45,7 +45,13 @@ _RULE = re.compile(
 
 @dataclass(frozen=True)
 class Rule:
-    """One parsed ``--fail-if`` expression: a row fails when ``value OP threshold`` holds."""
+    """One parsed ``--fail-if`` expression: a row fails when ``value OP threshold`` holds.
+
+    Example:
+        >>> rule = parse("overlap@10 < 0.95")
+        >>> str(rule), rule.fails(0.9), rule.fails(0.99), rule.fails(float("nan"))
+        ('overlap@10<0.95', True, False, True)
+    """
 
     metric: str
     qualifiers: tuple[str, ...]

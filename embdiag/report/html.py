@@ -63,7 +63,12 @@ def _markdown():
 
 
 def markdown(text: str) -> str:
-    """Markdown (CommonMark with tables and strikethrough; raw HTML kept) as HTML."""
+    """Markdown (CommonMark with tables and strikethrough; raw HTML kept) as HTML.
+
+    Example:
+        >>> markdown("**bold** and ~~gone~~ <kbd>k</kbd>")
+        '<p><strong>bold</strong> and <s>gone</s> <kbd>k</kbd></p>\\n'
+    """
     return _markdown().render(text)
 
 

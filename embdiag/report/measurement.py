@@ -1,22 +1,26 @@
 """Every number of an ``embdiag report``: :func:`measure` returns a :class:`Report`.
 
-Sections (each only when its inputs exist):
+Sections, measured (and recorded in the metrics table) in this order, each only when its
+inputs exist:
 
-1. ``geometry``: :func:`embdiag.metrics.geometry.summary` of the reference and of every
-   condition with vectors, over every row (quick: a seeded sample of
-   :data:`QUICK_GEOMETRY_ROWS` rows).
-2. ``labels``: per label column, probe balanced accuracy (:func:`~embdiag.metrics.probe.fit_probes`
-   on a seeded 70/30 split of at most :data:`PROBE_ROWS` rows) and P@k of the searched queries,
-   with floors; classes frozen once by :func:`~embdiag.metrics.suite.frozen_classes`.
-3. ``identity``: per condition, overlap@k with the exact reference top-k, the share of changed
-   queries, reference boundary margins, and for storage conditions the float certificate of
-   :func:`~embdiag.interventions.precision.compare_conditions`.
-4. ``relevance``: per condition, ΔP@k per label column and, with pairs, ΔHit@k / Δrecall@k, in
-   percentage points with paired bootstrap intervals over queries.
-5. ``stress``: :func:`~embdiag.interventions.stress.measure_grid` on (part of) the probe split.
+- ``geometry``: :func:`embdiag.metrics.geometry.summary` of the reference and of every
+  condition with vectors, over every row (quick: a seeded sample of
+  :data:`QUICK_GEOMETRY_ROWS` rows).
+- ``identity``: per condition, overlap@k with the exact reference top-k, the share of changed
+  queries, reference boundary margins, and for storage conditions the float certificate of
+  :func:`~embdiag.interventions.precision.compare_conditions`.
+- ``labels``: per label column, probe balanced accuracy (:func:`~embdiag.metrics.probe.fit_probes`
+  on a seeded 70/30 split of at most :data:`PROBE_ROWS` rows) and P@k of the searched queries,
+  with floors; classes frozen once by :func:`~embdiag.metrics.suite.frozen_classes`.
+- ``relevance``: with pairs, Hit@k and recall@k of every representation; per condition, ΔP@k
+  per label column and, with pairs, ΔHit@k / Δrecall@k, in percentage points with paired
+  bootstrap intervals over queries.
+- ``stress``: :func:`~embdiag.interventions.stress.measure_grid` on (part of) the probe split.
 
-Exact search is :func:`~embdiag.metrics.retrieval.topk` in float32. When the queries are
-VECTORS rows, a query is never its own neighbour (it is removed from its result).
+Identity, labels and relevance read the same neighbour lists: each searched query's top k
+under the reference and under every condition. Exact search is
+:func:`~embdiag.metrics.retrieval.topk` in float32. When the queries are VECTORS rows, a query
+is never its own neighbour (it is removed from its result).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -48,7 +53,7 @@ from ..metrics.retrieval import (boundary_margin, hit_at_k, overlap_at_k, precis
                                  recall_at_k, topk)
 from ..metrics.stats import paired_bootstrap
 from ..metrics.suite import frozen_classes
-from .conditions import FIT_ROWS, Condition, _sample_rows, file_condition, parse_compress, parse_index
+from .conditions import FIT_ROWS, Compression, ReportCondition, Storage, _sample_rows, parse_conditions
 from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
 
 __all__ = ["Report", "measure", "METRIC_COLUMNS", "QUERY_ROWS", "QUICK_QUERY_ROWS", "QUICK_GALLERY_ROWS",
@@ -111,6 +116,11 @@ class Report:
     sentence (what it establishes and what not); ``tables``: name -> table (saved as
     ``<name>.csv``); ``metrics``: long format, columns :data:`METRIC_COLUMNS` (``condition`` is
     ``"reference"`` or a condition's name; ``low``/``high`` NaN without an interval).
+
+    Example:
+        >>> report = Report({"n": 3}, {"geometry": "Shape."}, {"t": pd.DataFrame({"v": [1.0, np.nan]})})
+        >>> report.to_json()
+        {'inputs': {'n': 3}, 'scope': {'geometry': 'Shape.'}, 'metrics': [], 'tables': {'t': [{'v': 1.0}, {'v': None}]}}
     """
 
     inputs: dict
@@ -191,30 +201,6 @@ def _versions() -> dict:
     return out
 
 
-def _median(x) -> float:
-    return float(np.median(x)) if len(x) else float("nan")
-
-
-def _conditions(compare, compress, index, n, d, seed) -> list[Condition]:
-    conds = []
-    if compare is not None:
-        c = compare if isinstance(compare, Condition) else file_condition(compare)
-        m = len(c.params["array"])
-        if m != n:
-            raise InputError(f"--compare: has {m} row(s), expected {n} (one per vector)")
-        conds.append(c)
-    # an empty spec string means none (what the command passes when the option is absent)
-    conds += (parse_compress(compress, d, seed=seed) if compress.strip() else []) if isinstance(compress, str) \
-        else list(compress)
-    conds += (parse_index(index, n, d, seed=seed) if index.strip() else []) if isinstance(index, str) \
-        else list(index)
-    names = [c.name for c in conds]
-    dup = sorted({x for x in names if names.count(x) > 1} | ({"reference"} & set(names)))
-    if dup:
-        raise InputError(f"conditions: names must be unique and not 'reference'; repeated or reserved: {dup}")
-    return conds
-
-
 def _positives(pairs, n_pool: int, n: int) -> list[np.ndarray]:
     """Positives per query of the pool (empty where a query has none), as int64 arrays."""
     if isinstance(pairs, tuple) and len(pairs) == 2 and not np.isscalar(pairs[1]):
@@ -235,7 +221,489 @@ def _positives(pairs, n_pool: int, n: int) -> list[np.ndarray]:
     return pos
 
 
-# ----------------------------------------------------------------------------- measure
+def _median(x) -> float:
+    return float(np.median(x)) if len(x) else float("nan")
+
+
+def _record(section: str, metric: str, condition: str, value, attribute: str = "", low=np.nan, high=np.nan) -> dict:
+    """One row of the metrics table (columns :data:`METRIC_COLUMNS`)."""
+    return {"section": section, "metric": metric, "condition": condition, "attribute": attribute,
+            "value": float(value), "low": float(low), "high": float(high)}
+
+
+def _label_arrays(labels: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Label column name -> its values as strings."""
+    return {str(col): labels[col].astype(str).to_numpy() for col in labels.columns}
+
+
+# ----------------------------------------------------------------------------- plan
+
+@dataclass(frozen=True)
+class _Backend:
+    """Where the heavy steps run: ``search`` (exact top-k, ``topk``'s signature), ``geometry`` (``summary``
+    of an array) and ``intervals`` (a list of ``paired_bootstrap`` argument tuples -> their intervals),
+    and what the report's inputs add to the exact search, geometry and bootstrap statements."""
+
+    search: Callable
+    geometry: Callable
+    intervals: Callable
+    search_note: str = ""
+    geometry_note: str = ""
+    bootstrap_note: str = ""
+
+
+def _local(shard_rows: int) -> _Backend:
+    """Everything on this machine; the geometry's sums in blocks of ``shard_rows`` rows."""
+    return _Backend(topk, functools.partial(summary, block_rows=shard_rows),
+                    lambda calls: [paired_bootstrap(*c) for c in calls])
+
+
+def _on_cluster(shard_rows: int) -> _Backend:
+    """Searches over gallery shards, geometry blocks and intervals as Ray tasks on the connected cluster."""
+    from ..cluster import run_tasks
+
+    def geometry(X):
+        return summary(X, block_rows=shard_rows, map_blocks=block_mapper(X))
+    return _Backend(functools.partial(sharded_topk, shard_rows=shard_rows), geometry,
+                    lambda calls: run_tasks(paired_bootstrap, calls),
+                    f", sharded over a Ray cluster ({shard_rows:,} gallery rows per task)",
+                    f", one Ray task per block of {shard_rows:,} rows", ", one Ray task per interval")
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A report's checked inputs and samples, which every section reads.
+
+    ``V``: the reference rows (n x d); ``n_pool``: rows of the query pool (``V``, or the
+    ``--queries``); ``q_sel``: the searched queries (indices into the pool); ``g_idx``: the
+    gallery (sorted indices into ``V``) and ``G`` its rows; ``Q``: the searched query rows;
+    ``self_pos``: each query's position in ``G`` when the queries are ``V``'s rows, else None;
+    ``fit``: the rows PCA conditions are fitted on (None without one); ``geo_idx``: the rows
+    geometry is measured on; ``positives``: per query of the pool, its targets (None without pairs).
+    """
+
+    V: np.ndarray
+    labels: pd.DataFrame | None
+    conds: list[ReportCondition]
+    positives: list[np.ndarray] | None
+    n_pool: int
+    q_sel: np.ndarray
+    g_idx: np.ndarray
+    G: np.ndarray
+    Q: np.ndarray
+    self_pos: np.ndarray | None
+    fit: np.ndarray | None
+    geo_idx: np.ndarray
+    k: int
+    seed: int
+    quick: bool
+    min_support: int
+    stress: bool
+
+    @property
+    def self_search(self) -> bool:
+        """Whether the queries are VECTORS rows (never their own neighbour)."""
+        return self.self_pos is not None
+
+    @property
+    def probe_rows(self) -> int:
+        return QUICK_PROBE_ROWS if self.quick else PROBE_ROWS
+
+    @property
+    def n_draws(self) -> int:
+        return QUICK_DRAWS if self.quick else N_DRAWS
+
+
+def _check_labels(labels, n: int, min_support: int) -> None:
+    """Raise unless ``labels`` is None or a table of ``n`` rows with a column of two supported classes."""
+    if labels is None:
+        return
+    if not isinstance(labels, pd.DataFrame):
+        raise InputError(f"--labels: expected a DataFrame (one column per attribute), got {type(labels).__name__}")
+    if len(labels) != n:
+        raise InputError(f"--labels: has {len(labels)} row(s), expected {n} (one per vector)")
+    if labels.columns.empty:
+        raise InputError("--labels: no attribute column")
+    if not any(len(eligible_classes(labels[c].astype(str).to_numpy(), min_support)) >= 2 for c in labels.columns):
+        raise InputError(f"--labels: too little support: no column has two classes with at least {min_support} "
+                         f"items each (columns: {', '.join(map(str, labels.columns))})")
+
+
+def _gallery_sample(n: int, q_sel, positives, self_search: bool, seed: int) -> np.ndarray:
+    """A quick run's gallery: every searched query (when queries are rows) and its positives,
+    filled up to :data:`QUICK_GALLERY_ROWS` rows with a seeded sample; sorted row indices."""
+    need = [q_sel] if self_search else []
+    if positives is not None:
+        need += [positives[i] for i in q_sel]
+    need = np.unique(np.concatenate(need)) if need else np.empty(0, np.int64)
+    rest = np.setdiff1d(np.arange(n), need)
+    extra = max(0, QUICK_GALLERY_ROWS - len(need))
+    fill = np.random.default_rng([seed, _GALLERY]).choice(len(rest), extra, replace=False)
+    return np.sort(np.concatenate([need, rest[fill]]))
+
+
+def _plan(vectors, *, labels, compare, pairs, queries, compress, index, k, stress, quick, seed,
+          min_support) -> _Plan:
+    """:func:`measure`'s arguments checked, its conditions parsed and its samples drawn."""
+    k = check_int(k, "k", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
+    min_support = check_int(min_support, "min_support", minimum=1)
+    V = _array(vectors, "VECTORS")
+    n, d = V.shape
+    self_search = queries is None
+    pool = V if self_search else _array(queries, "--queries", d)
+    _check_labels(labels, n, min_support)
+    if stress and labels is None:
+        raise InputError("--stress: needs --labels (the stress grid measures probes and P@k)")
+    if compare is not None and not self_search:
+        raise InputError("--compare: cannot be combined with --queries (the second representation of the "
+                         "queries is not given)")
+    conds = parse_conditions(compress, index, n=n, d=d, compare=compare, seed=seed)
+    positives = None if pairs is None else _positives(pairs, len(pool), n)
+    q_sel = _sample_rows(len(pool), QUICK_QUERY_ROWS if quick else QUERY_ROWS, seed, _QUERIES)
+    sampled = quick and n > QUICK_GALLERY_ROWS
+    g_idx = _gallery_sample(n, q_sel, positives, self_search, seed) if sampled else np.arange(n)
+    G = take_rows(V, g_idx) if sampled else V
+    limit = len(G) - 2 if self_search else len(G) - 1
+    if k > limit:
+        raise InputError(f"--k: must be at most {limit} (gallery of {len(G)} rows"
+                         f"{', a query never its own neighbour' if self_search else ''}), got {k}")
+    self_pos = np.searchsorted(g_idx, q_sel) if self_search else None
+    fit = take_rows(V, _sample_rows(n, FIT_ROWS, seed, _FIT)) if any(
+        isinstance(c, Compression) for c in conds) else None
+    return _Plan(V=V, labels=labels, conds=conds, positives=positives, n_pool=len(pool), q_sel=q_sel, g_idx=g_idx,
+                 G=G, Q=take_rows(G, self_pos) if self_search else take_rows(pool, q_sel), self_pos=self_pos,
+                 fit=fit, geo_idx=_sample_rows(n, QUICK_GEOMETRY_ROWS, seed, _GEOMETRY) if quick else np.arange(n),
+                 k=k, seed=seed, quick=bool(quick), min_support=min_support, stress=bool(stress))
+
+
+# ----------------------------------------------------------------------------- sections
+
+@dataclass
+class _Section:
+    """What one section adds to the report: metric records (:func:`_record`), tables, notes and
+    inputs entries; ``measured``: whether the report has the section (and its scope sentence)."""
+
+    measured: bool
+    rows: list[dict] = field(default_factory=list)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    inputs: dict = field(default_factory=dict)
+
+
+def _geometry(plan: _Plan, geometry: Callable) -> _Section:
+    """``geometry`` of the reference and of every condition with vectors, on the geometry rows."""
+    n = len(plan.V)
+    X = plan.V if len(plan.geo_idx) == n else take_rows(plan.V, plan.geo_idx)
+    geo = {"reference": geometry(X)}
+    geo.update({c.name: geometry(c.vectors(X, plan.fit, rows=plan.geo_idx)) for c in plan.conds if c.has_vectors})
+    rows = [_record("geometry", key, name, r[key]) for name, r in geo.items()
+            for key in ("total_variance", "mean_cosine", "rankme", "participation_ratio")]
+    table = pd.DataFrame([{"representation": name, **r, "n_rows": len(plan.geo_idx)} for name, r in geo.items()])
+    return _Section(True, rows, {"geometry": table})
+
+
+def _neighbours(plan: _Plan, c: ReportCondition, search: Callable) -> np.ndarray:
+    """Each searched query's top-k gallery positions under ``c`` (a query is never its own neighbour)."""
+    if not c.has_vectors:
+        S, I = c.search(plan.Q, plan.G, plan.k + plan.self_search)
+        return _drop_self(S, I, plan.self_pos, plan.k)[1]
+    Gc = c.vectors(plan.G, plan.fit, rows=plan.g_idx)
+    Qc = Gc[plan.self_pos] if plan.self_search else c.vectors(plan.Q, plan.fit)
+    return _exact(Qc, Gc, plan.k, plan.self_pos, search)[1]
+
+
+def _certificate(plan: _Plan, c: Storage) -> dict:
+    """Float certificate of a storage condition (queries and gallery stored) on at most CERT_QUERIES
+    searched queries; see :func:`~embdiag.interventions.precision.compare_conditions`. When the
+    queries are gallery rows they stay in the search, so the certified set is the top-(k + 1)
+    including the query itself (its k nearest other rows)."""
+    Q, G, div = plan.Q, plan.G, 5 if plan.quick else 1
+    cq = _sample_rows(len(Q), CERT_QUERIES // div, plan.seed, _CERT)
+    if len(G) <= CERT_GALLERY // div:
+        cg = np.arange(len(G))
+    else:
+        need = plan.self_pos[cq] if plan.self_search else np.empty(0, np.int64)
+        rest = np.setdiff1d(np.arange(len(G)), need)
+        pick = np.random.default_rng([plan.seed, _CERT + 100]).choice(len(rest), CERT_GALLERY // div - len(need),
+                                                                       replace=False)
+        cg = np.sort(np.concatenate([need, rest[pick]]))
+    res = compare_conditions(np.asarray(Q[cq]), [StorageCondition(c.name, gallery=c.format, queries=c.format)],
+                             gallery=take_rows(G, cg), k=plan.k + plan.self_search)[0]
+    return {"cert_coverage": res.coverage, "cert_violations": res.violations, "cert_queries": len(cq),
+            "cert_gallery": len(cg)}
+
+
+def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarray) -> _Section:
+    """Per condition: overlap@k with the reference's neighbours, changed queries, the reference's
+    boundary margins of changed and unchanged queries, and a storage condition's certificate."""
+    k, rows, table = plan.k, [], []
+    for c in plan.conds:
+        ov = overlap_at_k(neighbours["reference"], neighbours[c.name], per_query=True)
+        changed = ov < 1
+        row = {"condition": c.name, "kind": c.kind, f"overlap@{k}": float(ov.mean()),
+               "changed_queries": float(changed.mean()), "n_queries": len(ov),
+               "median_margin_changed": _median(margins[changed]),
+               "median_margin_unchanged": _median(margins[~changed])}
+        if isinstance(c, Storage):
+            row.update(_certificate(plan, c))
+        keys = (f"overlap@{k}", "changed_queries", "median_margin_changed", "median_margin_unchanged",
+                "cert_coverage", "cert_violations")
+        rows += [_record("identity", key, c.name, row[key]) for key in keys if key in row]
+        table.append(row)
+    return _Section(bool(plan.conds), rows, {"identity": pd.DataFrame(table)} if plan.conds else {})
+
+
+def _probe_split(n: int, probe_rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The probes' seeded 70/30 split of a seeded sample of at most ``probe_rows`` rows, each part
+    in its random order (the stress grid takes the first rows of each)."""
+    rows = _sample_rows(n, probe_rows, seed, _PROBE)
+    perm = np.random.default_rng([seed, _SPLIT]).permutation(len(rows))
+    n_tr = int(round(0.7 * len(rows)))
+    return rows[perm[:n_tr]], rows[perm[n_tr:]]
+
+
+def _support(ys: dict[str, np.ndarray], min_support: int) -> tuple[list[dict], list[dict]]:
+    """Per column, the rare-class count (metric records) and every class's count (support table rows)."""
+    records, support = [], []
+    for col, y in ys.items():
+        values, counts = np.unique(y, return_counts=True)
+        support += [{"attribute": col, "class": v, "count": int(c), "eligible": bool(c >= min_support)}
+                    for v, c in zip(values, counts)]
+        records.append(_record("labels", "rare_classes", "reference", int((counts < min_support).sum()), col))
+    return records, support
+
+
+def _probe_classes(ys, classes, va, min_support: int) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Per column, the frozen classes present in the evaluation split ``va`` (columns with fewer
+    than two are left out, with a note)."""
+    out, notes = {}, []
+    for col, y in ys.items():
+        present = np.intersect1d(classes[col], np.unique(y[va]))
+        if len(present) < 2:
+            notes.append(f"--labels: column {col!r} has fewer than 2 classes with at least {min_support} items "
+                         "present in the probe's evaluation split; no probe accuracy")
+        else:
+            out[col] = present
+    return out, notes
+
+
+def _probe_accuracy(plan: _Plan, c: ReportCondition | None, ys, tr, va, ba_classes) -> dict[str, float]:
+    """Balanced accuracy per column of probes fitted on rows ``tr`` of the reference (``c`` None)
+    or of condition ``c`` and evaluated on rows ``va``; empty for an index or without columns."""
+    if not ba_classes or (c is not None and not c.has_vectors):
+        return {}
+    V = plan.V
+    Xtr = take_rows(V, tr) if c is None else c.vectors(take_rows(V, tr), plan.fit, rows=tr)
+    Xva = take_rows(V, va) if c is None else c.vectors(take_rows(V, va), plan.fit, rows=va)
+    probes = fit_probes(Xtr, {col: ys[col][tr] for col in ba_classes}, random_state=plan.seed)
+    return {col: balanced_accuracy(ys[col][va], p.predict(Xva), ba_classes[col]) for col, p in probes.items()}
+
+
+def _labels(plan: _Plan, neighbours: dict[str, np.ndarray]) -> _Section:
+    """Class support, and per representation and column the probe's balanced accuracy and P@k of
+    the searched queries (queries that are VECTORS rows only), with their floors."""
+    if plan.labels is None:
+        return _Section(False)
+    ys = _label_arrays(plan.labels)
+    classes = frozen_classes(ys, plan.min_support)
+    rows, support = _support(ys, plan.min_support)
+    tr, va = (np.sort(part) for part in _probe_split(len(plan.V), plan.probe_rows, plan.seed))
+    ba_classes, notes = _probe_classes(ys, classes, va, plan.min_support)
+    table = []
+    for name, c in [("reference", None)] + [(c.name, c) for c in plan.conds]:
+        ba = _probe_accuracy(plan, c, ys, tr, va, ba_classes)
+        for col, y in ys.items():
+            row = {"representation": name, "attribute": col, "eligible_classes": len(classes[col])}
+            if col in ba:
+                row.update(probe_ba=ba[col], ba_floor=1.0 / len(ba_classes[col]))
+                rows.append(_record("labels", "probe_ba", name, ba[col], col))
+            if plan.self_search:
+                p = precision_at_k(neighbours[name], y[plan.g_idx], y[plan.q_sel])
+                row.update({f"p@{plan.k}": p, "p_floor": random_floor(y[plan.g_idx])})
+                rows.append(_record("labels", f"p@{plan.k}", name, p, col))
+            table.append(row)
+    if not plan.self_search:
+        notes.append("--labels with --queries: labels describe VECTORS only, so P@k of the queries is not measured")
+    tables = {"support": pd.DataFrame(support, columns=["attribute", "class", "count", "eligible"]),
+              "labels": pd.DataFrame(table)}
+    return _Section(True, rows, tables, notes)
+
+
+def _delta_p_draws(plan: _Plan, neighbours: dict[str, np.ndarray]) -> list[tuple[dict, np.ndarray, np.ndarray]]:
+    """Per label column and condition: (row keys, the condition's and the reference's per-query
+    P@k in percent), the paired samples of ΔP@k; none without labels or with separate queries."""
+    if plan.labels is None or not plan.self_search:
+        return []
+    draws = []
+    for col in plan.labels.columns:
+        y = plan.labels[col].astype(str).to_numpy()
+        pq = {name: 100.0 * precision_at_k(nb, y[plan.g_idx], y[plan.q_sel], per_query=True)
+              for name, nb in neighbours.items()}
+        draws += [({"condition": c.name, "attribute": str(col), "metric": f"delta_p@{plan.k}"},
+                   pq[c.name], pq["reference"]) for c in plan.conds]
+    return draws
+
+
+def _pairs(plan: _Plan, neighbours: dict[str, np.ndarray]) -> tuple[_Section, list]:
+    """Hit@k and recall@k of every representation over the searched queries that have positives,
+    and the paired samples of each condition's ΔHit@k and Δrecall@k (in percent)."""
+    if plan.positives is None:
+        return _Section(False), []
+    has = np.flatnonzero([plan.positives[i].size > 0 for i in plan.q_sel])
+    if has.size < 2:
+        return _Section(False, notes=[f"--pairs: only {has.size} searched query(ies) have positives; Hit@k and "
+                                      "recall@k skipped"]), []
+    pos = [np.searchsorted(plan.g_idx, plan.positives[plan.q_sel[i]]) for i in has]
+    vals = {name: {"hit": 100.0 * hit_at_k(nb[has], pos, per_query=True),
+                   "recall": 100.0 * recall_at_k(nb[has], pos, per_query=True)} for name, nb in neighbours.items()}
+    rows = [_record("relevance", f"{what}@{plan.k}", name, vals[name][what].mean() / 100.0)
+            for name in vals for what in ("hit", "recall")]
+    draws = [({"condition": c.name, "attribute": "", "metric": f"delta_{what}@{plan.k}"},
+              vals[c.name][what], vals["reference"][what]) for c in plan.conds for what in ("hit", "recall")]
+    return _Section(False, rows, inputs={"n_queries_with_positives": int(has.size)}), draws
+
+
+def _relevance(plan: _Plan, neighbours: dict[str, np.ndarray], intervals: Callable) -> _Section:
+    """With pairs, Hit@k and recall@k of every representation; each condition's ΔP@k per column and
+    ΔHit@k / Δrecall@k with paired bootstrap intervals over the searched queries (all drawn by one
+    ``intervals`` call)."""
+    pairs, pair_draws = _pairs(plan, neighbours)
+    draws = _delta_p_draws(plan, neighbours) + pair_draws
+    ivs = intervals([(a, b, None, plan.n_draws, 0.95, plan.seed) for _, a, b in draws])
+    rel = [{**row, "value": iv.mean, "low": iv.low, "high": iv.high, "n_queries": iv.n}
+           for (row, _, _), iv in zip(draws, ivs)]
+    rows = pairs.rows + [_record("relevance", r["metric"], r["condition"], r["value"], r["attribute"], r["low"],
+                                 r["high"]) for r in rel]
+    return _Section(bool(rel), rows, {"relevance": pd.DataFrame(rel)} if rel else {}, pairs.notes, pairs.inputs)
+
+
+def _stress_records(condition: str, row: dict) -> list[dict]:
+    """Metric records of one stress grid row (``"<column> BA"`` -> ``probe_ba`` of that column, ...)."""
+    out = []
+    for key, value in row.items():
+        m = re.fullmatch(r"(.*) (BA|accuracy|P@\d+)", key)
+        if m:
+            metric = {"BA": "probe_ba", "accuracy": "probe_accuracy"}.get(m.group(2), m.group(2).lower())
+            out.append(_record("stress", metric, condition, value, m.group(1)))
+        else:
+            out.append(_record("stress", key, condition, value))
+    return out
+
+
+def _stress(plan: _Plan) -> _Section:
+    """The stress grid on the first :data:`STRESS_ROWS` rows of the probe split (70/30), over the
+    label columns with two classes of at least 10 items in its evaluation rows."""
+    if not plan.stress:
+        return _Section(False)
+    tr, va = _probe_split(len(plan.V), plan.probe_rows, plan.seed)
+    tr, va = np.sort(tr[: int(0.7 * STRESS_ROWS)]), np.sort(va[: STRESS_ROWS - int(0.7 * STRESS_ROWS)])
+    ys = _label_arrays(plan.labels)
+    cols = [c for c, y in ys.items() if len(eligible_classes(y[va], 10)) >= 2]
+    notes = []
+    if len(cols) < len(ys):
+        notes.append(f"--stress: columns without 2 classes of at least 10 items in the stress evaluation rows "
+                     f"left out: {[c for c in ys if c not in cols]}")
+    if not cols:
+        return _Section(True, tables={"stress": pd.DataFrame()},
+                        notes=notes + ["--stress: no label column usable; stress grid skipped"])
+    Xtr, Xva = take_rows(plan.V, tr).astype(np.float64), take_rows(plan.V, va).astype(np.float64)
+    rows, table = [], []
+    for name, s, _, row, _ in measure_grid(Xtr, {c: ys[c][tr] for c in cols}, Xva, {c: ys[c][va] for c in cols},
+                                        k=plan.k, seed=plan.seed):
+        rows += _stress_records(f"{name}@{s:g}", row)
+        table.append({"intervention": name, "severity": s, **row})
+    return _Section(True, rows, {"stress": pd.DataFrame(table)}, notes)
+
+
+# ----------------------------------------------------------------------------- the report
+
+def _sampling(plan: _Plan, backend: _Backend) -> dict[str, str]:
+    """One statement per sample: queries, gallery, geometry rows, probes, bootstrap, PCA fit."""
+    n, N, pool = len(plan.V), len(plan.G), plan.n_pool
+    what = "rows" if plan.self_search else "queries"
+    geometry = (f"a seeded sample of {len(plan.geo_idx):,} of {n:,} rows" if len(plan.geo_idx) < n
+                else f"all {n:,} rows")
+    return {
+        "queries": (f"all {pool:,} {what}" if len(plan.q_sel) == pool else
+                    f"a seeded sample of {len(plan.q_sel):,} of {pool:,} {what}"),
+        "gallery": (f"all {n:,} rows" if N == n else f"a seeded sample of {N:,} of {n:,} rows (containing every "
+                    "searched query and its positives)"),
+        "geometry": geometry + backend.geometry_note,
+        "probes": f"a seeded 70/30 split of at most {plan.probe_rows:,} labelled rows",
+        "bootstrap": (f"{plan.n_draws:,} paired bootstrap draws over queries (seed {plan.seed})"
+                      + backend.bootstrap_note),
+        "pca_fit": f"a seeded sample of at most {FIT_ROWS:,} rows",
+    }
+
+
+def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -> dict:
+    """The report's description of its inputs, samples, conditions and notes; ``sources`` (the
+    files read, or a future of them) is awaited here, after every section."""
+    inputs = {
+        "files": {}, "n": len(plan.V), "d": plan.V.shape[1], "k": plan.k, "seed": plan.seed, "quick": plan.quick,
+        "min_support": plan.min_support, "queries_are_vectors": plan.self_search, "n_query_pool": plan.n_pool,
+        "n_queries": len(plan.q_sel), "n_gallery": len(plan.G), "sampling": _sampling(plan, backend),
+        "label_columns": [] if plan.labels is None else [str(c) for c in plan.labels.columns],
+        "conditions": [{"name": c.name, "kind": c.kind, "description": c.description} for c in plan.conds],
+        "exact_search": "embdiag.metrics.retrieval.topk, cosine in float32" + backend.search_note,
+        "versions": _versions(), "notes": [note for s in sections for note in s.notes],
+    }
+    if plan.quick:
+        inputs["quick_statement"] = (
+            f"Quick run: the numbers come from subsamples (at most {QUICK_QUERY_ROWS:,} queries, a gallery of at most "
+            f"{QUICK_GALLERY_ROWS:,} rows, {QUICK_GEOMETRY_ROWS:,} rows for geometry, {QUICK_PROBE_ROWS:,} for "
+            f"probes, {QUICK_DRAWS:,} bootstrap draws); rerun without --quick for the full measurement.")
+    for s in sections:
+        inputs.update(s.inputs)
+    inputs["files"] = dict((sources.result() if isinstance(sources, Future) else sources) or {})
+    return inputs
+
+
+def _sections(plan: _Plan, backend: _Backend, progress: bool) -> dict[str, _Section]:
+    """Every section, in order; the searches between geometry and identity find the neighbour
+    lists that identity, labels and relevance read. Progress: one step per search and section."""
+    from tqdm import tqdm
+
+    steps = 2 + len(plan.conds) + (plan.labels is not None) + plan.stress
+    bar = tqdm(total=steps, desc="report", file=sys.stderr, disable=not progress, leave=False)
+
+    def step(desc):
+        bar.set_postfix_str(f"{desc} done")  # names the step just finished
+        bar.update(1)
+    out = {"geometry": _geometry(plan, backend.geometry)}
+    step("geometry")
+    ref_S, ref_I = _exact(plan.Q, plan.G, plan.k + 1, plan.self_pos, backend.search)
+    neighbours = {"reference": ref_I[:, :plan.k]}
+    step("exact search")
+    for c in plan.conds:
+        neighbours[c.name] = _neighbours(plan, c, backend.search)
+        step(c.name)
+    out["identity"] = _identity(plan, neighbours, boundary_margin(ref_S, plan.k))
+    out["labels"] = _labels(plan, neighbours)
+    if out["labels"].measured:
+        step("labels")
+    out["relevance"] = _relevance(plan, neighbours, backend.intervals)
+    out["stress"] = _stress(plan)
+    if out["stress"].measured:
+        step("stress")
+    bar.close()
+    return out
+
+
+def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
+    """The sections measured and put together: tables and metric records in section order, the
+    scope sentences of the sections measured."""
+    sections = _sections(plan, backend, progress)
+    inputs = _inputs(plan, backend, list(sections.values()), sources)
+    tables = {"conditions": pd.DataFrame(inputs["conditions"], columns=["name", "kind", "description"])}
+    for s in sections.values():
+        tables.update(s.tables)
+    metrics = pd.DataFrame([r for s in sections.values() for r in s.rows], columns=METRIC_COLUMNS)
+    suffix = " Quick run: from subsamples." if plan.quick else ""
+    scope = {name: text + suffix for name, text in SCOPE.items() if sections[name].measured}
+    return Report(inputs, scope, tables, metrics)
+
 
 def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=None, queries=None,
             compress=(), index=(), k: int = 10, stress: bool = False, quick: bool = False, seed: int = 0,
@@ -245,13 +713,15 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
 
     Args:
         labels: one row per vector, one column per attribute (values compared as strings).
-        compare: a second representation of the same n items (array, path or file Condition).
+        compare: a second representation of the same n items (array, path or
+            :class:`~embdiag.report.conditions.CompareFile`).
         pairs: positives per query: a list with one array of VECTORS row indices per query
             (an empty array: no positive), or ``(positives, query_indices)`` as
             :func:`~embdiag.data.files.read_pairs` returns with ``allow_missing=True``.
         queries: a separate query set (nq x d) searched against ``vectors`` (then P@k is not
             measured: labels describe ``vectors`` only, and ``compare`` is not allowed).
-        compress, index: spec strings (``"fp16,int8,pca256"``, ``"hnsw,ivfpq"``) or Condition lists.
+        compress, index: spec strings (``"fp16,int8,pca256"``, ``"hnsw,ivfpq"``; blank: none) or
+            condition lists, parsed by :func:`~embdiag.report.conditions.parse_conditions`.
         quick: at most 1,000 queries, a gallery of at most 100,000 rows, 5,000 rows for geometry
             and for probes, 1,000 bootstrap draws.
         cluster: a Ray cluster address (:func:`embdiag.cluster.parse_address`): every exact search
@@ -272,337 +742,23 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
     Raises:
         InputError: naming the option and the problem (wrong lengths or dimensions, bad specs,
             ``k`` too large, stress without labels, ...).
+
+    Example:
+        >>> X = np.random.default_rng(0).standard_normal((300, 8)).astype(np.float32)
+        >>> report = measure(X, compress="fp16,prefix4", k=5, progress=False)
+        >>> list(report.scope), list(report.tables)
+        (['geometry', 'identity'], ['conditions', 'geometry', 'identity'])
+        >>> report.tables["identity"].set_index("condition")["overlap@5"].round(2).to_dict()
+        {'fp16': 1.0, 'prefix4': 0.21}
     """
-    args = dict(labels=labels, compare=compare, pairs=pairs, queries=queries, compress=compress, index=index, k=k,
-                stress=stress, quick=quick, seed=seed, min_support=min_support, progress=progress, sources=sources)
     shard_rows = check_int(shard_rows, "shard_rows", minimum=1)
+
+    def run(backend: _Backend) -> Report:
+        plan = _plan(vectors, labels=labels, compare=compare, pairs=pairs, queries=queries, compress=compress,
+                     index=index, k=k, stress=stress, quick=quick, seed=seed, min_support=min_support)
+        return _report(plan, backend, progress, sources)
     if cluster is None:
-        return _measure(vectors, search=topk, geometry=functools.partial(summary, block_rows=shard_rows),
-                        intervals=lambda calls: [paired_bootstrap(*c) for c in calls], **args)
+        return run(_local(shard_rows))
     check_address(cluster)
-    from ..cluster import run_tasks
-
-    def geometry(X):
-        return summary(X, block_rows=shard_rows, map_blocks=block_mapper(X))
     with connect(cluster):
-        report = _measure(vectors, search=functools.partial(sharded_topk, shard_rows=shard_rows), geometry=geometry,
-                          intervals=lambda calls: run_tasks(paired_bootstrap, calls), **args)
-    report.inputs["exact_search"] += f", sharded over a Ray cluster ({shard_rows:,} gallery rows per task)"
-    report.inputs["sampling"]["geometry"] += f", one Ray task per block of {shard_rows:,} rows"
-    report.inputs["sampling"]["bootstrap"] += ", one Ray task per interval"
-    return report
-
-
-def _measure(vectors, *, labels, compare, pairs, queries, compress, index, k, stress, quick, seed, min_support,
-             progress, sources, search, geometry, intervals) -> Report:
-    """:func:`measure` with exact searches done by ``search`` (``topk`` or a sharded equivalent),
-    geometry by ``geometry`` (``summary`` of an array, here or by blocks on a cluster) and the
-    bootstrap by ``intervals`` (``[paired_bootstrap(*c) for c in calls]``, here or as tasks)."""
-    k = check_int(k, "k", minimum=1)
-    seed = check_int(seed, "seed", minimum=0)
-    min_support = check_int(min_support, "min_support", minimum=1)
-    V = _array(vectors, "VECTORS")
-    n, d = V.shape
-    self_search = queries is None
-    Qpool = V if self_search else _array(queries, "--queries", d)
-    if labels is not None:
-        if not isinstance(labels, pd.DataFrame):
-            raise InputError(f"--labels: expected a DataFrame (one column per attribute), got {type(labels).__name__}")
-        if len(labels) != n:
-            raise InputError(f"--labels: has {len(labels)} row(s), expected {n} (one per vector)")
-        if labels.columns.empty:
-            raise InputError("--labels: no attribute column")
-        usable = [c for c in labels.columns
-                  if len(eligible_classes(labels[c].astype(str).to_numpy(), min_support)) >= 2]
-        if not usable:
-            raise InputError(f"--labels: too little support: no column has two classes with at least {min_support} "
-                             f"items each (columns: {', '.join(map(str, labels.columns))})")
-    if stress and labels is None:
-        raise InputError("--stress: needs --labels (the stress grid measures probes and P@k)")
-    if compare is not None and not self_search:
-        raise InputError("--compare: cannot be combined with --queries (the second representation of the "
-                         "queries is not given)")
-    conds = _conditions(compare, compress, index, n, d, seed)
-    positives = None if pairs is None else _positives(pairs, len(Qpool), n)
-    n_draws = QUICK_DRAWS if quick else N_DRAWS
-    probe_rows = QUICK_PROBE_ROWS if quick else PROBE_ROWS
-    notes: list[str] = []
-
-    # -- samples
-    q_sel = _sample_rows(len(Qpool), QUICK_QUERY_ROWS if quick else QUERY_ROWS, seed, _QUERIES)
-    if quick and n > QUICK_GALLERY_ROWS:
-        need = [q_sel] if self_search else []
-        if positives is not None:
-            need += [positives[i] for i in q_sel]
-        need = np.unique(np.concatenate(need)) if need else np.empty(0, np.int64)
-        rest = np.setdiff1d(np.arange(n), need)
-        extra = max(0, QUICK_GALLERY_ROWS - len(need))
-        fill = np.random.default_rng([seed, _GALLERY]).choice(len(rest), extra, replace=False)
-        g_idx = np.sort(np.concatenate([need, rest[fill]]))
-        G = take_rows(V, g_idx)
-    else:
-        g_idx, G = np.arange(n), V
-    N = len(G)
-    limit = N - 2 if self_search else N - 1
-    if k > limit:
-        raise InputError(f"--k: must be at most {limit} (gallery of {N} rows"
-                         f"{', a query never its own neighbour' if self_search else ''}), got {k}")
-    self_pos = np.searchsorted(g_idx, q_sel) if self_search else None
-    Q = take_rows(G, self_pos) if self_search else take_rows(Qpool, q_sel)
-    fit = take_rows(V, _sample_rows(n, FIT_ROWS, seed, _FIT)) if any(
-        c.kind == "compression" for c in conds) else None
-
-    geo_idx = _sample_rows(n, QUICK_GEOMETRY_ROWS, seed, _GEOMETRY) if quick else np.arange(n)
-    sampling = {
-        "queries": (f"all {len(Qpool):,} {'rows' if self_search else 'queries'}" if len(q_sel) == len(Qpool) else
-                    f"a seeded sample of {len(q_sel):,} of {len(Qpool):,} {'rows' if self_search else 'queries'}"),
-        "gallery": (f"all {n:,} rows" if N == n else f"a seeded sample of {N:,} of {n:,} rows (containing every "
-                    "searched query and its positives)"),
-        "geometry": f"a seeded sample of {len(geo_idx):,} of {n:,} rows" if len(geo_idx) < n else f"all {n:,} rows",
-        "probes": f"a seeded 70/30 split of at most {probe_rows:,} labelled rows",
-        "bootstrap": f"{n_draws:,} paired bootstrap draws over queries (seed {seed})",
-        "pca_fit": f"a seeded sample of at most {FIT_ROWS:,} rows",
-    }
-    inputs = {
-        "files": {}, "n": n, "d": d, "k": k, "seed": seed, "quick": bool(quick),
-        "min_support": min_support, "queries_are_vectors": self_search, "n_query_pool": len(Qpool),
-        "n_queries": len(q_sel), "n_gallery": N, "sampling": sampling,
-        "label_columns": [] if labels is None else [str(c) for c in labels.columns],
-        "conditions": [{"name": c.name, "kind": c.kind, "description": c.description} for c in conds],
-        "exact_search": "embdiag.metrics.retrieval.topk, cosine in float32",
-        "versions": _versions(), "notes": notes,
-    }
-    if quick:
-        inputs["quick_statement"] = (
-            f"Quick run: the numbers come from subsamples (at most {QUICK_QUERY_ROWS:,} queries, a gallery of at most "
-            f"{QUICK_GALLERY_ROWS:,} rows, {QUICK_GEOMETRY_ROWS:,} rows for geometry, {QUICK_PROBE_ROWS:,} for "
-            f"probes, {QUICK_DRAWS:,} bootstrap draws); rerun without --quick for the full measurement.")
-    rows: list[dict] = []
-
-    def metric(section, name, condition, value, attribute="", low=np.nan, high=np.nan):
-        rows.append({"section": section, "metric": name, "condition": condition, "attribute": attribute,
-                     "value": float(value), "low": float(low), "high": float(high)})
-
-    from tqdm import tqdm
-    steps = 2 + len(conds) + (labels is not None) + bool(stress)
-    bar = tqdm(total=steps, desc="report", file=sys.stderr, disable=not progress, leave=False)
-
-    def step(desc):
-        bar.set_postfix_str(f"{desc} done")  # names the step just finished
-        bar.update(1)
-
-    tables: dict[str, pd.DataFrame] = {}
-    tables["conditions"] = pd.DataFrame(inputs["conditions"], columns=["name", "kind", "description"])
-
-    # -- 1. geometry of every row, a condition's from its vectors of the whole gallery when they
-    #    are made for its search below (quick: of a seeded sample, here)
-    whole = len(geo_idx) == n and N == n
-    geo = {"reference": geometry(V if whole else take_rows(V, geo_idx))}
-    if not whole:
-        Vgeo = take_rows(V, geo_idx)
-        geo.update({c.name: geometry(c.vectors(Vgeo, fit, rows=geo_idx)) for c in conds if c.has_vectors})
-        del Vgeo
-    tables["geometry"] = None  # (filled after the searches, in this place)
-    step("geometry")
-
-    # -- exact reference search (k + 1 columns for the boundary margin)
-    ref_S, ref_I = _exact(Q, G, k + 1, self_pos, search)
-    ref_nb = ref_I[:, :k]
-    margins = boundary_margin(ref_S, k)
-    step("exact search")
-
-    # -- 3. identity (and the neighbours every later section reads)
-    neighbors = {"reference": ref_nb}
-    ident = []
-    for c in conds:
-        if c.has_vectors:
-            Gc = c.vectors(G, fit, rows=g_idx)
-            if whole:
-                geo[c.name] = geometry(Gc)
-            Qc = Gc[self_pos] if self_search else c.vectors(Q, fit)
-            _, nb = _exact(Qc, Gc, k, self_pos, search)
-        else:
-            S, I = c.search(Q, G, k + self_search)
-            _, nb = _drop_self(S, I, self_pos, k)
-            Gc = Qc = None
-        neighbors[c.name] = nb
-        ov = overlap_at_k(ref_nb, nb, per_query=True)
-        changed = ov < 1
-        row = {"condition": c.name, "kind": c.kind, f"overlap@{k}": float(ov.mean()),
-               "changed_queries": float(changed.mean()), "n_queries": len(ov),
-               "median_margin_changed": _median(margins[changed]),
-               "median_margin_unchanged": _median(margins[~changed])}
-        metric("identity", f"overlap@{k}", c.name, row[f"overlap@{k}"])
-        metric("identity", "changed_queries", c.name, row["changed_queries"])
-        metric("identity", "median_margin_changed", c.name, row["median_margin_changed"])
-        metric("identity", "median_margin_unchanged", c.name, row["median_margin_unchanged"])
-        if c.kind == "storage":
-            row.update(_certificate(c, Q, G, Gc, Qc, self_pos, k, quick, seed))
-            metric("identity", "cert_coverage", c.name, row["cert_coverage"])
-            metric("identity", "cert_violations", c.name, row["cert_violations"])
-        ident.append(row)
-        del Gc, Qc
-        step(c.name)
-    if conds:
-        tables["identity"] = pd.DataFrame(ident)
-    for name, r in geo.items():
-        for key in ("total_variance", "mean_cosine", "rankme", "participation_ratio"):
-            metric("geometry", key, name, r[key])
-    rows.sort(key=lambda r: r["section"] != "geometry")  # the first section (a stable sort)
-    tables["geometry"] = pd.DataFrame([{"representation": name, **r, "n_rows": len(geo_idx)}
-                                       for name, r in geo.items()])
-
-    # -- 2. labels and 4. relevance
-    boot = []  # (row, a, b): the relevance intervals, computed together below
-    if labels is not None:
-        lab_rows, support_rows = _labels_section(V, labels, conds, fit, neighbors, g_idx, q_sel, self_search, k,
-                                                 seed, min_support, metric, notes, probe_rows)
-        tables["support"] = pd.DataFrame(support_rows, columns=["attribute", "class", "count", "eligible"])
-        tables["labels"] = pd.DataFrame(lab_rows)
-        if self_search:
-            for col in labels.columns:
-                y = labels[col].astype(str).to_numpy()
-                pq = {name: 100.0 * precision_at_k(nb, y[g_idx], y[q_sel], per_query=True)
-                      for name, nb in neighbors.items()}
-                boot += [({"condition": c.name, "attribute": str(col), "metric": f"delta_p@{k}"},
-                          pq[c.name], pq["reference"]) for c in conds]
-        step("labels")
-    if positives is not None:
-        has = np.flatnonzero([positives[i].size > 0 for i in q_sel])
-        if has.size < 2:
-            notes.append(f"--pairs: only {has.size} searched query(ies) have positives; Hit@k and recall@k skipped")
-        else:
-            pos = [np.searchsorted(g_idx, positives[q_sel[i]]) for i in has]
-            vals = {}
-            for name, nb in neighbors.items():
-                vals[name] = {"hit": 100.0 * hit_at_k(nb[has], pos, per_query=True),
-                              "recall": 100.0 * recall_at_k(nb[has], pos, per_query=True)}
-                for what in ("hit", "recall"):
-                    metric("relevance", f"{what}@{k}", name, vals[name][what].mean() / 100.0)
-            boot += [({"condition": c.name, "attribute": "", "metric": f"delta_{what}@{k}"},
-                      vals[c.name][what], vals["reference"][what]) for c in conds for what in ("hit", "recall")]
-            inputs["n_queries_with_positives"] = int(has.size)
-    ivs = intervals([(a, b, None, n_draws, 0.95, seed) for _, a, b in boot])
-    rel = [{**row, "value": iv.mean, "low": iv.low, "high": iv.high, "n_queries": iv.n}
-           for (row, _, _), iv in zip(boot, ivs)]
-    for r in rel:
-        metric("relevance", r["metric"], r["condition"], r["value"], r["attribute"], r["low"], r["high"])
-    if rel:
-        tables["relevance"] = pd.DataFrame(rel)
-
-    # -- 5. stress
-    if stress:
-        tables["stress"] = _stress_section(V, labels, k, seed, metric, notes, probe_rows)
-        step("stress")
-    bar.close()
-
-    inputs["files"] = dict((sources.result() if isinstance(sources, Future) else sources) or {})
-    present = ["geometry"] + (["labels"] if labels is not None else []) + (["identity"] if conds else []) \
-        + (["relevance"] if rel else []) + (["stress"] if stress else [])
-    scope = {s: SCOPE[s] for s in present}
-    if quick:
-        scope = {s: t + " Quick run: from subsamples." for s, t in scope.items()}
-    return Report(inputs, scope, tables, pd.DataFrame(rows, columns=METRIC_COLUMNS))
-
-
-def _certificate(c: Condition, Q, G, Gc, Qc, self_pos, k, quick, seed) -> dict:
-    """Float certificate of a storage condition (queries and gallery stored) on at most CERT_QUERIES
-    searched queries; see :func:`~embdiag.interventions.precision.compare_conditions`. When the
-    queries are gallery rows they stay in the search, so the certified set is the top-(k + 1)
-    including the query itself (its k nearest other rows)."""
-    div = 5 if quick else 1
-    cq = _sample_rows(len(Q), CERT_QUERIES // div, seed, _CERT)
-    if len(G) <= CERT_GALLERY // div:
-        cg = np.arange(len(G))
-    else:
-        need = self_pos[cq] if self_pos is not None else np.empty(0, np.int64)
-        rest = np.setdiff1d(np.arange(len(G)), need)
-        pick = np.random.default_rng([seed, _CERT + 100]).choice(len(rest), CERT_GALLERY // div - len(need),
-                                                                  replace=False)
-        cg = np.sort(np.concatenate([need, rest[pick]]))
-    fmt = c.params["format"]
-    res = compare_conditions(np.asarray(Q[cq]), [StorageCondition(c.name, gallery=fmt, queries=fmt)],
-                             gallery=take_rows(G, cg), k=k + (self_pos is not None))[0]
-    return {"cert_coverage": res.coverage, "cert_violations": res.violations, "cert_queries": len(cq),
-            "cert_gallery": len(cg)}
-
-
-def _probe_split(n: int, probe_rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The probes' seeded 70/30 split of a seeded sample of at most ``probe_rows`` rows, each part
-    in its random order (the stress grid takes the first rows of each)."""
-    rows = _sample_rows(n, probe_rows, seed, _PROBE)
-    perm = np.random.default_rng([seed, _SPLIT]).permutation(len(rows))
-    n_tr = int(round(0.7 * len(rows)))
-    return rows[perm[:n_tr]], rows[perm[n_tr:]]
-
-
-def _labels_section(V, labels, conds, fit, neighbors, g_idx, q_sel, self_search, k, seed, min_support,
-                    metric, notes, probe_rows=PROBE_ROWS):
-    n = len(V)
-    ys = {str(col): labels[col].astype(str).to_numpy() for col in labels.columns}
-    classes = frozen_classes(ys, min_support)
-    support = []
-    for col, y in ys.items():
-        values, counts = np.unique(y, return_counts=True)
-        support += [{"attribute": col, "class": v, "count": int(c), "eligible": bool(c >= min_support)}
-                    for v, c in zip(values, counts)]
-        metric("labels", "rare_classes", "reference", int((counts < min_support).sum()), col)
-    tr, va = (np.sort(rows) for rows in _probe_split(n, probe_rows, seed))
-    ba_classes = {}
-    for col, y in ys.items():
-        present = np.intersect1d(classes[col], np.unique(y[va]))
-        if len(present) < 2:
-            notes.append(f"--labels: column {col!r} has fewer than 2 classes with at least {min_support} items "
-                         "present in the probe's evaluation split; no probe accuracy")
-        else:
-            ba_classes[col] = present
-    reps = [("reference", None)] + [(c.name, c) for c in conds]
-    out = []
-    for name, c in reps:
-        ba = {}
-        if ba_classes and (c is None or c.has_vectors):
-            Xtr = take_rows(V, tr) if c is None else c.vectors(take_rows(V, tr), fit, rows=tr)
-            Xva = take_rows(V, va) if c is None else c.vectors(take_rows(V, va), fit, rows=va)
-            probes = fit_probes(Xtr, {col: ys[col][tr] for col in ba_classes}, random_state=seed)
-            ba = {col: balanced_accuracy(ys[col][va], p.predict(Xva), ba_classes[col]) for col, p in probes.items()}
-        for col, y in ys.items():
-            row = {"representation": name, "attribute": col, "eligible_classes": len(classes[col])}
-            if col in ba:
-                row.update(probe_ba=ba[col], ba_floor=1.0 / len(ba_classes[col]))
-                metric("labels", "probe_ba", name, ba[col], col)
-            if self_search:
-                p = precision_at_k(neighbors[name], y[g_idx], y[q_sel])
-                row.update({f"p@{k}": p, "p_floor": random_floor(y[g_idx])})
-                metric("labels", f"p@{k}", name, p, col)
-            out.append(row)
-    if not self_search:
-        notes.append("--labels with --queries: labels describe VECTORS only, so P@k of the queries is not measured")
-    return out, support
-
-
-def _stress_section(V, labels, k, seed, metric, notes, probe_rows=PROBE_ROWS) -> pd.DataFrame:
-    n = len(V)
-    tr, va = _probe_split(n, probe_rows, seed)
-    tr, va = np.sort(tr[: int(0.7 * STRESS_ROWS)]), np.sort(va[: STRESS_ROWS - int(0.7 * STRESS_ROWS)])
-    ys = {str(col): labels[col].astype(str).to_numpy() for col in labels.columns}
-    cols = [c for c, y in ys.items() if len(eligible_classes(y[va], 10)) >= 2]
-    if len(cols) < len(ys):
-        notes.append(f"--stress: columns without 2 classes of at least 10 items in the stress evaluation rows "
-                     f"left out: {[c for c in ys if c not in cols]}")
-    if not cols:
-        notes.append("--stress: no label column usable; stress grid skipped")
-        return pd.DataFrame()
-    Xtr, Xva = take_rows(V, tr).astype(np.float64), take_rows(V, va).astype(np.float64)
-    out = []
-    for name, s, _, row, _ in measure_grid(Xtr, {c: ys[c][tr] for c in cols}, Xva, {c: ys[c][va] for c in cols},
-                                        k=k, seed=seed):
-        cond = f"{name}@{s:g}"
-        for key, value in row.items():
-            m = re.fullmatch(r"(.*) (BA|accuracy|P@\d+)", key)
-            if m:
-                metric("stress", {"BA": "probe_ba", "accuracy": "probe_accuracy"}.get(m.group(2), m.group(2).lower()),
-                       cond, value, m.group(1))
-            else:
-                metric("stress", key, cond, value)
-        out.append({"intervention": name, "severity": s, **row})
-    return pd.DataFrame(out)
+        return run(_on_cluster(shard_rows))

@@ -32,7 +32,15 @@ SHARD_ROWS = 1_000_000
 
 def check_address(address: str) -> None:
     """Raise :class:`~embdiag.data.files.InputError` (naming ``--cluster``) unless ``address`` is
-    one :func:`embdiag.cluster.parse_address` accepts."""
+    one :func:`embdiag.cluster.parse_address` accepts.
+
+    Example:
+        >>> check_address("local:2")
+        >>> check_address("somewhere")
+        Traceback (most recent call last):
+        ...
+        embdiag.data.files.InputError: --cluster: expected auto, local, local:N or ray://HOST:PORT, got 'somewhere'
+    """
     try:
         parse_address(address)
     except ValueError as e:
@@ -66,7 +74,12 @@ def _opened(source) -> np.ndarray:
 
 def shards(plan_shares, shard_rows: int) -> list[list[tuple[int, int]]]:
     """topk's chunks (all shares, in gallery order) grouped into runs of consecutive chunks of
-    at most ``shard_rows`` rows (a chunk larger than that is a shard of its own)."""
+    at most ``shard_rows`` rows (a chunk larger than that is a shard of its own).
+
+    Example:
+        >>> shards([[(0, 4), (4, 8)], [(8, 20), (20, 24)]], shard_rows=8)
+        [[(0, 4), (4, 8)], [(8, 20)], [(20, 24)]]
+    """
     out, rows = [], shard_rows
     for chunk in (c for share in plan_shares for c in share):
         if rows + chunk[1] - chunk[0] > shard_rows:
@@ -119,7 +132,15 @@ def sharded_check(X, where: str, *, shard_rows: int = SHARD_ROWS) -> None:
     """The input check of :func:`~embdiag.data.files.read_vectors` (NaN, inf and all-zero rows),
     one Ray task per ``shard_rows`` rows of ``X``, on the connected cluster: the same error,
     naming ``where``, the count and the first bad row. A whole ``.npy`` memory map is read by
-    each task from its file; other arrays are checked here."""
+    each task from its file; other arrays are checked here.
+
+    Example (an array in memory: checked here, no cluster needed):
+        >>> sharded_check(np.ones((4, 2)), "v.npy (VECTORS)")
+        >>> sharded_check(np.array([[1.0, 2.0], [0.0, 0.0]]), "v.npy (VECTORS)")
+        Traceback (most recent call last):
+        ...
+        embdiag.data.files.InputError: v.npy (VECTORS): 1 zero-norm row(s) (first at index 1); cosine is undefined
+    """
     from ..cluster import run_tasks
 
     shard_rows = check_int(shard_rows, "shard_rows", minimum=1)

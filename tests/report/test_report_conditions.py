@@ -8,7 +8,8 @@ from embdiag.interventions.compression import MatryoshkaPrefix, PCACompression
 from embdiag.interventions.precision import store
 from embdiag.metrics.retrieval import overlap_at_k, topk
 from embdiag.report import conditions
-from embdiag.report.conditions import (Condition, _sort_like_topk, file_condition, ivfpq_params, parse_compress,
+from embdiag.report.conditions import (ApproximateIndex, CompareFile, Compression, ReportCondition, Storage,
+                                       _sort_like_topk, file_condition, ivfpq_params, parse_compress, parse_conditions,
                                        parse_index)
 from embdiag.data.files import InputError
 
@@ -40,6 +41,21 @@ def test_parse_compress_names_kinds_and_descriptions():
 def test_parse_compress_errors(spec, message):
     with pytest.raises(InputError, match=message):
         parse_compress(spec, 16)
+
+
+def test_parse_conditions_one_class_per_kind_in_option_order():
+    conds = parse_conditions("int8,pca4", "hnsw", n=len(X), d=16, compare=X[:, :8])
+    assert [type(c) for c in conds] == [CompareFile, Storage, Compression, ApproximateIndex]
+    assert [(c.name, c.kind, c.has_vectors) for c in conds] == [
+        ("compare", "file", True), ("int8", "storage", True), ("pca4", "compression", True), ("hnsw", "index", False)]
+    assert (conds[1].format, conds[2].method, conds[2].dim) == ("int8", "pca", 4)
+    assert parse_conditions("", " ", n=len(X), d=16) == []  # blank specs (an absent option): no condition
+    assert parse_conditions(conds[1:3], (), n=len(X), d=16) == conds[1:3]  # built conditions pass as they are
+    with pytest.raises(InputError, match=r"^conditions: names must be unique and not 'reference'; repeated or "
+                                         r"reserved: \['fp16'\]$"):
+        parse_conditions("fp16", [Storage.of("float16")], n=len(X), d=16)
+    with pytest.raises(InputError, match=r"^--compare: has 3 row\(s\), expected 400 \(one per vector\)$"):
+        parse_conditions(n=len(X), d=16, compare=X[:3])
 
 
 def test_parse_index_errors_and_parameters():
@@ -140,7 +156,7 @@ def test_exact_search_of_a_vector_condition_is_topk_of_its_vectors():
     S, I = c.search(X[:10], X, 5)
     S2, I2 = topk(c.vectors(X[:10]), c.vectors(X), 5)
     np.testing.assert_array_equal(I, I2)
-    assert isinstance(c, Condition)
+    assert isinstance(c, ReportCondition)
 
 
 @pytest.mark.parametrize("kind", ["hnsw", "ivfpq"])
