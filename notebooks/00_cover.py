@@ -88,7 +88,7 @@ exhibits.figure(diagrams.four_properties(), name="four-properties", reads=[],
 # [Reproduce](18_reproduce)):
 #
 # ```bash
-# embdiag chapter stress_tests -p vectors_path my_vectors.npy -p labels_path my_labels.csv
+# embdiag chapter stress_tests -p vectors_path my_vectors.npy -p labels_path my_labels.csv --out my_pages
 # ```
 #
 # ## How to read this site

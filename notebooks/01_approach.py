@@ -44,7 +44,7 @@
 # conditions, five seeds each; evaluation always reads the context encoder's pooled output.
 
 # %% tags=["parameters"]
-conditions = None  # names of the training conditions in the matrix and the diagram (None: all seven)
+conditions: list | None = None  # names of the training conditions in the matrix and the diagram (None: all seven)
 
 # %%
 from embdiag.paper import charts, diagrams, exhibits

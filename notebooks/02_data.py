@@ -30,12 +30,12 @@ n_train = 2000
 n_val = 983
 n_pool = 20000  # unlabelled pool for self-supervised training
 n_caption = 1000  # image-caption groups
-bdd_train_labels = None  # e.g. .../bdd100k/labels/bdd100k_labels_images_train.json
-bdd_val_labels = None  # e.g. .../bdd100k/labels/bdd100k_labels_images_val.json
-bdd_images = None  # e.g. .../bdd100k/images/100k (holding train/ and val/)
-coco_captions = None  # e.g. .../coco/annotations/captions_val2017.json
-coco_instances = None  # e.g. .../coco/annotations/instances_val2017.json
-coco_images = None  # e.g. .../coco/val2017
+bdd_train_labels: str | None = None  # e.g. .../bdd100k/labels/bdd100k_labels_images_train.json
+bdd_val_labels: str | None = None  # e.g. .../bdd100k/labels/bdd100k_labels_images_val.json
+bdd_images: str | None = None  # e.g. .../bdd100k/images/100k (holding train/ and val/)
+coco_captions: str | None = None  # e.g. .../coco/annotations/captions_val2017.json
+coco_instances: str | None = None  # e.g. .../coco/annotations/instances_val2017.json
+coco_images: str | None = None  # e.g. .../coco/val2017
 
 # %%
 import pandas as pd

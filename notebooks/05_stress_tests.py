@@ -32,7 +32,7 @@ vectors_path = None  # a user's own vectors (.npy, n x d) instead of an encoder'
 labels_path = None  # CSV with a split column (train / val) and one column per attribute
 k = 10  # neighbours per query for P@k and overlap@k
 severities = [0.0, 0.25, 0.5, 0.75, 0.9, 0.99]  # the declared grid; the most severe is the headline (.99)
-attribute = "weather"  # attribute of the headline figure, the severe table and the findings
+attribute: str | None = None  # attribute of the headline figure, severe table, findings; None: weather, else the first
 seed = 0  # seed of the random interventions (offset direction, noise draws)
 
 # %%
@@ -46,6 +46,7 @@ charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path, labels_path=labels_path)
 results = stress_tests.measure(vectors.train, vectors.train_labels, vectors.val, vectors.val_labels,
                                  severities=severities, k=k, attribute=attribute, seed=seed)
+attribute = results.attribute  # the headline attribute (the default resolved)
 top = f"s = {results.top:g}"  # the most severe setting, the headline
 # What every caption says about the data and the uncertainty.
 on_data = f"Data: {vectors.source}."

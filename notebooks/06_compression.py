@@ -36,7 +36,7 @@ data_dir = None  # folder of the real dataset when dataset is not "procedural"
 vectors_path = None  # a user's vectors (.npy, n x d) in place of an encoder; with labels_path
 labels_path = None  # CSV with a "split" column (train / val) and one column per attribute
 k = 10  # neighbours per query for P@k and overlap@k
-dims = [512, 256, 128]  # dimensions to keep (the study's)
+dims: list | None = None  # dimensions to keep; None: the study's 512, 256, 128 of 768, in proportion to d
 seed = 0  # dataset seed (procedural scenes)
 
 # %%
@@ -52,6 +52,7 @@ charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
                           labels_path=labels_path)
 args = (vectors.train, vectors.train_labels, vectors.val, vectors.val_labels)
+dims = compression.study_dims(vectors.dim) if dims is None else dims
 grid = compression.compression_grid(*args, dims=dims, k=k)
 curve = compression.overlap_curve(vectors.train, vectors.val, dims=compression.dims_ladder(vectors.dim, dims), k=k)
 centring = compression.centring_effect(vectors.train, vectors.val, vectors.val_labels, k=k)

@@ -32,11 +32,11 @@ dataset = "procedural"  # "procedural" caption groups (generated) or "coco" (COC
 data_dir = None  # folder of the real dataset (COCO 2017 with annotations/ and val2017/)
 vectors_path = None  # a user's own vectors (.npz: images, queries, optional documents, group) instead
 k = 10  # cut-off of Hit@k, caption recall@k, overlap@k and category P@k
-dims = [256, 128]  # Matryoshka prefix dimensions compared with the native vectors
+dims: list | None = None  # prefix dimensions compared with native; None: the study's 256, 128 of 768, in proportion
 n_draws = 5000  # paired bootstrap draws of the image groups
 seed = 0  # seed of the bootstrap draws and of the shuffled correspondence
 n_permutations = 1000  # further shuffles that show how far one shuffle strays from chance
-example = None  # image of the worked example; None: a typical one (cr.typical_image)
+example: int | None = None  # image of the worked example; None: a typical one (cr.typical_image)
 
 # %%
 from IPython.display import Markdown, display
@@ -44,10 +44,12 @@ from IPython.display import Markdown, display
 from embdiag.encoders.vectors import caption_vectors
 from embdiag.paper.chapters import caption_retrieval as figures
 from embdiag.interventions import caption_retrieval as cr
+from embdiag.interventions.compression import study_dims
 from embdiag.paper import charts, exhibits, findings
 
 charts.enable()
 vectors = caption_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path)
+dims = study_dims(vectors.images.shape[1], shares=(1 / 3, 1 / 6)) if dims is None else dims
 result = cr.evaluate(vectors.images, vectors.queries, vectors.documents, vectors.group, vectors.categories,
                      dims=dims, k=k)
 changes = cr.bootstrap_changes(result, n_draws=n_draws, seed=seed)

@@ -17,7 +17,7 @@
 # simplest changes one can make to a set of vectors. This note states both definitions,
 # computes the worked example live with `embdiag`, and shows the invariances numerically.
 # Re-run the note on your own vectors with
-# `embdiag chapter rank_diagnostics -p vectors_path /path/to/vectors.npy`.
+# `embdiag chapter rank_diagnostics -p vectors_path /path/to/vectors.npy --out my_pages`.
 
 # %% tags=["parameters"]
 n = 983  # rows of the synthetic matrix (the study's validation size)

@@ -35,8 +35,8 @@
 # that cell first; a chapter that fails leaves the site's copy untouched:
 #
 # ```bash
-# .venv/bin/embdiag chapter stress_tests -p severities '[0, 0.5, 0.9, 0.99]' -p k 20
-# .venv/bin/embdiag chapter compression -p encoder reference-vit -p dims '[384, 192]'
+# .venv/bin/embdiag chapter stress_tests -p severities '[0, 0.5, 0.9, 0.99]' -p k 20 --out my_pages
+# .venv/bin/embdiag chapter compression -p encoder reference-vit -p dims '[384, 192]' --out my_pages
 # .venv/bin/embdiag book --no-execute   # rebuild the site from the executed chapters
 # ```
 #
@@ -110,16 +110,16 @@ display(Markdown(
 # ```bash
 # # BDD100K: labels/bdd100k_labels_images_{train,val}.json and images/100k/{train,val}/
 # .venv/bin/embdiag chapter stress_tests -p dataset bdd100k -p data_dir /data/bdd100k \
-#     -p encoder hf:google/embeddinggemma-300m@<revision>
+#     -p encoder hf:google/embeddinggemma-300m@<revision> --out my_pages
 # # COCO 2017: annotations/captions_val2017.json, annotations/instances_val2017.json, val2017/
 # .venv/bin/embdiag chapter caption_retrieval -p dataset coco -p data_dir /data/coco \
-#     -p encoder hf:<model id>@<revision>
+#     -p encoder hf:<model id>@<revision> --out my_pages
 # # the data chapter on both real datasets at once
 # .venv/bin/embdiag chapter data -p source real \
 #     -p bdd_train_labels /data/bdd100k/labels/bdd100k_labels_images_train.json \
 #     -p bdd_val_labels /data/bdd100k/labels/bdd100k_labels_images_val.json -p bdd_images /data/bdd100k/images/100k \
 #     -p coco_captions /data/coco/annotations/captions_val2017.json \
-#     -p coco_instances /data/coco/annotations/instances_val2017.json -p coco_images /data/coco/val2017
+#     -p coco_instances /data/coco/annotations/instances_val2017.json -p coco_images /data/coco/val2017 --out my_pages
 # ```
 #
 # The loaders are tested on small fixtures in the official file formats, and the Hugging Face
@@ -135,10 +135,10 @@ display(Markdown(
 # `categories`):
 #
 # ```bash
-# .venv/bin/embdiag chapter stress_tests -p vectors_path my_vectors.npy -p labels_path my_labels.csv
-# .venv/bin/embdiag chapter neighbour_stability -p vectors_path my_vectors.npy -p labels_path my_labels.csv
-# .venv/bin/embdiag chapter caption_retrieval -p vectors_path my_captions.npz
-# .venv/bin/embdiag chapter rank_diagnostics -p vectors_path my_vectors.npy
+# .venv/bin/embdiag chapter stress_tests -p vectors_path my_vectors.npy -p labels_path my_labels.csv --out my_pages
+# .venv/bin/embdiag chapter neighbour_stability -p vectors_path my_vectors.npy -p labels_path my_labels.csv --out my_pages
+# .venv/bin/embdiag chapter caption_retrieval -p vectors_path my_captions.npz --out my_pages
+# .venv/bin/embdiag chapter rank_diagnostics -p vectors_path my_vectors.npy --out my_pages
 # ```
 #
 # ## Regenerate the committed artifacts

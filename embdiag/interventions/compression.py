@@ -48,7 +48,7 @@ from ..metrics.suite import evaluate, frozen_classes
 
 __all__ = ["DIMS", "METHODS", "MatryoshkaPrefix", "PCACompression", "centring_effect", "compression_grid",
            "dims_ladder", "make_compression", "numerical_rank", "overlap_curve", "principal_axes",
-           "unstandardized_ba", "variance_spectrum"]
+           "study_dims", "unstandardized_ba", "variance_spectrum"]
 
 DIMS: tuple[int, ...] = (512, 256, 128)
 """The study's compression targets, declared before any measurement."""
@@ -248,6 +248,19 @@ def make_compression(method: str, k: int) -> _Fitted:
     if method in ("PCA", "PCA uncentred"):
         return PCACompression(k, center=method == "PCA")
     raise ValueError(f"method: expected one of {METHODS}, got {method!r}")
+
+
+def study_dims(d: int, shares=(2 / 3, 1 / 3, 1 / 6)) -> list[int]:
+    """The study's compressed dimensions in proportion to ``d``: ``round(share * d)`` of each
+    share, at least 1 and below ``d``, distinct, descending (the study's 512, 256, 128 of 768).
+
+    >>> study_dims(768), study_dims(384), study_dims(768, shares=(1 / 3, 1 / 6))
+    ([512, 256, 128], [256, 128, 64], [256, 128])
+    >>> study_dims(4)
+    [3, 1]
+    """
+    d = check_int(d, "d", minimum=2)
+    return sorted({min(max(1, round(s * d)), d - 1) for s in shares}, reverse=True)
 
 
 def dims_ladder(d: int, dims=DIMS, smallest: int = 8) -> list[int]:

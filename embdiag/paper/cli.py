@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import yaml
 
@@ -19,6 +20,40 @@ def _run_chapter(pipeline, name: str, parameters=None, variant: bool = False) ->
     path = pipeline.execute_variant(name) if variant else pipeline.execute(name, parameters)
     print(f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     print(path.relative_to(pipeline.REPO))
+
+
+def _run_elsewhere(pipeline, name: str, parameters: dict, out: Path) -> None:
+    """Execute chapter ``name`` into the folder ``out`` and render it there as one offline HTML page."""
+    from embdiag.report.html import render
+
+    start = time.perf_counter()
+    print(f"executing {name} ...", end=" ", file=sys.stderr, flush=True)
+    path = pipeline.execute(name, parameters, out_dir=out)
+    page = path.with_suffix(".html")
+    page.write_text(render(path, f"embdiag: {path.stem}"), encoding="utf-8")
+    print(f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
+    print(path)
+    print(page)
+
+
+def _chapter(pipeline, args) -> None:
+    """``embdiag chapter``: the book's page when the parameters are the book's (or a variant's),
+    else a page of its own under ``--out``, which the book never holds."""
+    parameters = _parameters(args.parameter)
+    if args.out is not None:
+        _run_elsewhere(pipeline, args.name, parameters, Path(args.out).expanduser().resolve())
+        return
+    if args.name in pipeline.variants() and not parameters:
+        _run_chapter(pipeline, args.name, variant=True)
+    else:
+        changed = pipeline.changed_parameters(args.name, parameters)
+        if changed:
+            raise pipeline.ChapterInputError(
+                f"parameters other than the book's ({', '.join(changed)}) make a page of your own: name a folder "
+                "for it with --out DIR (the book's pages keep their parameters)")
+        _run_chapter(pipeline, args.name, parameters)
+    if not args.no_build:
+        _build(pipeline)
 
 
 def _build(pipeline) -> None:
@@ -104,7 +139,9 @@ def main(argv=None) -> int:
                          "declared in notebooks/variants.yml")
     ch.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
                     help="override a parameter (VALUE is read as YAML: 20, 0.5, true, a path)")
-    ch.add_argument("--no-build", action="store_true", help="execute only")
+    ch.add_argument("--out", metavar="DIR", help="write the executed chapter and its one-file HTML page into DIR "
+                    "(needed when parameters differ from the book's: the book keeps its own pages)")
+    ch.add_argument("--no-build", action="store_true", help="execute only (the book is not built with --out)")
     bk = sub.add_parser("book", help="execute every chapter with its defaults and every declared variant, "
                                              "then build the book")
     bk.add_argument("--no-execute", action="store_true", help="build from the executed chapters as they are")
@@ -115,12 +152,7 @@ def main(argv=None) -> int:
             for name in pipeline.chapter_names():
                 print(pipeline.sync(name).relative_to(pipeline.REPO))
         elif args.command == "chapter":
-            if args.name in pipeline.variants() and not args.parameter:
-                _run_chapter(pipeline, args.name, variant=True)
-            else:
-                _run_chapter(pipeline, args.name, _parameters(args.parameter))
-            if not args.no_build:
-                _build(pipeline)
+            _chapter(pipeline, args)
         elif args.command == "book":
             if not args.no_execute:
                 for name in pipeline.chapter_names():
@@ -130,7 +162,7 @@ def main(argv=None) -> int:
             _build(pipeline)
     except pipeline.ChapterError as e:
         print(f"\nembdiag: {e}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, pipeline.ChapterInputError) else 1
     return 0
 
 

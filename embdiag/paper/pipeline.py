@@ -62,7 +62,16 @@ CHAPTER_ENV, PARAMETERS_ENV = "EMBDIAG_CHAPTER", "EMBDIAG_CHAPTER_PARAMETERS"
 
 
 class ChapterError(RuntimeError):
-    """A chapter is unknown, stale, or failed to execute."""
+    """A chapter is stale, failed to execute, or was given bad input (:class:`ChapterInputError`)."""
+
+
+class ChapterInputError(ChapterError):
+    """Bad input: an unknown chapter or parameter, a value of the wrong type, a missing file, or a
+    cell that refused its input (raised :data:`INPUT_ERRORS`)."""
+
+
+#: Exceptions a chapter's cell raises when its input is bad (the library's contract for bad input).
+INPUT_ERRORS = ("InputError", "ValueError", "FileNotFoundError", "NotADirectoryError")
 
 
 def chapter_names(layout: Layout = DEFAULT) -> list[str]:
@@ -97,7 +106,7 @@ def _resolve(name: str, layout: Layout) -> str:
         return name
     hits = [n for n in names if n.startswith(name) or n.split("_", 1)[1] == name]
     if len(hits) != 1:
-        raise ChapterError(f"unknown chapter {name!r}; chapters are: {', '.join(names)}")
+        raise ChapterInputError(f"unknown chapter {name!r}; chapters are: {', '.join(names)}")
     return hits[0]
 
 
@@ -199,17 +208,63 @@ def _finalize(nb) -> None:
                     data["text/plain"] = _ADDRESS.sub(">", _text(data["text/plain"]))
 
 
-def parameters(name: str, layout: Layout = DEFAULT) -> dict:
-    """The chapter's parameters and their defaults, read from its ``parameters`` cell."""
-    name = _resolve(name, layout)
+def _parameter_nodes(source: str):
+    """(name, value node, annotation node or None, node) of each assignment in a parameters cell."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            yield node.targets[0].id, node.value, None, node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            yield node.target.id, node.value, node.annotation, node
+
+
+def _parameters_cell(name: str, layout: Layout):
     nb = jupytext.read(layout.notebooks / f"{name}.py")
     cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", ())), None)
     if cell is None:
         raise ChapterError(f"chapter {name} has no cell tagged 'parameters'")
+    return cell.source
+
+
+def parameters(name: str, layout: Layout = DEFAULT) -> dict:
+    """The chapter's parameters and their defaults, read from its ``parameters`` cell."""
+    source = _parameters_cell(_resolve(name, layout), layout)
+    return {key: ast.literal_eval(value) for key, value, _, _ in _parameter_nodes(source)}
+
+
+_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict, "None": type(None)}
+
+
+def _annotation_types(node, where: str) -> tuple[type, ...]:
+    """The types of an annotation made of builtin names joined by ``|`` (``str | None``)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _annotation_types(node.left, where) + _annotation_types(node.right, where)
+    key = node.id if isinstance(node, ast.Name) else "None" if isinstance(node, ast.Constant) and node.value is None \
+        else None
+    if key not in _TYPES:
+        raise ChapterError(f"{where}: annotation {ast.unparse(node)!r} is not builtin types joined by '|'")
+    return (_TYPES[key],)
+
+
+def parameter_types(name: str, layout: Layout = DEFAULT) -> dict[str, tuple[type, ...]]:
+    """The types each parameter accepts: its annotation's (``vectors_path: str | None = None``),
+    else its default's type (and ``None`` for a path parameter, named ``*_path`` or ``*_dir``).
+
+    Raises :class:`ChapterError` for a parameter whose default is None and that is neither
+    annotated nor a path: its type would be unknown.
+    """
+    name = _resolve(name, layout)
     out = {}
-    for node in ast.parse(cell.source).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            out[node.targets[0].id] = ast.literal_eval(node.value)
+    for key, value, annotation, _ in _parameter_nodes(_parameters_cell(name, layout)):
+        default = ast.literal_eval(value)
+        if annotation is not None:
+            out[key] = _annotation_types(annotation, f"chapter {name}, parameter {key!r}")
+        elif key.endswith(("_path", "_dir")):
+            out[key] = (str, type(None))
+        elif default is None:
+            raise ChapterError(f"chapter {name}: parameter {key!r} defaults to None; annotate its type "
+                               f"(e.g. {key}: int | None = None)")
+        else:
+            out[key] = (type(default),)
     return out
 
 
@@ -225,12 +280,11 @@ def parameter_table(layout: Layout = DEFAULT) -> "pd.DataFrame":
         if cell is None:
             continue
         lines = cell.source.splitlines()
-        for node in ast.parse(cell.source).body:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                line = lines[node.end_lineno - 1]
-                comment = line.split("#", 1)[1].strip() if "#" in line[node.end_col_offset:] else ""
-                rows.append({"chapter": name, "parameter": node.targets[0].id,
-                             "default": ast.get_source_segment(cell.source, node.value), "meaning": comment})
+        for key, value, _, node in _parameter_nodes(cell.source):
+            line = lines[node.end_lineno - 1]
+            comment = line.split("#", 1)[1].strip() if "#" in line[node.end_col_offset:] else ""
+            rows.append({"chapter": name, "parameter": key, "default": ast.get_source_segment(cell.source, value),
+                         "meaning": comment})
     return pd.DataFrame(rows, columns=["chapter", "parameter", "default", "meaning"])
 
 
@@ -238,21 +292,23 @@ _declared_parameters = parameters  # for execute(), whose argument ``parameters`
 
 
 def _type_name(value) -> str:
-    return "none" if value is None else type(value).__name__
+    return "None" if value is None else type(value).__name__
 
 
-def _fits(value, default) -> bool:
-    """Whether ``value`` may replace ``default``: same type; an int where a float is expected;
-    anything where the default is None."""
-    if default is None:
+def _fits(value, types: tuple[type, ...]) -> bool:
+    """Whether ``value`` is of one of ``types``: a bool only where bool is accepted; an int where
+    a float is; a tuple where a list is."""
+    if isinstance(value, bool):
+        return bool in types
+    if isinstance(value, int) and float in types:
         return True
-    if isinstance(default, bool) or isinstance(value, bool):
-        return isinstance(value, bool) and isinstance(default, bool)
-    if isinstance(default, float):
-        return isinstance(value, (int, float))
-    if isinstance(default, (list, tuple)):
-        return isinstance(value, (list, tuple))
-    return isinstance(value, type(default))
+    if isinstance(value, tuple) and list in types:
+        return True
+    return isinstance(value, types)
+
+
+def _types_name(types: tuple[type, ...]) -> str:
+    return " | ".join("None" if t is type(None) else t.__name__ for t in types)
 
 
 def _listing(defaults: Mapping) -> str:
@@ -262,28 +318,28 @@ def _listing(defaults: Mapping) -> str:
 def check_parameters(name: str, values: Mapping, layout: Layout = DEFAULT, *, cwd: Path | None = None) -> dict:
     """``values`` checked against the chapter's parameters, with relative paths made absolute.
 
-    Raises :class:`ChapterError` naming an unknown parameter (with the chapter's
-    parameters and defaults), a value whose type does not match its default, or a
-    ``*_path`` / ``*_dir`` value that does not exist. Relative paths are resolved
-    against ``cwd`` (default: the working directory), not the chapter's folder.
+    Raises :class:`ChapterInputError` naming an unknown parameter (with the chapter's
+    parameters and defaults), a value of a type the parameter does not accept
+    (:func:`parameter_types`), or a ``*_path`` / ``*_dir`` value that does not exist.
+    Relative paths are resolved against ``cwd`` (default: the working directory), not the
+    chapter's folder.
     """
     name = _resolve(name, layout)
-    defaults = parameters(name, layout)
+    defaults, types = parameters(name, layout), parameter_types(name, layout)
     cwd = Path(cwd) if cwd is not None else Path.cwd()
     unknown = sorted(set(values) - set(defaults))
     if unknown:
-        raise ChapterError(f"chapter {name} has no parameter {', '.join(map(repr, unknown))}; "
-                           f"its parameters are: {_listing(defaults)}")
+        raise ChapterInputError(f"chapter {name} has no parameter {', '.join(map(repr, unknown))}; "
+                                f"its parameters are: {_listing(defaults)}")
     out = {}
     for key, value in values.items():
-        default = defaults[key]
-        if not _fits(value, default):
-            raise ChapterError(f"chapter {name}: parameter {key!r} expects {_type_name(default)} "
-                               f"(default {default!r}), got {_type_name(value)} {value!r}")
+        if not _fits(value, types[key]):
+            raise ChapterInputError(f"chapter {name}: parameter {key!r} expects {_types_name(types[key])} "
+                                    f"(default {defaults[key]!r}), got {_type_name(value)} {value!r}")
         if isinstance(value, str) and key.endswith(("_path", "_dir")):
             path = cwd / Path(value).expanduser()
             if not path.exists():
-                raise ChapterError(f"chapter {name}: parameter {key!r}: no such file or folder {path}")
+                raise ChapterInputError(f"chapter {name}: parameter {key!r}: no such file or folder {path}")
             value = str(path.resolve())
         out[key] = value
     return out
@@ -314,14 +370,22 @@ def execute_variant(output: str, layout: Layout = DEFAULT) -> Path:
     return execute(spec["chapter"], spec["parameters"], layout, output=output)
 
 
-def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAULT, *,
-            output: str | None = None) -> Path:
-    """Execute chapter ``name`` with papermill into ``book/chapters/`` (as ``output``, default
-    the chapter's name); return its path.
+def changed_parameters(name: str, parameters: Mapping | None = None, layout: Layout = DEFAULT) -> dict:
+    """The checked ``parameters`` (:func:`check_parameters`) that differ from the chapter's defaults."""
+    values = check_parameters(name, dict(parameters or {}), layout)
+    defaults = _declared_parameters(name, layout)
+    return {k: v for k, v in values.items() if v != defaults[k]}
 
-    Raises :class:`ChapterError` if the pair is stale, a parameter is unknown or of the
-    wrong type (see :func:`check_parameters`), or a cell raises; the previously executed
-    chapter is then left as it was.
+
+def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAULT, *,
+            output: str | None = None, out_dir: Path | None = None) -> Path:
+    """Execute chapter ``name`` with papermill into ``book/chapters/`` (or ``out_dir``, created
+    if missing), as ``output`` (default the chapter's name); return its path.
+
+    Raises :class:`ChapterError` if the pair is stale or a cell raises, and
+    :class:`ChapterInputError` if a parameter is unknown or of the wrong type (see
+    :func:`check_parameters`) or a cell refused its input (:data:`INPUT_ERRORS`); the
+    previously executed chapter is then left as it was.
     """
     import papermill
 
@@ -330,9 +394,8 @@ def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAU
     if reason:
         raise ChapterError(f"chapter {name} is stale: {reason}")
     values = check_parameters(name, dict(parameters or {}), layout)
-    defaults = _declared_parameters(name, layout)
-    changed = {k: v for k, v in values.items() if v != defaults[k]}
-    out = layout.chapters
+    changed = changed_parameters(name, values, layout)
+    out = layout.chapters if out_dir is None else Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     target = out / f"{output or name}.ipynb"
     fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=out)
@@ -346,7 +409,8 @@ def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAU
                     # kernel start-up and shutdown chatter is not the user's concern
                     extra_arguments=["--log-level=CRITICAL"])
         except papermill.PapermillExecutionError as e:
-            raise ChapterError(f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}") from None
+            error = ChapterInputError if e.ename in INPUT_ERRORS else ChapterError
+            raise error(f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}") from None
         nb = nbformat.read(tmp, as_version=4)
         _finalize(nb)
         _atomic_write(nb, target)

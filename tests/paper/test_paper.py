@@ -183,8 +183,57 @@ def test_bad_parameters_are_refused_before_anything_runs(layout, values, message
 
 
 def test_parameter_types_that_fit():
-    assert pipeline._fits(3, 1.5) and pipeline._fits("x.npy", None) and pipeline._fits([1], (2,))
-    assert not pipeline._fits(True, 1) and not pipeline._fits(1, True) and not pipeline._fits("1", 1)
+    assert pipeline._fits(3, (float,)) and pipeline._fits("x.npy", (str, type(None))) and pipeline._fits((2,), (list,))
+    assert not pipeline._fits(True, (int,)) and not pipeline._fits(1, (bool,)) and not pipeline._fits("1", (int,))
+    assert pipeline._fits(None, (int, type(None))) and not pipeline._fits(5, (str, type(None)))
+
+
+TYPED = """# %% tags=["parameters"]
+k = 10
+example: int | None = None
+vectors_path = None
+names: list | None = None
+"""
+
+
+def _typed(tmp_path, source=TYPED) -> pipeline.Layout:
+    lay = pipeline.Layout(notebooks=tmp_path / "notebooks", book=tmp_path / "book")
+    lay.notebooks.mkdir(parents=True)
+    (lay.notebooks / "01_demo.py").write_text(source)
+    return lay
+
+
+def test_parameter_types_come_from_annotations_defaults_and_path_names(tmp_path):
+    lay = _typed(tmp_path)
+    assert pipeline.parameters("demo", lay) == {"k": 10, "example": None, "vectors_path": None, "names": None}
+    assert pipeline.parameter_types("demo", lay) == {"k": (int,), "example": (int, type(None)),
+                                                     "vectors_path": (str, type(None)), "names": (list, type(None))}
+    assert pipeline.check_parameters("demo", {"example": 3, "names": ["a"]}, lay) == {"example": 3, "names": ["a"]}
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"vectors_path": 5}, r"'vectors_path' expects str \| None \(default None\), got int 5"),
+    ({"example": "3"}, r"'example' expects int \| None \(default None\), got str '3'"),
+    ({"names": "a"}, r"'names' expects list \| None"),
+])
+def test_every_parameter_is_type_checked_paths_included(tmp_path, values, message):
+    with pytest.raises(pipeline.ChapterInputError, match=message):
+        pipeline.check_parameters("demo", values, _typed(tmp_path))
+
+
+def test_a_none_default_needs_a_declared_type(tmp_path):
+    lay = _typed(tmp_path, '# %% tags=["parameters"]\nexample = None\n')
+    with pytest.raises(pipeline.ChapterError, match="'example' defaults to None; annotate its type"):
+        pipeline.parameter_types("demo", lay)
+    lay = _typed(tmp_path / "b", '# %% tags=["parameters"]\nexample: "int" = None\n')
+    with pytest.raises(pipeline.ChapterError, match="not builtin types"):
+        pipeline.parameter_types("demo", lay)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_chapter_parameter_has_a_known_type(name):
+    types = pipeline.parameter_types(name)
+    assert set(types) == set(pipeline.parameters(name))
 
 
 def test_relative_paths_resolve_against_the_working_directory(tmp_path):

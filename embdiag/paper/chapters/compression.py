@@ -120,7 +120,7 @@ def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = N
     parts = [ours]
     if study is not None:
         theirs = changes(study, 10).assign(source="study (published)")
-        theirs = theirs[theirs["dim"].isin(ours["dim"])]
+        theirs = theirs[theirs["dim"].isin(ours["dim"]) & theirs["attribute"].isin(ours["attribute"])]
         theirs["endpoint"] = theirs["endpoint"].replace({"P@10": f"P@{k}"})
         parts.append(theirs)
     data = pd.concat(parts, ignore_index=True)
@@ -244,7 +244,7 @@ def _order(table: pd.DataFrame) -> list[str]:
 def _block(table: pd.DataFrame, source: str, k_read: int, k: int, attributes) -> pd.DataFrame:
     names = {f"{_name(a)} BA": f"{a} BA" for a in attributes}
     names |= {f"{_name(a)} P@{k}": f"{a} P@{k_read}" for a in attributes}
-    out = pd.DataFrame({n: 100 * table[c] if c in table else np.nan for n, c in names.items()})
+    out = pd.DataFrame({n: 100 * table[c] if c in table else np.nan for n, c in names.items()}, index=table.index)
     out[f"overlap@{k}"] = table[f"overlap@{k}"] if f"overlap@{k}" in table else np.nan
     out.index = pd.MultiIndex.from_arrays([table["representation"], [source] * len(table)],
                                           names=["representation", "source"])
@@ -254,11 +254,12 @@ def _block(table: pd.DataFrame, source: str, k_read: int, k: int, attributes) ->
 def results_frame(grid: pd.DataFrame, study: pd.DataFrame | None = None, k: int = 10) -> pd.DataFrame:
     """The study's table layout (percent): rows ``(representation, source)``, this run's row first
     and the study's below it where the study has one (its native row under ours, its P@10 under
-    our P@k); columns weather/scene/time BA, weather/scene/time P@k and overlap@k (this run only)."""
+    our P@k); columns BA and P@k per attribute and overlap@k (this run only). The study's rows
+    are left out when it has none of this run's attributes."""
     order = _order(grid)
     attributes = attributes_of(grid)
     parts = [_block(grid, "this run", k, k, attributes)]
-    if study is not None:
+    if study is not None and set(attributes_of(study)) & set(attributes):
         study = study.copy()
         study.loc[study["method"] == "native", "representation"] = order[0]
         parts.append(_block(study[study["representation"].isin(order)], "study", 10, k, attributes))

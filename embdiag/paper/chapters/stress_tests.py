@@ -114,8 +114,11 @@ class StressResults:
 
 
 def check_attribute(attribute, attributes) -> str:
-    """``attribute`` if it is one of ``attributes``, else ``ValueError`` listing them."""
+    """``attribute`` if it is one of ``attributes`` (None: weather where the labels have it, else
+    the first attribute), else ``ValueError`` listing them."""
     attributes = list(attributes)
+    if attribute is None and attributes:
+        return "weather" if "weather" in attributes else attributes[0]
     if attribute not in attributes:
         raise ValueError(f"attribute: {attribute!r} is not among the labels' attributes {attributes}")
     return attribute
@@ -142,16 +145,16 @@ def _size(change) -> tuple[str, float]:
 
 
 def measure(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
-            severities=SEVERITIES, k: int = 10, attribute: str = "weather", seed: int = 0,
+            severities=SEVERITIES, k: int = 10, attribute: str | None = None, seed: int = 0,
             probes: bool = True) -> StressResults:
     """Every intervention x severity of the grid on ``val``, each fitted on ``train`` only.
 
     Severity 0 (the identity for every intervention) is always included and measured once.
     Balanced accuracy uses the eligible classes of ``val_labels``, frozen once. Raises
-    ``ValueError`` for an ``attribute`` not in ``val_labels`` (before any measurement), a
-    severity outside [0, 1) or a bad ``k`` or ``seed``.
+    ``ValueError`` for an ``attribute`` not in ``val_labels`` (before any measurement; None:
+    see :func:`check_attribute`), a severity outside [0, 1) or a bad ``k`` or ``seed``.
     """
-    check_attribute(attribute, val_labels)
+    attribute = check_attribute(attribute, val_labels)
     values = _check_severities(severities)
     k, seed = check_int(k, "k", minimum=1), check_int(seed, "seed", minimum=0)
     rows, sizes, gaps = [], [], {}

@@ -43,7 +43,7 @@ quick = False  # subsample for a first look in under a minute (said in the repor
 seed = 0  # seed of every sample, split and bootstrap
 out_dir = None  # where report.json and the CSVs are saved (set by `embdiag report`)
 progress = False  # progress bars on stderr for the long steps (set by `embdiag report`)
-cluster = None  # a Ray cluster address (auto, ray://HOST:PORT, local[:N]): exact searches run there, sharded
+cluster: str | None = None  # Ray cluster address (auto, ray://HOST:PORT, local[:N]): exact searches run there, sharded
 
 # %%
 from IPython.display import display

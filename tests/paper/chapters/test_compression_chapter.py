@@ -203,3 +203,15 @@ def test_overlap_text_names_trained_and_untrained_prefixes():
     assert "MRL: 1.000 at 768, 0.950 at its lowest (384)" in text
     assert "(512: 0.990, 256: 0.980) than in between (384: 0.950)" in text
     assert "trained" not in F.overlap_text(curve, 10, None)
+
+
+def test_a_users_attributes_get_no_study_rows_or_points():
+    g = _grid().rename(columns=lambda c: c.replace("weather", "digit").replace("scene", "parity")
+                       .replace("timeofday", "shape"))
+    frame = F.results_frame(g, F.read_study())
+    assert set(frame.index.get_level_values("source")) == {"this run"}
+    assert list(frame.columns[:2]) == ["digit BA", "parity BA"]
+    spec = F.change_chart(g, study=F.read_study()).to_dict()
+    data = next(iter(spec["datasets"].values()))
+    assert {r["source"] for r in data} == {"this run"} and {r["attribute"] for r in data} == {"digit", "parity",
+                                                                                             "shape"}

@@ -300,3 +300,10 @@ def test_user_vectors_without_the_attribute_fail_clearly(tmp_path, vectors):
     ok = sf.measure(user.train, user.train_labels, user.val, user.val_labels, severities=[0.9], k=3,
                     attribute="colour", probes=False)
     assert ok.attributes == ("colour",) and "colour P@3" in ok.grid
+
+
+def test_the_headline_attribute_defaults_to_weather_else_the_first():
+    assert sf.check_attribute(None, ["scene", "weather"]) == "weather"
+    assert sf.check_attribute(None, ["digit", "parity"]) == "digit"
+    with pytest.raises(ValueError, match=r"'weather' is not among the labels' attributes \['digit'\]"):
+        sf.check_attribute("weather", ["digit"])
