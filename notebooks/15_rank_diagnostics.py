@@ -27,7 +27,7 @@ mean_norm = 3.0  # norm of the common mean of the synthetic vectors
 scale = 0.01  # positive scaling factor c
 offset_norm = 30.0  # norm of the common offset added to every row
 seed = 0
-vectors_path = None  # optional .npy file of row vectors (n x d) replacing the synthetic matrix
+vectors_path = None  # optional file of row vectors (n x d: .npy, .npz, .parquet, .safetensors) replacing the synthetic matrix
 
 # %%
 from pathlib import Path
@@ -36,6 +36,7 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from embdiag import synthetic
+from embdiag.data.files import read_vectors
 from embdiag.paper import charts, exhibits
 from embdiag.paper.chapters import rank_diagnostics
 
@@ -101,7 +102,7 @@ exhibits.table(
 
 # %%
 if vectors_path:
-    Z = np.load(vectors_path).astype(np.float64)
+    Z = np.asarray(read_vectors(vectors_path, "vectors_path"), dtype=np.float64)
     source = (f"your vectors, {Z.shape[0]:,} rows × {Z.shape[1]} dimensions, loaded from "
               f"{Path(vectors_path).name}")
 else:

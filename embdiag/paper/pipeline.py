@@ -320,7 +320,8 @@ def check_parameters(name: str, values: Mapping, layout: Layout = DEFAULT, *, cw
 
     Raises :class:`ChapterInputError` naming an unknown parameter (with the chapter's
     parameters and defaults), a value of a type the parameter does not accept
-    (:func:`parameter_types`), or a ``*_path`` / ``*_dir`` value that does not exist.
+    (:func:`parameter_types`), a ``*_path`` value that is not a file or a ``*_dir`` value that is not
+    a folder.
     Relative paths are resolved against ``cwd`` (default: the working directory), not the
     chapter's folder.
     """
@@ -338,8 +339,10 @@ def check_parameters(name: str, values: Mapping, layout: Layout = DEFAULT, *, cw
                                     f"(default {defaults[key]!r}), got {_type_name(value)} {value!r}")
         if isinstance(value, str) and key.endswith(("_path", "_dir")):
             path = cwd / Path(value).expanduser()
-            if not path.exists():
-                raise ChapterInputError(f"chapter {name}: parameter {key!r}: no such file or folder {path}")
+            kind, exists = ("file", path.is_file) if key.endswith("_path") else ("folder", path.is_dir)
+            if not exists():
+                what = f"not a {kind}" if path.exists() else f"no such {kind}"
+                raise ChapterInputError(f"chapter {name}: parameter {key!r}: {what}: {path}")
             value = str(path.resolve())
         out[key] = value
     return out
@@ -396,7 +399,10 @@ def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAU
     values = check_parameters(name, dict(parameters or {}), layout)
     changed = changed_parameters(name, values, layout)
     out = layout.chapters if out_dir is None else Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ChapterInputError(f"cannot make the output folder {out}: {e.strerror or e}") from None
     target = out / f"{output or name}.ipynb"
     fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=out)
     os.close(fd)

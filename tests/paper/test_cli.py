@@ -90,3 +90,17 @@ def test_a_chapter_on_a_users_files_writes_its_page_under_out(chapter, digits, m
     assert "384-d" in text and "digit" in text
     html = page.read_text()
     assert html.startswith("<!DOCTYPE html>") and "the user's vectors mlp.npy (384-d" in html
+
+
+def test_an_out_folder_that_cannot_be_made_is_bad_input(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(pipeline.ChapterInputError, match="cannot make the output folder"):
+        pipeline.execute("rank_diagnostics", {"n": 50}, out_dir=tmp_path / "file" / "out")
+
+
+@pytest.mark.slow
+def test_the_rank_note_reads_a_users_file_with_the_shared_reader(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "flat.npy", np.arange(10.0))
+    assert main(["chapter", "rank_diagnostics", "-p", "vectors_path", "flat.npy", "--out", "pages"]) == 2
+    assert "vectors_path" in capsys.readouterr().err and not list((tmp_path / "pages").glob("*"))

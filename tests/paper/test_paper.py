@@ -244,8 +244,10 @@ def test_relative_paths_resolve_against_the_working_directory(tmp_path):
     (tmp_path / "v.npy").write_bytes(b"")
     assert pipeline.check_parameters("demo", {"vectors_path": "v.npy"}, lay, cwd=tmp_path) == {
         "vectors_path": str((tmp_path / "v.npy").resolve())}
-    with pytest.raises(pipeline.ChapterError, match="'vectors_path': no such file or folder"):
+    with pytest.raises(pipeline.ChapterInputError, match="'vectors_path': no such file: "):
         pipeline.check_parameters("demo", {"vectors_path": "w.npy"}, lay, cwd=tmp_path)
+    with pytest.raises(pipeline.ChapterInputError, match="'vectors_path': not a file: "):
+        pipeline.check_parameters("demo", {"vectors_path": "."}, lay, cwd=tmp_path)
 
 
 STYLED = """# %% tags=["parameters"]
