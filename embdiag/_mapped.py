@@ -73,8 +73,8 @@ def take_rows(X, rows) -> np.ndarray:
     out = np.empty((len(rows),) + tuple(X.shape[1:]), dtype=X.dtype)
     pad = -(-MAPPED_AROUND // max(1, X[:1].nbytes))  # rows the kernel may have mapped beside a batch
     for a in range(0, len(rows), TAKE_ROWS):
-        batch = rows[a:a + TAKE_ROWS]
-        out[a:a + len(batch)] = X[batch]  # raises IndexError for an index out of range
+        batch = rows[a : a + TAKE_ROWS]
+        out[a : a + len(batch)] = X[batch]  # raises IndexError for an index out of range
         batch = np.where(batch < 0, batch + len(X), batch)
         release_rows(X, max(0, int(batch.min()) - pad), int(batch.max()) + 1 + pad)
     return out

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 #: Largest magnitudes used unscaled: squares and n x d sums of squares stay far inside float64.
-SAFE_MAX = 2.0 ** 100
-SAFE_MIN = 2.0 ** -100
+SAFE_MAX = 2.0**100
+SAFE_MIN = 2.0**-100
 
 
 def exponent(amax: float) -> int:

@@ -12,8 +12,9 @@ import numbers
 import numpy as np
 
 
-def as_float(x, name: str, *, ndim: int | None = None, min_rows: int = 1,
-             finite: bool = True, dtype=None) -> np.ndarray:
+def as_float(
+    x, name: str, *, ndim: int | None = None, min_rows: int = 1, finite: bool = True, dtype=None
+) -> np.ndarray:
     """Return ``x`` as a floating array (float16/int upcast to float32).
 
     Raises ``ValueError`` naming ``name`` for wrong dimensionality, too few rows,

@@ -92,8 +92,14 @@ def _canonical(params: Mapping) -> dict:
     return json.loads(json.dumps(dict(params), sort_keys=True, default=_plain))
 
 
-def save(name: str, arrays: Mapping[str, "np.ndarray | pd.DataFrame | bytes"], params: Mapping, *,
-         command: str = "", root: Path | None = None) -> Path:
+def save(
+    name: str,
+    arrays: Mapping[str, "np.ndarray | pd.DataFrame | bytes"],
+    params: Mapping,
+    *,
+    command: str = "",
+    root: Path | None = None,
+) -> Path:
     """Write ``arrays`` (numpy arrays or DataFrames) as artifact ``name`` atomically; return its folder."""
     root = Path(root) if root is not None else data_dir()
     final = root / name
@@ -167,8 +173,7 @@ def _manifest_problem(m) -> str:
     return ""
 
 
-def load(name: str, params: Mapping | None = None, *, root: Path | None = None,
-         mmap: bool = False) -> dict:
+def load(name: str, params: Mapping | None = None, *, root: Path | None = None, mmap: bool = False) -> dict:
     """Load artifact ``name`` after verifying checksums and (if given) parameters."""
     root = Path(root) if root is not None else data_dir()
     m = manifest(name, root=root)
@@ -177,16 +182,21 @@ def load(name: str, params: Mapping | None = None, *, root: Path | None = None,
         diff = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
         raise StaleArtifactError(
             f"artifact {name!r} was made with other parameters (differ in: {', '.join(diff)}); "
-            f"regenerate it with: {m.get('command') or 'its build command'}")
+            f"regenerate it with: {m.get('command') or 'its build command'}"
+        )
     out = {}
     for fname, meta in m["files"].items():
         path = root / name / fname
         if not path.exists():
-            raise CorruptArtifactError(f"artifact {name!r}: file {fname} listed in the manifest is missing; "
-                                       f"regenerate it with: {m.get('command') or 'its build command'}")
+            raise CorruptArtifactError(
+                f"artifact {name!r}: file {fname} listed in the manifest is missing; "
+                f"regenerate it with: {m.get('command') or 'its build command'}"
+            )
         if _sha256(path) != meta["sha256"]:
-            raise CorruptArtifactError(f"artifact {name!r}: checksum mismatch for {fname}; the file is corrupt; "
-                                       f"regenerate it with: {m.get('command') or 'its build command'}")
+            raise CorruptArtifactError(
+                f"artifact {name!r}: checksum mismatch for {fname}; the file is corrupt; "
+                f"regenerate it with: {m.get('command') or 'its build command'}"
+            )
         if meta["dtype"] == "bytes":
             out[fname] = path.read_bytes()
         elif fname.endswith(".csv"):
@@ -202,8 +212,14 @@ def is_regenerable(name: str) -> bool:
     return Path(name).parts[:1] == (CACHE,)
 
 
-def cached(name: str, params: Mapping, build: Callable[[], Mapping[str, np.ndarray]], *,
-           command: str = "", root: Path | None = None) -> dict[str, np.ndarray]:
+def cached(
+    name: str,
+    params: Mapping,
+    build: Callable[[], Mapping[str, np.ndarray]],
+    *,
+    command: str = "",
+    root: Path | None = None,
+) -> dict[str, np.ndarray]:
     """Load artifact ``name`` if present with these ``params``, else build, save and return it.
 
     A stale artifact (other parameters) is rebuilt. A corrupt one is rebuilt, with a note on
@@ -310,13 +326,28 @@ def inventory(root: Path | None = None) -> pd.DataFrame:
         folders.add(path.parent)
         m = manifest(rel.as_posix(), root=root)
         files = [path.parent / f for f in m["files"]]
-        rows.append({"path": f"data/{rel.as_posix()}", "sha256": _sha256(path), "files": len(files),
-                     "bytes": sum(f.stat().st_size for f in files if f.exists()), "command": m.get("command", "")})
+        rows.append(
+            {
+                "path": f"data/{rel.as_posix()}",
+                "sha256": _sha256(path),
+                "files": len(files),
+                "bytes": sum(f.stat().st_size for f in files if f.exists()),
+                "command": m.get("command", ""),
+            }
+        )
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root)
         if rel.parts[:1] == (CACHE,) or any(parent in folders for parent in path.parents):
             continue
-        rows.append({"path": f"data/{rel.as_posix()}", "sha256": _sha256(path), "files": 1,
-                     "bytes": path.stat().st_size, "command": ""})
+        rows.append(
+            {
+                "path": f"data/{rel.as_posix()}",
+                "sha256": _sha256(path),
+                "files": 1,
+                "bytes": path.stat().st_size,
+                "command": "",
+            }
+        )
     return pd.DataFrame(rows, columns=["path", "sha256", "files", "bytes", "command"]).sort_values(
-        "path", ignore_index=True)
+        "path", ignore_index=True
+    )

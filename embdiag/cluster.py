@@ -67,8 +67,9 @@ def connect(address: str) -> Iterator:
         return
     runtime_env = {"env_vars": _float_path_variables()}
     if kind == "local":
-        ray.init(num_cpus=cpus or os.cpu_count(), include_dashboard=False, configure_logging=False,
-                 runtime_env=runtime_env)
+        ray.init(
+            num_cpus=cpus or os.cpu_count(), include_dashboard=False, configure_logging=False, runtime_env=runtime_env
+        )
     else:
         ray.init(address=address, configure_logging=False, runtime_env=runtime_env)
     try:
@@ -90,8 +91,15 @@ def maybe_connect(address: str | None):
     return contextlib.nullcontext() if address is None else connect(address)
 
 
-def run_tasks(fn: Callable, calls: Sequence[tuple], *, num_cpus: float = 1, num_gpus: float = 0,
-              max_retries: int = MAX_RETRIES, on_result: Callable[[int, object], None] | None = None) -> list:
+def run_tasks(
+    fn: Callable,
+    calls: Sequence[tuple],
+    *,
+    num_cpus: float = 1,
+    num_gpus: float = 0,
+    max_retries: int = MAX_RETRIES,
+    on_result: Callable[[int, object], None] | None = None,
+) -> list:
     """``[fn(*args) for args in calls]``, each call a Ray task with the given resources, on the
     connected cluster (:func:`connect`). Results are returned in the order of ``calls``;
     ``on_result(i, result)`` is called as each finishes. ``fn`` must be importable by the
@@ -102,8 +110,9 @@ def run_tasks(fn: Callable, calls: Sequence[tuple], *, num_cpus: float = 1, num_
     """
     import ray
 
-    remote = ray.remote(fn).options(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=max_retries,
-                                    retry_exceptions=False)
+    remote = ray.remote(fn).options(
+        num_cpus=num_cpus, num_gpus=num_gpus, max_retries=max_retries, retry_exceptions=False
+    )
     index = {remote.remote(*args): i for i, args in enumerate(calls)}
     results: list = [None] * len(calls)
     pending = list(index)
@@ -151,12 +160,19 @@ def check_shared(folder) -> None:
     try:
         nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
         sees = ray.remote(_sees)
-        problems = ray.get([sees.options(num_cpus=0,
-                                         scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
-                            .remote(str(probe), token) for node in nodes])
+        problems = ray.get(
+            [
+                sees.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
+                    str(probe), token
+                )
+                for node in nodes
+            ]
+        )
     finally:
         probe.unlink(missing_ok=True)
     bad = [p for p in problems if p]
     if bad:
-        raise RuntimeError(f"{folder}: not readable from every node of the cluster ({'; '.join(bad)}); records must "
-                           "go to storage every node mounts (give --root on a shared file system)")
+        raise RuntimeError(
+            f"{folder}: not readable from every node of the cluster ({'; '.join(bad)}); records must "
+            "go to storage every node mounts (give --root on a shared file system)"
+        )

@@ -27,8 +27,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["LEVEL", "THREADS", "PINNED", "SWITCH", "supported", "wanted", "environment", "current", "ensure",
-           "main"]
+__all__ = ["LEVEL", "THREADS", "PINNED", "SWITCH", "supported", "wanted", "environment", "current", "ensure", "main"]
 
 #: The declared instruction-set level of the pinned path.
 LEVEL = "x86-64-v3"

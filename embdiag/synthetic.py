@@ -10,8 +10,7 @@ def _orthonormal(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
     return q * np.sign(np.diag(r))
 
 
-def matrix_with_singular_values(singular_values, n: int, *, centered: bool = True,
-                                seed: int = 0) -> np.ndarray:
+def matrix_with_singular_values(singular_values, n: int, *, centered: bool = True, seed: int = 0) -> np.ndarray:
     """An n x d float64 matrix whose singular values are exactly ``singular_values``.
 
     d = len(singular_values). With ``centered=True`` the left singular vectors are
@@ -33,8 +32,7 @@ def matrix_with_singular_values(singular_values, n: int, *, centered: bool = Tru
     return (u * s) @ v.T
 
 
-def anisotropic_gaussian(n: int, d: int, *, decay: float = 1.0, mean_norm: float = 0.0,
-                         seed: int = 0) -> np.ndarray:
+def anisotropic_gaussian(n: int, d: int, *, decay: float = 1.0, mean_norm: float = 0.0, seed: int = 0) -> np.ndarray:
     """n x d Gaussian vectors with covariance eigenvalues proportional to ``i**-decay``
     (i = 1..d, in a random orthonormal basis), shifted by a random mean of norm ``mean_norm``."""
     if n < 2 or d < 1:
@@ -55,9 +53,16 @@ CLUSTER_ATTRIBUTES = {
 }
 
 
-def labelled_clusters(n: int, *, d: int = 768, seed: int = 0, attributes=None,
-                      strength=(0.14, 0.15, 0.2), agreement: float = 0.7,
-                      encoder_seed: int = 12345):
+def labelled_clusters(
+    n: int,
+    *,
+    d: int = 768,
+    seed: int = 0,
+    attributes=None,
+    strength=(0.14, 0.15, 0.2),
+    agreement: float = 0.7,
+    encoder_seed: int = 12345,
+):
     """Unit vectors with labels: a stand-in for cached encoder outputs.
 
     Each row is a shared mean direction + one class centre per attribute (scaled by
@@ -94,8 +99,12 @@ def float32_near_tie(gap: float = 1e-9, a: float = 0.6) -> np.ndarray:
     0: below float32 resolution for ``gap = 1e-9``, so float32 scoring ties (and ranks row 1
     first) while float64 ranks row 2 first. Rows 3 and 4 are far from row 0."""
     b = a + gap
-    return np.array([[1.0, 0.0, 0.0, 0.0],
-                     [a, np.sqrt(1 - a * a), 0.0, 0.0],
-                     [b, 0.0, np.sqrt(1 - b * b), 0.0],
-                     [0.0, 0.0, 0.0, 1.0],
-                     [0.0, 0.3, 0.3, 1.0]])
+    return np.array(
+        [
+            [1.0, 0.0, 0.0, 0.0],
+            [a, np.sqrt(1 - a * a), 0.0, 0.0],
+            [b, 0.0, np.sqrt(1 - b * b), 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+            [0.0, 0.3, 0.3, 1.0],
+        ]
+    )

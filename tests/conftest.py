@@ -28,9 +28,11 @@ def pytest_collection_modifyitems(config, items):
     here, committed = floatpath.current(), committed_float_paths()
     if committed == {here}:
         return
-    skip = pytest.mark.skip(reason=f"the chapters were executed on the float path {sorted(map(str, committed))}, "
-                                   f"this machine runs {here!r}: tests/paper/test_chapters_agree.py compares them "
-                                   "within tolerance")
+    skip = pytest.mark.skip(
+        reason=f"the chapters were executed on the float path {sorted(map(str, committed))}, "
+        f"this machine runs {here!r}: tests/paper/test_chapters_agree.py compares them "
+        "within tolerance"
+    )
     for item in nbval:
         item.add_marker(skip)
 

@@ -134,13 +134,16 @@ def test_numpy_parameters_equal_plain_ones(tmp_path):
         artifacts.load("np", {**params, "n": 11}, root=tmp_path)
 
 
-@pytest.mark.parametrize("damage", [
-    lambda m: m.pop("files"),
-    lambda m: m.pop("params"),
-    lambda m: m.update(files=[]),
-    lambda m: m["files"]["x.npy"].pop("sha256"),
-    lambda m: m["files"].update({"../x.npy": m["files"]["x.npy"]}),
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda m: m.pop("files"),
+        lambda m: m.pop("params"),
+        lambda m: m.update(files=[]),
+        lambda m: m["files"]["x.npy"].pop("sha256"),
+        lambda m: m["files"].update({"../x.npy": m["files"]["x.npy"]}),
+    ],
+)
 def test_malformed_manifest_is_a_corrupt_artifact(tmp_path, damage):
     folder = artifacts.save("demo", {"x": np.arange(3)}, PARAMS, root=tmp_path)
     m = json.loads((folder / "manifest.json").read_text())
@@ -150,7 +153,7 @@ def test_malformed_manifest_is_a_corrupt_artifact(tmp_path, damage):
         artifacts.load("demo", PARAMS, root=tmp_path)
 
 
-@pytest.mark.parametrize("text", ["[1, 2]", "null", "{\"files\": {}}", "not json"])
+@pytest.mark.parametrize("text", ["[1, 2]", "null", '{"files": {}}', "not json"])
 def test_manifest_that_is_no_mapping_is_a_corrupt_artifact(tmp_path, text):
     (tmp_path / "demo").mkdir()
     (tmp_path / "demo" / "manifest.json").write_text(text)
@@ -234,7 +237,6 @@ def test_paths_outside_the_project_read_as_data_or_absolute(tmp_path, monkeypatc
     (data / "plain").mkdir()
     with pytest.raises(ValueError, match="not an artifact"):
         artifacts.describe(data / "plain")
-
 
 
 def test_inventory_lists_committed_inputs_with_the_provenance_checksums(read_log):

@@ -26,10 +26,17 @@ from embdiag.training.sweep import load_records, run_sweep
 TIMINGS = ["train_seconds", "eval_seconds", "seconds_per_step", "wall_seconds", "resumed_from"]
 
 
-@pytest.mark.parametrize("address, parsed", [
-    ("auto", ("auto", None)), (" auto ", ("auto", None)), ("local", ("local", None)), ("local:2", ("local", 2)),
-    ("ray://head.example:10001", ("client", None)), ("ray://10.0.0.5:10001", ("client", None)),
-])
+@pytest.mark.parametrize(
+    "address, parsed",
+    [
+        ("auto", ("auto", None)),
+        (" auto ", ("auto", None)),
+        ("local", ("local", None)),
+        ("local:2", ("local", 2)),
+        ("ray://head.example:10001", ("client", None)),
+        ("ray://10.0.0.5:10001", ("client", None)),
+    ],
+)
 def test_addresses(address, parsed):
     assert cluster.parse_address(address) == parsed
 
@@ -64,6 +71,7 @@ def test_a_cuda_sweep_asks_each_run_for_a_share_of_a_gpu(tmp_path, monkeypatch):
     def capture(fn, calls, **resources):
         asked.update(resources, tasks=[c[0] for c in calls])
         return []
+
     monkeypatch.setattr(cluster, "connect", lambda address: contextlib.nullcontext())
     monkeypatch.setattr(cluster, "check_shared", lambda folder: None)
     monkeypatch.setattr(cluster, "run_tasks", capture)
@@ -101,8 +109,13 @@ def ray_cluster():
 @pytest.mark.cluster
 def test_tasks_return_in_order_and_errors_are_not_retried(ray_cluster, tmp_path):
     seen = []
-    assert cluster.run_tasks(_double, [(i,) for i in range(5)], on_result=lambda i, r: seen.append((i, r))) \
-        == [0, 2, 4, 6, 8]
+    assert cluster.run_tasks(_double, [(i,) for i in range(5)], on_result=lambda i, r: seen.append((i, r))) == [
+        0,
+        2,
+        4,
+        6,
+        8,
+    ]
     assert sorted(seen) == [(i, 2 * i) for i in range(5)]
     with pytest.raises(Exception, match="task failed"):
         cluster.run_tasks(_fail, [(str(tmp_path / "attempts"),)])
@@ -171,8 +184,15 @@ def test_a_worker_killed_mid_run_loses_nothing(ray_cluster, tmp_path):
 
     def sweep():
         try:
-            run_sweep("tiny", conditions=[condition], seeds=[0], steps=steps, root=tmp_path / "ray", progress=False,
-                      cluster="local:2")
+            run_sweep(
+                "tiny",
+                conditions=[condition],
+                seeds=[0],
+                steps=steps,
+                root=tmp_path / "ray",
+                progress=False,
+                cluster="local:2",
+            )
         except BaseException as e:  # reported below
             errors.append(e)
 
@@ -192,8 +212,9 @@ def test_a_worker_killed_mid_run_loses_nothing(ray_cluster, tmp_path):
     assert (ray_records["status"] == "ok").all() and len(ray_records) == 2
     resumed = ray_records.set_index("condition").loc[condition, "resumed_from"]
     assert 0 < resumed < steps  # the retry resumed from the checkpoint, not from step 0
-    run_sweep("tiny", conditions=[condition], seeds=[0], steps=steps, workers=1, root=tmp_path / "local",
-              progress=False)
+    run_sweep(
+        "tiny", conditions=[condition], seeds=[0], steps=steps, workers=1, root=tmp_path / "local", progress=False
+    )
     _assert_same(tmp_path / "local", tmp_path / "ray", f"tiny-steps{steps}")
 
 
@@ -233,9 +254,14 @@ def test_a_report_on_the_cluster_equals_the_local_report(ray_cluster, tmp_path):
     np.save(tmp_path / "x.npy", X)
     np.save(tmp_path / "other.npy", X @ rng.normal(size=(24, 24)).astype(np.float32))
     X = np.load(tmp_path / "x.npy", mmap_mode="r")
-    args = dict(labels=pd.DataFrame({"kind": y}), compare=np.load(tmp_path / "other.npy", mmap_mode="r"),
-                pairs=[np.array([(i + 1) % 600]) for i in range(600)], compress="fp16,pca8", index="hnsw",
-                progress=False)
+    args = dict(
+        labels=pd.DataFrame({"kind": y}),
+        compare=np.load(tmp_path / "other.npy", mmap_mode="r"),
+        pairs=[np.array([(i + 1) % 600]) for i in range(600)],
+        compress="fp16,pca8",
+        index="hnsw",
+        progress=False,
+    )
     local = measure(X, shard_rows=97, **args)  # the geometry's sums in blocks of 97 rows, as on the cluster
     sharded = measure(X, cluster="local:2", shard_rows=97, **args)
     pd.testing.assert_frame_equal(local.metrics, sharded.metrics, check_exact=True)

@@ -27,7 +27,7 @@ def test_released_rows_leave_memory_and_read_back_unchanged(mapped, resident_kib
     assert release_rows(M, 0, ROWS // 2)
     # at least that half is gone (pages backed by a large folio of the page cache may go together)
     assert resident_kib(path) <= 4 * 1024 + 64
-    assert release_rows(np.asarray(M)[ROWS // 2:], 0, ROWS)  # a view of the map (base chain)
+    assert release_rows(np.asarray(M)[ROWS // 2 :], 0, ROWS)  # a view of the map (base chain)
     assert resident_kib(path) <= 8
     np.testing.assert_array_equal(M, X)  # the file's data, read again
 

@@ -8,13 +8,13 @@ spec = importlib.util.spec_from_file_location("mutate", ROOT / "tools" / "mutate
 mutate = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mutate)
 
-MODULE = '''
+MODULE = """
 def topk(): pass
 def _scan(): pass
 class Probe:
     def fit(self): pass
     def _path(self): pass
-'''
+"""
 
 TESTS = '''"""Tests.
 

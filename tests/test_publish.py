@@ -40,15 +40,28 @@ def checkout(tmp_path) -> Path:
 
 def _publish(work: Path) -> subprocess.CompletedProcess:
     stamp = f"{_makefile_var('VENV')}/.embdiag-installed"
-    return subprocess.run(["make", "-o", stamp, "publish", f"GHP_IMPORT={sys.executable} -m ghp_import"],
-                          cwd=work, capture_output=True, text=True,
-                          env={**os.environ, "GIT_AUTHOR_NAME": "embdiag", "GIT_AUTHOR_EMAIL": "embdiag@localhost",
-                               "GIT_COMMITTER_NAME": "embdiag", "GIT_COMMITTER_EMAIL": "embdiag@localhost"})
+    return subprocess.run(
+        ["make", "-o", stamp, "publish", f"GHP_IMPORT={sys.executable} -m ghp_import"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "embdiag",
+            "GIT_AUTHOR_EMAIL": "embdiag@localhost",
+            "GIT_COMMITTER_NAME": "embdiag",
+            "GIT_COMMITTER_EMAIL": "embdiag@localhost",
+        },
+    )
 
 
 def _remote_files(work: Path) -> set[str]:
-    out = subprocess.run(["git", "--git-dir", str(work.parent / "remote.git"), "ls-tree", "-r", "--name-only",
-                          "gh-pages"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "--git-dir", str(work.parent / "remote.git"), "ls-tree", "-r", "--name-only", "gh-pages"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return set(out.split())
 
 
@@ -68,10 +81,15 @@ def test_publish_pushes_the_last_build_onto_gh_pages(checkout):
     done = _publish(checkout)
     assert done.returncode == 0, done.stderr
     assert _remote_files(checkout) == {".nojekyll", "index.html", "intro.html", "_static/embdiag.css"}
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True,
-                          check=True).stdout.strip()
-    log = subprocess.run(["git", "--git-dir", str(checkout.parent / "remote.git"), "log", "--format=%s", "gh-pages"],
-                         capture_output=True, text=True, check=True).stdout
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    log = subprocess.run(
+        ["git", "--git-dir", str(checkout.parent / "remote.git"), "log", "--format=%s", "gh-pages"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert log.strip() == f"Publish the book built from {head}"
 
     (html / "intro.html").unlink()  # the next build replaces the branch's content (-f: history too)
@@ -96,7 +114,7 @@ def test_pages_workflow_builds_with_make_book_and_deploys_the_same_folder():
 
 def test_readme_documents_both_routes():
     text = (REPO / "README.md").read_text()
-    section = text[text.index("## Publishing"):]
-    section = section[:section.index("\n## ", 1)]
+    section = text[text.index("## Publishing") :]
+    section = section[: section.index("\n## ", 1)]
     for needle in ("make publish", "ghp-import", ".github/workflows/pages.yml", BUILD):
         assert needle in section, needle

@@ -15,7 +15,7 @@ from embdiag.synthetic import labelled_clusters
 
 def quickstart() -> str:
     text = (REPO / "README.md").read_text()
-    section = text[text.index("## Quickstart"):]
+    section = text[text.index("## Quickstart") :]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
@@ -25,8 +25,9 @@ def test_quickstart_runs_and_reports_every_condition(tmp_path):
     val, y_val = labelled_clusters(300, d=300, seed=2)
     for name, array in {"train": train, "val": val, "y_train": y_train["weather"], "y_val": y_val["weather"]}.items():
         np.save(tmp_path / f"{name}.npy", array)
-    out = subprocess.run([sys.executable, "-c", quickstart()], cwd=tmp_path, capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", quickstart()], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout
     assert re.search(r"^native RankMe [\d.]+ BA 0\.\d{3}$", out, re.M)
     assert re.search(r"^PCA-256 RankMe [\d.]+ BA 0\.\d{3}$", out, re.M)
     assert re.search(r"^ΔP@10 PCA-256: [+-]\d+\.\d\d pp \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\]$", out, re.M)

@@ -13,8 +13,9 @@ def test_exact_singular_values_and_centering():
     np.testing.assert_allclose(Z.mean(axis=0), 0, atol=1e-12)
 
 
-@pytest.mark.parametrize("bad", [dict(singular_values=[], n=5), dict(singular_values=[1, -1], n=5),
-                                 dict(singular_values=[1, 2, 3], n=3)])
+@pytest.mark.parametrize(
+    "bad", [dict(singular_values=[], n=5), dict(singular_values=[1, -1], n=5), dict(singular_values=[1, 2, 3], n=3)]
+)
 def test_bad_spectra_rejected(bad):
     with pytest.raises(ValueError):
         synthetic.matrix_with_singular_values(**bad)

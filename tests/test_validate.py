@@ -7,25 +7,34 @@ import pytest
 from embdiag._validate import as_float, as_matrix, check_int, nonzero_rows, same_length
 
 
-@pytest.mark.parametrize("bad, count, first", [
-    (np.array([1.0, np.nan, np.inf]), 2, 1),
-    (np.array([[1.0, 2.0], [3.0, 4.0], [np.inf, 0.0], [0.0, np.nan]]), 2, 2),
-    (np.array([[[0.0, np.nan]], [[1.0, 1.0]]]), 1, 0),
-])
+@pytest.mark.parametrize(
+    "bad, count, first",
+    [
+        (np.array([1.0, np.nan, np.inf]), 2, 1),
+        (np.array([[1.0, 2.0], [3.0, 4.0], [np.inf, 0.0], [0.0, np.nan]]), 2, 2),
+        (np.array([[[0.0, np.nan]], [[1.0, 1.0]]]), 1, 0),
+    ],
+)
 def test_nonfinite_rows_are_counted_and_the_first_is_named(bad, count, first):
-    with pytest.raises(ValueError, match=rf"^X: contains NaN or infinite values \({count} bad row\(s\), "
-                                         rf"first at index {first}\)$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^X: contains NaN or infinite values \({count} bad row\(s\), "
+        rf"first at index {first}\)$",
+    ):
         as_float(bad, "X")
     assert np.isnan(as_float(bad, "X", finite=False)).any() or np.isinf(as_float(bad, "X", finite=False)).any()
 
 
-@pytest.mark.parametrize("x, message", [
-    (np.array(["a", "b"]), r"^v: expected a numeric array, got dtype <U1$"),
-    (np.array([1 + 1j]), r"^v: complex values are not supported$"),
-    (np.zeros(3), r"^v: expected a 2-D array, got shape \(3,\)$"),
-    (np.zeros((0, 3)), r"^v: needs at least 1 row\(s\), got 0$"),
-    (np.zeros((2, 0)), r"^v: empty array \(shape \(2, 0\)\)$"),
-])
+@pytest.mark.parametrize(
+    "x, message",
+    [
+        (np.array(["a", "b"]), r"^v: expected a numeric array, got dtype <U1$"),
+        (np.array([1 + 1j]), r"^v: complex values are not supported$"),
+        (np.zeros(3), r"^v: expected a 2-D array, got shape \(3,\)$"),
+        (np.zeros((0, 3)), r"^v: needs at least 1 row\(s\), got 0$"),
+        (np.zeros((2, 0)), r"^v: empty array \(shape \(2, 0\)\)$"),
+    ],
+)
 def test_as_matrix_names_the_problem(x, message):
     with pytest.raises(ValueError, match=message):
         as_matrix(x, "v")

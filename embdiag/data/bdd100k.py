@@ -50,8 +50,7 @@ def parse_labels(path: str | Path) -> dict:
             if attr not in a:
                 raise DataFormatError(f"{where} has no field 'attributes.{attr}'")
             if a[attr] not in VOCAB[attr]:
-                raise DataFormatError(f"{where}: attributes.{attr} = {a[attr]!r} is not a BDD100K value "
-                                      f"{VOCAB[attr]}")
+                raise DataFormatError(f"{where}: attributes.{attr} = {a[attr]!r} is not a BDD100K value {VOCAB[attr]}")
             row.append(a[attr])
         cats = set()
         for j, lab in enumerate(rec.get("labels") or []):
@@ -72,8 +71,12 @@ def parse_labels(path: str | Path) -> dict:
     col = {c: k for k, c in enumerate(cat_names)}
     for i, s in enumerate(objects):
         cats[i, [col[c] for c in s]] = True
-    return {"names": np.array(names), "attributes": np.array(attrs).reshape(-1, 3),
-            "category_names": np.array(cat_names), "categories": cats}
+    return {
+        "names": np.array(names),
+        "attributes": np.array(attrs).reshape(-1, 3),
+        "category_names": np.array(cat_names),
+        "categories": cats,
+    }
 
 
 def _labels(path: Path, cache: bool, root) -> dict:
@@ -83,8 +86,13 @@ def _labels(path: Path, cache: bool, root) -> dict:
     st = path.stat()
     params = {"parser": PARSER_VERSION, "path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
     digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:12]
-    return artifacts.cached(f"cache/bdd100k-labels-{digest}", params, lambda: parse_labels(path),
-                            command=f"embdiag.data.bdd100k.parse_labels({str(path)!r})", root=root)
+    return artifacts.cached(
+        f"cache/bdd100k-labels-{digest}",
+        params,
+        lambda: parse_labels(path),
+        command=f"embdiag.data.bdd100k.parse_labels({str(path)!r})",
+        root=root,
+    )
 
 
 def _image_paths(images_dir: Path, split: str, names) -> list[Path]:
@@ -93,9 +101,21 @@ def _image_paths(images_dir: Path, split: str, names) -> list[Path]:
     return [base / n for n in names]
 
 
-def load_bdd100k(train_labels: str | Path, val_labels: str | Path, images_dir: str | Path, *, n_train: int = 2000,
-                 n_val: int = 983, n_pool: int = 0, seed: int = 0, image_size: int = 64, crop: str = "center",
-                 verify_images: bool = True, cache: bool = True, root: str | Path | None = None) -> Dataset:
+def load_bdd100k(
+    train_labels: str | Path,
+    val_labels: str | Path,
+    images_dir: str | Path,
+    *,
+    n_train: int = 2000,
+    n_val: int = 983,
+    n_pool: int = 0,
+    seed: int = 0,
+    image_size: int = 64,
+    crop: str = "center",
+    verify_images: bool = True,
+    cache: bool = True,
+    root: str | Path | None = None,
+) -> Dataset:
     """A seeded BDD100K subset as a :class:`Dataset` (splits train, val and, if ``n_pool``, pool)."""
     train_labels, val_labels, images_dir = Path(train_labels), Path(val_labels), Path(images_dir)
     if not images_dir.is_dir():
@@ -107,7 +127,7 @@ def load_bdd100k(train_labels: str | Path, val_labels: str | Path, images_dir: s
             raise DataError(f"{path}: asked for {want} images but the file has {len(tab['names'])} records")
     rng = np.random.default_rng([int(seed), 100])
     order_tr = np.argsort(tr["names"], kind="stable")
-    pick_tr = order_tr[rng.permutation(len(order_tr))[:n_train + n_pool]]
+    pick_tr = order_tr[rng.permutation(len(order_tr))[: n_train + n_pool]]
     train_idx, pool_idx = np.sort(pick_tr[:n_train]), np.sort(pick_tr[n_train:])
     order_va = np.argsort(va["names"], kind="stable")
     val_idx = np.sort(order_va[rng.permutation(len(order_va))[:n_val]])
@@ -125,17 +145,35 @@ def load_bdd100k(train_labels: str | Path, val_labels: str | Path, images_dir: s
     parts = [("train", tr, names_tr, train_idx), ("val", va, names_va, val_idx), ("pool", tr, names_tr, pool_idx)]
     parts = [p for p in parts if len(p[3])]
     ids = np.concatenate([p[1]["names"][p[3]] for p in parts])
-    paths = [q for split, tab, _, idx in parts for q in _image_paths(images_dir, "train" if split == "pool" else split,
-                                                                       tab["names"][idx])]
+    paths = [
+        q
+        for split, tab, _, idx in parts
+        for q in _image_paths(images_dir, "train" if split == "pool" else split, tab["names"][idx])
+    ]
     check_image_files(paths, open_headers=verify_images)
     values = np.concatenate([p[1]["attributes"][p[3]] for p in parts])
     return Dataset(
-        ids=ids, images=LazyImages(paths, image_size, crop),
+        ids=ids,
+        images=LazyImages(paths, image_size, crop),
         attributes=attribute_frame({a: values[:, j] for j, a in enumerate(ATTRIBUTES)}, ids),
         split=np.concatenate([np.full(len(p[3]), p[0]) for p in parts]),
-        categories=np.concatenate([cats(p[1], p[2], p[3]) for p in parts]), category_names=tuple(cat_names),
-        source=(f"BDD100K ({n_train} train / {n_val} val" + (f" / {n_pool} pool" if n_pool else "")
-                + f" images, seed {seed}; labels {train_labels} and {val_labels}; images {images_dir})"),
-        params={"source": "bdd100k", "train_labels": str(train_labels), "val_labels": str(val_labels),
-                "images_dir": str(images_dir), "n_train": n_train, "n_val": n_val, "n_pool": n_pool, "seed": seed,
-                "image_size": image_size, "crop": crop})
+        categories=np.concatenate([cats(p[1], p[2], p[3]) for p in parts]),
+        category_names=tuple(cat_names),
+        source=(
+            f"BDD100K ({n_train} train / {n_val} val"
+            + (f" / {n_pool} pool" if n_pool else "")
+            + f" images, seed {seed}; labels {train_labels} and {val_labels}; images {images_dir})"
+        ),
+        params={
+            "source": "bdd100k",
+            "train_labels": str(train_labels),
+            "val_labels": str(val_labels),
+            "images_dir": str(images_dir),
+            "n_train": n_train,
+            "n_val": n_val,
+            "n_pool": n_pool,
+            "seed": seed,
+            "image_size": image_size,
+            "crop": crop,
+        },
+    )

@@ -34,9 +34,17 @@ def _list(doc, key: str, path: Path) -> list:
     return val
 
 
-def load_coco(captions_json: str | Path, instances_json: str | Path | None, images_dir: str | Path, *,
-              n: int = 1000, seed: int = 0, image_size: int = 64, crop: str = "center",
-              verify_images: bool = True) -> Dataset:
+def load_coco(
+    captions_json: str | Path,
+    instances_json: str | Path | None,
+    images_dir: str | Path,
+    *,
+    n: int = 1000,
+    seed: int = 0,
+    image_size: int = 64,
+    crop: str = "center",
+    verify_images: bool = True,
+) -> Dataset:
     """N seeded COCO image groups (split ``caption``) with five captions and multi-label categories."""
     captions_json, images_dir = Path(captions_json), Path(images_dir)
     if not images_dir.is_dir():
@@ -44,8 +52,9 @@ def load_coco(captions_json: str | Path, instances_json: str | Path | None, imag
     doc = read_json(captions_json, "COCO captions file")
     files = {}
     for i, im in enumerate(_list(doc, "images", captions_json)):
-        files[int(_field(im, "id", captions_json, f"images[{i}]"))] = str(_field(im, "file_name", captions_json,
-                                                                                  f"images[{i}]"))
+        files[int(_field(im, "id", captions_json, f"images[{i}]"))] = str(
+            _field(im, "file_name", captions_json, f"images[{i}]")
+        )
     caps = defaultdict(list)
     for i, an in enumerate(_list(doc, "annotations", captions_json)):
         iid = int(_field(an, "image_id", captions_json, f"annotations[{i}]"))
@@ -55,8 +64,10 @@ def load_coco(captions_json: str | Path, instances_json: str | Path | None, imag
         caps[iid].append((int(an.get("id", i)), " ".join(str(text).split())))
     eligible = sorted(i for i, c in caps.items() if len(c) >= N_CAPTIONS)
     if n > len(eligible):
-        raise DataError(f"{captions_json}: asked for {n} image groups but only {len(eligible)} images have "
-                        f"{N_CAPTIONS} or more captions")
+        raise DataError(
+            f"{captions_json}: asked for {n} image groups but only {len(eligible)} images have "
+            f"{N_CAPTIONS} or more captions"
+        )
     rng = np.random.default_rng([int(seed), 200])
     chosen = sorted(np.asarray(eligible)[rng.permutation(len(eligible))[:n]].tolist())
     captions = []
@@ -93,9 +104,25 @@ def load_coco(captions_json: str | Path, instances_json: str | Path | None, imag
     check_image_files(paths, open_headers=verify_images)
     ids = np.array([files[i] for i in chosen])
     return Dataset(
-        ids=ids, images=LazyImages(paths, image_size, crop), attributes=attribute_frame({}, ids),
-        split=np.full(n, "caption"), categories=cats, category_names=tuple(cat_names),
-        captions=np.array(captions), source=(f"COCO 2017 ({n} image groups x {N_CAPTIONS} captions, seed {seed}; "
-                                             f"{captions_json}; {instances_json}; images {images_dir})"),
-        params={"source": "coco", "captions_json": str(captions_json), "instances_json": str(instances_json),
-                "images_dir": str(images_dir), "n": n, "seed": seed, "image_size": image_size, "crop": crop})
+        ids=ids,
+        images=LazyImages(paths, image_size, crop),
+        attributes=attribute_frame({}, ids),
+        split=np.full(n, "caption"),
+        categories=cats,
+        category_names=tuple(cat_names),
+        captions=np.array(captions),
+        source=(
+            f"COCO 2017 ({n} image groups x {N_CAPTIONS} captions, seed {seed}; "
+            f"{captions_json}; {instances_json}; images {images_dir})"
+        ),
+        params={
+            "source": "coco",
+            "captions_json": str(captions_json),
+            "instances_json": str(instances_json),
+            "images_dir": str(images_dir),
+            "n": n,
+            "seed": seed,
+            "image_size": image_size,
+            "crop": crop,
+        },
+    )

@@ -32,7 +32,7 @@ def read_image(path: str | Path, size: int, crop: str = "center") -> np.ndarray:
         raise DataFileNotFoundError(f"{path}: image file not found")
     try:
         with Image.open(path) as im:
-            im.draft("RGB", (size * 2, size * 2))                     # fast JPEG downscaling
+            im.draft("RGB", (size * 2, size * 2))  # fast JPEG downscaling
             im = im.convert("RGB")
             w, h = im.size
             if crop == "center":
@@ -52,7 +52,7 @@ def check_image_files(paths: Sequence[Path], *, open_headers: bool = True) -> No
         if open_headers:
             try:
                 with Image.open(p) as im:
-                    im.size                                           # noqa: B018 (reads the header only)
+                    im.size  # noqa: B018 (reads the header only)
             except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
                 raise ImageReadError(f"{p}: cannot read image ({type(e).__name__}: {e})") from e
 
@@ -101,8 +101,7 @@ class LazyImages:
 
     def take(self, indices) -> "LazyImages":
         """A lazy view of the given rows."""
-        return LazyImages([self.paths[int(i)] for i in np.asarray(indices).ravel()], self.size, self.crop,
-                          self.workers)
+        return LazyImages([self.paths[int(i)] for i in np.asarray(indices).ravel()], self.size, self.crop, self.workers)
 
     def load(self) -> np.ndarray:
         """Decode every image into one array."""

@@ -66,7 +66,7 @@ def iter_array(path: str | Path, what: str = "JSON file") -> Iterator[object]:
                 return
             count = 0
             while True:
-                while True:                       # decode one record; re-read if it may be cut short
+                while True:  # decode one record; re-read if it may be cut short
                     try:
                         obj, end = dec.raw_decode(buf, pos)
                     except json.JSONDecodeError as e:
@@ -79,7 +79,7 @@ def iter_array(path: str | Path, what: str = "JSON file") -> Iterator[object]:
                         j += 1
                     if eof or (j < len(buf) and buf[j] in ",]"):
                         break
-                    more()                         # a number such as 1.5 may continue past the buffer
+                    more()  # a number such as 1.5 may continue past the buffer
                 yield obj
                 count += 1
                 pos = end

@@ -11,11 +11,35 @@ of the package but the shared helpers.
 
 from .compression import MatryoshkaPrefix, PCACompression
 from .precision import STUDY_CONDITIONS, StorageCondition, compare_conditions, compare_storage, store
-from .stress import INTERVENTIONS, SEVERITIES, CommonOffset, Contraction, Noise, RankRestriction, grid, \
-    make_intervention, measure_grid, stress_grid
+from .stress import (
+    INTERVENTIONS,
+    SEVERITIES,
+    CommonOffset,
+    Contraction,
+    Noise,
+    RankRestriction,
+    grid,
+    make_intervention,
+    measure_grid,
+    stress_grid,
+)
 
 __all__ = [
-    "INTERVENTIONS", "SEVERITIES", "STUDY_CONDITIONS", "CommonOffset", "Contraction", "MatryoshkaPrefix", "Noise",
-    "PCACompression", "RankRestriction", "StorageCondition", "compare_conditions", "compare_storage", "grid",
-    "make_intervention", "measure_grid", "store", "stress_grid",
+    "INTERVENTIONS",
+    "SEVERITIES",
+    "STUDY_CONDITIONS",
+    "CommonOffset",
+    "Contraction",
+    "MatryoshkaPrefix",
+    "Noise",
+    "PCACompression",
+    "RankRestriction",
+    "StorageCondition",
+    "compare_conditions",
+    "compare_storage",
+    "grid",
+    "make_intervention",
+    "measure_grid",
+    "store",
+    "stress_grid",
 ]

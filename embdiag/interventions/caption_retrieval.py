@@ -38,16 +38,42 @@ from ..metrics import hit_at_k, overlap_at_k, paired_bootstrap, precision_at_k, 
 from .compression import MatryoshkaPrefix
 
 __all__ = [
-    "T2I", "I2T", "METRICS", "Ranking", "Representation", "CaptionRetrieval", "check_group", "image_positives",
-    "positive_ranks", "text_to_image", "image_to_text", "eligible_categories", "category_precision",
-    "category_floor", "mrl_prefix", "representation_name", "evaluate", "summary_table", "overlap_table",
-    "typical_image", "bootstrap_changes", "shuffle_groups", "chance_levels", "random_hit_chance", "shuffled_control",
+    "T2I",
+    "I2T",
+    "METRICS",
+    "Ranking",
+    "Representation",
+    "CaptionRetrieval",
+    "check_group",
+    "image_positives",
+    "positive_ranks",
+    "text_to_image",
+    "image_to_text",
+    "eligible_categories",
+    "category_precision",
+    "category_floor",
+    "mrl_prefix",
+    "representation_name",
+    "evaluate",
+    "summary_table",
+    "overlap_table",
+    "typical_image",
+    "bootstrap_changes",
+    "shuffle_groups",
+    "chance_levels",
+    "random_hit_chance",
+    "shuffled_control",
 ]
 
 T2I, I2T = "text→image", "image→text"
 #: Per-query results compared across representations: (direction, metric, Ranking attribute).
-METRICS = ((T2I, "Hit@1", "hit_1"), (T2I, "Hit@k", "hit_k"), (I2T, "Hit@1", "hit_1"), (I2T, "Hit@k", "hit_k"),
-           (I2T, "caption recall@k", "recall_k"))
+METRICS = (
+    (T2I, "Hit@1", "hit_1"),
+    (T2I, "Hit@k", "hit_k"),
+    (I2T, "Hit@1", "hit_1"),
+    (I2T, "Hit@k", "hit_k"),
+    (I2T, "caption recall@k", "recall_k"),
+)
 
 
 def check_group(group, n_captions: int, n_images: int) -> np.ndarray:
@@ -74,8 +100,10 @@ def check_group(group, n_captions: int, n_images: int) -> np.ndarray:
         raise ValueError(f"group: image indices must lie in [0, {n_images}), got range [{g.min()}, {g.max()}]")
     counts = np.bincount(g, minlength=n_images)
     if (counts == 0).any():
-        raise ValueError(f"group: {int((counts == 0).sum())} image(s) own no caption "
-                         f"(first: image {int(np.flatnonzero(counts == 0)[0])})")
+        raise ValueError(
+            f"group: {int((counts == 0).sum())} image(s) own no caption "
+            f"(first: image {int(np.flatnonzero(counts == 0)[0])})"
+        )
     return g.astype(np.int64)
 
 
@@ -133,11 +161,12 @@ def positive_ranks(queries, gallery, positives, block: int = 1024) -> np.ndarray
     ranks = np.empty(len(Q), np.int64)
     cols = np.arange(len(G))
     for q0 in range(0, len(Q), block):  # a smaller step would rewrite the same ranks (time only)
-        S, M = Qn[q0:q0 + block] @ Gn.T, P[q0:q0 + block]
+        S, M = Qn[q0 : q0 + block] @ Gn.T, P[q0 : q0 + block]
         best = np.where(M, S, -np.inf).max(axis=1)  # score of the best positive
         first = np.where(M & (S == best[:, None]), cols, len(G)).min(axis=1)  # its lowest index
-        ranks[q0:q0 + block] = 1 + (S > best[:, None]).sum(axis=1) + \
-            ((S == best[:, None]) & (cols < first[:, None])).sum(axis=1)
+        ranks[q0 : q0 + block] = (
+            1 + (S > best[:, None]).sum(axis=1) + ((S == best[:, None]) & (cols < first[:, None])).sum(axis=1)
+        )
     return ranks
 
 
@@ -177,9 +206,16 @@ class Ranking:
 
 def _ranking(direction, queries, gallery, positives, mask, k, unit) -> Ranking:
     scores, nb = topk(queries, gallery, k, dtype=np.float64)  # np.dtype(None) is float64 too
-    return Ranking(direction, nb, scores, hit_at_k(nb, positives, k=1, per_query=True),
-                   hit_at_k(nb, positives, per_query=True), recall_at_k(nb, positives, per_query=True),
-                   positive_ranks(queries, gallery, mask), unit)
+    return Ranking(
+        direction,
+        nb,
+        scores,
+        hit_at_k(nb, positives, k=1, per_query=True),
+        hit_at_k(nb, positives, per_query=True),
+        recall_at_k(nb, positives, per_query=True),
+        positive_ranks(queries, gallery, mask),
+        unit,
+    )
 
 
 def text_to_image(queries, images, group, k: int = 10) -> Ranking:
@@ -392,8 +428,9 @@ class CaptionRetrieval:
         raise KeyError(f"representation {name!r} not measured; have {self.names}")
 
 
-def evaluate(images, queries, documents, group, categories=None, *, dims=(256, 128), k: int = 10,
-             min_support: int = 10) -> CaptionRetrieval:
+def evaluate(
+    images, queries, documents, group, categories=None, *, dims=(256, 128), k: int = 10, min_support: int = 10
+) -> CaptionRetrieval:
     """Both directions and category P@k for the native vectors and each Matryoshka prefix in ``dims``.
 
     ``images`` (n_images x d), ``queries``/``documents`` (n_captions x d: the captions in
@@ -420,8 +457,9 @@ def evaluate(images, queries, documents, group, categories=None, *, dims=(256, 1
     X = as_matrix(images, "images")
     Q, D = as_matrix(queries, "queries"), as_matrix(documents, "documents")
     if Q.shape != D.shape:
-        raise ValueError(f"queries and documents: shapes differ ({Q.shape} vs {D.shape}); they are the same "
-                         f"captions in two roles")
+        raise ValueError(
+            f"queries and documents: shapes differ ({Q.shape} vs {D.shape}); they are the same captions in two roles"
+        )
     if Q.shape[1] != X.shape[1]:
         raise ValueError(f"queries: have {Q.shape[1]} columns but images have {X.shape[1]}")
     g = check_group(group, len(Q), len(X))
@@ -437,8 +475,9 @@ def evaluate(images, queries, documents, group, categories=None, *, dims=(256, 1
     for m in dict.fromkeys([d, *dims]):  # native first, each dimension once
         Xm, Qm, Dm = (mrl_prefix(V, m) for V in (X, Q, D))
         cp = category_precision(Xm, categories, k, min_support) if cats else float("nan")  # "NAN": same NaN
-        reps.append(Representation(representation_name(m, d), m, text_to_image(Qm, Xm, g, k),
-                                   image_to_text(Xm, Dm, g, k), cp))
+        reps.append(
+            Representation(representation_name(m, d), m, text_to_image(Qm, Xm, g, k), image_to_text(Xm, Dm, g, k), cp)
+        )
     return CaptionRetrieval(tuple(reps), g, int(k), cats)
 
 
@@ -464,8 +503,10 @@ def summary_table(result: CaptionRetrieval) -> pd.DataFrame:
     """
     rows = {}
     for r in result.representations:
-        row = {f"{'T→I' if dr == T2I else 'I→T'} {_label(m, result.k)}": r.ranking(dr).mean(attr)
-               for dr, m, attr in METRICS}
+        row = {
+            f"{'T→I' if dr == T2I else 'I→T'} {_label(m, result.k)}": r.ranking(dr).mean(attr)
+            for dr, m, attr in METRICS
+        }
         row[f"category P@{result.k}"] = r.category_p
         rows[r.name] = row
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("representation")  # orient: any case
@@ -485,9 +526,13 @@ def overlap_table(result: CaptionRetrieval) -> pd.DataFrame:
     rows = []
     for r in result.representations[1:]:
         for direction in (T2I, I2T):
-            rows.append({"representation": r.name, "direction": direction,
-                         "overlap": overlap_at_k(r.ranking(direction).neighbors,
-                                                 result.native.ranking(direction).neighbors)})
+            rows.append(
+                {
+                    "representation": r.name,
+                    "direction": direction,
+                    "overlap": overlap_at_k(r.ranking(direction).neighbors, result.native.ranking(direction).neighbors),
+                }
+            )
     return pd.DataFrame(rows, columns=["representation", "direction", "overlap"])
 
 
@@ -514,8 +559,9 @@ def typical_image(result: CaptionRetrieval) -> int:
     return int(np.argmin(np.abs(per_image - target) + 1e-9 * np.arange(n) / n))
 
 
-def bootstrap_changes(result: CaptionRetrieval, n_draws: int = 5000, seed: int = 0,
-                      level: float = 0.95) -> pd.DataFrame:
+def bootstrap_changes(
+    result: CaptionRetrieval, n_draws: int = 5000, seed: int = 0, level: float = 0.95
+) -> pd.DataFrame:
     """Compressed minus native, with paired bootstrap intervals over image groups.
 
     For each compressed representation and each metric of :data:`METRICS`, the per-query
@@ -546,11 +592,23 @@ def bootstrap_changes(result: CaptionRetrieval, n_draws: int = 5000, seed: int =
     for r in result.representations[1:]:
         for direction, metric, attr in METRICS:
             a, b = r.ranking(direction), result.native.ranking(direction)
-            iv = paired_bootstrap(getattr(a, attr), getattr(b, attr), groups=a.unit, n_draws=n_draws, level=level,
-                                  seed=seed)
-            rows.append({"representation": r.name, "direction": direction, "metric": _label(metric, result.k),
-                         "native": b.mean(attr), "compressed": a.mean(attr), "change": iv.mean, "low": iv.low,
-                         "high": iv.high, "n_queries": iv.n, "n_groups": iv.n_groups})
+            iv = paired_bootstrap(
+                getattr(a, attr), getattr(b, attr), groups=a.unit, n_draws=n_draws, level=level, seed=seed
+            )
+            rows.append(
+                {
+                    "representation": r.name,
+                    "direction": direction,
+                    "metric": _label(metric, result.k),
+                    "native": b.mean(attr),
+                    "compressed": a.mean(attr),
+                    "change": iv.mean,
+                    "low": iv.low,
+                    "high": iv.high,
+                    "n_queries": iv.n,
+                    "n_groups": iv.n_groups,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -595,9 +653,13 @@ def chance_levels(result: CaptionRetrieval, representation: str | None = None) -
     owners = g[rep.i2t.neighbors]  # (n_images, k) group of each top caption
     distinct = np.array([len(np.unique(row)) for row in owners])
     # "Hit@1" has no "@k": its _label is "Hit@1" whatever k
-    return {(T2I, _label("Hit@1", k)): 1 / n, (T2I, _label("Hit@k", k)): k / n, (I2T, _label("Hit@1", k)): 1 / n,
-            (I2T, _label("Hit@k", k)): float(distinct.mean()) / n,
-            (I2T, _label("caption recall@k", k)): float((1.0 / sizes[owners]).sum(axis=1).mean()) / n}
+    return {
+        (T2I, _label("Hit@1", k)): 1 / n,
+        (T2I, _label("Hit@k", k)): k / n,
+        (I2T, _label("Hit@1", k)): 1 / n,
+        (I2T, _label("Hit@k", k)): float(distinct.mean()) / n,
+        (I2T, _label("caption recall@k", k)): float((1.0 / sizes[owners]).sum(axis=1).mean()) / n,
+    }
 
 
 def random_hit_chance(n_gallery: int, n_positives: int, k: int) -> float:
@@ -626,8 +688,10 @@ def _shuffled_values(rep: Representation, group: np.ndarray, perms: np.ndarray) 
     n = perms.shape[1]
     sizes = np.bincount(group, minlength=n)  # n = group.max() + 1: minlength changes nothing
     t_nb, i_nb = rep.t2i.neighbors, rep.i2t.neighbors
-    out = {key: np.empty(len(perms)) for key in ((T2I, "Hit@1"), (T2I, "Hit@k"), (I2T, "Hit@1"), (I2T, "Hit@k"),
-                                                 (I2T, "caption recall@k"))}
+    out = {
+        key: np.empty(len(perms))
+        for key in ((T2I, "Hit@1"), (T2I, "Hit@k"), (I2T, "Hit@1"), (I2T, "Hit@k"), (I2T, "caption recall@k"))
+    }
     images = np.arange(n)
     for i, p in enumerate(perms):
         parent = p[group]  # new owner of every caption
@@ -643,8 +707,9 @@ def _shuffled_values(rep: Representation, group: np.ndarray, perms: np.ndarray) 
     return out
 
 
-def shuffled_control(result: CaptionRetrieval, seed: int = 0, n_permutations: int = 1000,
-                     representation: str | None = None) -> pd.DataFrame:
+def shuffled_control(
+    result: CaptionRetrieval, seed: int = 0, n_permutations: int = 1000, representation: str | None = None
+) -> pd.DataFrame:
     """The shuffled-correspondence control: vectors and rankings stay fixed, the image–caption
     correspondence is reassigned by a seeded permutation of the groups (:func:`shuffle_groups`).
 
@@ -676,7 +741,15 @@ def shuffled_control(result: CaptionRetrieval, seed: int = 0, n_permutations: in
     for direction, metric, attr in METRICS:
         label = _label(metric, k)
         lo, hi = np.quantile(many[direction, metric], [0.025, 0.975])
-        rows.append({"direction": direction, "metric": label, "real": rep.ranking(direction).mean(attr),
-                     "shuffled": float(one[direction, metric][0]), "chance": chance[direction, label],
-                     "permutation low": float(lo), "permutation high": float(hi)})
+        rows.append(
+            {
+                "direction": direction,
+                "metric": label,
+                "real": rep.ranking(direction).mean(attr),
+                "shuffled": float(one[direction, metric][0]),
+                "chance": chance[direction, label],
+                "permutation low": float(lo),
+                "permutation high": float(hi),
+            }
+        )
     return pd.DataFrame(rows)

@@ -46,9 +46,22 @@ from ..metrics.probe import LinearProbe, balanced_accuracy
 from ..metrics.retrieval import overlap_at_k, precision_at_k, topk
 from ..metrics.suite import evaluate, frozen_classes
 
-__all__ = ["DIMS", "METHODS", "MatryoshkaPrefix", "PCACompression", "centring_effect", "compression_grid",
-           "dims_ladder", "make_compression", "numerical_rank", "overlap_curve", "principal_axes",
-           "study_dims", "unstandardized_ba", "variance_spectrum"]
+__all__ = [
+    "DIMS",
+    "METHODS",
+    "MatryoshkaPrefix",
+    "PCACompression",
+    "centring_effect",
+    "compression_grid",
+    "dims_ladder",
+    "make_compression",
+    "numerical_rank",
+    "overlap_curve",
+    "principal_axes",
+    "study_dims",
+    "unstandardized_ba",
+    "variance_spectrum",
+]
 
 DIMS: tuple[int, ...] = (512, 256, 128)
 """The study's compression targets, declared before any measurement."""
@@ -62,7 +75,7 @@ RANK_TOL = 1e-12
 
 _AXES_CACHE: dict = {}
 #: Magnitudes whose squares, summed over up to 2^23 rows, neither overflow nor underflow in float64.
-_SQUARABLE = (2.0 ** -500, 2.0 ** 500)
+_SQUARABLE = (2.0**-500, 2.0**500)
 
 
 def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -89,9 +102,11 @@ def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
     X = as_matrix(X, "X", min_rows=2)
     amax = float(np.abs(X).max())
     if not (amax == 0 or _SQUARABLE[0] <= amax <= _SQUARABLE[1]):
-        raise ValueError(f"X: largest magnitude {amax:.3g} is outside [2^-500, 2^500], where variances "
-                         "(sums of squares) are representable in float64; rescale the vectors (principal "
-                         "directions do not depend on a common factor)")
+        raise ValueError(
+            f"X: largest magnitude {amax:.3g} is outside [2^-500, 2^500], where variances "
+            "(sums of squares) are representable in float64; rescale the vectors (principal "
+            "directions do not depend on a common factor)"
+        )
     key = (X.shape, X.dtype.str, zlib.crc32(np.ascontiguousarray(X).view(np.uint8)), bool(center))
     if key not in _AXES_CACHE:
         out = _principal_axes(X, bool(center))
@@ -147,8 +162,7 @@ class _Fitted(TransformerMixin, BaseEstimator):
         self._check_fitted()
         X = as_matrix(X, name)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"{name}: expected {self.n_features_in_} columns (as in fit), "
-                             f"got {X.shape[1]}")
+            raise ValueError(f"{name}: expected {self.n_features_in_} columns (as in fit), got {X.shape[1]}")
         return X
 
 
@@ -224,15 +238,14 @@ class PCACompression(_Fitted):
         mean, V, lam = principal_axes(X, center=bool(self.center))
         self.rank_ = numerical_rank(lam)
         self.mean_, self.components_, self.explained_variance_ = mean.copy(), V[:k].copy(), lam[:k].copy()
-        self.components_[self.rank_:] = 0.0  # rounding-noise directions: their coordinates are zero
-        self.explained_variance_[self.rank_:] = 0.0
+        self.components_[self.rank_ :] = 0.0  # rounding-noise directions: their coordinates are zero
+        self.explained_variance_[self.rank_ :] = 0.0
         self.n_features_in_ = X.shape[1]
         return self
 
     def transform(self, X) -> np.ndarray:
         X = self._check_input(X)  # astype(None) below is astype(float64): that mutant is equivalent
-        return _unit_rows((X.astype(np.float64) - self.mean_) @ self.components_.T,
-                          "X (projected)")
+        return _unit_rows((X.astype(np.float64) - self.mean_) @ self.components_.T, "X (projected)")
 
 
 def make_compression(method: str, k: int) -> _Fitted:
@@ -289,8 +302,17 @@ def _neighbors(Z: np.ndarray, k: int) -> np.ndarray:
     return topk(Z, Z, k, exclude_self=True, dtype=np.float64)[1]
 
 
-def compression_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
-                     dims=DIMS, methods=METHODS, k: int = 10, probes: bool = True) -> pd.DataFrame:
+def compression_grid(
+    train,
+    train_labels: Mapping[str, np.ndarray],
+    val,
+    val_labels: Mapping[str, np.ndarray],
+    *,
+    dims=DIMS,
+    methods=METHODS,
+    k: int = 10,
+    probes: bool = True,
+) -> pd.DataFrame:
     """:func:`~embdiag.metrics.suite.evaluate` for the native vectors and every method x dimension.
 
     Each compression is fitted on ``train`` only and applied to ``train`` (for the probes)
@@ -324,8 +346,16 @@ def compression_grid(train, train_labels: Mapping[str, np.ndarray], val, val_lab
         nb = _neighbors(Zva, k)  # one exact search per representation, for P@k and overlap@k
         row = evaluate(Ztr, train_labels, Zva, val_labels, k=k, classes=classes, probes=probes, neighbors=nb)
         overlap = overlap_at_k(native, nb, per_query=True)
-        rows.append({"representation": f"{method} {dim}", "method": method, "dim": dim, **row,
-                     f"overlap@{k}": float(overlap.mean()), f"changed@{k}": float(np.mean(overlap < 1))})
+        rows.append(
+            {
+                "representation": f"{method} {dim}",
+                "method": method,
+                "dim": dim,
+                **row,
+                f"overlap@{k}": float(overlap.mean()),
+                f"changed@{k}": float(np.mean(overlap < 1)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -343,9 +373,15 @@ def overlap_curve(train, val, *, dims, methods=METHODS, k: int = 10) -> pd.DataF
     train, val = _pair(train, val)
     dims = _check_dims(dims, train.shape[1])
     native = _neighbors(val, k)
-    rows = [{"representation": f"{m} {d}", "method": m, "dim": d,
-             f"overlap@{k}": float(overlap_at_k(native, _neighbors(Zva, k)))}
-            for m, d, _, Zva in list(_representations(train, val, dims, methods))[1:]]
+    rows = [
+        {
+            "representation": f"{m} {d}",
+            "method": m,
+            "dim": d,
+            f"overlap@{k}": float(overlap_at_k(native, _neighbors(Zva, k))),
+        }
+        for m, d, _, Zva in list(_representations(train, val, dims, methods))[1:]
+    ]
     return pd.DataFrame(rows)
 
 
@@ -370,17 +406,33 @@ def variance_spectrum(train, dims, *, center: bool = True) -> pd.DataFrame:
     lam = principal_axes(train, center=center)[2]
     total = lam.sum()
     if not total > 0:
-        raise ValueError("train: has no variance (every row the same" + (" after centring" if center else "")
-                         + "); variance shares are undefined")
-    out = pd.DataFrame({"dim": dims, "share": [float(lam[:d].sum() / total) for d in dims],
-                        "weakest": [float(lam[d - 1] / lam[0]) for d in dims]})
+        raise ValueError(
+            "train: has no variance (every row the same"
+            + (" after centring" if center else "")
+            + "); variance shares are undefined"
+        )
+    out = pd.DataFrame(
+        {
+            "dim": dims,
+            "share": [float(lam[:d].sum() / total) for d in dims],
+            "weakest": [float(lam[d - 1] / lam[0]) for d in dims],
+        }
+    )
     out.attrs["rank"] = rank = numerical_rank(lam)
     out.attrs["weakest spanned"] = float(lam[rank - 1] / lam[0])
     return out
 
 
-def unstandardized_ba(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
-                      method: str, dim: int, attribute: str) -> float:
+def unstandardized_ba(
+    train,
+    train_labels: Mapping[str, np.ndarray],
+    val,
+    val_labels: Mapping[str, np.ndarray],
+    *,
+    method: str,
+    dim: int,
+    attribute: str,
+) -> float:
     """Balanced accuracy of a probe *without* feature standardization on one compression (one fit),
     eligible classes frozen from ``val_labels`` as in :func:`compression_grid`.
 
@@ -463,10 +515,13 @@ def centring_effect(train, val, val_labels: Mapping[str, np.ndarray], *, k: int 
     rows = []
     for name, Z in reps.items():
         overlap = overlap_at_k(base, neighbors[name], per_query=True)
-        row = {"representation": name, f"overlap@{k}": float(overlap.mean()),
-               f"changed@{k}": float(np.mean(overlap < 1)),
-               f"overlap@{k} with centred cosine": float(overlap_at_k(centred, neighbors[name])),
-               "max |Δ cosine|": float(np.abs(Z @ Z.T - cos).max())}
+        row = {
+            "representation": name,
+            f"overlap@{k}": float(overlap.mean()),
+            f"changed@{k}": float(np.mean(overlap < 1)),
+            f"overlap@{k} with centred cosine": float(overlap_at_k(centred, neighbors[name])),
+            "max |Δ cosine|": float(np.abs(Z @ Z.T - cos).max()),
+        }
         row.update({f"{a} P@{k}": precision_at_k(neighbors[name], y) for a, y in val_labels.items()})
         rows.append(row)
     return pd.DataFrame(rows)

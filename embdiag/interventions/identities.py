@@ -30,7 +30,7 @@ HEADLINE_SEVERITIES: tuple[float, ...] = (0.5, 0.9, 0.99)
 
 
 def _pr_of(eigenvalues: np.ndarray) -> float:
-    return float(eigenvalues.sum() ** 2 / np.sum(eigenvalues ** 2))
+    return float(eigenvalues.sum() ** 2 / np.sum(eigenvalues**2))
 
 
 def exact_responses(train, val, severities=HEADLINE_SEVERITIES, *, k: int = 10, seed: int = 0) -> pd.DataFrame:
@@ -68,8 +68,17 @@ def exact_responses(train, val, severities=HEADLINE_SEVERITIES, *, k: int = 10, 
 
     def add(name, s, identity, predicted, measured, kind="exact"):
         rel = abs(measured - predicted) / abs(predicted) if predicted else abs(measured)
-        rows.append({"intervention": name, "severity": s, "identity": identity, "predicted": float(predicted),
-                     "measured": float(measured), "relative error": float(rel), "kind": kind})
+        rows.append(
+            {
+                "intervention": name,
+                "severity": s,
+                "identity": identity,
+                "predicted": float(predicted),
+                "measured": float(measured),
+                "relative error": float(rel),
+                "kind": kind,
+            }
+        )
 
     for s in severities:
         c = Contraction(s).fit(train).transform(val)
@@ -85,11 +94,27 @@ def exact_responses(train, val, severities=HEADLINE_SEVERITIES, *, k: int = 10, 
         r = RankRestriction(s).fit(train)
         kept = r.explained_variance_
         tr = r.transform(train)
-        add("rank restriction", s, f"training variance = sum of the {r.n_components_} kept eigenvalues",
-            kept.sum(), total_variance(tr))
-        add("rank restriction", s, f"training PR = PR of the {r.n_components_} kept eigenvalues",
-            _pr_of(kept), participation_ratio(tr))
+        add(
+            "rank restriction",
+            s,
+            f"training variance = sum of the {r.n_components_} kept eigenvalues",
+            kept.sum(),
+            total_variance(tr),
+        )
+        add(
+            "rank restriction",
+            s,
+            f"training PR = PR of the {r.n_components_} kept eigenvalues",
+            _pr_of(kept),
+            participation_ratio(tr),
+        )
         n = Noise(s, seed=seed).fit(train)
-        add("noise", s, "total variance = native + noise variance", var0 + n.noise_variance_,
-            total_variance(n.transform(val)), kind="in expectation")
+        add(
+            "noise",
+            s,
+            "total variance = native + noise variance",
+            var0 + n.noise_variance_,
+            total_variance(n.transform(val)),
+            kind="in expectation",
+        )
     return pd.DataFrame(rows)

@@ -64,8 +64,8 @@ __all__ = [
 FORMATS = ("native", "float32", "float16", "int8")
 ARITHMETICS = ("float64", "float32")
 
-_U = {"float64": 2.0 ** -53, "float32": 2.0 ** -24}     # unit roundoff
-_TINY = {"float64": 2.0 ** -1074, "float32": 2.0 ** -149}  # smallest subnormal
+_U = {"float64": 2.0**-53, "float32": 2.0**-24}  # unit roundoff
+_TINY = {"float64": 2.0**-1074, "float32": 2.0**-149}  # smallest subnormal
 _U64 = _U["float64"]
 _CACHE_SCORES = 1 << 22  # keep the reference score matrix when it has at most this many entries
 
@@ -77,6 +77,7 @@ def _check_choice(value, options, name):
 
 
 # ----------------------------------------------------------------------------- storage
+
 
 @dataclass(frozen=True, eq=False)
 class StoredVectors:
@@ -161,6 +162,7 @@ def reconstruction_error(X, X_hat) -> np.ndarray:
 
 # ------------------------------------------------------------------- rounding bounds
 
+
 def _gamma(n: int, u: float) -> float:
     return n * u / (1 - n * u) if n * u < 1 else math.inf
 
@@ -236,8 +238,15 @@ def _error_upper(err: np.ndarray, d: int, eta64: float) -> np.ndarray:
     return (np.sqrt(s / (1 - g)) / (1 - u) + 2 * eta64) * (1 + 8 * u)  # 1 + 9u rounds to this float
 
 
-def certificate_bound(query_error, gallery_error, d: int, *, arithmetic: str = "float64",
-                      reference_arithmetic: str = "float64", min_sq_norm: float = 1.0) -> np.ndarray:
+def certificate_bound(
+    query_error,
+    gallery_error,
+    d: int,
+    *,
+    arithmetic: str = "float64",
+    reference_arithmetic: str = "float64",
+    min_sq_norm: float = 1.0,
+) -> np.ndarray:
     r"""Per-query bound ``B_q`` on ``|s~_hat(q, g) - s~(q, g)|`` over every gallery vector g.
 
     ``s~`` is the computed reference score (native vectors, ``reference_arithmetic``),
@@ -271,12 +280,12 @@ def certificate_bound(query_error, gallery_error, d: int, *, arithmetic: str = "
     q = np.asarray(query_error, dtype=np.float64)
     g = np.asarray(gallery_error, dtype=np.float64)  # float(max) is the same without the cast (monotone)
     g_max = float(g.max()) if g.size else 0.0
-    rounding = (scoring_bound(d, reference_arithmetic, min_sq_norm)
-                + scoring_bound(d, arithmetic, min_sq_norm))
+    rounding = scoring_bound(d, reference_arithmetic, min_sq_norm) + scoring_bound(d, arithmetic, min_sq_norm)
     return (q + g_max + rounding) * (1 + 8 * _U64)  # 1 + 9u rounds to this float
 
 
 # ----------------------------------------------------------------- conditions, results
+
 
 @dataclass(frozen=True)
 class StorageCondition:
@@ -412,6 +421,7 @@ class StorageResult:
 
 # ------------------------------------------------------------------------- comparison
 
+
 def _stored(X: np.ndarray, fmt: str, name: str) -> np.ndarray:
     if fmt == "native":  # a shortcut: store(X, "native") gives a float64 copy of the same values
         return X
@@ -437,8 +447,9 @@ def _score_errors(Qr, Gr, Qp, Gp, exclude_self: bool, chunk: int, ref=None) -> n
 
 # Equivalent mutants (here and in compare_storage / compare_study_conditions): another default
 # chunk_size only changes how many query rows each score product takes (memory, time).
-def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k: int = 10,
-                       chunk_size: int = 1024) -> list[StorageResult]:
+def compare_conditions(
+    queries, conditions=STUDY_CONDITIONS, gallery=None, *, k: int = 10, chunk_size: int = 1024
+) -> list[StorageResult]:
     """Run each condition against one reference ranking; one :class:`StorageResult` each.
 
     Each query searches ``gallery`` by cosine for its top ``k``; with ``gallery=None``
@@ -519,8 +530,11 @@ def compare_conditions(queries, conditions=STUDY_CONDITIONS, gallery=None, *, k:
         Qp = _normalize(Qs, c.arithmetic)
         Gp = Qp if Gs is Qs else _normalize(Gs, c.arithmetic)
         err = _score_errors(Qr, Gr, Qp, Gp, exclude_self, chunk_size, ref_full)
-        results.append(StorageResult(c, k, float(err.max()), changed, overlap, margins, bound, certified,
-                                     q_err, g_err, ref_nbrs, idx, err))
+        results.append(
+            StorageResult(
+                c, k, float(err.max()), changed, overlap, margins, bound, certified, q_err, g_err, ref_nbrs, idx, err
+            )
+        )
     return results
 
 
@@ -552,16 +566,17 @@ def query_scores(queries, condition: StorageCondition, query: int, gallery=None)
     # Equivalent mutants: storing G == Q again gives the same rows; [query:query + 2][0] is the
     # same row; astype(None) is astype(float64).
     Gs = Qs if same and condition.gallery == condition.queries else _stored(G, condition.gallery, "gallery")
-    ref = _normalize(G, "float64") @ _normalize(Q[query:query + 1], "float64")[0]
-    out = (_normalize(Gs, condition.arithmetic) @ _normalize(Qs[query:query + 1], condition.arithmetic)[0])
+    ref = _normalize(G, "float64") @ _normalize(Q[query : query + 1], "float64")[0]
+    out = _normalize(Gs, condition.arithmetic) @ _normalize(Qs[query : query + 1], condition.arithmetic)[0]
     out = out.astype(np.float64)
     if same:
         ref[query] = out[query] = -np.inf
     return ref, out
 
 
-def compare_study_conditions(train, evaluation, *, k: int = 10, offset_severity: float = 0.99,
-                             offset_seed: int = 0, chunk_size: int = 1024) -> list[StorageResult]:
+def compare_study_conditions(
+    train, evaluation, *, k: int = 10, offset_severity: float = 0.99, offset_seed: int = 0, chunk_size: int = 1024
+) -> list[StorageResult]:
     """The study's eight rows: each evaluation vector queries the others (exact top ``k``).
 
     :data:`STUDY_CONDITIONS` run on ``evaluation`` against the native float64 ranking;
@@ -584,8 +599,9 @@ def compare_study_conditions(train, evaluation, *, k: int = 10, offset_severity:
     return native + compare_conditions(moved, OFFSET_CONDITIONS, k=k, chunk_size=chunk_size)
 
 
-def compare_storage(queries, condition: StorageCondition, gallery=None, *, k: int = 10,
-                    chunk_size: int = 1024) -> StorageResult:
+def compare_storage(
+    queries, condition: StorageCondition, gallery=None, *, k: int = 10, chunk_size: int = 1024
+) -> StorageResult:
     """:func:`compare_conditions` for a single condition.
 
     Examples

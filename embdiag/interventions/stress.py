@@ -287,8 +287,18 @@ def grid(names=tuple(INTERVENTIONS), severities=SEVERITIES, *, seed: int = 0):
     return [(n, s, make_intervention(n, s, seed=seed)) for n in names for s in severities]
 
 
-def measure_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
-                 names=None, severities=None, k: int = 10, seed: int = 0, probes: bool = True):
+def measure_grid(
+    train,
+    train_labels: Mapping[str, np.ndarray],
+    val,
+    val_labels: Mapping[str, np.ndarray],
+    *,
+    names=None,
+    severities=None,
+    k: int = 10,
+    seed: int = 0,
+    probes: bool = True,
+):
     """Measure every intervention x severity; yield ``(name, severity, intervention, row,
     neighbors)`` in the order of :func:`grid` (default: every intervention x :data:`SEVERITIES`).
 
@@ -318,19 +328,32 @@ def measure_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels:
         change.fit(train)
         if s == 0.0:
             if unchanged is None:
-                unchanged = {**evaluate(train, train_labels, val, val_labels, k=k, probes=probes, neighbors=native),
-                             f"overlap@{k}": 1.0}
+                unchanged = {
+                    **evaluate(train, train_labels, val, val_labels, k=k, probes=probes, neighbors=native),
+                    f"overlap@{k}": 1.0,
+                }
             yield name, s, change, dict(unchanged), native
             continue
         moved = change.transform(val)
         _, neighbors = topk(moved, moved, k, exclude_self=True, dtype=np.float64)
-        row = evaluate(change.transform(train), train_labels, moved, val_labels, k=k, probes=probes,
-                       neighbors=neighbors)
+        row = evaluate(
+            change.transform(train), train_labels, moved, val_labels, k=k, probes=probes, neighbors=neighbors
+        )
         yield name, s, change, {**row, f"overlap@{k}": overlap_at_k(native, neighbors)}, neighbors
 
 
-def stress_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
-                names=None, severities=None, k: int = 10, seed: int = 0, probes: bool = True) -> pd.DataFrame:
+def stress_grid(
+    train,
+    train_labels: Mapping[str, np.ndarray],
+    val,
+    val_labels: Mapping[str, np.ndarray],
+    *,
+    names=None,
+    severities=None,
+    k: int = 10,
+    seed: int = 0,
+    probes: bool = True,
+) -> pd.DataFrame:
     """:func:`measure_grid` as a DataFrame: columns ``intervention``, ``severity``, the metric
     columns of :func:`~embdiag.metrics.suite.evaluate` and ``"overlap@{k}"``, one row per grid
     point, in the grid's order.
@@ -347,5 +370,11 @@ def stress_grid(train, train_labels: Mapping[str, np.ndarray], val, val_labels: 
     >>> round(float(table.total_variance[1] / table.total_variance[0]), 4), table["overlap@3"].tolist()
     (0.25, [1.0, 1.0])
     """
-    return pd.DataFrame([{"intervention": name, "severity": s, **row} for name, s, _, row, _ in measure_grid(
-        train, train_labels, val, val_labels, names=names, severities=severities, k=k, seed=seed, probes=probes)])
+    return pd.DataFrame(
+        [
+            {"intervention": name, "severity": s, **row}
+            for name, s, _, row, _ in measure_grid(
+                train, train_labels, val, val_labels, names=names, severities=severities, k=k, seed=seed, probes=probes
+            )
+        ]
+    )

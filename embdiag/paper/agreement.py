@@ -34,8 +34,10 @@ TOLERANCE = 1e-4
 #: Absolute tolerance: float32 rounding of unit-scale scores (FP32 errors moved 5.5e-7 -> 7.6e-7).
 ABSOLUTE = 1e-6
 
-_NUMBER = re.compile(r"(?<![\w.\-−+])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w])"
-                     r"|(?<![\w.])\.\d+(?:[eE][-+]?\d+)?(?![\w])")
+_NUMBER = re.compile(
+    r"(?<![\w.\-−+])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w])"
+    r"|(?<![\w.])\.\d+(?:[eE][-+]?\d+)?(?![\w])"
+)
 _MASKS = (
     (re.compile(r"vega-[0-9a-f]{12}"), "vega-ID"),
     (re.compile(r"T_[0-9a-f]{5}(?=[_ \"])"), "T_ID"),
@@ -66,6 +68,7 @@ def numbers(text: str) -> tuple[str, list[str]]:
     def take(m):
         found.append(m.group(0))
         return "#"
+
     return _NUMBER.sub(take, text), found
 
 
@@ -88,7 +91,7 @@ def _numbers_agree(a: str, b: str, rtol: float) -> bool:
 
 
 def _masked(text: str) -> str:
-    text = unquote(text)                          # CSV downloads are percent-encoded data: URLs
+    text = unquote(text)  # CSV downloads are percent-encoded data: URLs
     for pattern, repl in _MASKS:
         text = pattern.sub(repl, text)
     return text
@@ -101,9 +104,10 @@ def _text_difference(a: str, b: str, rtol: float) -> str | None:
     a, b = _masked(a), _masked(b)
     (skeleton_a, nums_a), (skeleton_b, nums_b) = numbers(a), numbers(b)
     if skeleton_a != skeleton_b:
-        i = next((i for i, (p, q) in enumerate(zip(skeleton_a, skeleton_b)) if p != q),
-                 min(len(skeleton_a), len(skeleton_b)))
-        return f"text differs: {skeleton_a[max(0, i - 60):i + 60]!r} vs {skeleton_b[max(0, i - 60):i + 60]!r}"
+        i = next(
+            (i for i, (p, q) in enumerate(zip(skeleton_a, skeleton_b)) if p != q), min(len(skeleton_a), len(skeleton_b))
+        )
+        return f"text differs: {skeleton_a[max(0, i - 60) : i + 60]!r} vs {skeleton_b[max(0, i - 60) : i + 60]!r}"
     for x, y in zip(nums_a, nums_b):
         if not _numbers_agree(x, y, rtol):
             return f"number {x} became {y} (beyond rtol {rtol:g}, {ABSOLUTE:g} and one unit of its last digit)"
@@ -118,8 +122,10 @@ def _output_text(output) -> dict[str, str]:
         return {f"stream:{output.get('name')}": _join(output.get("text", ""))}
     if kind == "error":
         return {"error": f"{output.get('ename')}: {output.get('evalue')}"}
-    return {mime: json.dumps(value, sort_keys=True) if isinstance(value, dict) else _join(value)
-            for mime, value in output.get("data", {}).items()}
+    return {
+        mime: json.dumps(value, sort_keys=True) if isinstance(value, dict) else _join(value)
+        for mime, value in output.get("data", {}).items()
+    }
 
 
 def _join(value) -> str:
@@ -147,8 +153,11 @@ def compare(committed, fresh, *, rtol: float = TOLERANCE, exact: bool = False) -
                 out.append(Difference(i, j, f"output kinds differ: {sorted(tx)} vs {sorted(ty)}"))
                 continue
             for mime in sorted(tx):
-                why = (None if tx[mime] == ty[mime] else f"{mime} differs") if exact else \
-                    _text_difference(tx[mime], ty[mime], rtol)
+                why = (
+                    (None if tx[mime] == ty[mime] else f"{mime} differs")
+                    if exact
+                    else _text_difference(tx[mime], ty[mime], rtol)
+                )
                 if why:
                     out.append(Difference(i, j, f"{mime}: {why}" if not exact else why))
     return out
@@ -158,5 +167,6 @@ def compare_files(committed_path, fresh_path, *, rtol: float = TOLERANCE, exact:
     """:func:`compare` of two ``.ipynb`` files."""
     import nbformat
 
-    return compare(nbformat.read(committed_path, as_version=4), nbformat.read(fresh_path, as_version=4),
-                   rtol=rtol, exact=exact)
+    return compare(
+        nbformat.read(committed_path, as_version=4), nbformat.read(fresh_path, as_version=4), rtol=rtol, exact=exact
+    )

@@ -74,6 +74,7 @@ def _named_in_order(spec: dict) -> dict:
         if isinstance(node, list):
             return [rename(v) for v in node]
         return node
+
     out = rename({k: v for k, v in spec.items() if k != "datasets"})
     out["datasets"] = {names[old]: values for old, values in datasets.items()}
     return out

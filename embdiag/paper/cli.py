@@ -50,7 +50,8 @@ def _chapter(pipeline, args) -> None:
         if changed:
             raise pipeline.ChapterInputError(
                 f"parameters other than the book's ({', '.join(changed)}) make a page of your own: name a folder "
-                "for it with --out DIR (the book's pages keep their parameters)")
+                "for it with --out DIR (the book's pages keep their parameters)"
+            )
         _run_chapter(pipeline, args.name, parameters)
     if not args.no_build:
         _build(pipeline)
@@ -81,22 +82,33 @@ def _embeddings(argv) -> int:
     args = parser.parse_args(argv)
     results = regenerate_book_embeddings(write=args.write, progress=True)
     for r in results:
-        state = ("identical" if r.identical else
-                 f"max abs diff {r.max_abs:.3g}, max rel diff {r.max_rel:.3g}" if r.max_abs == r.max_abs
-                 else "nothing committed to compare")
+        state = (
+            "identical"
+            if r.identical
+            else f"max abs diff {r.max_abs:.3g}, max rel diff {r.max_rel:.3g}"
+            if r.max_abs == r.max_abs
+            else "nothing committed to compare"
+        )
         print(f"{r.name} ({r.rows} rows): {state}{'; written' if r.written else ''}")
     kept = [r for r in results if not r.identical and not r.written]
     if kept:
-        print(f"embdiag: {len(kept)} of {len(results)} differ from the committed vectors, which are kept "
-              "(the book reads those; --write replaces them)", file=sys.stderr)
+        print(
+            f"embdiag: {len(kept)} of {len(results)} differ from the committed vectors, which are kept "
+            "(the book reads those; --write replaces them)",
+            file=sys.stderr,
+        )
     return int(bool(kept))
 
 
-_EMBEDDINGS_HELP = ("recompute the embeddings the book reads (both reference encoders) and print how far they are "
-                    "from the committed ones; the committed vectors are kept unless --write")
+_EMBEDDINGS_HELP = (
+    "recompute the embeddings the book reads (both reference encoders) and print how far they are "
+    "from the committed ones; the committed vectors are kept unless --write"
+)
 _TRAIN_HELP = "run the JEPA training sweep: finished runs are skipped, interrupted ones resumed"
-_REPORT_HELP = ("measure your own vectors (geometry, label probes, neighbour identity, relevance) and what a "
-                "compression, index or second model changes: one offline report.html, report.json and CSVs")
+_REPORT_HELP = (
+    "measure your own vectors (geometry, label probes, neighbour identity, relevance) and what a "
+    "compression, index or second model changes: one offline report.html, report.json and CSVs"
+)
 
 
 def main(argv=None) -> int:
@@ -130,20 +142,37 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("train", help=_TRAIN_HELP + " (embdiag train -h lists its options)")
     sub.add_parser("report", help=_REPORT_HELP + " (embdiag report -h lists its options)")
-    sub.add_parser("vectors", help="write the project's cached embeddings and labels as files for embdiag report "
-                   "(embdiag vectors -h lists its options)")
+    sub.add_parser(
+        "vectors",
+        help="write the project's cached embeddings and labels as files for embdiag report "
+        "(embdiag vectors -h lists its options)",
+    )
     sub.add_parser("embeddings", help=_EMBEDDINGS_HELP + " (embdiag embeddings -h lists its options)")
     sub.add_parser("sync", help="rewrite each notebooks/NN_name.ipynb from its .py")
     ch = sub.add_parser("chapter", help="execute one chapter (optionally with new parameters) and rebuild the book")
-    ch.add_argument("name", help="chapter name, e.g. 15_rank_diagnostics or rank_diagnostics, or a variant "
-                         "declared in notebooks/variants.yml")
-    ch.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
-                    help="override a parameter (VALUE is read as YAML: 20, 0.5, true, a path)")
-    ch.add_argument("--out", metavar="DIR", help="write the executed chapter and its one-file HTML page into DIR "
-                    "(needed when parameters differ from the book's: the book keeps its own pages)")
+    ch.add_argument(
+        "name",
+        help="chapter name, e.g. 15_rank_diagnostics or rank_diagnostics, or a variant "
+        "declared in notebooks/variants.yml",
+    )
+    ch.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        help="override a parameter (VALUE is read as YAML: 20, 0.5, true, a path)",
+    )
+    ch.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write the executed chapter and its one-file HTML page into DIR "
+        "(needed when parameters differ from the book's: the book keeps its own pages)",
+    )
     ch.add_argument("--no-build", action="store_true", help="execute only (the book is not built with --out)")
-    bk = sub.add_parser("book", help="execute every chapter with its defaults and every declared variant, "
-                                             "then build the book")
+    bk = sub.add_parser(
+        "book", help="execute every chapter with its defaults and every declared variant, then build the book"
+    )
     bk.add_argument("--no-execute", action="store_true", help="build from the executed chapters as they are")
     args = parser.parse_args(argv)
 

@@ -16,8 +16,13 @@ import pandas as pd
 from .findings import in_words
 
 #: Sections in the study's order: (section, chapter that shows it in full).
-SECTIONS = (("training", "03_training"), ("stress tests", "05_stress_tests"), ("compression", "06_compression"),
-            ("neighbour stability", "07_neighbour_stability"), ("caption retrieval", "08_caption_retrieval"))
+SECTIONS = (
+    ("training", "03_training"),
+    ("stress tests", "05_stress_tests"),
+    ("compression", "06_compression"),
+    ("neighbour stability", "07_neighbour_stability"),
+    ("caption retrieval", "08_caption_retrieval"),
+)
 COLUMNS = ["section", "chapter", "finding", "criterion", "study", "this run", "reproduces"]
 
 
@@ -46,8 +51,9 @@ def fixed_encoder_findings(vectors, captions, *, k: int = 10, seed: int = 0, n_d
     grid = compression.compression_grid(*args, k=k)
     centring = compression.centring_effect(vectors.train, vectors.val, vectors.val_labels, k=k)
     storage = compare_study_conditions(vectors.train, vectors.val, k=k)
-    result = caption_retrieval.evaluate(captions.images, captions.queries, captions.documents, captions.group,
-                                        captions.categories, k=k)
+    result = caption_retrieval.evaluate(
+        captions.images, captions.queries, captions.documents, captions.group, captions.categories, k=k
+    )
     changes = caption_retrieval.bootstrap_changes(result, n_draws=n_draws, seed=seed)
     control = caption_retrieval.shuffled_control(result, seed=seed)
     return {
@@ -75,8 +81,14 @@ def tally(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per section: findings declared, measured here, and holding here."""
     measured = verdicts["reproduces"].notna()
     holds = verdicts["reproduces"].eq(True)
-    out = pd.DataFrame({"section": verdicts["section"], "declared": 1, "measured here": measured.astype(int),
-                        "hold here": holds.astype(int)})
+    out = pd.DataFrame(
+        {
+            "section": verdicts["section"],
+            "declared": 1,
+            "measured here": measured.astype(int),
+            "hold here": holds.astype(int),
+        }
+    )
     order = [s for s, _ in SECTIONS if s in set(verdicts["section"])]
     return out.groupby("section", sort=False).sum().reindex(order)
 
@@ -91,9 +103,12 @@ def summary(verdicts: pd.DataFrame) -> str:
     t = tally(verdicts)
     failed = verdicts[verdicts["reproduces"].eq(False)]
     parts = ", ".join(f"{r['hold here']} of {r['measured here']} in {s}" for s, r in t.iterrows())
-    text = (f"Of the {int(t['declared'].sum())} declared findings, this run measures "
-            f"{int(t['measured here'].sum())} and {int(t['hold here'].sum())} hold ({parts}).")
+    text = (
+        f"Of the {int(t['declared'].sum())} declared findings, this run measures "
+        f"{int(t['measured here'].sum())} and {int(t['hold here'].sum())} hold ({parts})."
+    )
     if len(failed):
-        text += " Not holding here: " + "; ".join(f"*{r['finding']}* ({r['section']})"
-                                                   for _, r in failed.iterrows()) + "."
+        text += (
+            " Not holding here: " + "; ".join(f"*{r['finding']}* ({r['section']})" for _, r in failed.iterrows()) + "."
+        )
     return text

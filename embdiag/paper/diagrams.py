@@ -38,8 +38,21 @@ POOLED = "pooled context embedding"
 PROJECTOR = "projector"
 SIGREG = "SIGReg"
 EVALUATION = "evaluation"  # not part of the step: the marker of what evaluation reads
-COMPONENTS: tuple[str, ...] = (IMAGES, MASKING, CONTEXT_ENCODER, PREDICTOR, PREDICTION_LOSS, SELF_TARGET,
-                               EMA_TARGET, TARGET_LATENTS, STOP_GRADIENT, EMA_UPDATE, POOLED, PROJECTOR, SIGREG)
+COMPONENTS: tuple[str, ...] = (
+    IMAGES,
+    MASKING,
+    CONTEXT_ENCODER,
+    PREDICTOR,
+    PREDICTION_LOSS,
+    SELF_TARGET,
+    EMA_TARGET,
+    TARGET_LATENTS,
+    STOP_GRADIENT,
+    EMA_UPDATE,
+    POOLED,
+    PROJECTOR,
+    SIGREG,
+)
 ALWAYS = frozenset({IMAGES, MASKING, CONTEXT_ENCODER, PREDICTOR, PREDICTION_LOSS, TARGET_LATENTS, POOLED})
 
 RUNS, OFF, EVAL = "runs in this step", "does not run", "evaluation, after training"
@@ -100,8 +113,7 @@ IDENTITY_ROLES = ("query", "kept", "dropped", "new")
 PROPERTIES = (
     ("Distribution", "How do the vectors spread?", "principal axes and the two-sd ellipse"),
     ("Labels", "What can a fitted classifier recover?", "two classes and a linear decision boundary"),
-    ("Identity", "Which exact neighbours stay nearby?",
-     f"top {K} before (hollow, ring) and after a change"),
+    ("Identity", "Which exact neighbours stay nearby?", f"top {K} before (hollow, ring) and after a change"),
     ("Relevance", "How much of the target set is found?", f"a query's top {K}: {K - 1} of {K} share its label"),
 )
 
@@ -126,8 +138,16 @@ def step_components(condition) -> frozenset[str]:
     """
     c = _as_condition(condition)
     parts = set(ALWAYS) | {EMA_TARGET if c.ema else SELF_TARGET}
-    parts |= {name for name, on in ((EMA_UPDATE, c.ema), (STOP_GRADIENT, c.stop_gradient),
-                                     (PROJECTOR, c.projector), (SIGREG, c.sigreg)) if on}
+    parts |= {
+        name
+        for name, on in (
+            (EMA_UPDATE, c.ema),
+            (STOP_GRADIENT, c.stop_gradient),
+            (PROJECTOR, c.projector),
+            (SIGREG, c.sigreg),
+        )
+        if on
+    }
     return frozenset(parts)
 
 
@@ -173,8 +193,10 @@ def _state(parts: set, needs, unless=None) -> str:
 
 def _switches(c: Condition) -> str:
     yes = {True: "yes", False: "no"}
-    return (f"{c.name}:  stop-gradient {yes[c.stop_gradient]} · EMA target {yes[c.ema]} · "
-            f"SIGReg {yes[c.sigreg]} · projector {yes[c.projector]}")
+    return (
+        f"{c.name}:  stop-gradient {yes[c.stop_gradient]} · EMA target {yes[c.ema]} · "
+        f"SIGReg {yes[c.sigreg]} · projector {yes[c.projector]}"
+    )
 
 
 def _diagram_frames(conditions) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -184,18 +206,33 @@ def _diagram_frames(conditions) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
     for name, group in table.groupby("condition", sort=False):
         parts = set(group.loc[group["runs"], "component"])
         for comp, (x, y, label, w) in NODES.items():
-            boxes.append({"condition": name, "component": comp, "label": label, "x": x - w / 2, "x2": x + w / 2,
-                          "y": y - BOX_H / 2, "y2": y + BOX_H / 2, "cx": x, "cy": y, "state": _state(parts, {comp})})
+            boxes.append(
+                {
+                    "condition": name,
+                    "component": comp,
+                    "label": label,
+                    "x": x - w / 2,
+                    "x2": x + w / 2,
+                    "y": y - BOX_H / 2,
+                    "y2": y + BOX_H / 2,
+                    "cx": x,
+                    "cy": y,
+                    "state": _state(parts, {comp}),
+                }
+            )
         for i, (src, dst, waypoints, needs, unless) in enumerate(EDGES):
             state = _state(parts, needs, unless)
             pieces, tip, angle = _edge_geometry(src, dst, waypoints)
-            segments += [{"condition": name, "edge": i, "x": x, "y": y, "x2": x2, "y2": y2, "state": state}
-                         for (x, y), (x2, y2) in pieces]
+            segments += [
+                {"condition": name, "edge": i, "x": x, "y": y, "x2": x2, "y2": y2, "state": state}
+                for (x, y), (x2, y2) in pieces
+            ]
             tips.append({"condition": name, "edge": i, "x": tip[0], "y": tip[1], "angle": angle, "state": state})
     order = {OFF: 0, RUNS: 1, EVAL: 2}  # faded first, so solid lines are drawn on top
     frames = [pd.DataFrame(rows) for rows in (boxes, segments, tips)]
-    return tuple(f.sort_values("state", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
-                 for f in frames)
+    return tuple(
+        f.sort_values("state", key=lambda s: s.map(order), kind="stable").reset_index(drop=True) for f in frames
+    )
 
 
 def jepa_step(conditions=CONDITIONS) -> alt.LayerChart:
@@ -207,41 +244,78 @@ def jepa_step(conditions=CONDITIONS) -> alt.LayerChart:
         raise ValueError("conditions: expected at least one condition")
     names = [c.name for c in conditions]
     boxes, segments, tips = _diagram_frames(conditions)
-    pick = alt.param(name="jepa_condition", value=names[0],
-                     bind=alt.binding_select(options=names, name="condition "))
+    pick = alt.param(name="jepa_condition", value=names[0], bind=alt.binding_select(options=names, name="condition "))
     chosen = alt.datum.condition == pick
     x_scale, y_scale = alt.Scale(domain=list(X_DOMAIN)), alt.Scale(domain=list(Y_DOMAIN))
     x, y = alt.X("x:Q", scale=x_scale, axis=None), alt.Y("y:Q", scale=y_scale, axis=None)
     domain = [RUNS, OFF, EVAL]
     states = alt.Scale(domain=domain, range=[STATE_COLORS[s] for s in domain])
     color = alt.Color("state:N", scale=states, legend=alt.Legend(title=None, orient="bottom", symbolType="square"))
-    dash = alt.StrokeDash("state:N", scale=alt.Scale(domain=domain, range=[STATE_DASH[s] for s in domain]),
-                          legend=None)
-    lines = alt.Chart(segments).mark_rule(strokeWidth=1.6).encode(
-        x=x, y=y, x2="x2:Q", y2="y2:Q", color=color, strokeDash=dash).transform_filter(chosen)
-    arrows = alt.Chart(tips).mark_point(shape="triangle-right", filled=True, size=60, opacity=1).encode(
-        x=x, y=y, angle=alt.Angle("angle:Q", scale=None), color=color).transform_filter(chosen)
+    dash = alt.StrokeDash("state:N", scale=alt.Scale(domain=domain, range=[STATE_DASH[s] for s in domain]), legend=None)
+    lines = (
+        alt.Chart(segments)
+        .mark_rule(strokeWidth=1.6)
+        .encode(x=x, y=y, x2="x2:Q", y2="y2:Q", color=color, strokeDash=dash)
+        .transform_filter(chosen)
+    )
+    arrows = (
+        alt.Chart(tips)
+        .mark_point(shape="triangle-right", filled=True, size=60, opacity=1)
+        .encode(x=x, y=y, angle=alt.Angle("angle:Q", scale=None), color=color)
+        .transform_filter(chosen)
+    )
     box_dash = alt.expr(f"datum.state == '{OFF}' ? {STATE_DASH[OFF]} : {STATE_DASH[RUNS]}")  # no rect channel
-    rects = alt.Chart(boxes).mark_rect(fill="white", strokeWidth=1.6, cornerRadius=4, strokeDash=box_dash).encode(
-        x=x, x2="x2:Q", y=y, y2="y2:Q", stroke=alt.Stroke("state:N", scale=states, legend=None),
-        tooltip=[alt.Tooltip("component:N"), alt.Tooltip("state:N", title="in this condition")],
-    ).transform_filter(chosen)
-    texts = alt.Chart(boxes).mark_text(fontSize=11, lineBreak="\n", baseline="middle").encode(
-        x=alt.X("cx:Q", scale=x_scale, axis=None), y=alt.Y("cy:Q", scale=y_scale, axis=None), text="label:N",
-        color=alt.Color("state:N", scale=states, legend=None)).transform_filter(chosen)
+    rects = (
+        alt.Chart(boxes)
+        .mark_rect(fill="white", strokeWidth=1.6, cornerRadius=4, strokeDash=box_dash)
+        .encode(
+            x=x,
+            x2="x2:Q",
+            y=y,
+            y2="y2:Q",
+            stroke=alt.Stroke("state:N", scale=states, legend=None),
+            tooltip=[alt.Tooltip("component:N"), alt.Tooltip("state:N", title="in this condition")],
+        )
+        .transform_filter(chosen)
+    )
+    texts = (
+        alt.Chart(boxes)
+        .mark_text(fontSize=11, lineBreak="\n", baseline="middle")
+        .encode(
+            x=alt.X("cx:Q", scale=x_scale, axis=None),
+            y=alt.Y("cy:Q", scale=y_scale, axis=None),
+            text="label:N",
+            color=alt.Color("state:N", scale=states, legend=None),
+        )
+        .transform_filter(chosen)
+    )
     notes = pd.DataFrame([{"x": lx, "y": ly, "text": t} for lx, ly, t in EDGE_LABELS])
-    edge_text = alt.Chart(notes).mark_text(fontSize=10, fontStyle="italic", color="#555", align="left").encode(
-        x=x, y=y, text="text:N")
+    edge_text = (
+        alt.Chart(notes)
+        .mark_text(fontSize=10, fontStyle="italic", color="#555", align="left")
+        .encode(x=x, y=y, text="text:N")
+    )
     header = pd.DataFrame([{"condition": c.name, "x": 0.05, "y": 5.85, "text": _switches(c)} for c in conditions])
-    switches = alt.Chart(header).mark_text(fontSize=12, fontWeight="bold", align="left").encode(
-        x=x, y=y, text="text:N").transform_filter(chosen)
+    switches = (
+        alt.Chart(header)
+        .mark_text(fontSize=12, fontWeight="bold", align="left")
+        .encode(x=x, y=y, text="text:N")
+        .transform_filter(chosen)
+    )
     title = alt.TitleParams(
         "One JEPA training step: which computations run",
-        subtitle=["A diagram of the computation in one training step (not a measurement). Pick a condition",
-                  "below the figure: solid parts run in its step; faded, dashed parts do not."],
-        anchor="start")
-    return alt.layer(lines, arrows, rects, texts, edge_text, switches).add_params(pick).properties(
-        width=WIDTH, height=HEIGHT, title=title).configure_view(stroke=None)
+        subtitle=[
+            "A diagram of the computation in one training step (not a measurement). Pick a condition",
+            "below the figure: solid parts run in its step; faded, dashed parts do not.",
+        ],
+        anchor="start",
+    )
+    return (
+        alt.layer(lines, arrows, rects, texts, edge_text, switches)
+        .add_params(pick)
+        .properties(width=WIDTH, height=HEIGHT, title=title)
+        .configure_view(stroke=None)
+    )
 
 
 # -- the cover schematic -------------------------------------------------------------------------
@@ -251,8 +325,12 @@ def _points(seed: int) -> tuple[np.ndarray, np.ndarray]:
     g = np.random.default_rng(seed)
     major = np.array([math.cos(math.radians(25)), math.sin(math.radians(25))])
     minor = np.array([-major[1], major[0]])
-    z = np.concatenate([g.normal(size=(N_PER_CLASS, 1)) * major
-                        + (0.3 * g.normal(size=(N_PER_CLASS, 1)) + 0.42 * side) * minor for side in (-1, 1)])
+    z = np.concatenate(
+        [
+            g.normal(size=(N_PER_CLASS, 1)) * major + (0.3 * g.normal(size=(N_PER_CLASS, 1)) + 0.42 * side) * minor
+            for side in (-1, 1)
+        ]
+    )
     return z - z.mean(axis=0), np.repeat([0, 1], N_PER_CLASS)
 
 
@@ -293,8 +371,9 @@ def _relevance_query(z: np.ndarray, labels: np.ndarray, limit: float) -> int:
 
 def _ring(center, radius: float, n: int = 64) -> pd.DataFrame:
     t = np.linspace(0, 2 * np.pi, n + 1)
-    return pd.DataFrame({"x": center[0] + radius * np.cos(t), "y": center[1] + radius * np.sin(t),
-                         "i": np.arange(n + 1), "part": 0})
+    return pd.DataFrame(
+        {"x": center[0] + radius * np.cos(t), "y": center[1] + radius * np.sin(t), "i": np.arange(n + 1), "part": 0}
+    )
 
 
 class _Canvas:
@@ -315,8 +394,11 @@ class _Canvas:
 
     def line(self, frame, dash=(1, 0), width=1.3, color=INK):
         """Polylines through ``x``, ``y`` in the order ``i``, one per ``part``, clipped to the panel."""
-        return alt.Chart(frame).mark_line(color=color, strokeDash=list(dash), strokeWidth=width, clip=True).encode(
-            x=self.x, y=self.y, order="i:Q", detail="part:N")
+        return (
+            alt.Chart(frame)
+            .mark_line(color=color, strokeDash=list(dash), strokeWidth=width, clip=True)
+            .encode(x=self.x, y=self.y, order="i:Q", detail="part:N")
+        )
 
 
 def _spread(c: _Canvas, z: np.ndarray) -> list:
@@ -325,10 +407,18 @@ def _spread(c: _Canvas, z: np.ndarray) -> list:
     radii = 2 * np.sqrt(evals)
     t = np.linspace(0, 2 * np.pi, 65)
     ellipse = (evecs @ (radii[:, None] * np.vstack([np.cos(t), np.sin(t)]))).T
-    axes = pd.DataFrame([{"x": s * r * e[0], "y": s * r * e[1], "i": s, "part": j}
-                         for j, (r, e) in enumerate(zip(radii, evecs.T)) for s in (-1, 1)])
-    return [c.line(pd.DataFrame({"x": ellipse[:, 0], "y": ellipse[:, 1], "i": np.arange(65), "part": 0}), (4, 3)),
-            c.line(axes, width=2), c.dots(pd.DataFrame({"x": z[:, 0], "y": z[:, 1]}), color="#777777")]
+    axes = pd.DataFrame(
+        [
+            {"x": s * r * e[0], "y": s * r * e[1], "i": s, "part": j}
+            for j, (r, e) in enumerate(zip(radii, evecs.T))
+            for s in (-1, 1)
+        ]
+    )
+    return [
+        c.line(pd.DataFrame({"x": ellipse[:, 0], "y": ellipse[:, 1], "i": np.arange(65), "part": 0}), (4, 3)),
+        c.line(axes, width=2),
+        c.dots(pd.DataFrame({"x": z[:, 0], "y": z[:, 1]}), color="#777777"),
+    ]
 
 
 def _classes(c: _Canvas, z: np.ndarray, labels: np.ndarray, reach: float) -> list:
@@ -339,8 +429,10 @@ def _classes(c: _Canvas, z: np.ndarray, labels: np.ndarray, reach: float) -> lis
     ends = np.array([mid - reach * along, mid + reach * along])
     boundary = pd.DataFrame({"x": ends[:, 0], "y": ends[:, 1], "i": [0, 1], "part": 0})
     points = pd.DataFrame({"x": z[:, 0], "y": z[:, 1], "class": np.where(labels == 0, "class A", "class B")})
-    return [c.line(boundary, (6, 3), 1.5, "#333333"),
-            c.dots(points, "class", dict(zip(("class A", "class B"), CLASS_COLORS)))]
+    return [
+        c.line(boundary, (6, 3), 1.5, "#333333"),
+        c.dots(points, "class", dict(zip(("class A", "class B"), CLASS_COLORS))),
+    ]
 
 
 def _identity(c: _Canvas, z: np.ndarray, after: np.ndarray, q: int) -> list:
@@ -358,11 +450,16 @@ def _identity(c: _Canvas, z: np.ndarray, after: np.ndarray, q: int) -> list:
     roles = dict(zip(IDENTITY_ROLES, ROLE_COLORS))
     return [
         alt.Chart(moved).mark_rule(color="#cccccc", strokeWidth=0.8).encode(x=c.x, y=c.y, x2="x2:Q", y2="y2:Q"),
-        c.line(_ring(z[q], r_before)), c.line(_ring(after[q], r_after), (4, 3)),
+        c.line(_ring(z[q], r_before)),
+        c.line(_ring(after[q], r_after), (4, 3)),
         c.dots(moved[moved["role"] == "other"].assign(**now)),
-        alt.Chart(shown).mark_point(size=50, filled=False, strokeWidth=1.4).encode(  # before: hollow
-            x=c.x, y=c.y, stroke=alt.Stroke("role:N", scale=alt.Scale(domain=list(roles), range=list(roles.values())),
-                                            legend=None)),
+        alt.Chart(shown)
+        .mark_point(size=50, filled=False, strokeWidth=1.4)
+        .encode(  # before: hollow
+            x=c.x,
+            y=c.y,
+            stroke=alt.Stroke("role:N", scale=alt.Scale(domain=list(roles), range=list(roles.values())), legend=None),
+        ),
         c.dots(shown.assign(**now), "role", roles, size=60),
     ]
 
@@ -375,8 +472,11 @@ def _relevance(c: _Canvas, z: np.ndarray, labels: np.ndarray, q: int) -> list:
     kind[q] = "query"
     found = pd.DataFrame({"x": z[:, 0], "y": z[:, 1], "kind": kind})
     roles = {"query": ROLE_COLORS[0], "same label": ROLE_COLORS[3], "other label": ROLE_COLORS[2]}
-    return [c.line(_ring(z[q], radius)), c.dots(found[found["kind"] == "other"]),
-            c.dots(found[found["kind"] != "other"], "kind", roles, size=60)]
+    return [
+        c.line(_ring(z[q], radius)),
+        c.dots(found[found["kind"] == "other"]),
+        c.dots(found[found["kind"] != "other"], "kind", roles, size=60),
+    ]
 
 
 def four_properties(seed: int = 0) -> alt.ConcatChart:
@@ -391,13 +491,29 @@ def four_properties(seed: int = 0) -> alt.ConcatChart:
     half_y = half_x * PANEL_H / PANEL_W  # equal units on both axes, so rings are round
     canvas = _Canvas(half_x, half_y)
     q, after = _identity_case(z, int(seed), limit=0.8 * half_y)
-    layers = (_spread(canvas, z), _classes(canvas, z, labels, reach=3 * half_x), _identity(canvas, z, after, q),
-              _relevance(canvas, z, labels, _relevance_query(z, labels, limit=0.8 * half_y)))
-    panels = [alt.layer(*panel).properties(width=PANEL_W, height=PANEL_H,
-                                           title=alt.TitleParams(name, subtitle=[question, drawn], anchor="start"))
-              for (name, question, drawn), panel in zip(PROPERTIES, layers)]
-    title = alt.TitleParams("Four properties of one set of vectors", anchor="start", subtitle=(
-        f"Schematic (illustration, not data): {2 * N_PER_CLASS} made-up 2-D points in two classes; "
-        f"neighbours by distance, top {K}."))
-    return alt.concat(*panels, columns=2).resolve_scale(color="independent").properties(
-        title=title).configure_view(stroke="#dddddd")
+    layers = (
+        _spread(canvas, z),
+        _classes(canvas, z, labels, reach=3 * half_x),
+        _identity(canvas, z, after, q),
+        _relevance(canvas, z, labels, _relevance_query(z, labels, limit=0.8 * half_y)),
+    )
+    panels = [
+        alt.layer(*panel).properties(
+            width=PANEL_W, height=PANEL_H, title=alt.TitleParams(name, subtitle=[question, drawn], anchor="start")
+        )
+        for (name, question, drawn), panel in zip(PROPERTIES, layers)
+    ]
+    title = alt.TitleParams(
+        "Four properties of one set of vectors",
+        anchor="start",
+        subtitle=(
+            f"Schematic (illustration, not data): {2 * N_PER_CLASS} made-up 2-D points in two classes; "
+            f"neighbours by distance, top {K}."
+        ),
+    )
+    return (
+        alt.concat(*panels, columns=2)
+        .resolve_scale(color="independent")
+        .properties(title=title)
+        .configure_view(stroke="#dddddd")
+    )

@@ -41,8 +41,20 @@ from .. import artifacts
 from .charts import chart_html
 from .pipeline import CHAPTER_ENV, PARAMETERS_ENV
 
-__all__ = ["Exhibit", "table", "figure", "extreme_marks", "chart_data", "csv_link", "provenance",
-           "MAX", "MIN", "LEGEND", "SOURCES", "source_file"]
+__all__ = [
+    "Exhibit",
+    "table",
+    "figure",
+    "extreme_marks",
+    "chart_data",
+    "csv_link",
+    "provenance",
+    "MAX",
+    "MIN",
+    "LEGEND",
+    "SOURCES",
+    "source_file",
+]
 
 #: Classes of the highest and lowest cells of a column.
 MAX, MIN = "embdiag-max", "embdiag-min"
@@ -79,8 +91,10 @@ class Exhibit:
 # -- checks ------------------------------------------------------------------------------------
 def _check_name(name) -> str:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ValueError(f"name: expected letters, digits, '-' and '_' (starting with a letter or digit), "
-                         f"no spaces or slashes; got {name!r}")
+        raise ValueError(
+            f"name: expected letters, digits, '-' and '_' (starting with a letter or digit), "
+            f"no spaces or slashes; got {name!r}"
+        )
     return name
 
 
@@ -92,8 +106,11 @@ def _check_caption(caption) -> str:
 
 # -- extremes ----------------------------------------------------------------------------------
 def _numeric(column: pd.Series) -> bool:
-    return (pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
-            and not pd.api.types.is_complex_dtype(column))
+    return (
+        pd.api.types.is_numeric_dtype(column)
+        and not pd.api.types.is_bool_dtype(column)
+        and not pd.api.types.is_complex_dtype(column)
+    )
 
 
 def extreme_marks(frame: pd.DataFrame, rows=None) -> np.ndarray:
@@ -149,21 +166,29 @@ def _rows_mask(frame: pd.DataFrame, extremes_rows) -> np.ndarray:
         return np.ones(len(frame), bool)
     values = extremes_rows.to_numpy() if isinstance(extremes_rows, pd.Series) else extremes_rows
     as_array = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
-    if as_array.ndim == 1 and len(as_array) == len(frame) and len(frame) and all(
-            isinstance(v, (bool, np.bool_)) for v in as_array):
+    if (
+        as_array.ndim == 1
+        and len(as_array) == len(frame)
+        and len(frame)
+        and all(isinstance(v, (bool, np.bool_)) for v in as_array)
+    ):
         return as_array.astype(bool)
     labels = list(values)
     missing = [label for label in labels if label not in frame.index]
     if missing:
-        raise ValueError(f"extremes_rows: expected a boolean mask of {len(frame)} rows or index labels of the "
-                         f"table; no row is labelled {missing[0]!r}")
+        raise ValueError(
+            f"extremes_rows: expected a boolean mask of {len(frame)} rows or index labels of the "
+            f"table; no row is labelled {missing[0]!r}"
+        )
     return np.asarray(frame.index.isin(labels), bool)
 
 
 def _add_classes(styler: Styler, marks: np.ndarray) -> None:
     """Add ``marks`` to the cells' classes, keeping classes the Styler already sets."""
-    merged = {(r, c): f"{styler.cell_context[(r, c)]} {marks[r, c]}" if styler.cell_context.get((r, c))
-              else marks[r, c] for r, c in zip(*np.nonzero(marks != ""))}
+    merged = {
+        (r, c): f"{styler.cell_context[(r, c)]} {marks[r, c]}" if styler.cell_context.get((r, c)) else marks[r, c]
+        for r, c in zip(*np.nonzero(marks != ""))
+    }
     frame = styler.data
     if frame.index.is_unique and frame.columns.is_unique:
         classes = pd.DataFrame("", index=frame.index, columns=frame.columns)
@@ -210,10 +235,16 @@ def _downloads(frames: Sequence[pd.DataFrame], name: str) -> str:
 def _frame_of(values) -> pd.DataFrame | None:
     if not isinstance(values, list) or not values:
         return None
-    frame = (pd.DataFrame.from_records(values) if all(isinstance(v, dict) for v in values)
-             else pd.DataFrame({"data": values}))
-    images = [c for c in frame.columns if frame[c].notna().any() and all(
-        isinstance(v, str) and v.startswith("data:image/") for v in frame[c].dropna())]
+    frame = (
+        pd.DataFrame.from_records(values)
+        if all(isinstance(v, dict) for v in values)
+        else pd.DataFrame({"data": values})
+    )
+    images = [
+        c
+        for c in frame.columns
+        if frame[c].notna().any() and all(isinstance(v, str) and v.startswith("data:image/") for v in frame[c].dropna())
+    ]
     frame = frame.drop(columns=images)
     return frame if frame.shape[1] else None
 
@@ -274,8 +305,10 @@ def _value(value) -> str:
 
 
 def _read_html(read: artifacts.Read) -> str:
-    return (f'<code>{html.escape(read.path)}</code> <span class="embdiag-sha" title="SHA-256, first {SHORT} '
-            f'hex digits">{html.escape(read.sha256[:SHORT])}</span>')
+    return (
+        f'<code>{html.escape(read.path)}</code> <span class="embdiag-sha" title="SHA-256, first {SHORT} '
+        f'hex digits">{html.escape(read.sha256[:SHORT])}</span>'
+    )
 
 
 def _as_reads(reads) -> list[artifacts.Read]:
@@ -315,8 +348,9 @@ def provenance(reads=None, made: str | None = None) -> str:
             href = f"{TO_ROOT}/{SOURCES}/{quote(source_file(chapter))}"
             made = f'Made by <a class="embdiag-source" href="{href}">notebooks/{html.escape(chapter)}.py</a>'
             if changed:
-                made += " with " + ", ".join(f"<code>{html.escape(f'{k}={_value(v)}')}</code>"
-                                             for k, v in sorted(changed.items()))
+                made += " with " + ", ".join(
+                    f"<code>{html.escape(f'{k}={_value(v)}')}</code>" for k, v in sorted(changed.items())
+                )
         else:
             made = "Made outside the book's chapter pipeline (chapter not known)"
     made = f'<span class="embdiag-made">{made}</span>'
@@ -326,16 +360,20 @@ def provenance(reads=None, made: str | None = None) -> str:
     if len(items) <= INLINE_READS:
         return f'<div class="embdiag-provenance"><p>{made} from {", ".join(items)}{about}.</p></div>'
     listing = "".join(f"<li>{item}</li>" for item in items)
-    return (f'<div class="embdiag-provenance"><p>{made} from {len(items)} inputs{about}:</p>'
-            f"<details><summary>the {len(items)} inputs and their checksums</summary>"
-            f"<ul>{listing}</ul></details></div>")
+    return (
+        f'<div class="embdiag-provenance"><p>{made} from {len(items)} inputs{about}:</p>'
+        f"<details><summary>the {len(items)} inputs and their checksums</summary>"
+        f"<ul>{listing}</ul></details></div>"
+    )
 
 
 # -- exhibits ------------------------------------------------------------------------------------
 def _caption(label: str, caption: str, legend: str = "") -> str:
     extra = f' <span class="embdiag-legend">{html.escape(legend, quote=False)}</span>' if legend else ""
-    return (f'<figcaption><span class="embdiag-label">{label}:</span> {html.escape(caption, quote=False)}{extra}'
-            "</figcaption>")
+    return (
+        f'<figcaption><span class="embdiag-label">{label}:</span> {html.escape(caption, quote=False)}{extra}'
+        "</figcaption>"
+    )
 
 
 def _shown(styler: Styler) -> pd.DataFrame:
@@ -357,13 +395,16 @@ def _columns_mask(frame: pd.DataFrame, extremes) -> np.ndarray:
     labels = [extremes] if isinstance(extremes, (str, tuple)) else list(extremes)
     missing = [label for label in labels if label not in frame.columns]
     if missing:
-        raise ValueError(f"extremes: expected True, False or column labels of the table; no column is labelled "
-                         f"{missing[0]!r} (columns: {list(frame.columns)})")
+        raise ValueError(
+            f"extremes: expected True, False or column labels of the table; no column is labelled "
+            f"{missing[0]!r} (columns: {list(frame.columns)})"
+        )
     return np.asarray(frame.columns.isin(labels), bool)
 
 
-def table(data, *, name: str, caption: str, extremes=True, extremes_rows=None, reads=None,
-          made: str | None = None) -> Exhibit:
+def table(
+    data, *, name: str, caption: str, extremes=True, extremes_rows=None, reads=None, made: str | None = None
+) -> Exhibit:
     """A captioned table with its extremes marked, a CSV download and its provenance.
 
     Args:
@@ -403,10 +444,12 @@ def table(data, *, name: str, caption: str, extremes=True, extremes_rows=None, r
             _add_classes(styler, marks)
             legend = LEGEND if extremes_rows is None else f"{LEGEND} (among the {int(rows.sum())} rows compared)"
     styler.set_uuid(name)
-    body = (f'<figure class="embdiag-exhibit embdiag-table" id="table-{name}">\n'
-            f'<div class="embdiag-scroll">\n{styler.to_html()}</div>\n'
-            f"{_caption('Table', caption, legend)}\n"
-            f"{_downloads([_shown(styler)], name)}\n{provenance(reads, made)}\n</figure>")
+    body = (
+        f'<figure class="embdiag-exhibit embdiag-table" id="table-{name}">\n'
+        f'<div class="embdiag-scroll">\n{styler.to_html()}</div>\n'
+        f"{_caption('Table', caption, legend)}\n"
+        f"{_downloads([_shown(styler)], name)}\n{provenance(reads, made)}\n</figure>"
+    )
     return Exhibit("table", name, body)
 
 
@@ -441,7 +484,9 @@ def figure(chart, *, name: str, caption: str, data=None, reads=None, made: str |
     else:
         raise ValueError(f"chart: expected an Altair chart or a Vega-Lite dict, got {type(chart).__name__}")
     frames = chart_data(spec) if data is None else _data_frames(data)
-    body = (f'<figure class="embdiag-exhibit embdiag-figure" id="figure-{name}">\n'
-            f'<div class="embdiag-scroll">\n{chart_html(spec)}\n</div>\n'
-            f"{_caption('Figure', caption)}\n{_downloads(frames, name)}\n{provenance(reads, made)}\n</figure>")
+    body = (
+        f'<figure class="embdiag-exhibit embdiag-figure" id="figure-{name}">\n'
+        f'<div class="embdiag-scroll">\n{chart_html(spec)}\n</div>\n'
+        f"{_caption('Figure', caption)}\n{_downloads(frames, name)}\n{provenance(reads, made)}\n</figure>"
+    )
     return Exhibit("figure", name, body)

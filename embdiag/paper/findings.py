@@ -77,10 +77,12 @@ def in_words(table: pd.DataFrame) -> pd.DataFrame:
     >>> in_words(pd.DataFrame({"reproduces": [True, None], "n": [1, 2]}))["reproduces"].tolist()
     ['yes', 'not measured']
     """
+
     def words(column: pd.Series) -> pd.Series:
         if pd.api.types.is_bool_dtype(column) or column.name in VERDICT_COLUMNS:
             return column.map(lambda v: "not measured" if _verdict(v) is None else _WORDS[bool(v)])
         return column
+
     return table.apply(words)
 
 

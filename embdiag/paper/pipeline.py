@@ -77,8 +77,10 @@ INPUT_ERRORS = ("InputError", "ValueError", "FileNotFoundError", "NotADirectoryE
 def chapter_names(layout: Layout = DEFAULT) -> list[str]:
     """Names (``NN_name``) of all chapter sources, in order."""
     if not layout.notebooks.is_dir():
-        raise ChapterError(f"no chapter sources: {layout.notebooks} is not a folder "
-                           "(run from the embdiag checkout, or set EMBDIAG_ROOT to it)")
+        raise ChapterError(
+            f"no chapter sources: {layout.notebooks} is not a folder "
+            "(run from the embdiag checkout, or set EMBDIAG_ROOT to it)"
+        )
     return sorted(p.stem for p in layout.notebooks.glob("[0-9][0-9]_*.py"))
 
 
@@ -112,8 +114,11 @@ def _resolve(name: str, layout: Layout) -> str:
 
 def cells(nb, *, ignore_tags=("hide-input",)) -> list[tuple]:
     """(type, source, tags) of each cell, without papermill's injected-parameters cell."""
-    return [(c.cell_type, c.source.strip(), tuple(t for t in c.metadata.get("tags", ()) if t not in ignore_tags))
-            for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", ())]
+    return [
+        (c.cell_type, c.source.strip(), tuple(t for t in c.metadata.get("tags", ()) if t not in ignore_tags))
+        for c in nb.cells
+        if "injected-parameters" not in c.metadata.get("tags", ())
+    ]
 
 
 def difference(a, b, name_a: str, name_b: str) -> str | None:
@@ -238,8 +243,13 @@ def _annotation_types(node, where: str) -> tuple[type, ...]:
     """The types of an annotation made of builtin names joined by ``|`` (``str | None``)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         return _annotation_types(node.left, where) + _annotation_types(node.right, where)
-    key = node.id if isinstance(node, ast.Name) else "None" if isinstance(node, ast.Constant) and node.value is None \
+    key = (
+        node.id
+        if isinstance(node, ast.Name)
+        else "None"
+        if isinstance(node, ast.Constant) and node.value is None
         else None
+    )
     if key not in _TYPES:
         raise ChapterError(f"{where}: annotation {ast.unparse(node)!r} is not builtin types joined by '|'")
     return (_TYPES[key],)
@@ -261,8 +271,9 @@ def parameter_types(name: str, layout: Layout = DEFAULT) -> dict[str, tuple[type
         elif key.endswith(("_path", "_dir")):
             out[key] = (str, type(None))
         elif default is None:
-            raise ChapterError(f"chapter {name}: parameter {key!r} defaults to None; annotate its type "
-                               f"(e.g. {key}: int | None = None)")
+            raise ChapterError(
+                f"chapter {name}: parameter {key!r} defaults to None; annotate its type (e.g. {key}: int | None = None)"
+            )
         else:
             out[key] = (type(default),)
     return out
@@ -282,9 +293,15 @@ def parameter_table(layout: Layout = DEFAULT) -> "pd.DataFrame":
         lines = cell.source.splitlines()
         for key, value, _, node in _parameter_nodes(cell.source):
             line = lines[node.end_lineno - 1]
-            comment = line.split("#", 1)[1].strip() if "#" in line[node.end_col_offset:] else ""
-            rows.append({"chapter": name, "parameter": key, "default": ast.get_source_segment(cell.source, value),
-                         "meaning": comment})
+            comment = line.split("#", 1)[1].strip() if "#" in line[node.end_col_offset :] else ""
+            rows.append(
+                {
+                    "chapter": name,
+                    "parameter": key,
+                    "default": ast.get_source_segment(cell.source, value),
+                    "meaning": comment,
+                }
+            )
     return pd.DataFrame(rows, columns=["chapter", "parameter", "default", "meaning"])
 
 
@@ -330,13 +347,16 @@ def check_parameters(name: str, values: Mapping, layout: Layout = DEFAULT, *, cw
     cwd = Path(cwd) if cwd is not None else Path.cwd()
     unknown = sorted(set(values) - set(defaults))
     if unknown:
-        raise ChapterInputError(f"chapter {name} has no parameter {', '.join(map(repr, unknown))}; "
-                                f"its parameters are: {_listing(defaults)}")
+        raise ChapterInputError(
+            f"chapter {name} has no parameter {', '.join(map(repr, unknown))}; its parameters are: {_listing(defaults)}"
+        )
     out = {}
     for key, value in values.items():
         if not _fits(value, types[key]):
-            raise ChapterInputError(f"chapter {name}: parameter {key!r} expects {_types_name(types[key])} "
-                                    f"(default {defaults[key]!r}), got {_type_name(value)} {value!r}")
+            raise ChapterInputError(
+                f"chapter {name}: parameter {key!r} expects {_types_name(types[key])} "
+                f"(default {defaults[key]!r}), got {_type_name(value)} {value!r}"
+            )
         if isinstance(value, str) and key.endswith(("_path", "_dir")):
             path = cwd / Path(value).expanduser()
             kind, exists = ("file", path.is_file) if key.endswith("_path") else ("folder", path.is_dir)
@@ -380,8 +400,14 @@ def changed_parameters(name: str, parameters: Mapping | None = None, layout: Lay
     return {k: v for k, v in values.items() if v != defaults[k]}
 
 
-def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAULT, *,
-            output: str | None = None, out_dir: Path | None = None) -> Path:
+def execute(
+    name: str,
+    parameters: Mapping | None = None,
+    layout: Layout = DEFAULT,
+    *,
+    output: str | None = None,
+    out_dir: Path | None = None,
+) -> Path:
     """Execute chapter ``name`` with papermill into ``book/chapters/`` (or ``out_dir``, created
     if missing), as ``output`` (default the chapter's name); return its path.
 
@@ -410,10 +436,16 @@ def execute(name: str, parameters: Mapping | None = None, layout: Layout = DEFAU
         try:
             with _chapter_environment(name, changed):
                 papermill.execute_notebook(
-                    str(layout.notebooks / f"{name}.ipynb"), tmp, parameters=values,
-                    cwd=str(out), kernel_name="python3", progress_bar=False, log_output=False,
+                    str(layout.notebooks / f"{name}.ipynb"),
+                    tmp,
+                    parameters=values,
+                    cwd=str(out),
+                    kernel_name="python3",
+                    progress_bar=False,
+                    log_output=False,
                     # kernel start-up and shutdown chatter is not the user's concern
-                    extra_arguments=["--log-level=CRITICAL"])
+                    extra_arguments=["--log-level=CRITICAL"],
+                )
         except papermill.PapermillExecutionError as e:
             error = ChapterInputError if e.ename in INPUT_ERRORS else ChapterError
             raise error(f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}") from None
@@ -469,7 +501,9 @@ def _complete_redirect(index: Path) -> None:
     target = re.fullmatch(r'\s*<meta http-equiv="Refresh" content="0; url=([^"]+)" />\s*', text)
     if target:
         url = html.escape(target.group(1))
-        index.write_text('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
-                         f'<meta http-equiv="Refresh" content="0; url={url}" />\n'
-                         '<link rel="icon" href="_static/favicon.svg" type="image/svg+xml">\n'
-                         f'<title>embdiag</title></head>\n<body><a href="{url}">{url}</a></body></html>\n')
+        index.write_text(
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+            f'<meta http-equiv="Refresh" content="0; url={url}" />\n'
+            '<link rel="icon" href="_static/favicon.svg" type="image/svg+xml">\n'
+            f'<title>embdiag</title></head>\n<body><a href="{url}">{url}</a></body></html>\n'
+        )

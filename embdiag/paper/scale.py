@@ -26,8 +26,11 @@ def throughput(root=None) -> tuple[dict[str, float], dict, pd.DataFrame]:
     """The measured rates (measure -> value), the machine they were measured on, and the table."""
     a = artifacts.load(THROUGHPUT, root=root)
     table = a["throughput"]
-    return dict(zip(table["measure"], table["value"].astype(float))), artifacts.manifest(THROUGHPUT, root=root)[
-        "params"], table
+    return (
+        dict(zip(table["measure"], table["value"].astype(float))),
+        artifacts.manifest(THROUGHPUT, root=root)["params"],
+        table,
+    )
 
 
 def _workers(machines: int, cores: int) -> int:
@@ -36,8 +39,18 @@ def _workers(machines: int, cores: int) -> int:
     return machines * cores
 
 
-def report_seconds(rates: dict, n_rows: int, *, machines: int, cores: int, searches: int = 2, files: int = 2,
-                   queries: int = 10_000, shard_rows: int = 1_000_000, d: int = 768) -> dict[str, float]:
+def report_seconds(
+    rates: dict,
+    n_rows: int,
+    *,
+    machines: int,
+    cores: int,
+    searches: int = 2,
+    files: int = 2,
+    queries: int = 10_000,
+    shard_rows: int = 1_000_000,
+    d: int = 768,
+) -> dict[str, float]:
     """Seconds of a full ``embdiag report --cluster`` on ``n_rows`` gallery rows of ``d`` float32.
 
     ``search``: ``searches`` exact searches (the reference and each condition with vectors) of
@@ -55,12 +68,19 @@ def report_seconds(rates: dict, n_rows: int, *, machines: int, cores: int, searc
     check = files * n_rows / rates["scan_rows_per_second"] / workers
     tasks = (3 * searches + files) * math.ceil(n_rows / shard_rows) * rates["task_seconds"] / workers
     hashing = files * n_rows * d * 4 / rates["hash_bytes_per_second"]
-    return {"search": search, "geometry": geometry, "check": check, "tasks": tasks, "hash": hashing,
-            "total": max(search + geometry + check + tasks, hashing)}
+    return {
+        "search": search,
+        "geometry": geometry,
+        "check": check,
+        "tasks": tasks,
+        "hash": hashing,
+        "total": max(search + geometry + check + tasks, hashing),
+    }
 
 
-def sweep_seconds(rates: dict, *, machines: int, cores: int, profile: str = "study", runs: int = 35,
-                  references: int = 5) -> dict[str, float]:
+def sweep_seconds(
+    rates: dict, *, machines: int, cores: int, profile: str = "study", runs: int = 35, references: int = 5
+) -> dict[str, float]:
     """Seconds of a training sweep of ``runs`` runs of ``profile`` (its steps and evaluation
     interval) plus ``references`` untrained references (one evaluation each), each run one
     single-thread task: the runs go in waves of ``machines x cores``. A run is its steps at

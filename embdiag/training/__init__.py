@@ -23,8 +23,16 @@ from .masks import MaskConfig, Masks, sample_masks
 from .models import MODEL_SIZES, Encoder, ModelConfig, Predictor, Projector
 
 # The sweep's names load lazily, so that ``python -m embdiag.training.sweep`` runs a fresh module.
-_SWEEP = ("UNTRAINED", "load_embeddings", "load_records", "load_trajectories", "paired_differences", "paired_table",
-          "run_label", "run_sweep")
+_SWEEP = (
+    "UNTRAINED",
+    "load_embeddings",
+    "load_records",
+    "load_trajectories",
+    "paired_differences",
+    "paired_table",
+    "run_label",
+    "run_sweep",
+)
 
 
 def __getattr__(name):
@@ -36,9 +44,37 @@ def __getattr__(name):
 
 
 __all__ = [
-    "COMPARISONS", "CONDITIONS", "MODEL_SIZES", "PROFILES", "SEEDS", "UNTRAINED", "Comparison", "Condition",
-    "DataConfig", "Encoder", "MaskConfig", "Masks", "ModelConfig", "Predictor", "Projector", "TrainConfig",
-    "condition", "ema_update", "load_embeddings", "load_records", "load_trajectories", "lr_at", "momentum_at",
-    "paired_differences", "paired_table", "prediction_loss", "profile", "random_directions", "run_label", "run_sweep",
-    "sample_masks", "sigreg", "train",
+    "COMPARISONS",
+    "CONDITIONS",
+    "MODEL_SIZES",
+    "PROFILES",
+    "SEEDS",
+    "UNTRAINED",
+    "Comparison",
+    "Condition",
+    "DataConfig",
+    "Encoder",
+    "MaskConfig",
+    "Masks",
+    "ModelConfig",
+    "Predictor",
+    "Projector",
+    "TrainConfig",
+    "condition",
+    "ema_update",
+    "load_embeddings",
+    "load_records",
+    "load_trajectories",
+    "lr_at",
+    "momentum_at",
+    "paired_differences",
+    "paired_table",
+    "prediction_loss",
+    "profile",
+    "random_directions",
+    "run_label",
+    "run_sweep",
+    "sample_masks",
+    "sigreg",
+    "train",
 ]

@@ -21,16 +21,28 @@ from .. import artifacts
 from .config import PROFILES
 from .sweep import UNTRAINED, load_records, paired_seeds
 
-__all__ = ["EMA", "CONTROL", "CONDITIONS", "CONTRASTS", "rungs", "ladder_records", "at_length", "gaps", "measured",
-           "trend"]
+__all__ = [
+    "EMA",
+    "CONTROL",
+    "CONDITIONS",
+    "CONTRASTS",
+    "rungs",
+    "ladder_records",
+    "at_length",
+    "gaps",
+    "measured",
+    "trend",
+]
 
 EMA, CONTROL = "EMA reference", "Contracted control"
 #: The ladder's conditions: the two of the headline and the condition with the widest spread.
 CONDITIONS = (EMA, CONTROL, "SIGReg + stop-gradient")
 #: The contrasts :func:`gaps` measures: (name, condition A, condition B, metric stem).
-CONTRASTS = (("control − EMA, probe accuracy", CONTROL, EMA, "accuracy"),
-             ("control − untrained, probe accuracy", CONTROL, UNTRAINED, "accuracy"),
-             ("control − EMA, P@10", CONTROL, EMA, "P@10"))
+CONTRASTS = (
+    ("control − EMA, probe accuracy", CONTROL, EMA, "accuracy"),
+    ("control − untrained, probe accuracy", CONTROL, UNTRAINED, "accuracy"),
+    ("control − EMA, P@10", CONTROL, EMA, "P@10"),
+)
 
 
 def rungs(profile: str = "cpu", root=None) -> dict[int, str]:
@@ -79,8 +91,16 @@ def gaps(records: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
         for name, a, b, stem in CONTRASTS:
             seeds, _, _, (mean, low, high) = paired_seeds(at, a, b, f"{attribute} {stem}")
             if seeds:
-                rows.append({"contrast": name, "steps": int(steps), "n": len(seeds), "mean": 100 * mean,
-                             "low": 100 * low, "high": 100 * high})
+                rows.append(
+                    {
+                        "contrast": name,
+                        "steps": int(steps),
+                        "n": len(seeds),
+                        "mean": 100 * mean,
+                        "low": 100 * low,
+                        "high": 100 * high,
+                    }
+                )
     return pd.DataFrame(rows, columns=["contrast", "steps", "n", "mean", "low", "high"])
 
 

@@ -52,13 +52,39 @@ from .conditions import COMPARISONS, CONDITIONS, SEEDS, Condition, condition
 from .config import PROFILES, TrainConfig, profile as get_profile
 from .inputs import ATTRIBUTES, data_params, load_training_data
 
-__all__ = ["UNTRAINED", "RESULT_FILES", "RENDERINGS", "DEVICES", "GPU_SHARE", "code_digest", "run_label", "run_sweep",
-           "load_records", "load_trajectories", "load_embeddings", "paired_seeds", "paired_differences",
-           "paired_table", "add_arguments", "main"]
+__all__ = [
+    "UNTRAINED",
+    "RESULT_FILES",
+    "RENDERINGS",
+    "DEVICES",
+    "GPU_SHARE",
+    "code_digest",
+    "run_label",
+    "run_sweep",
+    "load_records",
+    "load_trajectories",
+    "load_embeddings",
+    "paired_seeds",
+    "paired_differences",
+    "paired_table",
+    "add_arguments",
+    "main",
+]
 
 UNTRAINED = "Untrained (step 0)"
-RESULT_FILES = ("checkpoint.py", "conditions.py", "config.py", "ema.py", "evaluate.py", "inputs.py", "loop.py",
-                "losses.py", "masks.py", "models.py", "seeding.py")
+RESULT_FILES = (
+    "checkpoint.py",
+    "conditions.py",
+    "config.py",
+    "ema.py",
+    "evaluate.py",
+    "inputs.py",
+    "loop.py",
+    "losses.py",
+    "masks.py",
+    "models.py",
+    "seeding.py",
+)
 #: Under the data root: ``{content digest: {"scenes": [[artifact names], ...], "float_path": ...}}``.
 RENDERINGS = "training/renderings.json"
 GEOMETRY = ("total_variance", "mean_cosine", "rankme", "participation_ratio")
@@ -101,14 +127,20 @@ def _slug(condition_name: str) -> str:
 
 def _params(cfg: TrainConfig, label: str, condition_name: str, seed: int, root=None) -> dict:
     device = _parse_label(label)[2]
-    return {"label": label, "condition": condition_name, "seed": seed, "config": cfg.to_dict(),
-            "data": data_params(cfg.data, None if root is None else str(root)), "code": code_digest(),
-            **({"device": device} if device != "cpu" else {})}
+    return {
+        "label": label,
+        "condition": condition_name,
+        "seed": seed,
+        "config": cfg.to_dict(),
+        "data": data_params(cfg.data, None if root is None else str(root)),
+        "code": code_digest(),
+        **({"device": device} if device != "cpu" else {}),
+    }
 
 
 class Task(NamedTuple):
     label: str
-    condition: str          # a condition name or UNTRAINED
+    condition: str  # a condition name or UNTRAINED
     seed: int
 
     @property
@@ -127,8 +159,18 @@ class Task(NamedTuple):
 def _scene_names(data: dict) -> list[str]:
     """The scene artifacts (generator code and parameters in their names) that ``data``, a
     record's data parameters, reads: train, val, pool."""
-    return [artifact_name(split_params(split, data[f"n_{split}"], seed=data["seed"], image_size=data["source_size"],
-                                       difficulty=data["difficulty"])) for split in ("train", "val", "pool")]
+    return [
+        artifact_name(
+            split_params(
+                split,
+                data[f"n_{split}"],
+                seed=data["seed"],
+                image_size=data["source_size"],
+                difficulty=data["difficulty"],
+            )
+        )
+        for split in ("train", "val", "pool")
+    ]
 
 
 def _renderings_path(root) -> Path:
@@ -166,8 +208,12 @@ def _rendered_elsewhere(stored: dict, params: dict, root) -> bool:
         return False
     same = json.loads(json.dumps({**stored, "data": {**data, "content": params["data"]["content"]}}, sort_keys=True))
     note = _renderings(root).get(data["content"])
-    return (same == json.loads(json.dumps(params, sort_keys=True)) and note is not None
-            and _scene_names(params["data"]) in note["scenes"] and note["float_path"] != floatpath.current())
+    return (
+        same == json.loads(json.dumps(params, sort_keys=True))
+        and note is not None
+        and _scene_names(params["data"]) in note["scenes"]
+        and note["float_path"] != floatpath.current()
+    )
 
 
 def _load_record(name: str, params: dict, root) -> dict:
@@ -199,8 +245,11 @@ def _embedding_arrays(record: dict) -> dict:
     center = train.mean(axis=0, dtype=np.float64).astype(np.float32)
     small = max(np.abs(train - center).max(), np.abs(val - center).max()) < 6e4
     dtype = np.float16 if small else np.float32
-    return {"center": center, "train_embeddings": (train - center).astype(dtype),
-            "val_embeddings": (val - center).astype(dtype)}
+    return {
+        "center": center,
+        "train_embeddings": (train - center).astype(dtype),
+        "val_embeddings": (val - center).astype(dtype),
+    }
 
 
 @functools.lru_cache(maxsize=1)
@@ -235,33 +284,59 @@ def _execute(task: Task, root, progress: bool) -> dict:
     data = _training_data(cfg.data, cfg.model.image_size, root)
     if task.condition == UNTRAINED:
         metrics, train_emb, val_emb = evaluate_encoder(initial_encoder(cfg, task.seed).to(task.device), data)
-        record = {"status": "ok", "reason": "", "steps_done": 0, "metrics": {**metrics, **floors(data)},
-                  "trajectory": [{"step": 0, **metrics}], "train_embeddings": train_emb, "val_embeddings": val_emb,
-                  "resumed_from": 0, "train_seconds": 0.0, "eval_seconds": time.perf_counter() - t0,
-                  "seconds_per_step": float("nan")}
+        record = {
+            "status": "ok",
+            "reason": "",
+            "steps_done": 0,
+            "metrics": {**metrics, **floors(data)},
+            "trajectory": [{"step": 0, **metrics}],
+            "train_embeddings": train_emb,
+            "val_embeddings": val_emb,
+            "resumed_from": 0,
+            "train_seconds": 0.0,
+            "eval_seconds": time.perf_counter() - t0,
+            "seconds_per_step": float("nan"),
+        }
     else:
         every = max(1, cfg.steps // 10)
         tag = f"{_slug(task.condition)} s{task.seed}"
 
         def report(step, info):
             if progress and (step % every == 0 or step == cfg.steps):
-                print(f"    {tag}: step {step}/{cfg.steps}  loss {info['loss']:.4f}  "
-                      f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+                print(
+                    f"    {tag}: step {step}/{cfg.steps}  loss {info['loss']:.4f}  ({time.perf_counter() - t0:.0f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
         work = Path(root if root is not None else artifacts.data_dir()) / "cache" / task.name
         record = train(cfg, condition(task.condition), task.seed, work, data=data, progress=report, device=task.device)
-    row = {"label": task.label, "profile": cfg.profile, "condition": task.condition, "seed": task.seed,
-           "status": record["status"], "reason": record["reason"], "steps": cfg.steps if task.condition != UNTRAINED
-           else 0, "steps_done": record["steps_done"], "resumed_from": record["resumed_from"],
-           "train_seconds": record["train_seconds"], "eval_seconds": record["eval_seconds"],
-           "seconds_per_step": record["seconds_per_step"], "wall_seconds": time.perf_counter() - t0,
-           **record["metrics"]}
+    row = {
+        "label": task.label,
+        "profile": cfg.profile,
+        "condition": task.condition,
+        "seed": task.seed,
+        "status": record["status"],
+        "reason": record["reason"],
+        "steps": cfg.steps if task.condition != UNTRAINED else 0,
+        "steps_done": record["steps_done"],
+        "resumed_from": record["resumed_from"],
+        "train_seconds": record["train_seconds"],
+        "eval_seconds": record["eval_seconds"],
+        "seconds_per_step": record["seconds_per_step"],
+        "wall_seconds": time.perf_counter() - t0,
+        **record["metrics"],
+    }
     trajectory = pd.DataFrame(record["trajectory"]) if record["trajectory"] else pd.DataFrame(columns=["step"])
-    artifacts.save(task.name, {"record": pd.DataFrame([row]), "trajectory": trajectory, **_embedding_arrays(record)},
-                   _params(cfg, task.label, task.condition, task.seed, root),
-                   command=f"python -m embdiag.training.sweep --profile {cfg.profile} --steps {cfg.steps} "
-                           f"--conditions '{task.condition}' --seeds {task.seed}"
-                           + (f" --device {task.device}" if task.device != "cpu" else ""), root=root)
+    artifacts.save(
+        task.name,
+        {"record": pd.DataFrame([row]), "trajectory": trajectory, **_embedding_arrays(record)},
+        _params(cfg, task.label, task.condition, task.seed, root),
+        command=f"python -m embdiag.training.sweep --profile {cfg.profile} --steps {cfg.steps} "
+        f"--conditions '{task.condition}' --seeds {task.seed}"
+        + (f" --device {task.device}" if task.device != "cpu" else ""),
+        root=root,
+    )
     if task.condition != UNTRAINED:
         shutil.rmtree(work, ignore_errors=True)
     return row
@@ -279,8 +354,17 @@ def _tasks(label: str, conditions: Iterable[Condition], seeds: Iterable[int]) ->
     return tasks + [Task(label, c.name, s) for s in seeds for c in conditions]
 
 
-def run_sweep(profile: str = "cpu", conditions=None, seeds=None, steps: int | None = None, workers: int = 2,
-              root=None, progress: bool = True, cluster: str | None = None, device: str = "cpu") -> pd.DataFrame:
+def run_sweep(
+    profile: str = "cpu",
+    conditions=None,
+    seeds=None,
+    steps: int | None = None,
+    workers: int = 2,
+    root=None,
+    progress: bool = True,
+    cluster: str | None = None,
+    device: str = "cpu",
+) -> pd.DataFrame:
     """Run every missing or stale run of ``profile`` (``conditions``: names or slugs, default
     all seven; ``seeds``: default ``SEEDS``; ``steps``: override the profile's) plus the
     untrained reference of each seed, on ``workers`` processes (1: in this process, on one
@@ -301,20 +385,24 @@ def run_sweep(profile: str = "cpu", conditions=None, seeds=None, steps: int | No
     seeds = [check_int(s, "seeds", minimum=0) for s in (SEEDS if seeds is None else seeds)]
     root = str(root) if root is not None else None
     tasks = _tasks(label, conds, seeds)
-    todo = [t for t in tasks if not _is_done(t, root)]         # also generates and caches the scenes, once
+    todo = [t for t in tasks if not _is_done(t, root)]  # also generates and caches the scenes, once
     for cfg in {t.config().data for t in tasks}:
         _note_rendering(data_params(cfg, root), root)
     say = (lambda msg: print(msg, file=sys.stderr, flush=True)) if progress else (lambda msg: None)
-    say(f"sweep {label}: {len(tasks)} runs, {len(tasks) - len(todo)} complete, {len(todo)} to run "
-        + (f"on the Ray cluster {cluster}" if cluster is not None else f"on {workers} worker(s)"))
+    say(
+        f"sweep {label}: {len(tasks)} runs, {len(tasks) - len(todo)} complete, {len(todo)} to run "
+        + (f"on the Ray cluster {cluster}" if cluster is not None else f"on {workers} worker(s)")
+    )
     t0 = time.perf_counter()
     finished = []
 
     def done(_, row):
         finished.append(row)
-        say(f"[{len(finished):>2}/{len(todo)}] {_slug(row['condition'])} s{row['seed']}: {row['status']} "
+        say(
+            f"[{len(finished):>2}/{len(todo)}] {_slug(row['condition'])} s{row['seed']}: {row['status']} "
             f"in {row['wall_seconds']:.0f} s  (sweep {time.perf_counter() - t0:.0f} s)"
-            + (f"  {row['reason']}" if row["reason"] else ""))
+            + (f"  {row['reason']}" if row["reason"] else "")
+        )
 
     if cluster is not None and todo:
         from .. import cluster as ray_cluster
@@ -322,8 +410,12 @@ def run_sweep(profile: str = "cpu", conditions=None, seeds=None, steps: int | No
         shared = str(Path(root if root is not None else artifacts.data_dir()).resolve())
         with ray_cluster.connect(cluster):
             ray_cluster.check_shared(shared)
-            ray_cluster.run_tasks(_execute_on_one_thread, [(t, shared, progress) for t in todo], on_result=done,
-                                  num_gpus=GPU_SHARE if device == "cuda" else 0)
+            ray_cluster.run_tasks(
+                _execute_on_one_thread,
+                [(t, shared, progress) for t in todo],
+                on_result=done,
+                num_gpus=GPU_SHARE if device == "cuda" else 0,
+            )
     elif workers == 1:
         for i, task in enumerate(todo):
             done(i, _execute_on_one_thread(task, root, progress))
@@ -347,8 +439,11 @@ def load_records(profile: str, root=None) -> pd.DataFrame:
         name = f"training/{profile}/{manifest.parent.name}"
         p = artifacts.manifest(name, root=root_path)["params"]
         try:
-            record = _load_record(name, _params(Task(profile, p["condition"], p["seed"]).config(), profile,
-                                                p["condition"], p["seed"], root), root_path)["record"]
+            record = _load_record(
+                name,
+                _params(Task(profile, p["condition"], p["seed"]).config(), profile, p["condition"], p["seed"], root),
+                root_path,
+            )["record"]
             stale = False
         except artifacts.StaleArtifactError:
             record, stale = artifacts.load(name, root=root_path, mmap=True)["record"], True
@@ -415,11 +510,41 @@ def paired_differences(df: pd.DataFrame, metric: str, attribute: str | None = No
     for comp in COMPARISONS:
         seeds, a, b, (mean, low, high) = paired_seeds(ok, comp.a, comp.b, column)
         for s in seeds:
-            rows.append({"comparison": comp.label, "A": comp.a, "B": comp.b, "metric": metric,
-                         "attribute": attribute or "", "seed": s, "a": a[s], "b": b[s], "difference": a[s] - b[s],
-                         "mean": mean, "low": low, "high": high, "n": len(seeds)})
-    return pd.DataFrame(rows, columns=["comparison", "A", "B", "metric", "attribute", "seed", "a", "b",
-                                       "difference", "mean", "low", "high", "n"])
+            rows.append(
+                {
+                    "comparison": comp.label,
+                    "A": comp.a,
+                    "B": comp.b,
+                    "metric": metric,
+                    "attribute": attribute or "",
+                    "seed": s,
+                    "a": a[s],
+                    "b": b[s],
+                    "difference": a[s] - b[s],
+                    "mean": mean,
+                    "low": low,
+                    "high": high,
+                    "n": len(seeds),
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "comparison",
+            "A",
+            "B",
+            "metric",
+            "attribute",
+            "seed",
+            "a",
+            "b",
+            "difference",
+            "mean",
+            "low",
+            "high",
+            "n",
+        ],
+    )
 
 
 def paired_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -432,34 +557,65 @@ def paired_table(df: pd.DataFrame) -> pd.DataFrame:
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The sweep's options (``embdiag train``)."""
     parser.add_argument("--profile", default="cpu", choices=tuple(PROFILES), help="compute profile (default: cpu)")
-    parser.add_argument("--conditions", nargs="+", metavar="NAME",
-                        help="condition names or slugs (default: all seven)")
+    parser.add_argument("--conditions", nargs="+", metavar="NAME", help="condition names or slugs (default: all seven)")
     parser.add_argument("--seeds", nargs="+", type=int, metavar="SEED", help=f"seeds (default: {list(SEEDS)})")
-    parser.add_argument("--steps", type=int, help="training steps (default: the profile's; other values are "
-                                                  "recorded under <profile>-steps<N>)")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        help="training steps (default: the profile's; other values are recorded under <profile>-steps<N>)",
+    )
     parser.add_argument("--workers", type=int, default=2, help="single-threaded worker processes (default: 2)")
-    parser.add_argument("--root", type=Path, help="data root (default: the repository's data/); with --cluster "
-                        "a folder every node mounts")
-    parser.add_argument("--device", default="cpu", choices=DEVICES, help="where runs train (default: cpu; cuda "
-                        "records go to <profile>-cuda)")
-    parser.add_argument("--cluster", metavar="ADDRESS", help="run each run as a Ray task: auto (this machine's "
-                        "cluster), ray://HOST:PORT, or local[:N] (a Ray instance started here with N CPUs)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        help="data root (default: the repository's data/); with --cluster a folder every node mounts",
+    )
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        choices=DEVICES,
+        help="where runs train (default: cpu; cuda records go to <profile>-cuda)",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run each run as a Ray task: auto (this machine's "
+        "cluster), ray://HOST:PORT, or local[:N] (a Ray instance started here with N CPUs)",
+    )
     return parser
 
 
 def main(args: argparse.Namespace) -> int:
     """Run the sweep for parsed ``args``; print one line per run; 1 if any run failed."""
-    df = run_sweep(args.profile, conditions=args.conditions, seeds=args.seeds, steps=args.steps,
-                   workers=args.workers, root=args.root, cluster=args.cluster, device=args.device)
-    cols = [c for c in ("condition", "seed", "status", "stale", "total_variance", "timeofday accuracy",
-                        "timeofday P@10") if c in df.columns]
+    df = run_sweep(
+        args.profile,
+        conditions=args.conditions,
+        seeds=args.seeds,
+        steps=args.steps,
+        workers=args.workers,
+        root=args.root,
+        cluster=args.cluster,
+        device=args.device,
+    )
+    cols = [
+        c
+        for c in ("condition", "seed", "status", "stale", "total_variance", "timeofday accuracy", "timeofday P@10")
+        if c in df.columns
+    ]
     with pd.option_context("display.width", 160, "display.max_rows", 100):
         print(df[cols].to_string(index=False))
     return int((df["status"] != "ok").any())
 
 
 if __name__ == "__main__":
-    from embdiag.training import sweep as _sweep       # so that worker processes unpickle the package's functions
+    from embdiag.training import sweep as _sweep  # so that worker processes unpickle the package's functions
 
-    sys.exit(_sweep.main(_sweep.add_arguments(argparse.ArgumentParser(
-        prog="python -m embdiag.training.sweep", description="Run the JEPA training sweep.")).parse_args()))
+    sys.exit(
+        _sweep.main(
+            _sweep.add_arguments(
+                argparse.ArgumentParser(
+                    prog="python -m embdiag.training.sweep", description="Run the JEPA training sweep."
+                )
+            ).parse_args()
+        )
+    )

@@ -38,14 +38,16 @@ from embdiag.metrics import paired_bootstrap
 # Three images on the axes, two captions each (group 0, 0, 1, 1, 2, 2); every rank below is
 # worked by hand from the cosines.
 IMAGES = np.eye(3)
-CAPTIONS = np.array([
-    [1.0, 0.1, 0.0],  # image 0 first                      -> parent rank 1
-    [0.2, 1.0, 0.0],  # image 1 first, image 0 second      -> parent rank 2
-    [0.0, 1.0, 0.5],  # image 1 first                      -> parent rank 1
-    [0.0, 0.3, 1.0],  # image 2 first, image 1 second      -> parent rank 2
-    [0.0, 0.0, 1.0],  # image 2 first                      -> parent rank 1
-    [1.0, 0.6, 0.0],  # images 0, 1, then 2                -> parent rank 3
-])
+CAPTIONS = np.array(
+    [
+        [1.0, 0.1, 0.0],  # image 0 first                      -> parent rank 1
+        [0.2, 1.0, 0.0],  # image 1 first, image 0 second      -> parent rank 2
+        [0.0, 1.0, 0.5],  # image 1 first                      -> parent rank 1
+        [0.0, 0.3, 1.0],  # image 2 first, image 1 second      -> parent rank 2
+        [0.0, 0.0, 1.0],  # image 2 first                      -> parent rank 1
+        [1.0, 0.6, 0.0],  # images 0, 1, then 2                -> parent rank 3
+    ]
+)
 GROUP = np.array([0, 0, 1, 1, 2, 2])
 
 
@@ -67,6 +69,7 @@ def brute_ranks(Q, G, positives_mask):
 
 
 # ----------------------------------------------------------------------------- hand-worked
+
 
 def test_text_to_image_by_hand():
     r = cr.text_to_image(CAPTIONS, IMAGES, GROUP, k=2)
@@ -120,6 +123,7 @@ def test_eligible_categories_need_support_on_both_sides():
 
 
 # ----------------------------------------------------------------------------- brute force
+
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_both_directions_match_brute_force(seed):
@@ -179,6 +183,7 @@ def test_mrl_prefix_is_leading_coordinates_renormalized():
 
 # ----------------------------------------------------------------------------- evaluate
 
+
 @pytest.fixture(scope="module")
 def study():
     rng = np.random.default_rng(6)
@@ -195,8 +200,14 @@ def test_evaluate_measures_native_first_then_prefixes(study):
     with pytest.raises(KeyError, match="MRL 2"):
         study["MRL 2"]
     t = cr.summary_table(study)
-    assert list(t.columns) == ["T→I Hit@1", "T→I Hit@5", "I→T Hit@1", "I→T Hit@5", "I→T caption recall@5",
-                               "category P@5"]
+    assert list(t.columns) == [
+        "T→I Hit@1",
+        "T→I Hit@5",
+        "I→T Hit@1",
+        "I→T Hit@5",
+        "I→T caption recall@5",
+        "category P@5",
+    ]
     assert t.loc["MRL 4", "I→T Hit@5"] == study["MRL 4"].i2t.hit_k.mean()
     assert ((t >= 0) & (t <= 1)).all().all()
 
@@ -222,8 +233,9 @@ def test_bootstrap_carries_captions_with_their_image(study):
     """The text→image intervals equal a bootstrap of per-image means with the same draws:
     a drawn image brings all five of its captions."""
     changes = cr.bootstrap_changes(study, n_draws=400, seed=3)
-    row = changes[(changes["representation"] == "MRL 4") & (changes["direction"] == cr.T2I)
-                  & (changes["metric"] == "Hit@5")].iloc[0]
+    row = changes[
+        (changes["representation"] == "MRL 4") & (changes["direction"] == cr.T2I) & (changes["metric"] == "Hit@5")
+    ].iloc[0]
     a, b = study["MRL 4"].t2i.hit_k, study.native.t2i.hit_k
     per_image = lambda v: v.reshape(60, 5).mean(axis=1)  # noqa: E731
     by_image = paired_bootstrap(per_image(a), per_image(b), n_draws=400, seed=3)
@@ -237,14 +249,18 @@ def test_bootstrap_uses_the_same_image_draws_in_both_directions(study):
     changes = cr.bootstrap_changes(study, n_draws=300, seed=1)
     assert len(changes) == 2 * len(cr.METRICS)
     # image→text rows are the per-image bootstrap with the same seed
-    row = changes[(changes["representation"] == "MRL 8") & (changes["direction"] == cr.I2T)
-                  & (changes["metric"] == "caption recall@5")].iloc[0]
+    row = changes[
+        (changes["representation"] == "MRL 8")
+        & (changes["direction"] == cr.I2T)
+        & (changes["metric"] == "caption recall@5")
+    ].iloc[0]
     iv = paired_bootstrap(study["MRL 8"].i2t.recall_k, study.native.i2t.recall_k, n_draws=300, seed=1)
     assert (row["change"], row["low"], row["high"]) == pytest.approx((iv.mean, iv.low, iv.high))
     assert row["change"] == pytest.approx(row["compressed"] - row["native"])
 
 
 # ----------------------------------------------------------------------------- control
+
 
 def test_shuffle_moves_whole_groups():
     group = np.repeat(np.arange(50), 5)
@@ -307,6 +323,7 @@ def test_typical_image_matches_the_overall_hit_rate(study):
 
 # ----------------------------------------------------------------------------- errors
 
+
 def test_group_errors_name_the_problem():
     with pytest.raises(ValueError, match="length mismatch: captions have 6 rows, group has 5"):
         cr.text_to_image(CAPTIONS, IMAGES, GROUP[:5])
@@ -343,6 +360,7 @@ def test_shape_errors_name_the_argument():
 
 # ----------------------------------------------------------------------------- the encoder's vectors
 
+
 @pytest.mark.slow
 def test_reference_encoder_finds_captions_and_its_control_falls_to_chance():
     from embdiag.encoders.vectors import caption_vectors
@@ -351,7 +369,7 @@ def test_reference_encoder_finds_captions_and_its_control_falls_to_chance():
     res = cr.evaluate(v.images, v.queries, v.documents, v.group, v.categories, dims=(256, 128))
     t = cr.summary_table(res)
     assert 0.5 <= t.loc["native 768", "T→I Hit@10"] < 1  # the issue's bar for a meaningful subject
-    assert (t.loc["native 768", "I→T Hit@10"] > t.loc["native 768", "I→T Hit@1"])
+    assert t.loc["native 768", "I→T Hit@10"] > t.loc["native 768", "I→T Hit@1"]
     for r in res.representations:  # the brute-force ranks agree with the top-k search
         assert np.array_equal(r.t2i.hit_k, (r.t2i.rank <= 10).astype(float))
         assert np.array_equal(r.i2t.hit_k, (r.i2t.rank <= 10).astype(float))
@@ -365,8 +383,9 @@ def test_positive_ranks_at_extreme_finite_magnitudes(scale):
     rng = np.random.default_rng(0)
     Q, G = rng.normal(size=(30, 8)), rng.normal(size=(50, 8))
     positives = rng.integers(0, 50, size=30)
-    np.testing.assert_array_equal(cr.positive_ranks(Q * scale, G * scale, positives),
-                                  cr.positive_ranks(Q, G, positives))
+    np.testing.assert_array_equal(
+        cr.positive_ranks(Q * scale, G * scale, positives), cr.positive_ranks(Q, G, positives)
+    )
 
 
 def test_positive_ranks_zero_row_is_named():
@@ -377,6 +396,7 @@ def test_positive_ranks_zero_row_is_named():
 
 
 # ----------------------------------------------------------------------------- float64 scores
+
 
 def test_rankings_keep_float64_scores_and_near_ties():
     """Scores are the float64 cosines; two images whose cosines with a caption differ by
@@ -455,32 +475,38 @@ def test_image_positives_of_one_image_and_in_caption_order():
 
 # ----------------------------------------------------------------------------- arguments
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: cr.text_to_image(np.ones(3), IMAGES, GROUP), "queries: expected a 2-D array"),
-    (lambda: cr.text_to_image(CAPTIONS, np.ones(3), GROUP), "images: expected a 2-D array"),
-    (lambda: cr.image_to_text(np.ones(3), CAPTIONS, GROUP), "images: expected a 2-D array"),
-    (lambda: cr.image_to_text(IMAGES, np.ones(3), GROUP), "documents: expected a 2-D array"),
-    (lambda: cr.evaluate(np.ones(3), CAPTIONS, CAPTIONS, GROUP), "images: expected a 2-D array"),
-    (lambda: cr.evaluate(IMAGES, np.ones(3), CAPTIONS, GROUP), "queries: expected a 2-D array"),
-    (lambda: cr.evaluate(IMAGES, CAPTIONS, np.ones(3), GROUP), "documents: expected a 2-D array"),
-    (lambda: cr.evaluate(IMAGES, CAPTIONS, CAPTIONS, GROUP, dims=(0,), k=1), "dims: must be at least 1, got 0"),
-    (lambda: cr.evaluate(IMAGES, CAPTIONS, CAPTIONS, GROUP, dims=(1.5,), k=1), "dims: expected an integer"),
-    (lambda: cr.mrl_prefix(np.ones(3), 2), "vectors: expected a 2-D array"),
-    (lambda: cr.category_precision(np.ones(4), np.eye(4, dtype=bool)), "images: expected a 2-D array"),
-    (lambda: cr.category_precision(np.eye(4), np.eye(3, dtype=bool), min_support=1),
-     r"length mismatch: images has 4, categories has 3"),
-    (lambda: cr.eligible_categories(np.eye(4, dtype=bool), 0), "min_support: must be at least 1, got 0"),
-    (lambda: cr.eligible_categories(np.eye(4, dtype=bool), 1.0), "min_support: expected an integer"),
-    (lambda: cr.shuffle_groups(GROUP, seed=-1), "seed: must be at least 0, got -1"),
-    (lambda: cr.shuffle_groups(GROUP, seed=0.5), "seed: expected an integer"),
-    (lambda: cr.random_hit_chance(0, 0, 0), "n_gallery: must be at least 1, got 0"),
-    (lambda: cr.random_hit_chance(2.0, 0, 0), "n_gallery: expected an integer"),
-    (lambda: cr.random_hit_chance(10, -1, 3), "n_positives: must be at least 0, got -1"),
-    (lambda: cr.random_hit_chance(10, 1.0, 3), "n_positives: expected an integer"),
-    (lambda: cr.random_hit_chance(10, 1, -1), "k: must be at least 0, got -1"),
-    (lambda: cr.random_hit_chance(10, 1, 3.0), "k: expected an integer"),
-    (lambda: cr.random_hit_chance(10, 1, 11), r"n_positives and k: must not exceed n_gallery = 10, got 1 and 11"),
-])
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: cr.text_to_image(np.ones(3), IMAGES, GROUP), "queries: expected a 2-D array"),
+        (lambda: cr.text_to_image(CAPTIONS, np.ones(3), GROUP), "images: expected a 2-D array"),
+        (lambda: cr.image_to_text(np.ones(3), CAPTIONS, GROUP), "images: expected a 2-D array"),
+        (lambda: cr.image_to_text(IMAGES, np.ones(3), GROUP), "documents: expected a 2-D array"),
+        (lambda: cr.evaluate(np.ones(3), CAPTIONS, CAPTIONS, GROUP), "images: expected a 2-D array"),
+        (lambda: cr.evaluate(IMAGES, np.ones(3), CAPTIONS, GROUP), "queries: expected a 2-D array"),
+        (lambda: cr.evaluate(IMAGES, CAPTIONS, np.ones(3), GROUP), "documents: expected a 2-D array"),
+        (lambda: cr.evaluate(IMAGES, CAPTIONS, CAPTIONS, GROUP, dims=(0,), k=1), "dims: must be at least 1, got 0"),
+        (lambda: cr.evaluate(IMAGES, CAPTIONS, CAPTIONS, GROUP, dims=(1.5,), k=1), "dims: expected an integer"),
+        (lambda: cr.mrl_prefix(np.ones(3), 2), "vectors: expected a 2-D array"),
+        (lambda: cr.category_precision(np.ones(4), np.eye(4, dtype=bool)), "images: expected a 2-D array"),
+        (
+            lambda: cr.category_precision(np.eye(4), np.eye(3, dtype=bool), min_support=1),
+            r"length mismatch: images has 4, categories has 3",
+        ),
+        (lambda: cr.eligible_categories(np.eye(4, dtype=bool), 0), "min_support: must be at least 1, got 0"),
+        (lambda: cr.eligible_categories(np.eye(4, dtype=bool), 1.0), "min_support: expected an integer"),
+        (lambda: cr.shuffle_groups(GROUP, seed=-1), "seed: must be at least 0, got -1"),
+        (lambda: cr.shuffle_groups(GROUP, seed=0.5), "seed: expected an integer"),
+        (lambda: cr.random_hit_chance(0, 0, 0), "n_gallery: must be at least 1, got 0"),
+        (lambda: cr.random_hit_chance(2.0, 0, 0), "n_gallery: expected an integer"),
+        (lambda: cr.random_hit_chance(10, -1, 3), "n_positives: must be at least 0, got -1"),
+        (lambda: cr.random_hit_chance(10, 1.0, 3), "n_positives: expected an integer"),
+        (lambda: cr.random_hit_chance(10, 1, -1), "k: must be at least 0, got -1"),
+        (lambda: cr.random_hit_chance(10, 1, 3.0), "k: expected an integer"),
+        (lambda: cr.random_hit_chance(10, 1, 11), r"n_positives and k: must not exceed n_gallery = 10, got 1 and 11"),
+    ],
+)
 def test_argument_errors_name_the_argument(call, message):
     with pytest.raises(ValueError, match="^" + message):
         call()
@@ -507,6 +533,7 @@ def test_evaluate_accepts_a_one_coordinate_prefix():
 
 
 # ----------------------------------------------------------------------------- defaults and categories
+
 
 @pytest.fixture(scope="module")
 def categorized():
@@ -568,11 +595,16 @@ def test_evaluate_passes_k_and_min_support_to_the_categories(categorized):
 
 # ----------------------------------------------------------------------------- tables
 
+
 def test_overlap_table_lists_every_compressed_representation(study):
     t = cr.overlap_table(study)
     assert list(t.columns) == ["representation", "direction", "overlap"]
     assert t[["representation", "direction"]].values.tolist() == [
-        ["MRL 8", cr.T2I], ["MRL 8", cr.I2T], ["MRL 4", cr.T2I], ["MRL 4", cr.I2T]]
+        ["MRL 8", cr.T2I],
+        ["MRL 8", cr.I2T],
+        ["MRL 4", cr.T2I],
+        ["MRL 4", cr.I2T],
+    ]
     for (name, direction), value in zip(t[["representation", "direction"]].values, t["overlap"]):
         a, b = study[name].ranking(direction).neighbors, study.native.ranking(direction).neighbors
         assert value == pytest.approx(np.mean([len(set(x) & set(y)) / 5 for x, y in zip(a, b)]))
@@ -590,8 +622,16 @@ def test_summary_table_is_indexed_by_representation(study):
 def _fake_result(hit_k, group):
     """A measured study reduced to what :func:`typical_image` reads."""
     hit_k = np.asarray(hit_k, float)
-    r = cr.Ranking(cr.T2I, np.zeros((len(hit_k), 1), int), np.zeros((len(hit_k), 1)), hit_k, hit_k, hit_k,
-                   np.ones(len(hit_k), int), group)
+    r = cr.Ranking(
+        cr.T2I,
+        np.zeros((len(hit_k), 1), int),
+        np.zeros((len(hit_k), 1)),
+        hit_k,
+        hit_k,
+        hit_k,
+        np.ones(len(hit_k), int),
+        group,
+    )
     return cr.CaptionRetrieval((cr.Representation("native 2", 2, r, r, float("nan")),), np.asarray(group), 1, ())
 
 
@@ -613,14 +653,19 @@ def test_typical_image_tie_break_stays_negligible_for_many_images():
 
 # ----------------------------------------------------------------------------- control, per representation
 
+
 def _shuffled_reference(rep, group, new):
     """Each metric after caption j moves to image ``new[j]``, straight from the definitions."""
     n = len(rep.i2t.neighbors)
     t, i = rep.t2i.neighbors, rep.i2t.neighbors
     own = new[i] == np.arange(n)[:, None]
-    return {(cr.T2I, "Hit@1"): np.mean(t[:, 0] == new), (cr.T2I, "Hit@k"): np.mean((t == new[:, None]).any(axis=1)),
-            (cr.I2T, "Hit@1"): own[:, 0].mean(), (cr.I2T, "Hit@k"): own.any(axis=1).mean(),
-            (cr.I2T, "caption recall@k"): np.mean(own.sum(axis=1) / np.bincount(new, minlength=n))}
+    return {
+        (cr.T2I, "Hit@1"): np.mean(t[:, 0] == new),
+        (cr.T2I, "Hit@k"): np.mean((t == new[:, None]).any(axis=1)),
+        (cr.I2T, "Hit@1"): own[:, 0].mean(),
+        (cr.I2T, "Hit@k"): own.any(axis=1).mean(),
+        (cr.I2T, "caption recall@k"): np.mean(own.sum(axis=1) / np.bincount(new, minlength=n)),
+    }
 
 
 def test_shuffled_control_of_a_compressed_representation(study):
@@ -654,14 +699,26 @@ def test_bootstrap_changes_defaults_and_level_on_continuous_values():
 
     def ranking(direction, n):
         v = rng.random(n)
-        return cr.Ranking(direction, np.zeros((n, 1), int), np.zeros((n, 1)), v, v ** 2, np.sqrt(v),
-                          np.ones(n, int), group if direction == cr.T2I else np.arange(30))
+        return cr.Ranking(
+            direction,
+            np.zeros((n, 1), int),
+            np.zeros((n, 1)),
+            v,
+            v**2,
+            np.sqrt(v),
+            np.ones(n, int),
+            group if direction == cr.T2I else np.arange(30),
+        )
 
-    reps = tuple(cr.Representation(name, 2, ranking(cr.T2I, 60), ranking(cr.I2T, 30), float("nan"))
-                 for name in ("native 2", "MRL 1"))
+    reps = tuple(
+        cr.Representation(name, 2, ranking(cr.T2I, 60), ranking(cr.I2T, 30), float("nan"))
+        for name in ("native 2", "MRL 1")
+    )
     res = cr.CaptionRetrieval(reps, group, 1, ())
-    for kwargs, expected in (({}, {}), ({"level": 0.5, "n_draws": 200, "seed": 4},
-                                        {"level": 0.5, "n_draws": 200, "seed": 4})):
+    for kwargs, expected in (
+        ({}, {}),
+        ({"level": 0.5, "n_draws": 200, "seed": 4}, {"level": 0.5, "n_draws": 200, "seed": 4}),
+    ):
         table = cr.bootstrap_changes(res, **kwargs)
         for (direction, metric, attr), (_, row) in zip(cr.METRICS, table.iterrows()):
             a, b = res["MRL 1"].ranking(direction), res.native.ranking(direction)
@@ -682,15 +739,26 @@ def test_shuffled_control_default_permutations():
     def ranking(direction, n_queries, n_gallery):
         nb = np.array([rng.choice(n_gallery, 10, replace=False) for _ in range(n_queries)])
         zeros = np.zeros(n_queries)
-        return cr.Ranking(direction, nb, np.zeros((n_queries, 10)), zeros, zeros, zeros, np.ones(n_queries, int),
-                          group if direction == cr.T2I else np.arange(200))
+        return cr.Ranking(
+            direction,
+            nb,
+            np.zeros((n_queries, 10)),
+            zeros,
+            zeros,
+            zeros,
+            np.ones(n_queries, int),
+            group if direction == cr.T2I else np.arange(200),
+        )
 
-    rep = cr.Representation("native 2", 2, ranking(cr.T2I, n_captions, 200), ranking(cr.I2T, 200, n_captions),
-                            float("nan"))
+    rep = cr.Representation(
+        "native 2", 2, ranking(cr.T2I, n_captions, 200), ranking(cr.I2T, 200, n_captions), float("nan")
+    )
     res = cr.CaptionRetrieval((rep,), group, 10, ())
     default = cr.shuffled_control(res)
     assert default.equals(cr.shuffled_control(res, seed=0, n_permutations=1000))
     more = cr.shuffled_control(res, seed=0, n_permutations=1001)
     recall = default["metric"] == "caption recall@10"
-    assert (default.loc[recall, ["permutation low", "permutation high"]].values
-            != more.loc[recall, ["permutation low", "permutation high"]].values).any()
+    assert (
+        default.loc[recall, ["permutation low", "permutation high"]].values
+        != more.loc[recall, ["permutation low", "permutation high"]].values
+    ).any()

@@ -43,10 +43,22 @@ from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from embdiag.interventions.compression import (DIMS, METHODS, MatryoshkaPrefix, PCACompression, centring_effect,
-                                               compression_grid, dims_ladder, make_compression, overlap_curve,
-                                               numerical_rank, principal_axes, unstandardized_ba,
-                                               variance_spectrum, RANK_TOL)
+from embdiag.interventions.compression import (
+    DIMS,
+    METHODS,
+    MatryoshkaPrefix,
+    PCACompression,
+    centring_effect,
+    compression_grid,
+    dims_ladder,
+    make_compression,
+    overlap_curve,
+    numerical_rank,
+    principal_axes,
+    unstandardized_ba,
+    variance_spectrum,
+    RANK_TOL,
+)
 from embdiag.metrics import overlap_at_k, topk
 from embdiag.interventions.stress import CommonOffset, Contraction, Noise, RankRestriction
 
@@ -200,24 +212,41 @@ EXPECTED_FAILED_CHECKS = {
     "check_estimator_sparse_matrix": _SPARSE,
 }
 SPECIFIC_FAILED_CHECKS = {
-    Noise: {"check_methods_sample_order_invariance": "the noise is drawn from the bytes of X: other rows, other noise",
-            "check_methods_subset_invariance": "the noise is drawn from the bytes of X: other rows, other noise"},
+    Noise: {
+        "check_methods_sample_order_invariance": "the noise is drawn from the bytes of X: other rows, other noise",
+        "check_methods_subset_invariance": "the noise is drawn from the bytes of X: other rows, other noise",
+    },
     RankRestriction: {"check_fit2d_1sample": _MESSAGE},
     PCACompression: {"check_fit2d_1sample": _MESSAGE},
-    MatryoshkaPrefix: {"check_estimators_dtypes": "its 1-coordinate prefix of the check's data has zero rows, "
-                                                  "whose direction is undefined (raises by design)"},
+    MatryoshkaPrefix: {
+        "check_estimators_dtypes": "its 1-coordinate prefix of the check's data has zero rows, "
+        "whose direction is undefined (raises by design)"
+    },
 }
 
 
-_UNCENTRED = {"check_estimators_dtypes": "the check's data has an all-zero row, which projects to zero about the "
-                                        "origin (no mean is subtracted): its direction is undefined (raises by design)"}
+_UNCENTRED = {
+    "check_estimators_dtypes": "the check's data has an all-zero row, which projects to zero about the "
+    "origin (no mean is subtracted): its direction is undefined (raises by design)"
+}
 
 
 @parametrize_with_checks(
-    [Contraction(0.5), CommonOffset(0.5), Noise(0.5), RankRestriction(0.5), MatryoshkaPrefix(1), PCACompression(1),
-     PCACompression(1, center=False)],
-    expected_failed_checks=lambda est: {**EXPECTED_FAILED_CHECKS, **SPECIFIC_FAILED_CHECKS.get(type(est), {}),
-                                        **(_UNCENTRED if getattr(est, "center", True) is False else {})})
+    [
+        Contraction(0.5),
+        CommonOffset(0.5),
+        Noise(0.5),
+        RankRestriction(0.5),
+        MatryoshkaPrefix(1),
+        PCACompression(1),
+        PCACompression(1, center=False),
+    ],
+    expected_failed_checks=lambda est: {
+        **EXPECTED_FAILED_CHECKS,
+        **SPECIFIC_FAILED_CHECKS.get(type(est), {}),
+        **(_UNCENTRED if getattr(est, "center", True) is False else {}),
+    },
+)
 def test_scikit_learn_common_checks(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -225,6 +254,7 @@ def test_scikit_learn_common_checks(estimator, check):
 
 
 # -- uncentred PCA, centring, and the chapter's grid ------------------------------------------------
+
 
 def _neighbors(Z, k=5):
     return topk(Z, Z, k, exclude_self=True, dtype=np.float64)[1]
@@ -288,7 +318,7 @@ def test_principal_axes_uncentred_is_the_svd_of_the_raw_rows():
     mean, V, lam = principal_axes(X, center=False)
     _, s, Vt = np.linalg.svd(X, full_matrices=False)
     np.testing.assert_array_equal(mean, np.zeros(8))
-    np.testing.assert_allclose(lam, s ** 2 / 59, rtol=1e-10)
+    np.testing.assert_allclose(lam, s**2 / 59, rtol=1e-10)
     np.testing.assert_allclose(np.abs(V @ Vt.T), np.eye(8), atol=1e-8)
     # both decompositions of one training set are memoized side by side
     assert principal_axes(X, center=True)[1] is principal_axes(X.copy(), center=True)[1]
@@ -331,8 +361,15 @@ def test_compression_grid_rows_and_native_identities():
     X, yx = _labelled(0, 120, 12)
     E, ye = _labelled(1, 60, 12)
     g = compression_grid(X, yx, E, ye, dims=[12, 6], k=5)
-    assert g["representation"].tolist() == ["native 12", "MRL 12", "PCA 12", "PCA uncentred 12", "MRL 6", "PCA 6",
-                                            "PCA uncentred 6"]
+    assert g["representation"].tolist() == [
+        "native 12",
+        "MRL 12",
+        "PCA 12",
+        "PCA uncentred 12",
+        "MRL 6",
+        "PCA 6",
+        "PCA uncentred 6",
+    ]
     assert g.loc[0, "overlap@5"] == 1.0 and g.loc[0, "changed@5"] == 0.0
     by = g.set_index("representation")
     for rep in ("MRL 12", "PCA uncentred 12"):  # full-dimension prefix and uncentred PCA keep the neighbours
@@ -431,14 +468,18 @@ def test_extreme_finite_magnitudes(scale):
     overflowed or underflowed scatter matrix (which it once did, silently)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 16))
-    np.testing.assert_allclose(MatryoshkaPrefix(8).fit(X * scale).transform(X * scale),
-                               MatryoshkaPrefix(8).fit(X).transform(X), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        MatryoshkaPrefix(8).fit(X * scale).transform(X * scale),
+        MatryoshkaPrefix(8).fit(X).transform(X),
+        rtol=1e-9,
+        atol=1e-12,
+    )
     for center in (True, False):
         with pytest.raises(ValueError, match=r"X: largest magnitude .* rescale the vectors"):
             PCACompression(8, center=center).fit(X * scale)
     with pytest.raises(ValueError, match=r"X: largest magnitude"):
         RankRestriction(0.5).fit(X * scale)
-    PCACompression(8).fit(X / np.abs(X).max() * 2.0 ** 500)  # the edge of the range: fits
+    PCACompression(8).fit(X / np.abs(X).max() * 2.0**500)  # the edge of the range: fits
 
 
 def test_compression_grid_searches_each_representation_once(monkeypatch):
@@ -457,14 +498,20 @@ def test_compression_grid_searches_each_representation_once(monkeypatch):
     searches = []
     real = compression.topk
     monkeypatch.setattr(compression, "topk", lambda *a, **kw: searches.append(1) or real(*a, **kw))
-    monkeypatch.setattr(compression, "evaluate", lambda *a, **kw: evaluate(*a, **kw) if kw.get("neighbors") is not None
-                        else pytest.fail("evaluate searched again"))
+    monkeypatch.setattr(
+        compression,
+        "evaluate",
+        lambda *a, **kw: (
+            evaluate(*a, **kw) if kw.get("neighbors") is not None else pytest.fail("evaluate searched again")
+        ),
+    )
     after = compression.compression_grid(train, labels, val, val_labels, dims=[8, 4], k=3, probes=False)
     assert len(searches) == 1 + len(after)
     pd.testing.assert_frame_equal(before, after)
 
 
 # -- mutation survivors: anchored messages, edges, dtypes, defaults (issue 11) ------------------------
+
 
 def test_messages_name_the_argument():
     X = _data(0, 20, 6)
@@ -489,8 +536,11 @@ def test_messages_name_the_argument():
     pca = PCACompression(6).fit(X)
     with pytest.raises(ValueError, match=r"^X \(projected\): 1 zero-norm row\(s\) \(first at index 0\)"):
         pca.transform(np.vstack([pca.mean_, X[:2]]))  # the training mean projects to zero
-    with pytest.raises(ValueError, match=r"^X: largest magnitude .* representable in float64; rescale the vectors "
-                                         r"\(principal directions do not depend on a common factor\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^X: largest magnitude .* representable in float64; rescale the vectors "
+        r"\(principal directions do not depend on a common factor\)$",
+    ):
         principal_axes(X * 1e300)
 
 
@@ -529,10 +579,10 @@ def test_two_training_rows_are_enough():
 
 def test_principal_axes_edges_of_the_representable_range_and_zero_data():
     X = _data(0, 20, 4)
-    lo = principal_axes(X / np.abs(X).max() * 2.0 ** -500)  # the lower edge fits
-    np.testing.assert_allclose(lo[2] / principal_axes(X)[2] * 2.0 ** 1000 * np.abs(X).max() ** 2, 1.0, rtol=1e-9)
+    lo = principal_axes(X / np.abs(X).max() * 2.0**-500)  # the lower edge fits
+    np.testing.assert_allclose(lo[2] / principal_axes(X)[2] * 2.0**1000 * np.abs(X).max() ** 2, 1.0, rtol=1e-9)
     with pytest.raises(ValueError, match=r"^X: largest magnitude"):
-        principal_axes(X / np.abs(X).max() * 2.0 ** -501)
+        principal_axes(X / np.abs(X).max() * 2.0**-501)
     mean, V, lam = principal_axes(np.zeros((3, 4)))  # no variance at all: fine, all zero
     np.testing.assert_array_equal(lam, np.zeros(4))
     np.testing.assert_array_equal(mean, np.zeros(4))
@@ -618,12 +668,15 @@ def test_dims_ladder_edges_and_messages():
     assert dims_ladder(1, dims=()) == [1]
     assert dims_ladder(4, dims=(), smallest=1) == [4, 2, 1]
     assert dims_ladder(16, dims=(1,)) == [16, 8, 1]
-    for kwargs, msg in [({"d": 0}, r"^d: must be at least 1, got 0$"), ({"d": 2.0}, r"^d: expected an integer"),
-                        ({"d": 8, "smallest": 0}, r"^smallest: must be at least 1, got 0$"),
-                        ({"d": 8, "smallest": 1.5}, r"^smallest: expected an integer"),
-                        ({"d": 8, "dims": (0,)}, r"^dims: must be at least 1, got 0$"),
-                        ({"d": 8, "dims": (2.5,)}, r"^dims: expected an integer"),
-                        ({"d": 16, "dims": (16.0,)}, r"^dims: expected an integer")]:
+    for kwargs, msg in [
+        ({"d": 0}, r"^d: must be at least 1, got 0$"),
+        ({"d": 2.0}, r"^d: expected an integer"),
+        ({"d": 8, "smallest": 0}, r"^smallest: must be at least 1, got 0$"),
+        ({"d": 8, "smallest": 1.5}, r"^smallest: expected an integer"),
+        ({"d": 8, "dims": (0,)}, r"^dims: must be at least 1, got 0$"),
+        ({"d": 8, "dims": (2.5,)}, r"^dims: expected an integer"),
+        ({"d": 16, "dims": (16.0,)}, r"^dims: expected an integer"),
+    ]:
         with pytest.raises(ValueError, match=msg):
             dims_ladder(**kwargs)
 
@@ -636,8 +689,11 @@ def test_variance_spectrum_rank_is_relative_to_the_largest_variance():
     sp = variance_spectrum(H * [1.0, 1e-4, 1e-7], [1, 2, 3])
     assert sp.attrs["rank"] == 2
     np.testing.assert_allclose(sp["weakest"], [1.0, 1e-8, 1e-14], rtol=1e-6)
-    with pytest.raises(ValueError, match=r"^train: has no variance \(every row the same after centring\); "
-                                         r"variance shares are undefined$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^train: has no variance \(every row the same after centring\); "
+        r"variance shares are undefined$",
+    ):
         variance_spectrum(np.ones((4, 3)), [1])
     with pytest.raises(ValueError, match=r"^train: has no variance \(every row the same\);"):
         variance_spectrum(np.zeros((4, 3)), [1], center=False)
@@ -667,14 +723,23 @@ def test_unstandardized_ba_does_not_standardize():
 
     def lab(n):
         y = rng.choice(["p", "q"], n)
-        Z = np.c_[rng.standard_normal((n, 1)) + 5, (y == "p") * 2e-3 + rng.standard_normal(n) * 2e-4,
-                  rng.standard_normal((n, 4)) * 0.1]
+        Z = np.c_[
+            rng.standard_normal((n, 1)) + 5,
+            (y == "p") * 2e-3 + rng.standard_normal(n) * 2e-4,
+            rng.standard_normal((n, 4)) * 0.1,
+        ]
         return Z, {"a": y}
 
     X, yx = lab(200)
     E, ye = lab(100)
     got = unstandardized_ba(X, yx, E, ye, method="PCA uncentred", dim=6, attribute="a")
     pca = PCACompression(6, center=False).fit(X)
-    ba = {s: balanced_accuracy(ye["a"], LinearProbe(standardize=s).fit(pca.transform(X), yx["a"])
-                               .predict(pca.transform(E)), frozen_classes(ye)["a"]) for s in (False, True)}
+    ba = {
+        s: balanced_accuracy(
+            ye["a"],
+            LinearProbe(standardize=s).fit(pca.transform(X), yx["a"]).predict(pca.transform(E)),
+            frozen_classes(ye)["a"],
+        )
+        for s in (False, True)
+    }
     assert got == ba[False] < 0.7 < 0.9 < ba[True]

@@ -50,8 +50,10 @@ def test_predictions_are_computed_not_copied(table):
     native = table[(table["intervention"] == "common offset") & (table["severity"] == 0.99)].iloc[0]["predicted"]
     assert row["predicted"] == pytest.approx(1e-4 * native)
     kept = table[table["identity"].str.startswith("training PR")]
-    assert kept["identity"].tolist() == ["training PR = PR of the 20 kept eigenvalues",
-                                         "training PR = PR of the 1 kept eigenvalues"]
+    assert kept["identity"].tolist() == [
+        "training PR = PR of the 20 kept eigenvalues",
+        "training PR = PR of the 1 kept eigenvalues",
+    ]
 
 
 def test_a_broken_identity_shows(monkeypatch):
@@ -82,16 +84,18 @@ def _layout(k, m_half, m_most):
     """The rows expected for severities (0.5, 0.99): (intervention, severity, identity, kind)."""
     rows = []
     for s, m in ((0.5, m_half), (0.99, m_most)):
-        rows += [("contraction", s, "total variance = (1 - s)² × native", "exact"),
-                 ("contraction", s, "mean cosine unchanged", "exact"),
-                 ("contraction", s, "RankMe unchanged", "exact"),
-                 ("contraction", s, "PR unchanged", "exact"),
-                 ("contraction", s, f"top-{k} neighbours unchanged (overlap@{k})", "exact"),
-                 ("common offset", s, "total variance unchanged", "exact"),
-                 ("common offset", s, "PR unchanged", "exact"),
-                 ("rank restriction", s, f"training variance = sum of the {m} kept eigenvalues", "exact"),
-                 ("rank restriction", s, f"training PR = PR of the {m} kept eigenvalues", "exact"),
-                 ("noise", s, "total variance = native + noise variance", "in expectation")]
+        rows += [
+            ("contraction", s, "total variance = (1 - s)² × native", "exact"),
+            ("contraction", s, "mean cosine unchanged", "exact"),
+            ("contraction", s, "RankMe unchanged", "exact"),
+            ("contraction", s, "PR unchanged", "exact"),
+            ("contraction", s, f"top-{k} neighbours unchanged (overlap@{k})", "exact"),
+            ("common offset", s, "total variance unchanged", "exact"),
+            ("common offset", s, "PR unchanged", "exact"),
+            ("rank restriction", s, f"training variance = sum of the {m} kept eigenvalues", "exact"),
+            ("rank restriction", s, f"training PR = PR of the {m} kept eigenvalues", "exact"),
+            ("noise", s, "total variance = native + noise variance", "in expectation"),
+        ]
     return rows
 
 
@@ -108,7 +112,7 @@ def _tv(Z):
 
 
 def _pr(lam):
-    return float(lam.sum() ** 2 / (lam ** 2).sum())
+    return float(lam.sum() ** 2 / (lam**2).sum())
 
 
 def _cov_eig(Z):
@@ -145,17 +149,19 @@ def test_predicted_and_measured_match_independent_references():
         P = V[:, ::-1][:, :m]  # the top m training directions
         mu = train.mean(axis=0)
         tr = mu + (train - mu) @ P @ P.T
-        noise_var = (s / (1 - s)) ** 2 * float(np.mean(np.sum(train ** 2, axis=1)))
-        expect += [((1 - s) ** 2 * _tv(val), _tv(c)),
-                   (_mean_cos(val), _mean_cos(c)),
-                   (_rankme(val), _rankme(c)),
-                   (_pr(_cov_eig(val)), _pr(_cov_eig(c))),
-                   (1.0, 1.0),
-                   (_tv(val), _tv(val)),
-                   (_pr(_cov_eig(val)), _pr(_cov_eig(val))),
-                   (lam[:m].sum(), _tv(tr)),
-                   (_pr(lam[:m]), _pr(_cov_eig(tr)[:m])),
-                   (_tv(val) + noise_var, None)]
+        noise_var = (s / (1 - s)) ** 2 * float(np.mean(np.sum(train**2, axis=1)))
+        expect += [
+            ((1 - s) ** 2 * _tv(val), _tv(c)),
+            (_mean_cos(val), _mean_cos(c)),
+            (_rankme(val), _rankme(c)),
+            (_pr(_cov_eig(val)), _pr(_cov_eig(c))),
+            (1.0, 1.0),
+            (_tv(val), _tv(val)),
+            (_pr(_cov_eig(val)), _pr(_cov_eig(val))),
+            (lam[:m].sum(), _tv(tr)),
+            (_pr(lam[:m]), _pr(_cov_eig(tr)[:m])),
+            (_tv(val) + noise_var, None),
+        ]
     for (_, row), (pred, meas) in zip(t.iterrows(), expect, strict=True):
         assert row["predicted"] == pytest.approx(pred, rel=1e-9), row["identity"]
         if meas is not None:
@@ -225,9 +231,11 @@ def test_float32_and_integer_inputs_are_read_as_float64():
     # integers above 2**24, where float32 (numpy's default float for integer input) loses the last digits
     ti, vi = rng.integers(2**24, 2**24 + 999, (40, 6)), rng.integers(2**24, 2**24 + 999, (25, 6))
     assert (ti.astype(np.float32) != ti).any()
-    pd.testing.assert_frame_equal(exact_responses(ti, vi, (0.5,), k=3),
-                                  exact_responses(ti.astype(np.float64), vi.astype(np.float64), (0.5,), k=3),
-                                  check_exact=True)
+    pd.testing.assert_frame_equal(
+        exact_responses(ti, vi, (0.5,), k=3),
+        exact_responses(ti.astype(np.float64), vi.astype(np.float64), (0.5,), k=3),
+        check_exact=True,
+    )
 
 
 def test_neighbours_are_scored_in_float64():
@@ -236,8 +244,9 @@ def test_neighbours_are_scored_in_float64():
     val = float32_near_tie()
     from embdiag.metrics.retrieval import topk
 
-    assert (topk(val, val, 1, exclude_self=True)[1][0, 0]
-            != topk(val, val, 1, exclude_self=True, dtype=np.float64)[1][0, 0])
+    assert (
+        topk(val, val, 1, exclude_self=True)[1][0, 0] != topk(val, val, 1, exclude_self=True, dtype=np.float64)[1][0, 0]
+    )
     train = np.random.default_rng(7).standard_normal((20, 4))
     t = exact_responses(train, val, (0.5,), k=1)
     assert t[t["identity"] == "top-1 neighbours unchanged (overlap@1)"]["measured"].iloc[0] == 1.0

@@ -65,14 +65,25 @@ from hypothesis import example, given, settings, strategies as st
 
 from embdiag.interventions import CommonOffset, precision
 from embdiag.interventions.precision import (
-    OFFSET_CONDITIONS, STUDY_CONDITIONS, StorageCondition, StorageResult, _normalize, certificate_bound,
-    compare_conditions, compare_storage, compare_study_conditions, normalization_bound, query_scores,
-    reconstruction_error, scoring_bound, store,
+    OFFSET_CONDITIONS,
+    STUDY_CONDITIONS,
+    StorageCondition,
+    StorageResult,
+    _normalize,
+    certificate_bound,
+    compare_conditions,
+    compare_storage,
+    compare_study_conditions,
+    normalization_bound,
+    query_scores,
+    reconstruction_error,
+    scoring_bound,
+    store,
 )
 
 # ---- mutation survivors: storage and bounds (prec2)
 
-_F64_TINY, _F32_TINY = 2.0 ** -1074, 2.0 ** -149
+_F64_TINY, _F32_TINY = 2.0**-1074, 2.0**-149
 
 
 def _gamma_ref(d, u):
@@ -102,8 +113,11 @@ def test_store_defaults_to_float16_and_records_its_format():
 
 
 def test_store_error_messages_name_the_argument():
-    with pytest.raises(ValueError, match=r"^fmt: expected one of \['native', 'float32', 'float16', 'int8'\], "
-                                         r"got 'int4'$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^fmt: expected one of \['native', 'float32', 'float16', 'int8'\], "
+        r"got 'int4'$",
+    ):
         store(np.ones((2, 2)), "int4")
     for fmt in ("native", "float32", "float16", "int8"):
         with pytest.raises(ValueError, match=r"^X: contains NaN or infinite values"):
@@ -157,7 +171,7 @@ def test_reconstruction_error_reads_integers_exactly_in_float64():
 
 
 def test_gamma_is_infinite_once_d_u_reaches_one():
-    u = 2.0 ** -24
+    u = 2.0**-24
     assert precision._gamma(2**23, u) == 1.0  # 0.5 / 0.5
     assert precision._gamma(2**24, u) == np.inf and precision._gamma(3 * 2**23, u) == np.inf
     for d in (2**24, 3 * 2**23):
@@ -196,10 +210,17 @@ def test_normalization_bound_covers_measured_errors_at_larger_d(d):
     if np.finfo(np.longdouble).eps >= 2.0**-60:
         pytest.skip("needs an extended-precision long double")
     rng = np.random.default_rng(d)
-    X = np.vstack([rng.standard_normal((20, d)), np.ones((1, d)), rng.random((10, d)),
-                   1 + rng.integers(0, 8, (5, d)) * 2.0**-52, rng.standard_normal((5, d)) * 1e-160])
+    X = np.vstack(
+        [
+            rng.standard_normal((20, d)),
+            np.ones((1, d)),
+            rng.random((10, d)),
+            1 + rng.integers(0, 8, (5, d)) * 2.0**-52,
+            rng.standard_normal((5, d)) * 1e-160,
+        ]
+    )
     L = X.astype(np.longdouble)
-    exact = L / np.sqrt((L ** 2).sum(axis=1))[:, None]
+    exact = L / np.sqrt((L**2).sum(axis=1))[:, None]
     err = np.sqrt(((_normalize(X, "float64").astype(np.longdouble) - exact) ** 2).sum(axis=1))
     assert err.max() <= normalization_bound(d, "float64", 1e-320)
 
@@ -219,8 +240,12 @@ def test_scoring_bound_is_its_formula():
 def _cert_exact(q, g_max, d, arithmetic, reference_arithmetic, m):
     from fractions import Fraction
 
-    return (Fraction(float(q)) + Fraction(float(g_max)) + Fraction(scoring_bound(d, reference_arithmetic, m))
-            + Fraction(scoring_bound(d, arithmetic, m)))
+    return (
+        Fraction(float(q))
+        + Fraction(float(g_max))
+        + Fraction(scoring_bound(d, reference_arithmetic, m))
+        + Fraction(scoring_bound(d, arithmetic, m))
+    )
 
 
 def test_certificate_bound_is_never_below_its_exact_sum():
@@ -270,8 +295,11 @@ def test_exact_storage_gets_finite_bounds():
 
 def test_storage_condition_messages_name_the_field():
     for field, kw in (("gallery", {"gallery": "int4"}), ("queries", {"queries": "int4"})):
-        with pytest.raises(ValueError, match=rf"^{field}: expected one of \['native', 'float32', 'float16', "
-                                             r"'int8'\], got 'int4'$"):
+        with pytest.raises(
+            ValueError,
+            match=rf"^{field}: expected one of \['native', 'float32', 'float16', "
+            r"'int8'\], got 'int4'$",
+        ):
             StorageCondition("x", **kw)
     with pytest.raises(ValueError, match=r"^arithmetic: expected one of \['float64', 'float32'\], got 'float16'$"):
         StorageCondition("x", arithmetic="float16")
@@ -292,6 +320,7 @@ def _scores(Q, G, dtype):
 
 
 # ------------------------------------------------------------------------------ storage
+
 
 def test_float_formats_round_to_nearest():
     X = np.random.default_rng(0).standard_normal((20, 16))
@@ -340,6 +369,7 @@ def test_float16_overflow_and_bad_format():
 
 # ------------------------------------------------------------------------ rounding bounds
 
+
 def test_bound_magnitudes():
     assert 4e-14 < normalization_bound(768) < 5e-14
     assert 2e-5 < normalization_bound(768, "float32") < 2.5e-5
@@ -370,6 +400,7 @@ def test_certificate_bound_formula():
 
 # ---------------------------------------------------------------- certificate soundness
 
+
 def _near_tie_gallery(rng, n_q, d, log_gap):
     """Queries plus a gallery holding, per query, k+1 vectors at prescribed cosines whose
     rank-k/rank-(k+1) gap is 10**log_gap (down to below float64 resolution), an exact
@@ -378,7 +409,7 @@ def _near_tie_gallery(rng, n_q, d, log_gap):
     gal = []
     for q in Q:
         c = np.sort(rng.uniform(0.6, 0.9, K + 1))[::-1]
-        c[K] = c[K - 1] - 10.0 ** log_gap
+        c[K] = c[K - 1] - 10.0**log_gap
         W = rng.standard_normal((K + 1, d))
         W -= np.outer(W @ q, q)
         W = _unit(W)
@@ -407,7 +438,7 @@ def _assert_sound(results, Q, G):
         if same:
             np.fill_diagonal(diff, 0.0)
         assert (diff.max(axis=1) <= r.bound).all(), c.name  # the score-level inequality
-        assert r.violations == 0, c.name                    # hence no certified change
+        assert r.violations == 0, c.name  # hence no certified change
         # another GEMM blocking rounds differently: agree to a few ulps of the arithmetic (float32
         # sums over d terms in an order that varies with BLAS blocking and load: 8 ulps of 1)
         ulp = 2.0**-20 if c.arithmetic == "float32" else 2.0**-50
@@ -481,6 +512,7 @@ def test_well_separated_data_is_mostly_certified():
 
 # -------------------------------------------------------------------- study conditions
 
+
 def test_study_conditions_structure():
     rng = np.random.default_rng(7)
     X = _unit(rng.standard_normal((400, 128)) + 0.3 * rng.standard_normal(128))
@@ -499,7 +531,6 @@ def test_study_conditions_structure():
     labels = rng.integers(0, 3, 400)
     assert nat.precision_change(labels) == 0.0
     assert abs(res["INT8 gallery"].precision_change(labels)) < 5
-
 
 
 def _rows_with_hits(counts, query_labels, gallery_labels, rng, k):
@@ -522,12 +553,26 @@ def test_precision_change_is_exactly_zero_when_hits_only_move_between_queries():
     ref = _rows_with_hits(counts, query_labels, gallery_labels, rng, K)
     new = _rows_with_hits(rng.permutation(counts), query_labels, gallery_labels, rng, K)
     zeros = np.zeros(n)
-    result = StorageResult(STUDY_CONDITIONS[0], K, 0.0, np.ones(n, bool), zeros, zeros, zeros,
-                           np.zeros(n, bool), zeros, zeros, reference_neighbors=ref, neighbors=new)
+    result = StorageResult(
+        STUDY_CONDITIONS[0],
+        K,
+        0.0,
+        np.ones(n, bool),
+        zeros,
+        zeros,
+        zeros,
+        np.zeros(n, bool),
+        zeros,
+        zeros,
+        reference_neighbors=ref,
+        neighbors=new,
+    )
     assert result.precision_change(gallery_labels, query_labels) == 0.0
     new[0, :] = ref[0, :]  # one query's hits now differ by a known count
     assert result.precision_change(gallery_labels, query_labels) == pytest.approx(
-        100 * ((gallery_labels[new] == query_labels[:, None]).sum() - counts.sum()) / (K * n))
+        100 * ((gallery_labels[new] == query_labels[:, None]).sum() - counts.sum()) / (K * n)
+    )
+
 
 def test_offset_then_fp16_changes_more_than_native_fp16():
     rng = np.random.default_rng(8)
@@ -542,6 +587,7 @@ def test_offset_then_fp16_changes_more_than_native_fp16():
 
 
 # -------------------------------------------------------------------------- bad input
+
 
 def test_bad_input():
     X = np.random.default_rng(9).standard_normal((30, 8))
@@ -578,6 +624,7 @@ def test_rows_that_vanish_in_storage_are_named():
 
 # ---------------------------------------------------------------- survivors of mutation testing
 
+
 def test_summary_reports_the_largest_errors():
     rng = np.random.default_rng(11)
     X = _unit(rng.standard_normal((60, 16)))
@@ -598,8 +645,9 @@ def test_default_k_is_ten():
 
 
 def test_float16_range_boundary():
-    np.testing.assert_array_equal(store(np.array([[65504.0, -65504.0]]), "float16").reconstruct(),
-                                  [[65504.0, -65504.0]])  # the largest float16 is stored exactly
+    np.testing.assert_array_equal(
+        store(np.array([[65504.0, -65504.0]]), "float16").reconstruct(), [[65504.0, -65504.0]]
+    )  # the largest float16 is stored exactly
     for X in ([[1.0, 65505.0]], [[-70000.0, 0.5]], [[1.0, 2.0], [3.0, 1e9]]):
         with pytest.raises(ValueError, match=r"X: values exceed the float16 range \(\|x\| <= 65504\)"):
             store(np.array(X), "float16")
@@ -622,8 +670,9 @@ def _bound_reference(d: int, arithmetic: str, min_sq_norm: float) -> float:
 def test_normalization_bound_over_many_dimensions(arithmetic):
     for d in list(range(1, 130)) + [255, 256, 768, 1024, 4096, 100_000]:
         for m in (1.0, 1e-30):
-            assert normalization_bound(d, arithmetic, m) == pytest.approx(_bound_reference(d, arithmetic, m),
-                                                                          rel=1e-9, abs=0), (d, m)
+            assert normalization_bound(d, arithmetic, m) == pytest.approx(
+                _bound_reference(d, arithmetic, m), rel=1e-9, abs=0
+            ), (d, m)
 
 
 def test_normalization_bound_covers_measured_errors_at_every_small_d():
@@ -640,6 +689,7 @@ def test_normalization_bound_covers_measured_errors_at_every_small_d():
 
 
 # ------------------------------------------------------- per-query errors, one query's scores, the eight rows
+
 
 def test_score_error_is_each_querys_largest_change():
     rng = np.random.default_rng(14)
@@ -721,7 +771,7 @@ def test_no_certified_query_changes_on_the_reference_encoder():
     assert res["offset + FP16 gallery"].n_changed > res["FP16 gallery"].n_changed
 
 
-@pytest.mark.parametrize("scale", [1e200, 1e-200, 2.0 ** 700, 2.0 ** -700])
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 2.0**700, 2.0**-700])
 def test_reconstruction_error_at_extreme_finite_magnitudes(scale):
     """The error is scale-free; squaring rows of 1e200 once overflowed to a silent 0, and rows
     of 1e-200 underflowed to "zero-norm row(s)"."""
@@ -759,8 +809,9 @@ def test_k_may_leave_exactly_two_candidates_beyond_it():
     X = _unit(np.random.default_rng(20).standard_normal((30, 8)))
     r = compare_storage(X, STUDY_CONDITIONS[1], k=27)
     assert r.neighbors.shape == (30, 27) and r.k == 27
-    with pytest.raises(ValueError,
-                       match=r"^k: must be at most 27 \(the margin ranks k \+ 1 of 29 candidates\), got 28$"):
+    with pytest.raises(
+        ValueError, match=r"^k: must be at most 27 \(the margin ranks k \+ 1 of 29 candidates\), got 28$"
+    ):
         compare_conditions(X, k=28)
     assert compare_conditions(X, [STUDY_CONDITIONS[3]], X[:5], k=3)[0].neighbors.shape == (30, 3)
     with pytest.raises(ValueError, match=r"^k: must be at most 3 \(the margin ranks k \+ 1 of 5 candidates\), got 4$"):
@@ -787,14 +838,20 @@ def test_compare_conditions_names_the_bad_argument():
     nan, zero, tiny = _bad_copies(X)
     cases = [
         (dict(queries=nan), r"^queries: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
-        (dict(queries=X, gallery=nan),
-         r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
+        (
+            dict(queries=X, gallery=nan),
+            r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$",
+        ),
         (dict(queries=zero), r"^queries: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
         (dict(queries=X, gallery=zero), r"^gallery: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
-        (dict(queries=X, gallery=tiny, conditions=_F16),
-         r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
-        (dict(queries=tiny, conditions=STUDY_CONDITIONS[1]),
-         r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
+        (
+            dict(queries=X, gallery=tiny, conditions=_F16),
+            r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)",
+        ),
+        (
+            dict(queries=tiny, conditions=STUDY_CONDITIONS[1]),
+            r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)",
+        ),
         (dict(queries=X, chunk_size=0), r"^chunk_size: must be at least 1, got 0$"),
         (dict(queries=X, chunk_size=2.0), r"^chunk_size: expected an integer, got 2.0$"),
     ]
@@ -903,8 +960,10 @@ def _expected_bound(Q, G, c):
     d = Q.shape[1]
     sq_min = 0.5 * min(float(np.einsum("ij,ij->i", A, A, dtype=np.float64).min()) for A in (Q, G, Qs, Gs))
     eta64 = normalization_bound(d, "float64", sq_min)
-    up = [np.zeros(len(A)) if fmt == "native" else precision._error_upper(reconstruction_error(A, S), d, eta64)
-          for A, S, fmt in ((Q, Qs, c.queries), (G, Gs, c.gallery))]
+    up = [
+        np.zeros(len(A)) if fmt == "native" else precision._error_upper(reconstruction_error(A, S), d, eta64)
+        for A, S, fmt in ((Q, Qs, c.queries), (G, Gs, c.gallery))
+    ]
     return certificate_bound(*up, d, arithmetic=c.arithmetic, min_sq_norm=sq_min)
 
 
@@ -925,16 +984,25 @@ def test_bound_is_the_documented_composition():
         (rng.standard_normal((20, 8)), rng.standard_normal((30, 8)), CONDITIONS),
         (rng.standard_normal((20, 8)), None, CONDITIONS),
         # queries so small that the float64 underflow terms dominate the rounding bound
-        (rng.standard_normal((20, 8)) * 1e-155, rng.standard_normal((30, 8)),
-         [STUDY_CONDITIONS[0], StorageCondition("FP32 gallery", gallery="float32")]),
+        (
+            rng.standard_normal((20, 8)) * 1e-155,
+            rng.standard_normal((30, 8)),
+            [STUDY_CONDITIONS[0], StorageCondition("FP32 gallery", gallery="float32")],
+        ),
         # float32 input whose squares underflow in float32: the norms are taken in float64
         (rng.standard_normal((20, 8)).astype(np.float32) * np.float32(1e-25), None, [STUDY_CONDITIONS[0]]),
         # float32 underflow terms, smallest row native (int8 lengthens it) or stored (shortened)
         (_int8_rows(rng, 20, 8, 3e-19, up8), None, [f32_int8]),
-        (_int8_rows(rng, 20, 8, 3e-19, down8), rng.standard_normal((30, 8)),
-         [StorageCondition("INT8 queries, FP32", queries="int8", arithmetic="float32")]),
-        (rng.standard_normal((20, 8)), _int8_rows(rng, 30, 8, 3e-19, down8),
-         [StorageCondition("INT8 gallery, FP32", gallery="int8", arithmetic="float32")]),
+        (
+            _int8_rows(rng, 20, 8, 3e-19, down8),
+            rng.standard_normal((30, 8)),
+            [StorageCondition("INT8 queries, FP32", queries="int8", arithmetic="float32")],
+        ),
+        (
+            rng.standard_normal((20, 8)),
+            _int8_rows(rng, 30, 8, 3e-19, down8),
+            [StorageCondition("INT8 gallery, FP32", gallery="int8", arithmetic="float32")],
+        ),
     ]
     for Q, G, conds in scenarios:
         for r in compare_conditions(Q, conds, G, k=3):
@@ -988,7 +1056,7 @@ def test_certified_exactly_when_the_bound_is_below_the_slackened_half_margin():
         r = _exact_margin_search(m)
         assert r.margins[0] == m and r.bound[0] == B
         rule = bool(B < m * (1 - 4 * _U64) / 2)
-        assert r.certified[0] == rule, (m / B)
+        assert r.certified[0] == rule, m / B
         assert not rule or B < m / 2
         seen.add(rule)
     assert seen == {True, False}
@@ -1014,13 +1082,19 @@ def test_query_scores_names_the_bad_argument():
     X = rng.standard_normal((10, 4))
     nan, zero, tiny = _bad_copies(X)
     cases = [
-        ((nan, STUDY_CONDITIONS[1], 0),
-         r"^queries: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
-        ((X, STUDY_CONDITIONS[1], 0, nan),
-         r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$"),
+        (
+            (nan, STUDY_CONDITIONS[1], 0),
+            r"^queries: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$",
+        ),
+        (
+            (X, STUDY_CONDITIONS[1], 0, nan),
+            r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 1\)$",
+        ),
         ((zero, STUDY_CONDITIONS[1], 0), r"^queries: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
-        ((X, STUDY_CONDITIONS[1], 0, zero),
-         r"^gallery: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$"),
+        (
+            (X, STUDY_CONDITIONS[1], 0, zero),
+            r"^gallery: 1 zero-norm row\(s\) \(first at index 2\); cosine is undefined$",
+        ),
         ((tiny, STUDY_CONDITIONS[2], 0), r"^queries stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
         ((X, STUDY_CONDITIONS[1], 0, tiny), r"^gallery stored as float16: 1 zero-norm row\(s\) \(first at index 4\)"),
         ((X, STUDY_CONDITIONS[1], -1), r"^query: must be at least 0, got -1$"),
@@ -1063,8 +1137,20 @@ def _hits_result(rng, n_q, n_g, k):
     new[:3] = ref[:3]  # three unchanged queries
     changed = np.any(np.sort(new, axis=1) != np.sort(ref, axis=1), axis=1)
     z = np.zeros(n_q)
-    r = StorageResult(STUDY_CONDITIONS[1], k, 0.0, changed, z, z, z, np.zeros(n_q, bool), z, np.zeros(n_g),
-                      reference_neighbors=ref, neighbors=new)
+    r = StorageResult(
+        STUDY_CONDITIONS[1],
+        k,
+        0.0,
+        changed,
+        z,
+        z,
+        z,
+        np.zeros(n_q, bool),
+        z,
+        np.zeros(n_g),
+        reference_neighbors=ref,
+        neighbors=new,
+    )
     return r, gallery_labels, query_labels, before, after
 
 
@@ -1081,8 +1167,9 @@ def test_agreement_kept_counts_changed_queries_with_unchanged_precision():
     changed = np.any(np.sort(new, axis=1) != np.sort(ref, axis=1), axis=1)
     assert changed.tolist() == [False, True, True, False, True, True, True, False]
     z = np.zeros(8)
-    s = StorageResult(STUDY_CONDITIONS[1], 2, 0.0, changed, z, z, z, np.zeros(8, bool), z, z,
-                      reference_neighbors=ref, neighbors=new)
+    s = StorageResult(
+        STUDY_CONDITIONS[1], 2, 0.0, changed, z, z, z, np.zeros(8, bool), z, z, reference_neighbors=ref, neighbors=new
+    )
     # P@2 before 1, 1, 1, 1, 1, 1, 1/2, 1 and after 1, 1, 1, 1, 1/2, 1/2, 1/2, 1: queries 1, 2, 6 changed
     # their neighbours but kept their P@2 (4 and 5 lost it; 0, 3, 7 did not change)
     assert s.agreement_kept(labels) == 3
@@ -1092,8 +1179,18 @@ def test_summary_has_every_column():
     X = _unit(np.random.default_rng(34).standard_normal((30, 8)))
     r = compare_storage(X, STUDY_CONDITIONS[3], k=4)
     s = r.summary()
-    assert set(s) == {"condition", "max_score_error", "changed_queries", "n_queries", "overlap@4", "certified",
-                      "coverage", "violations", "max_error_queries", "max_error_gallery"}
+    assert set(s) == {
+        "condition",
+        "max_score_error",
+        "changed_queries",
+        "n_queries",
+        "overlap@4",
+        "certified",
+        "coverage",
+        "violations",
+        "max_error_queries",
+        "max_error_gallery",
+    }
     assert s["violations"] == r.violations == 0 and s["condition"] == "INT8 gallery"
     assert s["changed_queries"] == r.n_changed and s["coverage"] == r.coverage
 

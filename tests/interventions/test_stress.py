@@ -27,8 +27,18 @@ from sklearn.exceptions import NotFittedError
 from embdiag.metrics.geometry import mean_cosine, participation_ratio, rankme, total_variance
 from embdiag.metrics.retrieval import topk
 from embdiag.interventions.stress import (
-    INTERVENTIONS, SEVERITIES, CommonOffset, Contraction, Noise, RankRestriction,
-    check_severity, grid, make_intervention, measure_grid, n_kept, stress_grid,
+    INTERVENTIONS,
+    SEVERITIES,
+    CommonOffset,
+    Contraction,
+    Noise,
+    RankRestriction,
+    check_severity,
+    grid,
+    make_intervention,
+    measure_grid,
+    n_kept,
+    stress_grid,
 )
 
 FAST = settings(max_examples=25, deadline=None)
@@ -66,8 +76,9 @@ def test_contraction_keeps_cosines_and_normalized_spectra(seed, s, n, d):
 def test_contraction_keeps_neighbour_order():
     E = _data(3, 200, 16)
     Y = Contraction(0.99).fit(E).transform(E)
-    assert (np.argsort(-_cos(Y), axis=1, kind="stable")[:, :10]
-            == np.argsort(-_cos(E), axis=1, kind="stable")[:, :10]).all()
+    assert (
+        np.argsort(-_cos(Y), axis=1, kind="stable")[:, :10] == np.argsort(-_cos(E), axis=1, kind="stable")[:, :10]
+    ).all()
 
 
 @FAST
@@ -371,8 +382,9 @@ def test_measure_grid_equals_the_plain_loop(labelled):
         assert type(change) is type(ref_change) and change.severity_ == s and change.seed_ == 3
         assert change.n_features_in_ == 12 and change.get_params() == ref_change.get_params()
     fitted = {(n, s): c for n, s, c, _, _ in got}
-    np.testing.assert_array_equal(fitted["common_offset", 0.9].offset_,
-                                  CommonOffset(0.9, seed=3).fit(labelled[0]).offset_)  # fitted on train
+    np.testing.assert_array_equal(
+        fitted["common_offset", 0.9].offset_, CommonOffset(0.9, seed=3).fit(labelled[0]).offset_
+    )  # fitted on train
     assert fitted["rank_restriction", 0.5].n_components_ == 6
     for name, s, change, row, neighbors in got:  # the neighbours the row was measured with
         moved = np.asarray(labelled[2], np.float64) if s == 0 else change.transform(np.asarray(labelled[2], np.float64))
@@ -424,10 +436,16 @@ def test_stress_grid_defaults_and_table(labelled):
     assert list(table["intervention"]) == [n for n in INTERVENTIONS for _ in SEVERITIES]
     assert list(table["severity"]) == list(SEVERITIES) * len(INTERVENTIONS)
     attributes = list(labelled[3])
-    assert list(table.columns) == ["intervention", "severity", "total_variance", "mean_cosine", "rankme",
-                                   "participation_ratio"] + [f"{a} {m}" for a in attributes
-                                                             for m in ("accuracy", "BA")] + [
-        f"{a} P@10" for a in attributes] + ["overlap@10"]
+    assert list(table.columns) == [
+        "intervention",
+        "severity",
+        "total_variance",
+        "mean_cosine",
+        "rankme",
+        "participation_ratio",
+    ] + [f"{a} {m}" for a in attributes for m in ("accuracy", "BA")] + [f"{a} P@10" for a in attributes] + [
+        "overlap@10"
+    ]
     noise = table[table["intervention"] == "noise"].reset_index(drop=True)
     _, ref = _reference_row("noise", 0.99, *labelled, k=10, seed=0)
     assert noise.iloc[-1].drop(["intervention", "severity"]).to_dict() == ref  # default seed 0
@@ -436,8 +454,14 @@ def test_stress_grid_defaults_and_table(labelled):
     assert other.loc[0, "rankme"] != ref["rankme"]
     assert noise.loc[5, "overlap@10"] < 0.5 < noise.loc[1, "overlap@10"]
     bare = stress_grid(*labelled, names=("contraction",), severities=(0.5,), k=3, probes=False)
-    assert list(bare.columns) == ["intervention", "severity", "total_variance", "mean_cosine", "rankme",
-                                  "participation_ratio"] + [f"{a} P@3" for a in attributes] + ["overlap@3"]
+    assert list(bare.columns) == [
+        "intervention",
+        "severity",
+        "total_variance",
+        "mean_cosine",
+        "rankme",
+        "participation_ratio",
+    ] + [f"{a} P@3" for a in attributes] + ["overlap@3"]
     assert bare.loc[0, "overlap@3"] == 1.0 and len(bare) == 1 and bare.loc[0, "severity"] == 0.5
 
 

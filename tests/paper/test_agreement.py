@@ -19,28 +19,45 @@ def _html(text: str):
 
 
 def test_numbers_are_found_as_written_and_identifiers_are_not():
-    skeleton, found = agreement.numbers("RankMe 36.50 → 666.98; P@10 33.12% vs floor 33.42% (−0.30 pp), s0 on "
-                                        "x86-64 rows 2,000 var 6.55e-05 [-0.08, 0.68] rank-10 768-d cell-3 .5")
-    assert found == ["36.50", "666.98", "10", "33.12", "33.42", "−0.30", "2,000", "6.55e-05", "-0.08", "0.68",
-                     "768", ".5"]
+    skeleton, found = agreement.numbers(
+        "RankMe 36.50 → 666.98; P@10 33.12% vs floor 33.42% (−0.30 pp), s0 on "
+        "x86-64 rows 2,000 var 6.55e-05 [-0.08, 0.68] rank-10 768-d cell-3 .5"
+    )
+    assert found == [
+        "36.50",
+        "666.98",
+        "10",
+        "33.12",
+        "33.42",
+        "−0.30",
+        "2,000",
+        "6.55e-05",
+        "-0.08",
+        "0.68",
+        "768",
+        ".5",
+    ]
     assert "s0" in skeleton and "x86-64" in skeleton and "rank-10" in skeleton and "cell-3" in skeleton
 
 
-@pytest.mark.parametrize("a, b, agree", [
-    ("33.12%", "33.12%", True),
-    ("33.12%", "33.13%", True),                   # one unit of the last digit shown: a rounding boundary
-    ("33.12%", "33.14%", False),
-    ("0.05623413251903491", "0.056234132519034905", True),   # the 17th digit of a float on another path
-    ("0.0562341", "0.0562342", True),
-    ("0.05623413251903491", "0.0562545", False),
-    ("0.00316805", "0.00316811", True),           # a float32 margin: relative 2e-5
-    ("5.49e-07", "7.64e-07", True),               # float32 rounding itself: below the absolute 1e-6
-    ("5.49e-07", "2.1e-06", False),
-    ("983", "984", True),
-    ("983", "985", False),
-    ("1.5e-03", "1.6e-03", True),
-    ("1.5e-03", "1.7e-03", False),
-])
+@pytest.mark.parametrize(
+    "a, b, agree",
+    [
+        ("33.12%", "33.12%", True),
+        ("33.12%", "33.13%", True),  # one unit of the last digit shown: a rounding boundary
+        ("33.12%", "33.14%", False),
+        ("0.05623413251903491", "0.056234132519034905", True),  # the 17th digit of a float on another path
+        ("0.0562341", "0.0562342", True),
+        ("0.05623413251903491", "0.0562545", False),
+        ("0.00316805", "0.00316811", True),  # a float32 margin: relative 2e-5
+        ("5.49e-07", "7.64e-07", True),  # float32 rounding itself: below the absolute 1e-6
+        ("5.49e-07", "2.1e-06", False),
+        ("983", "984", True),
+        ("983", "985", False),
+        ("1.5e-03", "1.6e-03", True),
+        ("1.5e-03", "1.7e-03", False),
+    ],
+)
 def test_numbers_within_tolerance(a, b, agree):
     got = agreement.compare(_nb(_html(f"<td>{a}</td>")), _nb(_html(f"<td>{b}</td>")))
     assert (not got) is agree, got
@@ -53,12 +70,16 @@ def test_words_and_verdicts_must_be_identical():
 
 
 def test_what_follows_exact_bits_is_masked():
-    a = ('<div id="vega-0123456789ab"></div><table id="T_abcde_"><td class="embdiag-max">▲ 3.1</td></table>'
-         '<span class="embdiag-sha" title="x">0123456789ab</span><a href="data:text/csv,a%2Cb%0A0.5%2C1">')
-    b = ('<div id="vega-ba9876543210"></div><table id="T_edcba_"><td class="embdiag-min">▼ 3.1</td></table>'
-         '<span class="embdiag-sha" title="x">ba9876543210</span><a href="data:text/csv,a%2Cb%0A0.5%2C1">')
+    a = (
+        '<div id="vega-0123456789ab"></div><table id="T_abcde_"><td class="embdiag-max">▲ 3.1</td></table>'
+        '<span class="embdiag-sha" title="x">0123456789ab</span><a href="data:text/csv,a%2Cb%0A0.5%2C1">'
+    )
+    b = (
+        '<div id="vega-ba9876543210"></div><table id="T_edcba_"><td class="embdiag-min">▼ 3.1</td></table>'
+        '<span class="embdiag-sha" title="x">ba9876543210</span><a href="data:text/csv,a%2Cb%0A0.5%2C1">'
+    )
     assert agreement.compare(_nb(_html(a)), _nb(_html(b))) == []
-    assert agreement.compare(_nb(_html(a)), _nb(_html(b)), exact=True)   # but not exactly the same
+    assert agreement.compare(_nb(_html(a)), _nb(_html(b)), exact=True)  # but not exactly the same
 
 
 def test_structure_differences_are_named():

@@ -38,8 +38,9 @@ HEIGHT = 1000  # window height while a page is checked (the screenshot then take
 MAX_SHOT = 32000  # tallest screenshot, px (the longest chapter is about 22,000 px at phone width)
 SEARCH_QUERY = "embedding"
 
-MARKS = ("svg .mark-line, svg .mark-symbol, svg .mark-rect, svg .mark-image, svg .mark-text, "
-         "svg .mark-rule, svg .mark-area")
+MARKS = (
+    "svg .mark-line, svg .mark-symbol, svg .mark-rect, svg .mark-image, svg .mark-text, svg .mark-rule, svg .mark-area"
+)
 
 
 class Site(NamedTuple):
@@ -59,7 +60,7 @@ class _SubPathHandler(http.server.SimpleHTTPRequestHandler):
         return super().send_head()
 
     def translate_path(self, path):
-        return super().translate_path(path[len(PREFIX) - 1:])
+        return super().translate_path(path[len(PREFIX) - 1 :])
 
     def log_message(self, *args):
         pass
@@ -89,11 +90,19 @@ def browser():
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--window-size={WIDTHS[0]},{HEIGHT}",
-                 # Every host but the loopback server fails to resolve: a CDN dependency cannot hide.
-                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--window-size={WIDTHS[0]},{HEIGHT}",
+        # Every host but the loopback server fails to resolve: a CDN dependency cannot hide.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    ):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
@@ -113,6 +122,7 @@ def pages(html: Path) -> list[str]:
     and reached by no visible link. ``search.html`` is kept (every page's search box leads to
     it) and is visited with a query, so the search index is proved to load offline too.
     """
+
     def redirect(page: Path) -> bool:
         return page.name == "index.html" and 'http-equiv="Refresh"' in page.read_text(encoding="utf-8")
 
@@ -130,9 +140,12 @@ def _wait_for_charts(driver, timeout: float = 30) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
     try:
-        WebDriverWait(driver, timeout).until(lambda b: b.execute_script(
-            "return [...document.querySelectorAll('.embdiag-chart')]"
-            ".every(e => e.dataset.rendered || e.dataset.error)"))
+        WebDriverWait(driver, timeout).until(
+            lambda b: b.execute_script(
+                "return [...document.querySelectorAll('.embdiag-chart')]"
+                ".every(e => e.dataset.rendered || e.dataset.error)"
+            )
+        )
     except TimeoutException:
         pass  # the unfinished charts are reported by their state
 
@@ -240,24 +253,30 @@ def visits(site, browser) -> dict[tuple[str, int], dict]:
             visit = {"search_results": None}
             if query:
                 try:
-                    WebDriverWait(browser, 30).until(lambda b: b.execute_script(
-                        "const s = document.querySelector('#search-results .search-summary');"
-                        "return s && s.textContent.trim().length > 0"))
+                    WebDriverWait(browser, 30).until(
+                        lambda b: b.execute_script(
+                            "const s = document.querySelector('#search-results .search-summary');"
+                            "return s && s.textContent.trim().length > 0"
+                        )
+                    )
                 except TimeoutException:
                     pass
                 visit["search_results"] = browser.execute_script(
-                    "return document.querySelectorAll('#search-results ul.search li').length")
+                    "return document.querySelectorAll('#search-results ul.search li').length"
+                )
             visit["charts"] = browser.execute_script(_CHART_STATES)
             visit["errors"] = _severe(browser)
             visit["csv"] = browser.execute_async_script(_CSV_LINKS)
             visit["links"] = browser.execute_async_script(_MAIN_LINKS)
             visit["clipped"] = browser.execute_script(_CLIPPED)
             visit["scroll_width"], visit["inner_width"] = browser.execute_script(
-                "return [document.documentElement.scrollWidth, window.innerWidth]")
+                "return [document.documentElement.scrollWidth, window.innerWidth]"
+            )
             visit["outside"] = list(site.outside)
             # Full page: the viewport grows to the page's height (the window's frame is added back).
             chrome, height = browser.execute_script(
-                "return [window.outerHeight - window.innerHeight, document.documentElement.scrollHeight]")
+                "return [window.outerHeight - window.innerHeight, document.documentElement.scrollHeight]"
+            )
             visit["page_height"] = height
             browser.set_window_size(width, min(height, MAX_SHOT) + chrome)
             visit["screenshot"] = folder / _shot_name(page, width)
@@ -276,8 +295,7 @@ def _severe(driver) -> list[str]:
 
 
 def _failures(visits, check) -> list[str]:
-    return [f"{page} at {width} px: {problem}" for (page, width), visit in visits.items()
-            for problem in check(visit)]
+    return [f"{page} at {width} px: {problem}" for (page, width), visit in visits.items() for problem in check(visit)]
 
 
 def test_book_has_chart_pages(site):
@@ -304,8 +322,12 @@ def test_site_root_serves_the_landing_page(site, browser):
     root = yaml.safe_load((pipeline.REPO / "_toc.yml").read_text())["root"]
     del site.outside[:]
     browser.get(f"{site.url}/")
-    WebDriverWait(browser, 10).until(lambda b: b.current_url in (f"{site.url}/", f"{site.url}/{root}.html")
-                                     and b.execute_script("return !!document.querySelector('article h1')"))
+    WebDriverWait(browser, 10).until(
+        lambda b: (
+            b.current_url in (f"{site.url}/", f"{site.url}/{root}.html")
+            and b.execute_script("return !!document.querySelector('article h1')")
+        )
+    )
     assert not site.outside
 
 
@@ -318,8 +340,11 @@ def test_handler_serves_only_the_sub_path(site):
     with urllib.request.urlopen(f"{site.url}/chapters/00_cover.html") as r:
         assert r.status == 200 and b"<html" in r.read()
     del site.outside[:]
-    for path in ("/chapters/00_cover.html", "/_static/embdiag.css",
-                 f"{PREFIX.rstrip('/')}{PREFIX}chapters/00_cover.html"):
+    for path in (
+        "/chapters/00_cover.html",
+        "/_static/embdiag.css",
+        f"{PREFIX.rstrip('/')}{PREFIX}chapters/00_cover.html",
+    ):
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(origin + path)
         assert err.value.code == 404, path
@@ -330,9 +355,11 @@ def test_handler_serves_only_the_sub_path(site):
 def test_every_page_loads_without_errors_or_requests_outside_the_sub_path(visits):
     """No SEVERE console entry (a script error, a failed load such as an asset's 404) and no
     request that an absolute URL would send past the sub-path."""
+
     def check(visit):
         yield from (f"console: {m}" for m in visit["errors"])
         yield from (f"requested outside {PREFIX}: {p}" for p in visit["outside"])
+
     assert not (failed := _failures(visits, check)), "\n".join(failed)
 
 
@@ -343,6 +370,7 @@ def test_every_chart_draws_offline(visits):
                 yield f"chart {s['id']} failed: {s['error'] or 'never finished drawing'}"
             elif s["marks"] == 0:
                 yield f"chart {s['id']} drew no marks"
+
     assert any(v["charts"] for v in visits.values()), "no chart on any page"
     assert not (failed := _failures(visits, check)), "\n".join(failed)
 
@@ -369,22 +397,33 @@ def test_csv_problems_catch_bad_downloads():
     """The CSV check itself fails a broken download (it passes vacuously on pages with none)."""
     good = {"href": "data:", "download": "x.csv", "status": 200, "text": "a,b\n1,2\n"}
     assert _csv_problems(good) == []
-    for bad in ({"download": None}, {"download": "x.txt"}, {"status": 404}, {"text": ""}, {"text": "a,b\n"},
-                {"text": "a,\n1,2\n"}, {"text": "a,a\n1,2\n"}, {"text": "a,b\n1,2,3\n"}):
+    for bad in (
+        {"download": None},
+        {"download": "x.txt"},
+        {"status": 404},
+        {"text": ""},
+        {"text": "a,b\n"},
+        {"text": "a,\n1,2\n"},
+        {"text": "a,a\n1,2\n"},
+        {"text": "a,b\n1,2,3\n"},
+    ):
         assert _csv_problems({**good, **bad}), bad
 
 
 def test_every_csv_link_resolves_to_a_csv(visits):
     """Each ``a.embdiag-csv`` has a ``download`` name and its href yields a header and rows."""
+
     def check(visit):
         for link in visit["csv"]:
             yield from _csv_problems(link)
+
     assert not (failed := _failures(visits, check)), "\n".join(failed)
 
 
 def test_every_internal_link_resolves(visits):
     """Every same-origin link of the main content answers 200 within the sub-path, and a
     fragment names an element of its target page."""
+
     def check(visit):
         for link in visit["links"]:
             if link.get("external"):
@@ -393,6 +432,7 @@ def test_every_internal_link_resolves(visits):
                 yield f"link {link['href']!r} -> {link['path']}: status {link['status']} {link['error'] or ''}"
             elif link["fragment"]:
                 yield f"link {link['href']!r}: no element #{link['fragment']} on {link['path']}"
+
     assert sum(len(v["links"]) for v in visits.values()) > len(visits), "too few links found to check"
     assert not (failed := _failures(visits, check)), "\n".join(failed)
 
@@ -400,8 +440,10 @@ def test_every_internal_link_resolves(visits):
 def test_wide_tables_and_charts_scroll_inside_their_own_box(visits):
     """No table or chart is cut off at the page edge: each either fits the content column or
     scrolls horizontally inside its own box; captions fit the column (desktop and phone width)."""
+
     def check(visit):
         return (f"cut off at the column edge: {what}" for what in visit["clipped"])
+
     assert not (failed := _failures(visits, check)), "\n".join(failed)
 
 
@@ -409,6 +451,7 @@ def test_no_page_scrolls_sideways(visits):
     def check(visit):
         if visit["scroll_width"] > visit["inner_width"] + 1:
             yield f"the page is {visit['scroll_width']} px wide in a {visit['inner_width']} px window"
+
     assert {v["inner_width"] for v in visits.values()} == set(WIDTHS)
     assert not (failed := _failures(visits, check)), "\n".join(failed)
 
@@ -438,16 +481,22 @@ def test_tooltips_and_legend_selection_survive(site, browser, width):
     browser.set_window_size(width, HEIGHT)
     browser.get(f"{site.url}/chapters/15_rank_diagnostics.html")
     browser.implicitly_wait(0)
-    WebDriverWait(browser, 30).until(lambda b: b.execute_script(
-        "return [...document.querySelectorAll('.embdiag-chart')].every(e => e.dataset.rendered)"))
+    WebDriverWait(browser, 30).until(
+        lambda b: b.execute_script(
+            "return [...document.querySelectorAll('.embdiag-chart')].every(e => e.dataset.rendered)"
+        )
+    )
     chart = browser.find_elements("css selector", ".embdiag-chart")[0]
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", chart)
     point = chart.find_elements("css selector", "svg .mark-symbol path")[0]
     browser.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", point)
     ActionChains(browser).move_to_element(point).perform()
-    WebDriverWait(browser, 10).until(lambda b: b.execute_script(
-        "const t = document.getElementById('vg-tooltip-element');"
-        "return t && t.classList.contains('visible') && t.textContent.length > 0"))
+    WebDriverWait(browser, 10).until(
+        lambda b: b.execute_script(
+            "const t = document.getElementById('vg-tooltip-element');"
+            "return t && t.classList.contains('visible') && t.textContent.length > 0"
+        )
+    )
     tip = browser.execute_script("return document.getElementById('vg-tooltip-element').textContent")
     assert "matrix" in tip and "share" in tip
 
@@ -457,7 +506,9 @@ def test_tooltips_and_legend_selection_survive(site, browser, width):
     stored = browser.execute_script(
         "const v = arguments[0].vegaView; "
         "const names = Object.keys(v.getState({data: n => n.endsWith('_store')}).data || {});"
-        "return names.map(n => v.data(n).length)", chart)
+        "return names.map(n => v.data(n).length)",
+        chart,
+    )
     assert stored and max(stored) == 1, f"legend click selected nothing: {stored}"
     browser.set_window_size(WIDTHS[0], HEIGHT)
 
@@ -474,15 +525,20 @@ def test_chart_export_menu_opens_unclipped(site, browser, width):
     summary = chart.find_element("css selector", "details > summary")
     browser.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", summary)
     summary.click()
-    WebDriverWait(browser, 5).until(lambda b: b.execute_script("return arguments[0].open", summary.find_element(
-        "xpath", "..")))
-    hidden = browser.execute_script("""
+    WebDriverWait(browser, 5).until(
+        lambda b: b.execute_script("return arguments[0].open", summary.find_element("xpath", ".."))
+    )
+    hidden = browser.execute_script(
+        """
         return [...arguments[0].querySelectorAll('.vega-actions a')].filter(a => {
             const r = a.getBoundingClientRect();
             return !a.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2));
-        }).map(a => a.textContent);""", chart)
+        }).map(a => a.textContent);""",
+        chart,
+    )
     names = browser.execute_script(
-        "return [...arguments[0].querySelectorAll('.vega-actions a')].map(a => a.textContent)", chart)
+        "return [...arguments[0].querySelectorAll('.vega-actions a')].map(a => a.textContent)", chart
+    )
     assert any("SVG" in n for n in names), names
     assert not hidden, f"at {width} px the export menu hides {hidden}"
     browser.set_window_size(WIDTHS[0], HEIGHT)
@@ -492,13 +548,17 @@ def test_attribute_selector_refilters_the_training_variants(site, browser):
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     browser.get(f"{site.url}/chapters/10_training_variants.html")
-    WebDriverWait(browser, 30).until(lambda b: b.execute_script(
-        "return [...document.querySelectorAll('.embdiag-chart')].every(e => e.dataset.rendered)"))
+    WebDriverWait(browser, 30).until(
+        lambda b: b.execute_script(
+            "return [...document.querySelectorAll('.embdiag-chart')].every(e => e.dataset.rendered)"
+        )
+    )
     chart = browser.find_elements("css selector", ".embdiag-chart")[0]
     before = browser.execute_script("return arguments[0].vegaView.signal('attribute')", chart)
     Select(chart.find_element("css selector", "select")).select_by_visible_text("weather")
-    WebDriverWait(browser, 10).until(lambda b: b.execute_script(
-        "return arguments[0].vegaView.signal('attribute') === 'weather'", chart))
+    WebDriverWait(browser, 10).until(
+        lambda b: b.execute_script("return arguments[0].vegaView.signal('attribute') === 'weather'", chart)
+    )
     assert before == "time of day"
     marks = browser.execute_script("return arguments[0].querySelectorAll('svg .mark-symbol path').length", chart)
     assert marks > 0, "no seed marks after switching the attribute"
@@ -520,12 +580,26 @@ def report_page(tmp_path_factory) -> Path:
     X = rng.normal(size=(3, 16))[np.searchsorted(["a", "b", "c"], y)] + 0.9 * rng.normal(size=(450, 16))
     np.save(folder / "emb.npy", X.astype(np.float32))
     pd.DataFrame({"kind": y, "half": np.tile(["x", "y"], 225)}).to_csv(folder / "labels.csv", index=False)
-    pd.DataFrame({"query": np.arange(0, 450, 3), "target": np.arange(1, 450, 3)}).to_csv(folder / "pairs.csv",
-                                                                                         index=False)
+    pd.DataFrame({"query": np.arange(0, 450, 3), "target": np.arange(1, 450, 3)}).to_csv(
+        folder / "pairs.csv", index=False
+    )
     out = folder / "out"
-    code = cli.main([str(folder / "emb.npy"), "--labels", str(folder / "labels.csv"), "--pairs",
-                     str(folder / "pairs.csv"), "--compress", "fp16,pca4", "--index", "hnsw", "--out", str(out)],
-                    progress=False)
+    code = cli.main(
+        [
+            str(folder / "emb.npy"),
+            "--labels",
+            str(folder / "labels.csv"),
+            "--pairs",
+            str(folder / "pairs.csv"),
+            "--compress",
+            "fp16,pca4",
+            "--index",
+            "hnsw",
+            "--out",
+            str(out),
+        ],
+        progress=False,
+    )
     assert code == cli.OK
     return out / "report.html"
 
@@ -549,7 +623,8 @@ def test_a_report_opens_offline_and_draws_every_chart(report_page, browser):
         assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
         assert _severe(browser) == []
         chrome, height = browser.execute_script(
-            "return [window.outerHeight - window.innerHeight, document.documentElement.scrollHeight]")
+            "return [window.outerHeight - window.innerHeight, document.documentElement.scrollHeight]"
+        )
         browser.set_window_size(width, min(height, MAX_SHOT) + chrome)
         browser.save_screenshot(str(folder / f"report-{width}.png"))
     browser.set_window_size(WIDTHS[0], HEIGHT)

@@ -42,8 +42,10 @@ def _execute(name: str, tmp_path):
 def _check(name: str, fresh) -> None:
     committed = pipeline.DEFAULT.chapters / f"{name}.ipynb"
     differences = agreement.compare_files(committed, fresh)
-    assert not differences, f"{name} re-executed on {pipeline.float_path(fresh)} departs from the committed " \
+    assert not differences, (
+        f"{name} re-executed on {pipeline.float_path(fresh)} departs from the committed "
         "chapter:\n" + "\n".join(map(str, differences[:20]))
+    )
 
 
 @pytest.mark.slow
@@ -75,8 +77,14 @@ def test_training_chapter_agrees_with_scenes_rendered_on_another_float_path(tmp_
     for key, value in {**OTHER_PATH, "EMBDIAG_DATA": str(root)}.items():
         monkeypatch.setenv(key, value)
     # render the scenes first, as the data chapter does before this one in a fresh clone's `make book`
-    subprocess.run([sys.executable, "-c", "from embdiag.training import config, inputs; "
-                    "inputs.content_digest(config.profile('cpu').data)"], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from embdiag.training import config, inputs; inputs.content_digest(config.profile('cpu').data)",
+        ],
+        check=True,
+    )
     assert len(list((root / "cache").glob("scenes-*"))) == 3
     _check("03_training", _execute("03_training", tmp_path / "book"))
 

@@ -28,9 +28,17 @@ def _fake_data() -> TrainingData:
     size = CFG.model.image_size
     val = torch.randn(8, 3, size, size, generator=g)
     labels = {"timeofday": np.array(["day", "night"] * 4)}
-    return TrainingData(pool=torch.randint(0, 256, (CFG.batch_size, 3, size, size), generator=g, dtype=torch.uint8),
-                        mean=torch.full((3,), 0.5), std=torch.full((3,), 0.25), image_size=size, train=val, val=val,
-                        train_labels=labels, val_labels=labels, source="random")
+    return TrainingData(
+        pool=torch.randint(0, 256, (CFG.batch_size, 3, size, size), generator=g, dtype=torch.uint8),
+        mean=torch.full((3,), 0.5),
+        std=torch.full((3,), 0.25),
+        image_size=size,
+        train=val,
+        val=val,
+        train_labels=labels,
+        val_labels=labels,
+        source="random",
+    )
 
 
 def _observe(condition, monkeypatch) -> tuple[set[str], dict]:
@@ -38,8 +46,12 @@ def _observe(condition, monkeypatch) -> tuple[set[str], dict]:
     components that ran, from forward hooks and wrappers around the loop's own functions."""
     seen, info = set(), {"phase": "step", "eval_modules": [], "ema_moved": []}
     real_build, real_step = loop.build_models, loop.step_losses
-    real_latents, real_prediction, real_sigreg, real_ema = (losses.target_latents, losses.prediction_loss,
-                                                            losses.sigreg, loop.ema_update)
+    real_latents, real_prediction, real_sigreg, real_ema = (
+        losses.target_latents,
+        losses.prediction_loss,
+        losses.sigreg,
+        loop.ema_update,
+    )
 
     def hook(name):
         def record(module, args, kwargs, output):
@@ -59,6 +71,7 @@ def _observe(condition, monkeypatch) -> tuple[set[str], dict]:
             else:
                 seen.add({"predictor": d.PREDICTOR, "projector": d.PROJECTOR}[name])
                 info[name] = output
+
         return record
 
     def build(cfg, c, seed):
@@ -189,8 +202,9 @@ def test_jepa_step_compiles_and_the_dropdown_switches_the_drawing():
         spec["params"][0]["value"] = c.name
         svg = vlc.vegalite_to_svg(spec)
         assert svg.startswith("<svg") and c.name in svg and "EMA copy of the" in svg
-        off = (boxes[(boxes["condition"] == c.name)]["state"] == d.OFF).sum() + \
-            (segments[(segments["condition"] == c.name)]["state"] == d.OFF).sum()
+        off = (boxes[(boxes["condition"] == c.name)]["state"] == d.OFF).sum() + (
+            segments[(segments["condition"] == c.name)]["state"] == d.OFF
+        ).sum()
         marks = re.findall(r'<g class="mark-(?:rule|rect) role-mark.*?</g>', svg)
         assert sum(m.count('stroke-dasharray="4,3"') for m in marks) == off  # faded parts are the dashed ones
 
@@ -226,7 +240,7 @@ def test_identity_and_relevance_queries_show_what_the_panels_say(seed):
     def top(v, i):  # brute force, ties by index
         dist = np.linalg.norm(v - v[i], axis=1)
         dist[i] = np.inf
-        return set(np.lexsort((np.arange(len(v)), dist))[:d.K].tolist())
+        return set(np.lexsort((np.arange(len(v)), dist))[: d.K].tolist())
 
     assert len(top(z, q) & top(after, q)) == d.K - 1
     q2 = d._relevance_query(z, labels, limit=10.0)

@@ -115,7 +115,7 @@ def test_the_rendered_table_carries_exactly_those_marks(case):
 def test_cells_printed_alike_are_marked_alike_whatever_their_last_bits():
     frame = pd.DataFrame({"PR": [13.7200000001, 13.72, 13.7199999], "x": [1.0, 2.0, 3.0]})
     html = exhibits.table(frame.style.format("{:.2f}"), name="ties", caption="Ties.").html
-    assert _marks_in_html(html, "ties", frame.shape)[:, 0].tolist() == ["", "", ""]   # all print 13.72
+    assert _marks_in_html(html, "ties", frame.shape)[:, 0].tolist() == ["", "", ""]  # all print 13.72
     more = pd.concat([frame, pd.DataFrame({"PR": [13.8], "x": [4.0]})], ignore_index=True)
     html = exhibits.table(more.style.format("{:.2f}"), name="ties", caption="Ties.").html
     assert _marks_in_html(html, "ties", more.shape)[:, 0].tolist() == [exhibits.MIN] * 3 + [exhibits.MAX]
@@ -134,19 +134,28 @@ def test_extremes_only_on_the_columns_that_declare_a_best():
 
 
 def test_hand_worked_extremes():
-    frame = pd.DataFrame({"a": [1.0, 3.0, 3.0, np.nan], "b": [2, 2, 2, 2], "c": [np.nan, 5.0, np.nan, np.nan],
-                          "d": ["x", "y", "z", "w"]})
+    frame = pd.DataFrame(
+        {"a": [1.0, 3.0, 3.0, np.nan], "b": [2, 2, 2, 2], "c": [np.nan, 5.0, np.nan, np.nan], "d": ["x", "y", "z", "w"]}
+    )
     M, m = exhibits.MAX, exhibits.MIN
-    assert exhibits.extreme_marks(frame).tolist() == [[m, "", "", ""], [M, "", "", ""], [M, "", "", ""],
-                                                      ["", "", "", ""]]
-    assert exhibits.extreme_marks(frame, [False, True, True, True])[:, 0].tolist() == ["", "", "", ""], \
+    assert exhibits.extreme_marks(frame).tolist() == [
+        [m, "", "", ""],
+        [M, "", "", ""],
+        [M, "", "", ""],
+        ["", "", "", ""],
+    ]
+    assert exhibits.extreme_marks(frame, [False, True, True, True])[:, 0].tolist() == ["", "", "", ""], (
         "3.0 and 3.0 are all equal among the rows compared"
+    )
 
 
 def test_extremes_rows_as_labels_compares_only_those_rows():
-    frame = pd.DataFrame({"P@10": [0.9, 0.5, 0.7, 0.1]},
-                         index=pd.MultiIndex.from_tuples([("a", "study"), ("a", "this run"), ("b", "study"),
-                                                          ("b", "this run")], names=["representation", "source"]))
+    frame = pd.DataFrame(
+        {"P@10": [0.9, 0.5, 0.7, 0.1]},
+        index=pd.MultiIndex.from_tuples(
+            [("a", "study"), ("a", "this run"), ("b", "study"), ("b", "this run")], names=["representation", "source"]
+        ),
+    )
     ours = [("a", "this run"), ("b", "this run")]
     html = exhibits.table(frame, name="mixed", caption="Mixed rows.", extremes_rows=ours).html
     assert _marks_in_html(html, "mixed", frame.shape)[:, 0].tolist() == ["", exhibits.MAX, "", exhibits.MIN]
@@ -165,8 +174,11 @@ def test_extremes_can_be_switched_off():
 def test_non_unique_labels_are_marked_by_position():
     frame = pd.DataFrame([[1, 5], [2, 5], [3, 4]], index=["x", "x", "y"], columns=["a", "a"])
     html = exhibits.table(frame, name="dup", caption="Duplicate labels.").html
-    assert _marks_in_html(html, "dup", frame.shape).tolist() == [[exhibits.MIN, exhibits.MAX], ["", exhibits.MAX],
-                                                                 [exhibits.MAX, exhibits.MIN]]
+    assert _marks_in_html(html, "dup", frame.shape).tolist() == [
+        [exhibits.MIN, exhibits.MAX],
+        ["", exhibits.MAX],
+        [exhibits.MAX, exhibits.MIN],
+    ]
 
 
 # -- Stylers -------------------------------------------------------------------------------------
@@ -174,8 +186,12 @@ def test_styler_formats_styles_and_hidden_parts_are_kept_and_the_callers_styler_
     frame = pd.DataFrame({"share": [0.12345, 0.5, 0.25], "n": [1, 2, 3]}, index=pd.Index(list("pqr"), name="k"))
     own = pd.DataFrame("", index=frame.index, columns=frame.columns)
     own.loc["q", "share"] = "mine"
-    styler = (frame.style.format({"share": "{:.1%}"}).set_td_classes(own)
-              .map(lambda v: "color: red" if v == 3 else "", subset=["n"]).hide(axis="index"))
+    styler = (
+        frame.style.format({"share": "{:.1%}"})
+        .set_td_classes(own)
+        .map(lambda v: "color: red" if v == 3 else "", subset=["n"])
+        .hide(axis="index")
+    )
     before = styler.to_html()
     html = exhibits.table(styler, name="styled", caption="A styled table.").html
     assert "12.3%" in html and "50.0%" in html and "0.12345" not in html.split("<figcaption>")[0]
@@ -191,20 +207,26 @@ def test_styler_formats_styles_and_hidden_parts_are_kept_and_the_callers_styler_
 texts = st.from_regex(r"[a-zA-Zé▲][a-zA-Z0-9 ,;:/()\"'#%&+=<>é▲\n]{0,8}", fullmatch=True)
 
 
-@given(st.integers(1, 6).flatmap(lambda n: st.tuples(
-    st.lists(st.floats(-1e9, 1e9, allow_nan=False), min_size=n, max_size=n),
-    st.lists(st.floats(1e-9, 1e-3), min_size=n, max_size=n),
-    st.lists(st.integers(-10**12, 10**12), min_size=n, max_size=n),
-    st.lists(texts, min_size=n, max_size=n))))
+@given(
+    st.integers(1, 6).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.floats(-1e9, 1e9, allow_nan=False), min_size=n, max_size=n),
+            st.lists(st.floats(1e-9, 1e-3), min_size=n, max_size=n),
+            st.lists(st.integers(-(10**12), 10**12), min_size=n, max_size=n),
+            st.lists(texts, min_size=n, max_size=n),
+        )
+    )
+)
 @settings(max_examples=60, deadline=None)
 def test_csv_link_decodes_to_the_frame_at_six_significant_digits(columns):
     floats, tiny, ints, words = columns
-    frame = pd.DataFrame({"x": floats, "tiny": tiny, "n": ints, "word, with comma & \"quote\" #%": words})
+    frame = pd.DataFrame({"x": floats, "tiny": tiny, "n": ints, 'word, with comma & "quote" #%': words})
     html = exhibits.csv_link(frame, "t.csv")
     assert "base64" not in html and "#" not in html.split("href=")[1].split('"')[1]
     href = re.search(r'href="([^"]+)"', html).group(1)
-    back = pd.read_csv(io.StringIO(unquote(href.split(",", 1)[1])), dtype={frame.columns[3]: str},
-                       keep_default_na=False)
+    back = pd.read_csv(
+        io.StringIO(unquote(href.split(",", 1)[1])), dtype={frame.columns[3]: str}, keep_default_na=False
+    )
     assert list(back.columns) == list(frame.columns)
     for c in ("x", "tiny"):
         np.testing.assert_allclose(back[c].to_numpy(float), frame[c].to_numpy(), rtol=5e-6, atol=0)
@@ -241,8 +263,11 @@ def test_chart_data_from_top_level_datasets():
 
 
 def test_chart_data_from_inline_values():
-    spec = {"mark": "point", "data": {"values": [{"x": 1.5, "y": "p"}, {"x": 2.5, "y": "q"}]},
-            "encoding": {"x": {"field": "x", "type": "quantitative"}}}
+    spec = {
+        "mark": "point",
+        "data": {"values": [{"x": 1.5, "y": "p"}, {"x": 2.5, "y": "q"}]},
+        "encoding": {"x": {"field": "x", "type": "quantitative"}},
+    }
     (frame,) = exhibits.chart_data(spec)
     assert frame.to_dict("list") == {"x": [1.5, 2.5], "y": ["p", "q"]}
     (frame,) = exhibits.chart_data(alt.Chart(alt.InlineData(values=[{"v": 1}, {"v": 2}])).mark_tick().encode(x="v:Q"))
@@ -275,7 +300,7 @@ def test_figure_html_draws_the_chart_and_offers_its_data():
     assert repr(f) == "<Figure: scores>" and f._repr_html_() == f.html
     assert f.html.startswith('<figure class="embdiag-exhibit embdiag-figure" id="figure-scores">')
     assert 'class="embdiag-scroll"' in f.html and 'class="embdiag-chart"' in f.html
-    assert "<figcaption><span class=\"embdiag-label\">Figure:</span> Scores per label.</figcaption>" in f.html
+    assert '<figcaption><span class="embdiag-label">Figure:</span> Scores per label.</figcaption>' in f.html
     (csv,) = _csv_frames(f.html).values()
     assert csv["x"].tolist() == [0.123457, 2.0]
     explicit = exhibits.figure(chart, name="scores", caption="Scores.", data=[SCORES.head(1), SCORES])
@@ -299,8 +324,9 @@ def test_inside_the_pipeline_the_source_and_non_default_parameters_are_named(mon
     study.write_text("a\n1\n")
     artifacts.record_read(study)
     html = exhibits.table(pd.DataFrame({"a": [1]}), name="t", caption="T.").html
-    assert '<a class="embdiag-source" href="../_sources_py/06_compression.py.txt">notebooks/06_compression.py</a>' \
-        in html
+    assert (
+        '<a class="embdiag-source" href="../_sources_py/06_compression.py.txt">notebooks/06_compression.py</a>' in html
+    )
     assert "<code>encoder=reference-vit</code>, <code>k=5</code>" in html
     short = hashlib.sha256(b"a\n1\n").hexdigest()[:12]
     assert f'<code>{study.resolve().as_posix()}</code> <span class="embdiag-sha"' in html and f">{short}</span>" in html
@@ -313,12 +339,17 @@ def test_a_page_outside_the_book_states_its_own_maker_and_inputs(monkeypatch):
     monkeypatch.setenv(pipeline.CHAPTER_ENV, "16_report")  # even inside the pipeline, made= wins
     reads = [artifacts.Read("emb.npy (VECTORS)", "ab" * 32)]
     html = exhibits.provenance(reads, made="Made by <code>embdiag report</code>")
-    assert html == ('<div class="embdiag-provenance"><p><span class="embdiag-made">Made by <code>embdiag report'
-                    '</code></span> from <code>emb.npy (VECTORS)</code> <span class="embdiag-sha" title="SHA-256, '
-                    'first 12 hex digits">abababababab</span>.</p></div>')  # no link into the book
-    for exhibit in (exhibits.table(SCORES, name="t", caption="T.", reads=reads, made="By hand"),
-                    exhibits.figure(alt.Chart(SCORES).mark_point().encode(x="x:Q"), name="f", caption="F.",
-                                    reads=reads, made="By hand")):
+    assert html == (
+        '<div class="embdiag-provenance"><p><span class="embdiag-made">Made by <code>embdiag report'
+        '</code></span> from <code>emb.npy (VECTORS)</code> <span class="embdiag-sha" title="SHA-256, '
+        'first 12 hex digits">abababababab</span>.</p></div>'
+    )  # no link into the book
+    for exhibit in (
+        exhibits.table(SCORES, name="t", caption="T.", reads=reads, made="By hand"),
+        exhibits.figure(
+            alt.Chart(SCORES).mark_point().encode(x="x:Q"), name="f", caption="F.", reads=reads, made="By hand"
+        ),
+    ):
         assert '<span class="embdiag-made">By hand</span> from <code>emb.npy (VECTORS)</code>' in exhibit.html
         assert "embdiag-source" not in exhibit.html and "what these are" not in exhibit.html
 
@@ -372,8 +403,12 @@ def test_the_study_readers_record_what_they_read():
     caption_figures.read_study()
     stability_figures.read_study()
     paths = [r.path for r in artifacts.reads()]
-    assert paths == ["data/study/compression.csv", "data/study/stress_severe.csv",
-                     "data/study/caption_retrieval.csv", "data/study/storage.csv"]
+    assert paths == [
+        "data/study/compression.csv",
+        "data/study/stress_severe.csv",
+        "data/study/caption_retrieval.csv",
+        "data/study/storage.csv",
+    ]
     study = artifacts.project_root() / "data" / "study" / "storage.csv"
     assert artifacts.reads()[-1].sha256 == hashlib.sha256(study.read_bytes()).hexdigest()
 
@@ -382,15 +417,30 @@ def test_the_training_findings_record_the_study_values_they_read():
     from embdiag.paper.chapters import training as findings
     from embdiag.training.inputs import ATTRIBUTES
 
-    rows = [{"condition": c, "seed": s, "status": "ok", "total_variance": 1.0 + s + k, "mean_cosine": 0.5,
-             "rankme": 10.0, "participation_ratio": 3.0,
-             **{f"{a} {m}": 0.5 + 0.01 * (s + k) for a in ATTRIBUTES for m in ("accuracy", "BA", "P@10", "majority",
-                                                                                "random P@10")}}
-            for k, c in enumerate([findings.UNTRAINED, findings.EMA, findings.CONTROL]) for s in range(3)]
+    rows = [
+        {
+            "condition": c,
+            "seed": s,
+            "status": "ok",
+            "total_variance": 1.0 + s + k,
+            "mean_cosine": 0.5,
+            "rankme": 10.0,
+            "participation_ratio": 3.0,
+            **{
+                f"{a} {m}": 0.5 + 0.01 * (s + k)
+                for a in ATTRIBUTES
+                for m in ("accuracy", "BA", "P@10", "majority", "random P@10")
+            },
+        }
+        for k, c in enumerate([findings.UNTRAINED, findings.EMA, findings.CONTROL])
+        for s in range(3)
+    ]
     findings.findings(pd.DataFrame(rows))
     findings.comparisons_side_by_side(pd.DataFrame(rows))
-    assert [r.path for r in artifacts.reads()] == ["data/study/training_means.csv",
-                                                   "data/study/training_comparisons.csv"]
+    assert [r.path for r in artifacts.reads()] == [
+        "data/study/training_means.csv",
+        "data/study/training_comparisons.csv",
+    ]
 
 
 # -- the pipeline and the site --------------------------------------------------------------------
@@ -467,6 +517,7 @@ def test_same_input_gives_identical_html_and_the_caption_is_escaped(tmp_path):
     f.write_text("x")
     artifacts.record_read(f)
     frame = pd.DataFrame({"a": [0.1, 0.2], "b": ["<b>", "&"]})
+
     def make():
         return exhibits.table(frame.style.format({"a": "{:.2f}"}), name="det", caption="a < b & c").html
 
@@ -477,14 +528,17 @@ def test_same_input_gives_identical_html_and_the_caption_is_escaped(tmp_path):
     assert first == second
     t = exhibits.table(frame, name="det", caption="C.")
     assert repr(t) == "<Table: det>"
-    assert t.html.startswith('<figure class="embdiag-exhibit embdiag-table" id="table-det">\n'
-                             '<div class="embdiag-scroll">')
+    assert t.html.startswith(
+        '<figure class="embdiag-exhibit embdiag-table" id="table-det">\n<div class="embdiag-scroll">'
+    )
 
 
 def test_csv_of_hierarchical_columns_has_one_header_line():
-    frame = pd.DataFrame([[1.0, 2.0, 3.0]], index=pd.Index(["unchanged"], name="condition"),
-                         columns=pd.MultiIndex.from_tuples([("variance", "study"), ("variance", "this run"),
-                                                            ("RankMe", "")]))
+    frame = pd.DataFrame(
+        [[1.0, 2.0, 3.0]],
+        index=pd.Index(["unchanged"], name="condition"),
+        columns=pd.MultiIndex.from_tuples([("variance", "study"), ("variance", "this run"), ("RankMe", "")]),
+    )
     lines = exhibits.csv_text(frame).splitlines()
     assert lines == ["condition,variance study,variance this run,RankMe", "unchanged,1,2,3"]
 
@@ -494,12 +548,17 @@ def test_chart_floats_are_rounded_and_datasets_named_in_order():
     from embdiag.paper import charts
 
     def spec(x):
-        return (alt.Chart(pd.DataFrame({"x": [x, 1 / 3]})).mark_point().encode(x="x")
-                + alt.Chart(pd.DataFrame({"y": [2.0]})).mark_rule().encode(y="y")).to_dict()
+        return (
+            alt.Chart(pd.DataFrame({"x": [x, 1 / 3]})).mark_point().encode(x="x")
+            + alt.Chart(pd.DataFrame({"y": [2.0]})).mark_rule().encode(y="y")
+        ).to_dict()
+
     html = charts.chart_html(spec(0.05623413251903491))
     assert '"x":0.0562341' in html and '"x":0.333333' in html and "0.05623413" not in html
     assert '"data-1":' in html and '"data-2":' in html and '{"name":"data-1"}' in html
-    assert charts.chart_html(spec(0.056234132519034905)) == html      # the 17th digit never reaches the page
+    assert charts.chart_html(spec(0.056234132519034905)) == html  # the 17th digit never reaches the page
     assert charts.chart_html(spec(0.0562342)) != html
-    assert charts.rounded({"a": [1.23456789, float("inf"), 3], "b": (0.1 + 0.2,)}) == {"a": [1.23457, float("inf"), 3],
-                                                                                     "b": [0.3]}
+    assert charts.rounded({"a": [1.23456789, float("inf"), 3], "b": (0.1 + 0.2,)}) == {
+        "a": [1.23457, float("inf"), 3],
+        "b": [0.3],
+    }

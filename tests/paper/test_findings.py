@@ -19,24 +19,35 @@ def test_verdicts_follow_the_declared_order_and_columns():
 
 def test_verdicts_optional_columns_and_unmeasured():
     v = findings.verdicts({"a": "x"}, [("a", "s", "t", True, None)], origin={"a": "a user"})
-    assert v.columns.tolist() == ["finding", "from", "criterion", "study", "this run", "holds in the study",
-                                  "reproduces"]
+    assert v.columns.tolist() == [
+        "finding",
+        "from",
+        "criterion",
+        "study",
+        "this run",
+        "holds in the study",
+        "reproduces",
+    ]
     assert v.loc[0, "from"] == "a user" and v.loc[0, "holds in the study"] and v.loc[0, "reproduces"] is None
 
 
-@pytest.mark.parametrize("rows", [
-    [("a", "", "", True), ("b", "", "", True)],                                   # c missing
-    [("a", "", "", True), ("b", "", "", True), ("c", "", "", True), ("d", "", "", True)],  # d undeclared
-    [("a", "", "", True), ("a", "", "", True), ("b", "", "", True), ("c", "", "", True)],  # a twice
-])
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [("a", "", "", True), ("b", "", "", True)],  # c missing
+        [("a", "", "", True), ("b", "", "", True), ("c", "", "", True), ("d", "", "", True)],  # d undeclared
+        [("a", "", "", True), ("a", "", "", True), ("b", "", "", True), ("c", "", "", True)],  # a twice
+    ],
+)
 def test_verdicts_need_every_declared_finding_once(rows):
     with pytest.raises(ValueError, match="declared"):
         findings.verdicts(CRITERIA, rows)
 
 
 def test_in_words_writes_booleans_and_verdicts_only():
-    t = findings.in_words(pd.DataFrame({"ok": [True, False], "n": [1, 0], "text": ["True", "x"],
-                                        "reproduces": [None, False]}))
+    t = findings.in_words(
+        pd.DataFrame({"ok": [True, False], "n": [1, 0], "text": ["True", "x"], "reproduces": [None, False]})
+    )
     assert t["ok"].tolist() == ["yes", "no"] and t["n"].tolist() == [1, 0] and t["text"].tolist() == ["True", "x"]
     assert t["reproduces"].tolist() == ["not measured", "no"]
 

@@ -83,7 +83,11 @@ def test_chapters_are_numbered_in_reading_order():
 
 def test_cli_parameters_are_read_as_yaml():
     assert _parameters([("k", "20"), ("path", "a/b.npy"), ("flag", "true"), ("x", "0.5")]) == {
-        "k": 20, "path": "a/b.npy", "flag": True, "x": 0.5}
+        "k": 20,
+        "path": "a/b.npy",
+        "flag": True,
+        "x": 0.5,
+    }
 
 
 CHAPTER = """# %% tags=["parameters"]
@@ -101,8 +105,9 @@ print(value * 2)
 def layout(tmp_path) -> pipeline.Layout:
     lay = pipeline.Layout(notebooks=tmp_path / "notebooks", book=tmp_path / "book")
     lay.notebooks.mkdir()
-    (lay.notebooks / "01_demo.py").write_text(jupytext.writes(jupytext.reads(CHAPTER, fmt="py:percent"),
-                                                              fmt="py:percent"))
+    (lay.notebooks / "01_demo.py").write_text(
+        jupytext.writes(jupytext.reads(CHAPTER, fmt="py:percent"), fmt="py:percent")
+    )
     return lay
 
 
@@ -154,11 +159,14 @@ def test_a_variant_executes_under_its_own_name(layout):
         pipeline.execute_variant("nope", layout)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("x: {parameters: {value: 2}}\n", "needs 'chapter'"),
-    ("x: {chapter: 01_demo, params: {}}\n", "needs 'chapter'"),
-    ("01_demo: {chapter: 01_demo}\n", "has the name of a chapter source"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("x: {parameters: {value: 2}}\n", "needs 'chapter'"),
+        ("x: {chapter: 01_demo, params: {}}\n", "needs 'chapter'"),
+        ("01_demo: {chapter: 01_demo}\n", "has the name of a chapter source"),
+    ],
+)
 def test_malformed_variants_are_refused(layout, text, message):
     (layout.notebooks / "variants.yml").write_text(text)
     with pytest.raises(pipeline.ChapterError, match=message):
@@ -169,12 +177,15 @@ def test_parameters_are_read_from_the_parameters_cell(layout):
     assert pipeline.parameters("demo", layout) == {"value": 1, "fail": False}
 
 
-@pytest.mark.parametrize("values, message", [
-    ({"valeu": 2}, r"no parameter 'valeu'; its parameters are: value = 1; fail = False"),
-    ({"value": "abc"}, r"parameter 'value' expects int \(default 1\), got str 'abc'"),
-    ({"value": 2.5}, r"parameter 'value' expects int"),
-    ({"fail": 1}, r"parameter 'fail' expects bool"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"valeu": 2}, r"no parameter 'valeu'; its parameters are: value = 1; fail = False"),
+        ({"value": "abc"}, r"parameter 'value' expects int \(default 1\), got str 'abc'"),
+        ({"value": 2.5}, r"parameter 'value' expects int"),
+        ({"fail": 1}, r"parameter 'fail' expects bool"),
+    ],
+)
 def test_bad_parameters_are_refused_before_anything_runs(layout, values, message):
     pipeline.sync("demo", layout)
     with pytest.raises(pipeline.ChapterError, match=message):
@@ -206,16 +217,23 @@ def _typed(tmp_path, source=TYPED) -> pipeline.Layout:
 def test_parameter_types_come_from_annotations_defaults_and_path_names(tmp_path):
     lay = _typed(tmp_path)
     assert pipeline.parameters("demo", lay) == {"k": 10, "example": None, "vectors_path": None, "names": None}
-    assert pipeline.parameter_types("demo", lay) == {"k": (int,), "example": (int, type(None)),
-                                                     "vectors_path": (str, type(None)), "names": (list, type(None))}
+    assert pipeline.parameter_types("demo", lay) == {
+        "k": (int,),
+        "example": (int, type(None)),
+        "vectors_path": (str, type(None)),
+        "names": (list, type(None)),
+    }
     assert pipeline.check_parameters("demo", {"example": 3, "names": ["a"]}, lay) == {"example": 3, "names": ["a"]}
 
 
-@pytest.mark.parametrize("values, message", [
-    ({"vectors_path": 5}, r"'vectors_path' expects str \| None \(default None\), got int 5"),
-    ({"example": "3"}, r"'example' expects int \| None \(default None\), got str '3'"),
-    ({"names": "a"}, r"'names' expects list \| None"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"vectors_path": 5}, r"'vectors_path' expects str \| None \(default None\), got int 5"),
+        ({"example": "3"}, r"'example' expects int \| None \(default None\), got str '3'"),
+        ({"names": "a"}, r"'names' expects list \| None"),
+    ],
+)
 def test_every_parameter_is_type_checked_paths_included(tmp_path, values, message):
     with pytest.raises(pipeline.ChapterInputError, match=message):
         pipeline.check_parameters("demo", values, _typed(tmp_path))
@@ -243,7 +261,8 @@ def test_relative_paths_resolve_against_the_working_directory(tmp_path):
     (lay.notebooks / "01_demo.py").write_text('# %% tags=["parameters"]\nvectors_path = None\n')
     (tmp_path / "v.npy").write_bytes(b"")
     assert pipeline.check_parameters("demo", {"vectors_path": "v.npy"}, lay, cwd=tmp_path) == {
-        "vectors_path": str((tmp_path / "v.npy").resolve())}
+        "vectors_path": str((tmp_path / "v.npy").resolve())
+    }
     with pytest.raises(pipeline.ChapterInputError, match="'vectors_path': no such file: "):
         pipeline.check_parameters("demo", {"vectors_path": "w.npy"}, lay, cwd=tmp_path)
     with pytest.raises(pipeline.ChapterInputError, match="'vectors_path': not a file: "):

@@ -7,9 +7,17 @@ import pytest
 from embdiag.paper import scale
 from embdiag.training.config import profile
 
-RATES = {"search_pairs_per_second": 1e9, "geometry_rows_per_second": 1e5, "scan_rows_per_second": 1e6,
-         "task_seconds": 0.01, "hash_bytes_per_second": 1e9, "study_seconds_per_step": 2.0, "study_eval_seconds": 30.0,
-         "cpu_seconds_per_step": 0.1, "cpu_eval_seconds": 5.0}
+RATES = {
+    "search_pairs_per_second": 1e9,
+    "geometry_rows_per_second": 1e5,
+    "scan_rows_per_second": 1e6,
+    "task_seconds": 0.01,
+    "hash_bytes_per_second": 1e9,
+    "study_seconds_per_step": 2.0,
+    "study_eval_seconds": 30.0,
+    "cpu_seconds_per_step": 0.1,
+    "cpu_eval_seconds": 5.0,
+}
 
 
 def test_search_and_check_divide_over_the_workers_and_the_hash_does_not():
@@ -27,7 +35,8 @@ def test_search_and_check_divide_over_the_workers_and_the_hash_does_not():
     assert alone["total"] == pytest.approx(sum(alone[p] for p in ("search", "geometry", "check", "tasks")))
     assert alone["total"] > alone["hash"]  # ... shorter here
     assert scale.report_seconds(RATES, 10**9, machines=1, cores=16, searches=3)["search"] == pytest.approx(
-        15 * one["search"])
+        15 * one["search"]
+    )
 
 
 def test_the_sweep_goes_in_waves_of_one_run_per_core():

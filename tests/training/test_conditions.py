@@ -44,12 +44,15 @@ def test_lookup_by_name_and_slug():
         condition("EMA")
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(name="x", stop_gradient=False, ema=True, sigreg=False, projector=False), "ema=True needs stop_gradient"),
-    (dict(name="x", stop_gradient=True, ema=False, sigreg=False, projector=True), "projector=True needs sigreg"),
-    (dict(name="", stop_gradient=True, ema=False, sigreg=False, projector=False), "name"),
-    (dict(name="x", stop_gradient=1, ema=False, sigreg=False, projector=False), "stop_gradient"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(name="x", stop_gradient=False, ema=True, sigreg=False, projector=False), "ema=True needs stop_gradient"),
+        (dict(name="x", stop_gradient=True, ema=False, sigreg=False, projector=True), "projector=True needs sigreg"),
+        (dict(name="", stop_gradient=True, ema=False, sigreg=False, projector=False), "name"),
+        (dict(name="x", stop_gradient=1, ema=False, sigreg=False, projector=False), "stop_gradient"),
+    ],
+)
 def test_invalid_conditions_raise(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Condition(**kwargs)

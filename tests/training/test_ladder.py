@@ -42,12 +42,32 @@ def _records(gap_by_length: dict, seeds=(0, 1, 2)) -> pd.DataFrame:
     rows = []
     for steps, gap in gap_by_length.items():
         for s in seeds:
-            rows += [{"condition": EMA, "seed": s, "steps": steps, "total_variance": 20.0, "timeofday accuracy": 0.85,
-                      "timeofday P@10": 0.72},
-                     {"condition": CONTROL, "seed": s, "steps": steps, "total_variance": 1e-3,
-                      "timeofday accuracy": 0.85 + gap + 0.01 * s, "timeofday P@10": 0.55},
-                     {"condition": UNTRAINED, "seed": s, "steps": steps, "total_variance": 24.0,
-                      "timeofday accuracy": 0.83, "timeofday P@10": 0.70}]
+            rows += [
+                {
+                    "condition": EMA,
+                    "seed": s,
+                    "steps": steps,
+                    "total_variance": 20.0,
+                    "timeofday accuracy": 0.85,
+                    "timeofday P@10": 0.72,
+                },
+                {
+                    "condition": CONTROL,
+                    "seed": s,
+                    "steps": steps,
+                    "total_variance": 1e-3,
+                    "timeofday accuracy": 0.85 + gap + 0.01 * s,
+                    "timeofday P@10": 0.55,
+                },
+                {
+                    "condition": UNTRAINED,
+                    "seed": s,
+                    "steps": steps,
+                    "total_variance": 24.0,
+                    "timeofday accuracy": 0.83,
+                    "timeofday P@10": 0.70,
+                },
+            ]
     df = pd.DataFrame(rows)
     for col in ("rankme", "participation_ratio", "mean_cosine"):
         df[col] = 1.0
@@ -74,6 +94,7 @@ def test_gaps_are_paired_t_intervals_per_length_in_points():
 def test_the_trend_needs_the_longest_interval_to_exclude_the_shortest_mean():
     def trend(gaps):
         return ladder.trend(ladder.gaps(_records(gaps)), "control − EMA, probe accuracy")
+
     assert trend({800: -0.07, 3200: -0.20}) == "widens"
     assert trend({800: -0.20, 3200: -0.07}) == "narrows"
     assert trend({800: -0.07, 3200: -0.071}) == "holds"
@@ -81,8 +102,10 @@ def test_the_trend_needs_the_longest_interval_to_exclude_the_shortest_mean():
     one_seed = ladder.gaps(_records({800: -0.07, 3200: -0.2}, seeds=(0,)))
     assert ladder.trend(one_seed, "control − EMA, probe accuracy") == "not yet measured at two lengths"
     # a rung with one seed so far is left out: the trend runs to the longest length with an interval
-    partial = pd.concat([ladder.gaps(_records({800: -0.07, 3200: -0.20})),
-                         ladder.gaps(_records({6400: 0.05}, seeds=(0,)))], ignore_index=True)
+    partial = pd.concat(
+        [ladder.gaps(_records({800: -0.07, 3200: -0.20})), ladder.gaps(_records({6400: 0.05}, seeds=(0,)))],
+        ignore_index=True,
+    )
     assert ladder.measured(partial, "control − EMA, probe accuracy") == [800, 3200]
     assert ladder.trend(partial, "control − EMA, probe accuracy") == "widens"
 
@@ -91,7 +114,7 @@ def test_findings_at_every_length_use_the_declared_criteria():
     table = findings.findings_by_length(_records({800: -0.02, 3200: -0.20}))
     assert list(table["steps"].unique()) == [800, 3200] and set(table["seeds"]) == {3}
     survive = table[table["finding"] == "labels survive"].set_index("steps")["reproduces"]
-    assert survive.to_dict() == {800: True, 3200: False}       # within 3 points at 800, not at 3200
+    assert survive.to_dict() == {800: True, 3200: False}  # within 3 points at 800, not at 3200
     assert set(table["finding"]) == set(findings.CRITERIA)
 
 

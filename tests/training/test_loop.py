@@ -48,8 +48,9 @@ def test_same_seed_same_initial_encoder_in_every_condition():
     ref = states[0]["encoder"].state_dict()
     for models in states[1:]:
         assert all(torch.equal(ref[k], v) for k, v in models["encoder"].state_dict().items())
-        assert all(torch.equal(a, b) for a, b in zip(states[0]["predictor"].parameters(),
-                                                    models["predictor"].parameters()))
+        assert all(
+            torch.equal(a, b) for a, b in zip(states[0]["predictor"].parameters(), models["predictor"].parameters())
+        )
     ema = build_models(CFG, condition("EMA reference"), 7)
     assert all(torch.equal(a, b) for a, b in zip(ema["target"].parameters(), ema["encoder"].parameters()))
     assert not any(p.requires_grad for p in ema["target"].parameters())
@@ -63,8 +64,9 @@ def _grads(name, data):
     models = build_models(CFG, c, 0)
     m = sample_masks(CFG.masks, CFG.model.grid, 8, 0, 0)
     d = losses.random_directions(CFG.model.projector_dim if c.projector else 192, 16, torch.Generator())
-    out = step_losses(models, c, data.batch(torch.arange(8)), torch.from_numpy(m.context),
-                      torch.from_numpy(m.targets), d, 0.05)
+    out = step_losses(
+        models, c, data.batch(torch.arange(8)), torch.from_numpy(m.context), torch.from_numpy(m.targets), d, 0.05
+    )
     out.loss.backward()
     return out, {k: p.grad.clone() for k, p in models["encoder"].named_parameters()}
 
@@ -75,7 +77,7 @@ def test_switches_change_the_gradient_not_the_forward_pass(data):
     ema, g_ema = _grads("EMA reference", data)
     assert sg.prediction.item() == ctl.prediction.item() == ema.prediction.item()
     assert sg.sigreg.item() == ctl.sigreg.item() == 0.0
-    assert all(torch.equal(g_sg[k], g_ema[k]) for k in g_sg)          # EMA at init = detached self-target
+    assert all(torch.equal(g_sg[k], g_ema[k]) for k in g_sg)  # EMA at init = detached self-target
     assert not torch.allclose(g_sg["blocks.0.qkv.weight"], g_ctl["blocks.0.qkv.weight"])
     reg, _ = _grads("SIGReg", data)
     assert reg.sigreg.item() > 0 and reg.loss.item() == pytest.approx(reg.prediction.item() + 0.05 * reg.sigreg.item())
@@ -130,7 +132,7 @@ def test_damaged_checkpoint_is_detected_and_ignored(data, tmp_path, capsys):
     with pytest.raises(Killed):
         train(CFG, c, 2, tmp_path, data=data, progress=lambda s, i: (_ for _ in ()).throw(Killed) if s == 3 else None)
     ckpt = tmp_path / loop.CHECKPOINT
-    ckpt.write_bytes(ckpt.read_bytes()[:-100])                      # truncated by a crash
+    ckpt.write_bytes(ckpt.read_bytes()[:-100])  # truncated by a crash
     assert load_checkpoint(ckpt) is None
     assert "checksum mismatch" in capsys.readouterr().err
     rerun = train(CFG, c, 2, tmp_path, data=data)
@@ -177,8 +179,15 @@ def test_config_round_trips_and_validates():
 
 
 def test_study_profile_runs_at_tiny_scale(tmp_path):
-    cfg = profile("study", steps=2, batch_size=4, warmup=1, eval_every=2, n_directions=16,
-                  data=DataConfig(n_pool=8, n_train=150, n_val=120))
+    cfg = profile(
+        "study",
+        steps=2,
+        batch_size=4,
+        warmup=1,
+        eval_every=2,
+        n_directions=16,
+        data=DataConfig(n_pool=8, n_train=150, n_val=120),
+    )
     assert (cfg.model.width, cfg.model.depth, cfg.model.n_patches) == (192, 6, 64)
     r = train(cfg, condition("Projector + SIGReg + stop-gradient"), 0, data_root=tmp_path, device="cpu")
     assert r["status"] == "ok" and r["val_embeddings"].shape == (120, 192)

@@ -16,8 +16,8 @@ def _expected_gaussian() -> float:
     dt = T_MAX / (KNOTS - 1)
     w = torch.full((KNOTS,), 2 * dt, dtype=torch.float64)
     w[[0, -1]] = dt
-    phi = torch.exp(-t ** 2 / 2)
-    return float(((1 - phi ** 2) * phi * w).sum())
+    phi = torch.exp(-(t**2) / 2)
+    return float(((1 - phi**2) * phi * w).sum())
 
 
 @pytest.mark.parametrize("n", [16, 64, 512])
@@ -33,7 +33,7 @@ def test_zero_embeddings_give_0_402_n():
     dt = T_MAX / (KNOTS - 1)
     w = torch.full((KNOTS,), 2 * dt, dtype=torch.float64)
     w[[0, -1]] = dt
-    phi = torch.exp(-t ** 2 / 2)
+    phi = torch.exp(-(t**2) / 2)
     per_n = float(((1 - phi) ** 2 * phi * w).sum())
     assert per_n == pytest.approx(0.402, abs=5e-4)
     d = random_directions(8, 16, torch.Generator().manual_seed(0))

@@ -6,11 +6,14 @@ import pytest
 from embdiag.training.masks import MaskConfig, sample_masks
 
 
-@pytest.mark.parametrize("grid, batch, cfg", [
-    (4, 64, MaskConfig()),
-    (4, 32, MaskConfig(n_targets=2, min_context=2)),
-    (8, 16, MaskConfig()),
-])
+@pytest.mark.parametrize(
+    "grid, batch, cfg",
+    [
+        (4, 64, MaskConfig()),
+        (4, 32, MaskConfig(n_targets=2, min_context=2)),
+        (8, 16, MaskConfig()),
+    ],
+)
 def test_shapes_disjointness_and_ranges(grid, batch, cfg):
     for step in range(5):
         m = sample_masks(cfg, grid, batch, seed=3, step=step)
@@ -20,7 +23,7 @@ def test_shapes_disjointness_and_ranges(grid, batch, cfg):
         assert m.context.dtype == m.targets.dtype == np.int64
         assert m.context.min() >= 0 and m.context.max() < grid * grid
         assert m.targets.min() >= 0 and m.targets.max() < grid * grid
-        assert (np.diff(m.context, axis=1) > 0).all()          # sorted, no repeats
+        assert (np.diff(m.context, axis=1) > 0).all()  # sorted, no repeats
         for b in range(batch):
             assert not set(m.context[b]) & set(m.targets[b].ravel())
 

@@ -4,8 +4,16 @@ import numpy as np
 import pytest
 import torch
 
-from embdiag.training.models import (MODEL_SIZES, Encoder, ModelConfig, Predictor, Projector, init_weights,
-                                     model_config, sincos_2d)
+from embdiag.training.models import (
+    MODEL_SIZES,
+    Encoder,
+    ModelConfig,
+    Predictor,
+    Projector,
+    init_weights,
+    model_config,
+    sincos_2d,
+)
 
 
 def test_sincos_position_embeddings():
@@ -58,12 +66,17 @@ def test_init_is_a_function_of_the_generator():
     b = init_weights(Encoder(cfg), torch.Generator().manual_seed(5)).state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
     w = a["blocks.0.qkv.weight"]
-    assert abs(w.std().item() - 0.02 * 0.88) < 0.002 and w.abs().max() <= 0.04   # truncated at 2 std
+    assert abs(w.std().item() - 0.02 * 0.88) < 0.002 and w.abs().max() <= 0.04  # truncated at 2 std
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(image_size=30, patch_size=8), "patch_size"), (dict(width=190), "width"), (dict(depth=0), "depth"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(image_size=30, patch_size=8), "patch_size"),
+        (dict(width=190), "width"),
+        (dict(depth=0), "depth"),
+    ],
+)
 def test_invalid_config_raises(kwargs, message):
     with pytest.raises(ValueError, match=message):
         ModelConfig(**kwargs)

@@ -11,8 +11,10 @@ from embdiag.training.sweep import UNTRAINED, load_records, load_trajectories
 
 @pytest.mark.slow
 def test_every_condition_trains_through_embdiag_train(tmp_path, capsys):
-    assert main(["train", "--profile", "tiny", "--steps", "3", "--seeds", "0", "--workers", "1",
-                 "--root", str(tmp_path)]) == 0
+    assert (
+        main(["train", "--profile", "tiny", "--steps", "3", "--seeds", "0", "--workers", "1", "--root", str(tmp_path)])
+        == 0
+    )
     records = load_records("tiny-steps3", root=tmp_path)
     assert list(records["condition"]) == [UNTRAINED] + [c.name for c in CONDITIONS]
     assert (records["status"] == "ok").all() and not records["stale"].any()
@@ -20,6 +22,8 @@ def test_every_condition_trains_through_embdiag_train(tmp_path, capsys):
     trajectories = load_trajectories("tiny-steps3", root=tmp_path)
     assert set(trajectories["condition"]) == {c.name for c in CONDITIONS} | {UNTRAINED}
     assert trajectories.groupby("condition")["step"].max().drop(UNTRAINED).eq(3).all()
-    assert main(["train", "--profile", "tiny", "--steps", "3", "--seeds", "0", "--workers", "1",
-                 "--root", str(tmp_path)]) == 0          # everything finished: nothing reruns
+    assert (
+        main(["train", "--profile", "tiny", "--steps", "3", "--seeds", "0", "--workers", "1", "--root", str(tmp_path)])
+        == 0
+    )  # everything finished: nothing reruns
     assert "0 to run" in capsys.readouterr().err

@@ -11,8 +11,15 @@ from embdiag import artifacts
 from embdiag.metrics.geometry import total_variance
 from embdiag.training import config, sweep
 from embdiag.training.conditions import COMPARISONS
-from embdiag.training.sweep import (UNTRAINED, load_embeddings, load_records, paired_differences, paired_table,
-                                    run_label, run_sweep)
+from embdiag.training.sweep import (
+    UNTRAINED,
+    load_embeddings,
+    load_records,
+    paired_differences,
+    paired_table,
+    run_label,
+    run_sweep,
+)
 
 PAIR = ["SIGReg", "Projector + SIGReg"]
 
@@ -36,7 +43,7 @@ def test_records_of_a_tiny_sweep(root):
     assert {"timeofday accuracy", "scene P@10", "weather majority", "timeofday random P@10"} <= set(df.columns)
     names = sorted(p.name for p in (root / "training" / "tiny").iterdir())
     assert names == ["projector-sigreg-s0", "sigreg-s0", "untrained-s0"]
-    assert not (root / "cache" / "training" / "tiny" / "sigreg-s0").exists()      # checkpoint removed when done
+    assert not (root / "cache" / "training" / "tiny" / "sigreg-s0").exists()  # checkpoint removed when done
     m = artifacts.manifest("training/tiny/sigreg-s0", root=root)
     assert m["params"]["code"] == sweep.code_digest() and m["params"]["config"]["steps"] == 6
     assert m["files"]["val_embeddings.npy"]["dtype"] == "float16"
@@ -82,11 +89,25 @@ def test_steps_override_has_its_own_label():
 def _synthetic_records():
     rng = np.random.default_rng(0)
     rows = []
-    for c in ["EMA reference", "Stop-gradient only", "SIGReg + stop-gradient", "SIGReg",
-              "Projector + SIGReg + stop-gradient", "Projector + SIGReg", "Contracted control"]:
+    for c in [
+        "EMA reference",
+        "Stop-gradient only",
+        "SIGReg + stop-gradient",
+        "SIGReg",
+        "Projector + SIGReg + stop-gradient",
+        "Projector + SIGReg",
+        "Contracted control",
+    ]:
         for s in range(5):
-            rows.append({"condition": c, "seed": s, "status": "ok", "timeofday accuracy": rng.uniform(0.8, 0.95),
-                         "rankme": rng.uniform(1, 100)})
+            rows.append(
+                {
+                    "condition": c,
+                    "seed": s,
+                    "status": "ok",
+                    "timeofday accuracy": rng.uniform(0.8, 0.95),
+                    "rankme": rng.uniform(1, 100),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -98,7 +119,7 @@ def test_paired_differences_match_a_hand_computation():
     a = df[df["condition"] == "Stop-gradient only"].sort_values("seed")["timeofday accuracy"].to_numpy()
     b = df[df["condition"] == "Contracted control"].sort_values("seed")["timeofday accuracy"].to_numpy()
     d = a - b
-    half = 2.7764451051977987 * d.std(ddof=1) / np.sqrt(5)                # t(0.975, 4)
+    half = 2.7764451051977987 * d.std(ddof=1) / np.sqrt(5)  # t(0.975, 4)
     assert np.allclose(first["difference"], d)
     assert first["mean"].iloc[0] == pytest.approx(d.mean())
     assert first["low"].iloc[0] == pytest.approx(d.mean() - half)
@@ -118,29 +139,71 @@ def test_paired_differences_drop_failed_seeds_and_cover_every_metric():
 def test_paired_table_on_real_records(root):
     df = load_records("tiny", root=root)
     table = paired_table(df)
-    only = table[table["comparison"] == COMPARISONS[4].label]         # Projector + SIGReg minus SIGReg
-    assert set(only["metric"]) == {"total_variance", "mean_cosine", "rankme", "participation_ratio", "accuracy",
-                                   "BA", "P@10"}
+    only = table[table["comparison"] == COMPARISONS[4].label]  # Projector + SIGReg minus SIGReg
+    assert set(only["metric"]) == {
+        "total_variance",
+        "mean_cosine",
+        "rankme",
+        "participation_ratio",
+        "accuracy",
+        "BA",
+        "P@10",
+    }
     assert only["n"].eq(1).all() and only["low"].isna().all()
 
 
 def test_command_line_options():
     parser = sweep.add_arguments(argparse.ArgumentParser())
-    args = parser.parse_args(["--profile", "tiny", "--conditions", "SIGReg", "ema-reference", "--seeds", "0", "3",
-                              "--steps", "4", "--workers", "1", "--root", "/tmp/x"])
-    assert (args.profile, args.conditions, args.seeds, args.steps, args.workers) == \
-        ("tiny", ["SIGReg", "ema-reference"], [0, 3], 4, 1)
+    args = parser.parse_args(
+        [
+            "--profile",
+            "tiny",
+            "--conditions",
+            "SIGReg",
+            "ema-reference",
+            "--seeds",
+            "0",
+            "3",
+            "--steps",
+            "4",
+            "--workers",
+            "1",
+            "--root",
+            "/tmp/x",
+        ]
+    )
+    assert (args.profile, args.conditions, args.seeds, args.steps, args.workers) == (
+        "tiny",
+        ["SIGReg", "ema-reference"],
+        [0, 3],
+        4,
+        1,
+    )
     assert parser.parse_args([]).profile == "cpu" and parser.parse_args([]).workers == 2
 
 
 @pytest.mark.slow
 def test_two_spawned_workers(tmp_path):
-    df = run_sweep("tiny", conditions=["EMA reference", "Contracted control"], seeds=[0], steps=4, workers=2,
-                   root=tmp_path, progress=False)
+    df = run_sweep(
+        "tiny",
+        conditions=["EMA reference", "Contracted control"],
+        seeds=[0],
+        steps=4,
+        workers=2,
+        root=tmp_path,
+        progress=False,
+    )
     assert (df["status"] == "ok").all() and len(df) == 3
     assert sorted(os.listdir(tmp_path / "training")) == ["renderings.json", "tiny-steps4"]
-    here = run_sweep("tiny", conditions=["EMA reference", "Contracted control"], seeds=[0], steps=4, workers=1,
-                     root=tmp_path / "here", progress=False)
+    here = run_sweep(
+        "tiny",
+        conditions=["EMA reference", "Contracted control"],
+        seeds=[0],
+        steps=4,
+        workers=1,
+        root=tmp_path / "here",
+        progress=False,
+    )
     timings = ["train_seconds", "eval_seconds", "seconds_per_step", "wall_seconds", "resumed_from"]
     pd.testing.assert_frame_equal(df.drop(columns=timings), here.drop(columns=timings))  # one thread either way
 

@@ -16,8 +16,16 @@ import numpy as np
 import pandas as pd
 
 from ..._images import to_data_url
-from ...interventions.caption_retrieval import I2T, METRICS, T2I, CaptionRetrieval, category_floor, overlap_table, \
-    random_hit_chance, summary_table
+from ...interventions.caption_retrieval import (
+    I2T,
+    METRICS,
+    T2I,
+    CaptionRetrieval,
+    category_floor,
+    overlap_table,
+    random_hit_chance,
+    summary_table,
+)
 from ..findings import read_published, verdicts
 
 STUDY_FILE = "caption_retrieval.csv"
@@ -34,46 +42,60 @@ def read_study(path=None) -> pd.DataFrame:
 
 
 def _study_value(study: pd.DataFrame, metric: str, direction: str, representation: str, column: str = "value"):
-    row = study[(study["metric"] == metric) & (study["direction"] == direction)
-                & (study["representation"] == representation)]
+    row = study[
+        (study["metric"] == metric) & (study["direction"] == direction) & (study["representation"] == representation)
+    ]
     return float(row[column].iloc[0]) if len(row) else float("nan")
 
 
 # ----------------------------------------------------------------------------- the worked example
 
+
 def data_statement(vectors, result: CaptionRetrieval) -> str:
     """Which data and encoder ran, and, where captions are text with the same count per image,
     how far exact duplicates can cap text→image Hit@1."""
-    text = f"**Data and encoder:** {vectors.source}. {len(vectors.group):,} captions, each embedded in the query " \
-           f"and in the document role."
+    text = (
+        f"**Data and encoder:** {vectors.source}. {len(vectors.group):,} captions, each embedded in the query "
+        f"and in the document role."
+    )
     stats = vectors.caption_statistics()
     if stats is not None:
-        text += (f" Of the captions, {stats['distinct']:.2%} are distinct and {stats['shared_with_other_image']:.2%} "
-                 f"exactly match a caption of another image, so exact duplicates can cost text→image Hit@1 at "
-                 f"most {stats['shared_with_other_image']:.2%}.")
+        text += (
+            f" Of the captions, {stats['distinct']:.2%} are distinct and {stats['shared_with_other_image']:.2%} "
+            f"exactly match a caption of another image, so exact duplicates can cost text→image Hit@1 at "
+            f"most {stats['shared_with_other_image']:.2%}."
+        )
     return text
 
 
 def categories_statement(vectors, result: CaptionRetrieval) -> str:
     """The eligible object categories of the category comparator and its random floor."""
     if not result.categories:
-        return (f"No object category is eligible here ({len(vectors.category_names)} given), so category "
-                f"P@{result.k} is not computed.")
+        return (
+            f"No object category is eligible here ({len(vectors.category_names)} given), so category "
+            f"P@{result.k} is not computed."
+        )
     names = ", ".join(vectors.category_names[c] for c in result.categories)
-    return (f"Eligible categories here: {len(result.categories)} of {len(vectors.category_names)} ({names}); the "
-            f"study had 75 of COCO's 80. Random neighbours would give category P@{result.k} = "
-            f"{category_floor(vectors.categories):.2%}.")
+    return (
+        f"Eligible categories here: {len(result.categories)} of {len(vectors.category_names)} ({names}); the "
+        f"study had 75 of COCO's 80. Random neighbours would give category P@{result.k} = "
+        f"{category_floor(vectors.categories):.2%}."
+    )
 
 
 def example_chart(pixels, image: int, size: int = 192) -> alt.Chart:
     """The example image, labelled by its index (a text mark where the data has no pixels)."""
     base = alt.Chart(pd.DataFrame({"x": [0], "y": [0], "label": [f"image {image}"]})).encode(
-        x=alt.X("x:Q", axis=None), y=alt.Y("y:Q", axis=None))
+        x=alt.X("x:Q", axis=None), y=alt.Y("y:Q", axis=None)
+    )
     if pixels is None:
         mark = base.mark_text(fontSize=16).encode(text="label:N")
     else:
-        mark = base.transform_calculate(url=alt.expr.toString(to_data_url(pixels[image]))).mark_image(
-            width=size, height=size).encode(url="url:N")
+        mark = (
+            base.transform_calculate(url=alt.expr.toString(to_data_url(pixels[image])))
+            .mark_image(width=size, height=size)
+            .encode(url="url:N")
+        )
     return mark.properties(width=size, height=size, title=f"image {image}").configure_view(stroke=None)
 
 
@@ -107,13 +129,19 @@ def ranking_frame(result: CaptionRetrieval, image: int, slot: int | None = None)
         rank = int(r.t2i.rank[caption])
         label = f"{r.name} (parent at rank {rank})"
         for j, (img, score) in enumerate(zip(r.t2i.neighbors[caption], r.t2i.scores[caption])):
-            rows.append({"representation": label, "rank": j + 1, "image": int(img), "score": float(score),
-                         "parent": bool(img == parent)})
+            rows.append(
+                {
+                    "representation": label,
+                    "rank": j + 1,
+                    "image": int(img),
+                    "score": float(score),
+                    "parent": bool(img == parent),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def ranking_chart(result: CaptionRetrieval, pixels, image: int, slot: int | None = None,
-                  size: int = 52) -> alt.Chart:
+def ranking_chart(result: CaptionRetrieval, pixels, image: int, slot: int | None = None, size: int = 52) -> alt.Chart:
     """:func:`ranking_frame` drawn: one row per representation, best first; the parent image is
     outlined in red (the row label gives its rank, also when it falls outside the top ``k``)."""
     data = ranking_frame(result, image, slot)
@@ -127,26 +155,38 @@ def ranking_chart(result: CaptionRetrieval, pixels, image: int, slot: int | None
     else:
         urls = pd.DataFrame({"image": sorted(set(data["image"]))})
         urls["url"] = [to_data_url(pixels[i]) for i in urls["image"]]
-        thumbs = base.transform_lookup(lookup="image", from_=alt.LookupData(urls, "image", ["url"])).mark_image(
-            width=size, height=size).encode(x=x, y=y, url="url:N", tooltip=tooltip)
-    outline = base.transform_filter(alt.datum.parent).mark_rect(fillOpacity=0, stroke=PARENT, strokeWidth=3).encode(
-        x=x, y=y)
+        thumbs = (
+            base.transform_lookup(lookup="image", from_=alt.LookupData(urls, "image", ["url"]))
+            .mark_image(width=size, height=size)
+            .encode(x=x, y=y, url="url:N", tooltip=tooltip)
+        )
+    outline = (
+        base.transform_filter(alt.datum.parent).mark_rect(fillOpacity=0, stroke=PARENT, strokeWidth=3).encode(x=x, y=y)
+    )
     return alt.layer(thumbs, outline).configure_view(stroke=None)
 
 
-def caption_ranking_table(result: CaptionRetrieval, captions, image: int,
-                          representation: str | None = None) -> pd.DataFrame:
+def caption_ranking_table(
+    result: CaptionRetrieval, captions, image: int, representation: str | None = None
+) -> pd.DataFrame:
     """The example image's image→text search: its top ``k`` captions with score, the image
     that owns each, and whether it is one of the image's own captions."""
     r = result.native if representation is None else result[representation]
     nb, sc = r.i2t.neighbors[image], r.i2t.scores[image]
-    table = pd.DataFrame({"rank": np.arange(1, len(nb) + 1), "score": sc, "caption": np.asarray(captions)[nb],
-                          "owner image": result.group[nb].astype(str),  # an id, not a quantity
-                          "own caption": np.where(result.group[nb] == image, "yes", "")})
+    table = pd.DataFrame(
+        {
+            "rank": np.arange(1, len(nb) + 1),
+            "score": sc,
+            "caption": np.asarray(captions)[nb],
+            "owner image": result.group[nb].astype(str),  # an id, not a quantity
+            "own caption": np.where(result.group[nb] == image, "yes", ""),
+        }
+    )
     return table.set_index("rank").style.format({"score": "{:.4f}"}).set_table_styles(_LEFT)
 
 
 # ----------------------------------------------------------------------------- results
+
 
 def percent_table(result: CaptionRetrieval):
     """The study's table for this run (percent, two decimals)."""
@@ -157,9 +197,15 @@ def _long_summary(result: CaptionRetrieval) -> pd.DataFrame:
     rows = []
     for r in result.representations:
         for direction, metric, attr in METRICS:
-            rows.append({"representation": r.name, "dim": r.dim, "direction": direction,
-                         "metric": metric.replace("@k", f"@{result.k}"),
-                         "value": 100 * r.ranking(direction).mean(attr)})
+            rows.append(
+                {
+                    "representation": r.name,
+                    "dim": r.dim,
+                    "direction": direction,
+                    "metric": metric.replace("@k", f"@{result.k}"),
+                    "value": 100 * r.ranking(direction).mean(attr),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -172,25 +218,53 @@ def metrics_chart(result: CaptionRetrieval) -> alt.Chart:
     base = alt.Chart(data).encode(
         x=alt.X("representation:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
         y=alt.Y("value:Q", title="%", scale=alt.Scale(domain=[0, 100])),
-        color=alt.Color("direction:N", scale=alt.Scale(domain=list(COLOURS), range=list(COLOURS.values())),
-                        legend=alt.Legend(orient="bottom", title=None)),
-        tooltip=["representation", "direction", "metric", alt.Tooltip("value:Q", format=".2f")])
+        color=alt.Color(
+            "direction:N",
+            scale=alt.Scale(domain=list(COLOURS), range=list(COLOURS.values())),
+            legend=alt.Legend(orient="bottom", title=None),
+        ),
+        tooltip=["representation", "direction", "metric", alt.Tooltip("value:Q", format=".2f")],
+    )
     layer = alt.layer(base.mark_line(strokeWidth=1.5), base.mark_point(filled=True, size=50))
-    return layer.properties(width=170, height=200).facet(
-        column=alt.Column("metric:N", sort=metrics, title=None))
+    return layer.properties(width=170, height=200).facet(column=alt.Column("metric:N", sort=metrics, title=None))
 
 
 def changes_table(changes: pd.DataFrame):
     """:func:`~embdiag.interventions.caption_retrieval.bootstrap_changes` in percent and pp."""
     t = changes.copy()
     t[["native", "compressed", "change", "low", "high"]] *= 100
-    t = t.rename(columns={"native": "native %", "compressed": "compressed %", "change": "change (pp)",
-                          "low": "95% interval: low (pp)", "high": "95% interval: high (pp)"})
-    cols = ["representation", "direction", "metric", "native %", "compressed %", "change (pp)",
-            "95% interval: low (pp)", "95% interval: high (pp)"]
-    return t[cols].set_index(["representation", "direction", "metric"]).style.format(
-        {"native %": "{:.2f}", "compressed %": "{:.2f}", "change (pp)": "{:+.2f}", "95% interval: low (pp)": "{:+.2f}",
-         "95% interval: high (pp)": "{:+.2f}"})
+    t = t.rename(
+        columns={
+            "native": "native %",
+            "compressed": "compressed %",
+            "change": "change (pp)",
+            "low": "95% interval: low (pp)",
+            "high": "95% interval: high (pp)",
+        }
+    )
+    cols = [
+        "representation",
+        "direction",
+        "metric",
+        "native %",
+        "compressed %",
+        "change (pp)",
+        "95% interval: low (pp)",
+        "95% interval: high (pp)",
+    ]
+    return (
+        t[cols]
+        .set_index(["representation", "direction", "metric"])
+        .style.format(
+            {
+                "native %": "{:.2f}",
+                "compressed %": "{:.2f}",
+                "change (pp)": "{:+.2f}",
+                "95% interval: low (pp)": "{:+.2f}",
+                "95% interval: high (pp)": "{:+.2f}",
+            }
+        )
+    )
 
 
 def _study_changes(study: pd.DataFrame) -> pd.DataFrame:
@@ -201,8 +275,17 @@ def _study_changes(study: pd.DataFrame) -> pd.DataFrame:
             name = metric.replace("@k", "@10")
             change = _study_value(study, name, direction, rep) - _study_value(study, name, direction, "native 768")
             low, high = (_study_value(study, f"{name} change", direction, rep, c) for c in ("low", "high"))
-            rows.append({"representation": rep, "direction": direction, "metric": name, "change": round(change, 2),
-                         "low": low, "high": high, "source": STUDY})
+            rows.append(
+                {
+                    "representation": rep,
+                    "direction": direction,
+                    "metric": name,
+                    "change": round(change, 2),
+                    "low": low,
+                    "high": high,
+                    "source": STUDY,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -211,28 +294,43 @@ def intervals_chart(changes: pd.DataFrame, study: pd.DataFrame | None = None) ->
     on one shared axis, a row per direction and dimension, the study's published changes in
     grey beside (differences of its table; it printed intervals for Hit@10 only, so its other
     changes are points)."""
-    ours = changes.assign(change=100 * changes["change"], low=100 * changes["low"], high=100 * changes["high"],
-                          source=THIS_RUN)[["representation", "direction", "metric", "change", "low", "high", "source"]]
+    ours = changes.assign(
+        change=100 * changes["change"], low=100 * changes["low"], high=100 * changes["high"], source=THIS_RUN
+    )[["representation", "direction", "metric", "change", "low", "high", "source"]]
     data = pd.concat([ours, _study_changes(study)], ignore_index=True) if study is not None else ours
     data["row"] = data["direction"] + ", " + data["representation"]
     values = data[["change", "low", "high"]].to_numpy(dtype=float)
     lo, hi = np.nanmin(values), np.nanmax(values)
     pad = 0.06 * max(hi - lo, 1.0)
-    x = alt.X("change:Q", title="compressed − native (pp)",
-              scale=alt.Scale(domain=[min(lo, 0) - pad, max(hi, 0) + pad]))
+    x = alt.X(
+        "change:Q", title="compressed − native (pp)", scale=alt.Scale(domain=[min(lo, 0) - pad, max(hi, 0) + pad])
+    )
     rows = [f"{d}, {r}" for r in dict.fromkeys(changes["representation"]) for d in (T2I, I2T)]
     y = alt.Y("row:N", sort=rows, title=None, axis=alt.Axis(labelLimit=220))
-    colour = alt.Color("source:N", scale=alt.Scale(domain=[THIS_RUN, STUDY], range=["black", "#9e9e9e"]),
-                       legend=alt.Legend(orient="bottom", title=None))
-    tooltip = ["source", "direction", "representation", "metric", alt.Tooltip("change:Q", format="+.2f"),
-               alt.Tooltip("low:Q", format="+.2f"), alt.Tooltip("high:Q", format="+.2f")]
+    colour = alt.Color(
+        "source:N",
+        scale=alt.Scale(domain=[THIS_RUN, STUDY], range=["black", "#9e9e9e"]),
+        legend=alt.Legend(orient="bottom", title=None),
+    )
+    tooltip = [
+        "source",
+        "direction",
+        "representation",
+        "metric",
+        alt.Tooltip("change:Q", format="+.2f"),
+        alt.Tooltip("low:Q", format="+.2f"),
+        alt.Tooltip("high:Q", format="+.2f"),
+    ]
     base = alt.Chart().encode(y=y, yOffset=alt.YOffset("source:N", sort=[THIS_RUN, STUDY]), color=colour)
     line = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q"), x2="high:Q")
     dot = base.mark_point(shape="diamond", filled=True, size=70).encode(x=x, tooltip=tooltip)
     zero = alt.Chart().mark_rule(color="gray", strokeDash=[3, 3]).encode(x=alt.datum(0))
     metrics = list(dict.fromkeys(changes["metric"]))
-    return alt.layer(zero, line, dot, data=data).properties(width=210, height=190).facet(
-        column=alt.Column("metric:N", sort=metrics, title=None))
+    return (
+        alt.layer(zero, line, dot, data=data)
+        .properties(width=210, height=190)
+        .facet(column=alt.Column("metric:N", sort=metrics, title=None))
+    )
 
 
 def changes_statement(changes: pd.DataFrame, result: CaptionRetrieval, study: pd.DataFrame | None = None) -> str:
@@ -245,11 +343,13 @@ def changes_statement(changes: pd.DataFrame, result: CaptionRetrieval, study: pd
     overlaps = overlap_table(result)
     low = overlaps.loc[overlaps["overlap"].idxmin()]
     s_over = study.loc[study["metric"] == "overlap@10", "value"]
-    return (f"Here the largest change is {top['metric']} {top['direction']} at {top['representation']}, "
-            f"{_fmt(top['change'], top['low'], top['high'])} pp; {n_excl} of {len(pp)} intervals exclude 0. "
-            f"The lowest overlap with the native top {result.k} is "
-            f"{100 * low['overlap']:.2f}% ({low['direction']}, {low['representation']}); the study's overlaps ranged "
-            f"from {s_over.min():.2f}% to {s_over.max():.2f}%.")
+    return (
+        f"Here the largest change is {top['metric']} {top['direction']} at {top['representation']}, "
+        f"{_fmt(top['change'], top['low'], top['high'])} pp; {n_excl} of {len(pp)} intervals exclude 0. "
+        f"The lowest overlap with the native top {result.k} is "
+        f"{100 * low['overlap']:.2f}% ({low['direction']}, {low['representation']}); the study's overlaps ranged "
+        f"from {s_over.min():.2f}% to {s_over.max():.2f}%."
+    )
 
 
 def overlaps_side_by_side(result: CaptionRetrieval, study: pd.DataFrame | None = None):
@@ -267,20 +367,34 @@ def side_by_side(result: CaptionRetrieval, study: pd.DataFrame):
     for r in result.representations:
         for direction, metric, attr in METRICS:
             name = metric.replace("@k", "@10")
-            rows.append({"representation": r.name, "metric": f"{'T→I' if direction == T2I else 'I→T'} {name}",
-                         STUDY: _study_value(study, name, direction, r.name),
-                         THIS_RUN: 100 * r.ranking(direction).mean(attr)})
-        rows.append({"representation": r.name, "metric": "category P@10",
-                     STUDY: _study_value(study, "category P@10", "image→image", r.name),
-                     THIS_RUN: 100 * r.category_p})
+            rows.append(
+                {
+                    "representation": r.name,
+                    "metric": f"{'T→I' if direction == T2I else 'I→T'} {name}",
+                    STUDY: _study_value(study, name, direction, r.name),
+                    THIS_RUN: 100 * r.ranking(direction).mean(attr),
+                }
+            )
+        rows.append(
+            {
+                "representation": r.name,
+                "metric": "category P@10",
+                STUDY: _study_value(study, "category P@10", "image→image", r.name),
+                THIS_RUN: 100 * r.category_p,
+            }
+        )
     t = pd.DataFrame(rows).set_index(["representation", "metric"])
     return t.style.format("{:.2f}", na_rep="–")
 
 
 #: Columns of :func:`~embdiag.interventions.caption_retrieval.shuffled_control` -> their names in percent.
-CONTROL_COLUMNS = {"real": "real %", "shuffled": "shuffled %", "chance": "exact chance %",
-                   "permutation low": "shuffles, 2.5th percentile %",
-                   "permutation high": "shuffles, 97.5th percentile %"}
+CONTROL_COLUMNS = {
+    "real": "real %",
+    "shuffled": "shuffled %",
+    "chance": "exact chance %",
+    "permutation low": "shuffles, 2.5th percentile %",
+    "permutation high": "shuffles, 97.5th percentile %",
+}
 
 
 def control_frame(control: pd.DataFrame) -> pd.DataFrame:
@@ -300,15 +414,30 @@ def control_chart(control: pd.DataFrame) -> alt.Chart:
     x_scale = alt.Scale(type="log", domain=[0.01, 100])
     points = data.melt(id_vars=["row"], value_vars=["real", "shuffled"], var_name="value", value_name="percent")
     points = points[points["percent"] > 0]  # a shuffle with no hit cannot sit on a log axis; the table shows it
-    dots = alt.Chart(points).mark_point(filled=True, size=70).encode(
-        x=alt.X("percent:Q", title="% (log axis)", scale=x_scale), y=y,
-        color=alt.Color("value:N", scale=alt.Scale(domain=["real", "shuffled"], range=["#4c78a8", PARENT]),
-                        legend=alt.Legend(orient="bottom", title=None)),
-        tooltip=["row", "value", alt.Tooltip("percent:Q", format=".2f")])
-    spread = alt.Chart(data).mark_rule(color="#9e9e9e", strokeWidth=3).encode(
-        x=alt.X("permutation low:Q", scale=x_scale), x2="permutation high:Q", y=y)
-    chance = alt.Chart(data).mark_tick(color="black", thickness=2, size=18).encode(
-        x=alt.X("chance:Q", scale=x_scale), y=y, tooltip=["row", alt.Tooltip("chance:Q", format=".3f")])
+    dots = (
+        alt.Chart(points)
+        .mark_point(filled=True, size=70)
+        .encode(
+            x=alt.X("percent:Q", title="% (log axis)", scale=x_scale),
+            y=y,
+            color=alt.Color(
+                "value:N",
+                scale=alt.Scale(domain=["real", "shuffled"], range=["#4c78a8", PARENT]),
+                legend=alt.Legend(orient="bottom", title=None),
+            ),
+            tooltip=["row", "value", alt.Tooltip("percent:Q", format=".2f")],
+        )
+    )
+    spread = (
+        alt.Chart(data)
+        .mark_rule(color="#9e9e9e", strokeWidth=3)
+        .encode(x=alt.X("permutation low:Q", scale=x_scale), x2="permutation high:Q", y=y)
+    )
+    chance = (
+        alt.Chart(data)
+        .mark_tick(color="black", thickness=2, size=18)
+        .encode(x=alt.X("chance:Q", scale=x_scale), y=y, tooltip=["row", alt.Tooltip("chance:Q", format=".3f")])
+    )
     return alt.layer(spread, chance, dots).properties(width=420, height=170)
 
 
@@ -328,42 +457,48 @@ def control_statement(control: pd.DataFrame, result: CaptionRetrieval, study: pd
     c = control.set_index(["direction", "metric"])
     i2t = c.loc[(I2T, f"Hit@{k}")]
     s_t2i, s_i2t = (_study_value(study, "shuffled Hit@10", d, "native 768") for d in (T2I, I2T))
-    return (f"Here the image→text chance is {i2t['chance']:.2%}: the top {k} captions come from "
-            f"{i2t['chance'] * n:.2f} images on average. Treating the {k} results as random draws would give "
-            f"{random_hit_chance(n_captions, n_positives, k):.2%} ({n_positives} positives among {n_captions:,} "
-            f"captions), or {random_hit_chance(n, n_positives, k):.2%} if the gallery held only {n:,} items; neither "
-            f"is the control's chance, because the shuffle moves whole groups past a fixed ranking. The study's one "
-            f"shuffle gave {s_i2t:.2f}% image→text, the lowest chance a shuffle of five-caption groups allows "
-            f"({100 * np.ceil(10 / 5) / 1000:.2f}%: top ten captions owned by two images) and a plausible single "
-            f"draw at a chance of a few tenths of a percent; its {s_t2i:.2f}% text→image is near that direction's "
-            f"{100 * 10 / 1000:.2f}%.")
+    return (
+        f"Here the image→text chance is {i2t['chance']:.2%}: the top {k} captions come from "
+        f"{i2t['chance'] * n:.2f} images on average. Treating the {k} results as random draws would give "
+        f"{random_hit_chance(n_captions, n_positives, k):.2%} ({n_positives} positives among {n_captions:,} "
+        f"captions), or {random_hit_chance(n, n_positives, k):.2%} if the gallery held only {n:,} items; neither "
+        f"is the control's chance, because the shuffle moves whole groups past a fixed ranking. The study's one "
+        f"shuffle gave {s_i2t:.2f}% image→text, the lowest chance a shuffle of five-caption groups allows "
+        f"({100 * np.ceil(10 / 5) / 1000:.2f}%: top ten captions owned by two images) and a plausible single "
+        f"draw at a chance of a few tenths of a percent; its {s_t2i:.2f}% text→image is near that direction's "
+        f"{100 * 10 / 1000:.2f}%."
+    )
 
 
 # ----------------------------------------------------------------------------- findings
 
 #: Declared criteria: a finding reproduces when its test holds on this run's numbers.
 CRITERIA = {
-    "256-d costs little": "in both directions the 256-d Hit@10 change's 95% interval includes 0 or lies "
-                          "within ±1 pp",
+    "256-d costs little": "in both directions the 256-d Hit@10 change's 95% interval includes 0 or lies within ±1 pp",
     "128-d keeps Hit@10 high": "in both directions the 128-d Hit@10 falls by less than 5 pp",
     "128-d costs Hit@1 and caption recall far more": "at 128-d, T→I Hit@1, I→T Hit@1 and I→T caption recall@10 "
-                                                     "each fall by at least 1 pp and by at least twice the Hit@10 "
-                                                     "fall of their direction",
+    "each fall by at least 1 pp and by at least twice the Hit@10 "
+    "fall of their direction",
     "shuffled control falls to chance": "in both directions the shuffled Hit@10 lies within 1 pp of its exact "
-                                        "chance level",
+    "chance level",
 }
 
 
 def _in_pp(changes: pd.DataFrame) -> pd.DataFrame:
     """This run's changes (fractions) in the units of the study's: pp, and the compressed value in %."""
-    return changes.assign(change=100 * changes["change"], low=100 * changes["low"], high=100 * changes["high"],
-                          compressed=100 * changes["compressed"])
+    return changes.assign(
+        change=100 * changes["change"],
+        low=100 * changes["low"],
+        high=100 * changes["high"],
+        compressed=100 * changes["compressed"],
+    )
 
 
 def _study_in_pp(study: pd.DataFrame) -> pd.DataFrame:
     d = _study_changes(study)
-    d["compressed"] = [_study_value(study, m, dr, r)
-                       for m, dr, r in zip(d["metric"], d["direction"], d["representation"])]
+    d["compressed"] = [
+        _study_value(study, m, dr, r) for m, dr, r in zip(d["metric"], d["direction"], d["representation"])
+    ]
     return d
 
 
@@ -377,8 +512,11 @@ def _fmt(mean, low=None, high=None) -> str:
 
 
 _DIRS = ((T2I, "T→I"), (I2T, "I→T"))
-_LOSSES = (("T→I Hit@1", T2I, "Hit@1"), ("I→T Hit@1", I2T, "Hit@1"),
-           ("I→T caption recall@10", I2T, "caption recall@10"))
+_LOSSES = (
+    ("T→I Hit@1", T2I, "Hit@1"),
+    ("I→T Hit@1", I2T, "Hit@1"),
+    ("I→T caption recall@10", I2T, "caption recall@10"),
+)
 
 
 def _compression_verdicts(pp: pd.DataFrame) -> list[tuple[str, bool]]:
@@ -388,23 +526,37 @@ def _compression_verdicts(pp: pd.DataFrame) -> list[tuple[str, bool]]:
     if any(o is None for o in h256):
         out.append(("not measured (256 not among dims, or k is not 10)", False))
     else:
-        out.append(("; ".join(f"{a} {_fmt(o['change'], o['low'], o['high'])}" for (_, a), o in zip(_DIRS, h256)),
-                    all((o["low"] <= 0 <= o["high"]) or max(abs(o["low"]), abs(o["high"])) <= 1 for o in h256)))
+        out.append(
+            (
+                "; ".join(f"{a} {_fmt(o['change'], o['low'], o['high'])}" for (_, a), o in zip(_DIRS, h256)),
+                all((o["low"] <= 0 <= o["high"]) or max(abs(o["low"]), abs(o["high"])) <= 1 for o in h256),
+            )
+        )
     h128 = {d: _pick(pp, "MRL 128", d, "Hit@10") for d, _ in _DIRS}
     if any(o is None for o in h128.values()):
         return out + [("not measured (128 not among dims, or k is not 10)", False)] * 2
-    out.append(("; ".join(f"{a} Hit@10 {h128[d]['compressed']:.2f}% ({_fmt(h128[d]['change'])})" for d, a in _DIRS),
-                all(o["change"] > -5 for o in h128.values())))
+    out.append(
+        (
+            "; ".join(f"{a} Hit@10 {h128[d]['compressed']:.2f}% ({_fmt(h128[d]['change'])})" for d, a in _DIRS),
+            all(o["change"] > -5 for o in h128.values()),
+        )
+    )
     parts = [(name, _pick(pp, "MRL 128", d, m), h128[d]["change"]) for name, d, m in _LOSSES]
-    out.append(("; ".join(f"{n} {_fmt(p['change'], p['low'], p['high'])} vs Hit@10 {_fmt(h)}" for n, p, h in parts),
-                all(p["change"] <= -1 and p["change"] <= 2 * min(h, 0) for _, p, h in parts)))
+    out.append(
+        (
+            "; ".join(f"{n} {_fmt(p['change'], p['low'], p['high'])} vs Hit@10 {_fmt(h)}" for n, p, h in parts),
+            all(p["change"] <= -1 and p["change"] <= 2 * min(h, 0) for _, p, h in parts),
+        )
+    )
     return out
 
 
 def _control_verdict(rows) -> tuple[str, bool]:
     """(direction label, shuffled %, chance low %, chance high %) per direction: within 1 pp of chance?"""
-    text = "; ".join(f"{a} {s:.2f}% (chance {lo:.2f}%)" if lo == hi else
-                     f"{a} {s:.2f}% (chance {lo:.2f}–{hi:.2f}%)" for a, s, lo, hi in rows)
+    text = "; ".join(
+        f"{a} {s:.2f}% (chance {lo:.2f}%)" if lo == hi else f"{a} {s:.2f}% (chance {lo:.2f}–{hi:.2f}%)"
+        for a, s, lo, hi in rows
+    )
     return text, all(max(lo - s, s - hi, 0) <= 1 for _, s, lo, hi in rows)
 
 
@@ -423,11 +575,24 @@ def findings(changes: pd.DataFrame, control: pd.DataFrame, study: pd.DataFrame |
     study = read_study() if study is None else study
     theirs = _compression_verdicts(_study_in_pp(study))
     ours = _compression_verdicts(_in_pp(changes))
-    s_ctrl = _control_verdict([(a, _study_value(study, "shuffled Hit@10", d, "native 768"), *(
-        (1.0, 1.0) if d == T2I else (0.2, 1.0))) for d, a in _DIRS])
+    s_ctrl = _control_verdict(
+        [
+            (a, _study_value(study, "shuffled Hit@10", d, "native 768"), *((1.0, 1.0) if d == T2I else (0.2, 1.0)))
+            for d, a in _DIRS
+        ]
+    )
     c10 = control[control["metric"] == "Hit@10"].set_index("direction")
-    o_ctrl = (_control_verdict([(a, 100 * c10.loc[d, "shuffled"], 100 * c10.loc[d, "chance"],
-                                 100 * c10.loc[d, "chance"]) for d, a in _DIRS])
-              if len(c10) == 2 else ("not measured (k is not 10)", False))
-    return verdicts(CRITERIA, [(f, s[0], o[0], bool(s[1]), bool(o[1]))
-                               for f, s, o in zip(CRITERIA, theirs + [s_ctrl], ours + [o_ctrl])])
+    o_ctrl = (
+        _control_verdict(
+            [
+                (a, 100 * c10.loc[d, "shuffled"], 100 * c10.loc[d, "chance"], 100 * c10.loc[d, "chance"])
+                for d, a in _DIRS
+            ]
+        )
+        if len(c10) == 2
+        else ("not measured (k is not 10)", False)
+    )
+    return verdicts(
+        CRITERIA,
+        [(f, s[0], o[0], bool(s[1]), bool(o[1])) for f, s, o in zip(CRITERIA, theirs + [s_ctrl], ours + [o_ctrl])],
+    )

@@ -20,10 +20,30 @@ import pandas as pd
 from ..findings import read_published, verdicts
 
 __all__ = [
-    "ATTRIBUTE_NAMES", "AXIS_PP", "CRITERIA", "LOSS_PP", "NEAR_PP", "attributes_of", "centring_table",
-    "centring_text", "change_caption", "change_chart", "changes", "evaluate_criteria", "findings",
-    "largest_loss", "overlap_chart", "overlap_text", "prefix_note", "read_study", "results_frame", "results_table",
-    "retrieval_text", "schematic_chart", "spectrum_table", "standardization_text",
+    "ATTRIBUTE_NAMES",
+    "AXIS_PP",
+    "CRITERIA",
+    "LOSS_PP",
+    "NEAR_PP",
+    "attributes_of",
+    "centring_table",
+    "centring_text",
+    "change_caption",
+    "change_chart",
+    "changes",
+    "evaluate_criteria",
+    "findings",
+    "largest_loss",
+    "overlap_chart",
+    "overlap_text",
+    "prefix_note",
+    "read_study",
+    "results_frame",
+    "results_table",
+    "retrieval_text",
+    "schematic_chart",
+    "spectrum_table",
+    "standardization_text",
 ]
 
 #: Display names of the driving attributes, in the study's column order.
@@ -39,14 +59,14 @@ LOSS_PP = 2.0
 #: The study's findings (and a user's) as criteria, declared before looking at this project's numbers.
 CRITERIA = {
     "no method leads everywhere": "at each compressed dimension, MRL is ahead of (centred) PCA on at least one of "
-                                  "the six columns (BA and P@10 of three attributes) and PCA ahead of MRL on at "
-                                  "least one",
+    "the six columns (BA and P@10 of three attributes) and PCA ahead of MRL on at "
+    "least one",
     "MRL 512 and 256 near native": f"MRL 512 and MRL 256 within {NEAR_PP:g} pp of native on all six columns",
     "MRL 128 loses most on weather BA": f"of MRL 128's six columns, weather BA falls most, at least {LOSS_PP:g} pp "
-                                        f"below native",
+    f"below native",
     "PCA 128 close to native": f"PCA 128 within {NEAR_PP:g} pp of native on all six columns",
     "centring alone moves neighbours": "PCA at the full dimension (nothing projected away) keeps overlap@k with "
-                                       "the native top-k below 0.99, while uncentred PCA there keeps it at 1",
+    "the native top-k below 0.99, while uncentred PCA there keeps it at 1",
 }
 #: Where each finding comes from.
 ORIGIN = {name: "study" for name in CRITERIA} | {"centring alone moves neighbours": "a user"}
@@ -78,7 +98,7 @@ def _name(attribute: str) -> str:
 
 def _columns(k: int, attributes) -> list[tuple[str, str, str]]:
     """(grid column, attribute, endpoint) for the BA then the P@k columns, in the study's order."""
-    return ([(f"{a} BA", a, "BA") for a in attributes] + [(f"{a} P@{k}", a, f"P@{k}") for a in attributes])
+    return [(f"{a} BA", a, "BA") for a in attributes] + [(f"{a} P@{k}", a, f"P@{k}") for a in attributes]
 
 
 def _native(table: pd.DataFrame) -> pd.Series:
@@ -97,9 +117,17 @@ def changes(table: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     for _, r in table[table["method"] != "native"].iterrows():
         for col, a, endpoint in _columns(k, attributes_of(table)):
             if col in table.columns and pd.notna(r[col]):
-                rows.append({"representation": r["representation"], "method": r["method"], "dim": int(r["dim"]),
-                             "attribute": _name(a), "endpoint": endpoint, "value": 100 * r[col],
-                             "change": 100 * (r[col] - native[col])})
+                rows.append(
+                    {
+                        "representation": r["representation"],
+                        "method": r["method"],
+                        "dim": int(r["dim"]),
+                        "attribute": _name(a),
+                        "endpoint": endpoint,
+                        "value": 100 * r[col],
+                        "change": 100 * (r[col] - native[col]),
+                    }
+                )
     return pd.DataFrame(rows, columns=["representation", "method", "dim", "attribute", "endpoint", "value", "change"])
 
 
@@ -129,38 +157,64 @@ def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = N
     dims = sorted(data["dim"].unique(), reverse=True)
     x = alt.X("dim:O", sort=[int(d) for d in dims], title="dimensions kept", axis=alt.Axis(labelAngle=0))
     y = alt.Y("shown:Q", scale=alt.Scale(domain=list(AXIS_PP)), title="change from native (pp)")
-    tooltip = ["source", "representation", "attribute", "endpoint", alt.Tooltip("value:Q", format=".2f", title="%"),
-               alt.Tooltip("change:Q", format="+.2f", title="change (pp)")]
+    tooltip = [
+        "source",
+        "representation",
+        "attribute",
+        "endpoint",
+        alt.Tooltip("value:Q", format=".2f", title="%"),
+        alt.Tooltip("change:Q", format="+.2f", title="change (pp)"),
+    ]
     base = alt.Chart().encode(x=x, y=y, color=alt.Color("method:N", scale=color, title="method"))
-    lines = base.transform_filter(alt.datum.source == "this run").mark_line(strokeWidth=2).encode(
-        strokeDash=alt.StrokeDash("method:N", scale=dash, title="method"))
-    shape = alt.Shape("source:N", scale=alt.Scale(domain=["this run", "study (published)"],
-                                                  range=["circle", "diamond"]), title=None)
-    ours_points = base.transform_filter(alt.datum.source == "this run").mark_point(size=40, filled=True).encode(
-        shape=shape, tooltip=tooltip)
-    study_points = base.transform_filter(alt.datum.source != "this run").mark_point(
-        size=70, filled=False, strokeWidth=1.6).encode(shape=shape, tooltip=tooltip)
+    lines = (
+        base.transform_filter(alt.datum.source == "this run")
+        .mark_line(strokeWidth=2)
+        .encode(strokeDash=alt.StrokeDash("method:N", scale=dash, title="method"))
+    )
+    shape = alt.Shape(
+        "source:N", scale=alt.Scale(domain=["this run", "study (published)"], range=["circle", "diamond"]), title=None
+    )
+    ours_points = (
+        base.transform_filter(alt.datum.source == "this run")
+        .mark_point(size=40, filled=True)
+        .encode(shape=shape, tooltip=tooltip)
+    )
+    study_points = (
+        base.transform_filter(alt.datum.source != "this run")
+        .mark_point(size=70, filled=False, strokeWidth=1.6)
+        .encode(shape=shape, tooltip=tooltip)
+    )
     points = alt.layer(ours_points, study_points)
     zero = alt.Chart().mark_rule(color="gray", strokeDash=[2, 2]).encode(y=alt.datum(0))
     endpoints = ["BA", f"P@{k}"]
-    return alt.layer(zero, lines, points, data=data).properties(width=150, height=150).facet(
-        row=alt.Row("endpoint:N", sort=endpoints, title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
-        column=alt.Column("attribute:N", sort=[_name(a) for a in attributes_of(grid)], title=None),
-    ).resolve_scale(y="shared")
+    return (
+        alt.layer(zero, lines, points, data=data)
+        .properties(width=150, height=150)
+        .facet(
+            row=alt.Row("endpoint:N", sort=endpoints, title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+            column=alt.Column("attribute:N", sort=[_name(a) for a in attributes_of(grid)], title=None),
+        )
+        .resolve_scale(y="shared")
+    )
 
 
 def change_caption(grid: pd.DataFrame, k: int = 10) -> str:
     """Caption of :func:`change_chart` naming any value beyond the fixed axis (plain text)."""
     data = changes(grid, k)
     out = data[(data["change"] < AXIS_PP[0]) | (data["change"] > AXIS_PP[1])]
-    beyond = ("every value lies within the axis" if out.empty else
-              f"{len(out)} value(s) lie beyond it and are drawn at its edge: " + "; ".join(
-                  f"{r.representation} {r.attribute} {r.endpoint} {r.change:+.2f} pp" for r in out.itertuples()))
+    beyond = (
+        "every value lies within the axis"
+        if out.empty
+        else f"{len(out)} value(s) lie beyond it and are drawn at its edge: "
+        + "; ".join(f"{r.representation} {r.attribute} {r.endpoint} {r.change:+.2f} pp" for r in out.itertuples())
+    )
     note = "" if k == 10 else f" (this run's P@{k} beside the study's P@10)"
-    return (f"Change from the native vectors in percentage points, balanced accuracy (top row) and P@{k} "
-            f"(bottom row) per attribute, on one fixed {AXIS_PP[0]:+g} to {AXIS_PP[1]:+g} pp axis: "
-            f"{beyond}. Lines: this run (MRL solid, PCA dashed, uncentred PCA dotted); open diamonds: the "
-            f"study's published values{note}.")
+    return (
+        f"Change from the native vectors in percentage points, balanced accuracy (top row) and P@{k} "
+        f"(bottom row) per attribute, on one fixed {AXIS_PP[0]:+g} to {AXIS_PP[1]:+g} pp axis: "
+        f"{beyond}. Lines: this run (MRL solid, PCA dashed, uncentred PCA dotted); open diamonds: the "
+        f"study's published values{note}."
+    )
 
 
 def overlap_chart(curve: pd.DataFrame, k: int = 10) -> alt.Chart:
@@ -171,14 +225,27 @@ def overlap_chart(curve: pd.DataFrame, k: int = 10) -> alt.Chart:
     data = curve[curve["method"] != "native"][["representation", "method", "dim", col]].rename(columns={col: "overlap"})
     methods, color, dash = _method_scales(data["method"])
     lo = float(min(data["overlap"].min(), 0.8))
-    return alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
-        x=alt.X("dim:Q", scale=alt.Scale(type="log", base=2, reverse=True), title="dimensions kept (log)",
-                axis=alt.Axis(values=sorted(int(d) for d in data["dim"].unique()))),
-        y=alt.Y("overlap:Q", scale=alt.Scale(domain=[np.floor(lo * 20) / 20, 1.0]),
-                title=f"overlap@{k} with the native top-{k}"),
-        color=alt.Color("method:N", scale=color), strokeDash=alt.StrokeDash("method:N", scale=dash),
-        tooltip=["representation", alt.Tooltip("overlap:Q", format=".4f")],
-    ).properties(width=420, height=220)
+    return (
+        alt.Chart(data)
+        .mark_line(point=True, strokeWidth=2)
+        .encode(
+            x=alt.X(
+                "dim:Q",
+                scale=alt.Scale(type="log", base=2, reverse=True),
+                title="dimensions kept (log)",
+                axis=alt.Axis(values=sorted(int(d) for d in data["dim"].unique())),
+            ),
+            y=alt.Y(
+                "overlap:Q",
+                scale=alt.Scale(domain=[np.floor(lo * 20) / 20, 1.0]),
+                title=f"overlap@{k} with the native top-{k}",
+            ),
+            color=alt.Color("method:N", scale=color),
+            strokeDash=alt.StrokeDash("method:N", scale=dash),
+            tooltip=["representation", alt.Tooltip("overlap:Q", format=".4f")],
+        )
+        .properties(width=420, height=220)
+    )
 
 
 def schematic_chart(seed: int = 0) -> alt.HConcatChart:
@@ -187,15 +254,34 @@ def schematic_chart(seed: int = 0) -> alt.HConcatChart:
     uncentred: through the origin). Illustrative data (seeded), not measurements."""
     d, kept = 12, 4
     parts = ["kept, then renormalised", "dropped"]
-    coords = pd.DataFrame({"coordinate": np.arange(1, d + 1), "magnitude": 0.9 * 0.78 ** np.arange(d) + 0.05,
-                           "part": [parts[0]] * kept + [parts[1]] * (d - kept)})
-    prefix = alt.Chart(coords).mark_bar().encode(
-        x=alt.X("coordinate:O", title="coordinate index", axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("magnitude:Q", title="|coordinate|", axis=None),
-        color=alt.Color("part:N", scale=alt.Scale(domain=parts, range=["#1f77b4", "#d9d9d9"]), title=None,
-                        legend=alt.Legend(orient="bottom")),
-    ).properties(width=230, height=170, title=alt.TitleParams("MRL prefix: keep coordinates 1 to k",
-                                                             subtitle="the encoder's own axes; nothing fitted"))
+    coords = pd.DataFrame(
+        {
+            "coordinate": np.arange(1, d + 1),
+            "magnitude": 0.9 * 0.78 ** np.arange(d) + 0.05,
+            "part": [parts[0]] * kept + [parts[1]] * (d - kept),
+        }
+    )
+    prefix = (
+        alt.Chart(coords)
+        .mark_bar()
+        .encode(
+            x=alt.X("coordinate:O", title="coordinate index", axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("magnitude:Q", title="|coordinate|", axis=None),
+            color=alt.Color(
+                "part:N",
+                scale=alt.Scale(domain=parts, range=["#1f77b4", "#d9d9d9"]),
+                title=None,
+                legend=alt.Legend(orient="bottom"),
+            ),
+        )
+        .properties(
+            width=230,
+            height=170,
+            title=alt.TitleParams(
+                "MRL prefix: keep coordinates 1 to k", subtitle="the encoder's own axes; nothing fitted"
+            ),
+        )
+    )
     rng = np.random.default_rng(seed)
     mean, angle = np.array([2.6, 0.9]), np.deg2rad(70)
     axis = np.array([np.cos(angle), np.sin(angle)])
@@ -212,23 +298,37 @@ def schematic_chart(seed: int = 0) -> alt.HConcatChart:
     foot = centre + ((p - centre) @ first) * first
     drop = pd.DataFrame({"x": [p[0], foot[0]], "y": [p[1], foot[1]]})
     marks = pd.DataFrame({"x": [0.0, centre[0]], "y": [0.0, centre[1]], "label": ["origin", "training mean"]})
-    xy = dict(x=alt.X("x:Q", scale=alt.Scale(domain=[-0.5, 4.5]), axis=None),  # equal units on both axes
-              y=alt.Y("y:Q", scale=alt.Scale(domain=[-0.75, -0.75 + 5.0 * 170 / 260]), axis=None))
+    xy = dict(
+        x=alt.X("x:Q", scale=alt.Scale(domain=[-0.5, 4.5]), axis=None),  # equal units on both axes
+        y=alt.Y("y:Q", scale=alt.Scale(domain=[-0.75, -0.75 + 5.0 * 170 / 260]), axis=None),
+    )
     pca = alt.layer(
         alt.Chart(pd.DataFrame({"x": pts[:, 0], "y": pts[:, 1]})).mark_circle(size=22, color="#999999").encode(**xy),
-        alt.Chart(lines).mark_line(strokeWidth=2.5, clip=True).encode(
-            **xy, detail="direction:N",
-            color=alt.Color("direction:N", scale=alt.Scale(domain=names, range=[STYLE["PCA"][0],
-                                                                                 STYLE["PCA uncentred"][0]]),
-                            title=None, legend=alt.Legend(orient="bottom", direction="vertical")),
-            strokeDash=alt.StrokeDash("direction:N", scale=alt.Scale(domain=names, range=[STYLE["PCA"][1],
-                                                                                          STYLE["PCA uncentred"][1]]),
-                                      legend=None)),
+        alt.Chart(lines)
+        .mark_line(strokeWidth=2.5, clip=True)
+        .encode(
+            **xy,
+            detail="direction:N",
+            color=alt.Color(
+                "direction:N",
+                scale=alt.Scale(domain=names, range=[STYLE["PCA"][0], STYLE["PCA uncentred"][0]]),
+                title=None,
+                legend=alt.Legend(orient="bottom", direction="vertical"),
+            ),
+            strokeDash=alt.StrokeDash(
+                "direction:N",
+                scale=alt.Scale(domain=names, range=[STYLE["PCA"][1], STYLE["PCA uncentred"][1]]),
+                legend=None,
+            ),
+        ),
         alt.Chart(drop).mark_line(color="black", strokeDash=[1, 2]).encode(**xy),
         alt.Chart(marks).mark_point(shape="cross", size=90, color="black", filled=True).encode(**xy),
         alt.Chart(marks).mark_text(dx=10, dy=12, align="left", fontWeight="bold").encode(**xy, text="label:N"),
-    ).properties(width=260, height=170, title=alt.TitleParams("PCA: project onto fitted directions",
-                                                             subtitle="new axes, fitted on training vectors"))
+    ).properties(
+        width=260,
+        height=170,
+        title=alt.TitleParams("PCA: project onto fitted directions", subtitle="new axes, fitted on training vectors"),
+    )
     return alt.hconcat(prefix, pca).resolve_scale(color="independent", strokeDash="independent")
 
 
@@ -246,8 +346,9 @@ def _block(table: pd.DataFrame, source: str, k_read: int, k: int, attributes) ->
     names |= {f"{_name(a)} P@{k}": f"{a} P@{k_read}" for a in attributes}
     out = pd.DataFrame({n: 100 * table[c] if c in table else np.nan for n, c in names.items()}, index=table.index)
     out[f"overlap@{k}"] = table[f"overlap@{k}"] if f"overlap@{k}" in table else np.nan
-    out.index = pd.MultiIndex.from_arrays([table["representation"], [source] * len(table)],
-                                          names=["representation", "source"])
+    out.index = pd.MultiIndex.from_arrays(
+        [table["representation"], [source] * len(table)], names=["representation", "source"]
+    )
     return out
 
 
@@ -292,13 +393,15 @@ def centring_text(centring: pd.DataFrame, k: int = 10) -> str:
     d = int(next(r for r in t.index if r.startswith("PCA ") and "uncentred" not in r).split()[-1])
     c, u = t.loc[f"PCA {d}"], t.loc[f"PCA uncentred {d}"]
     o = f"overlap@{k}"
-    return (f"At the full dimension ({d}, nothing projected away) centred PCA keeps on average "
-            f"**{c[o]:.3f}** of each query's {k} native neighbours (the user reported about {USER_OVERLAP}) and "
-            f"changes the top-{k} of {c[f'changed@{k}']:.1%} of the queries; its cosines differ from the native "
-            f"ones by up to {c['max |Δ cosine|']:.2f}. Its top-{k} is that of the native vectors minus the training "
-            f"mean (overlap {c[f'{o} with centred cosine']:.4f}): the change is the centring, not the projection. "
-            f"Uncentred PCA at {d} keeps overlap **{u[o]:.4f}**, with cosines within {u['max |Δ cosine|']:.1g} of "
-            f"the native ones (rounding).")
+    return (
+        f"At the full dimension ({d}, nothing projected away) centred PCA keeps on average "
+        f"**{c[o]:.3f}** of each query's {k} native neighbours (the user reported about {USER_OVERLAP}) and "
+        f"changes the top-{k} of {c[f'changed@{k}']:.1%} of the queries; its cosines differ from the native "
+        f"ones by up to {c['max |Δ cosine|']:.2f}. Its top-{k} is that of the native vectors minus the training "
+        f"mean (overlap {c[f'{o} with centred cosine']:.4f}): the change is the centring, not the projection. "
+        f"Uncentred PCA at {d} keeps overlap **{u[o]:.4f}**, with cosines within {u['max |Δ cosine|']:.1g} of "
+        f"the native ones (rounding)."
+    )
 
 
 def retrieval_text(grid: pd.DataFrame, centring: pd.DataFrame, k: int = 10) -> str:
@@ -316,10 +419,16 @@ def retrieval_text(grid: pd.DataFrame, centring: pd.DataFrame, k: int = 10) -> s
     cols = [c for c in t.columns if c.endswith(f" P@{k}")]
     shift = max(abs(100 * (t.loc[centred, c] - t.loc["native", c])) for c in cols)
     dims = sorted(ch["dim"].unique(), reverse=True)
-    parts = [f"{m} {largest[m]:.2f} pp (varying by {spread[m]:.2f} pp between dimensions)"
-             for m in STYLE if m in largest.index]
-    return (f"At {', '.join(map(str, dims))} dimensions, P@{k} moves from native by at most: " + "; ".join(parts)
-            + f". Centring alone, at the full dimension, moves it by up to {shift:.2f} pp.")
+    parts = [
+        f"{m} {largest[m]:.2f} pp (varying by {spread[m]:.2f} pp between dimensions)"
+        for m in STYLE
+        if m in largest.index
+    ]
+    return (
+        f"At {', '.join(map(str, dims))} dimensions, P@{k} moves from native by at most: "
+        + "; ".join(parts)
+        + f". Centring alone, at the full dimension, moves it by up to {shift:.2f} pp."
+    )
 
 
 def overlap_text(curve: pd.DataFrame, k: int = 10, trained_prefixes=None) -> str:
@@ -329,17 +438,23 @@ def overlap_text(curve: pd.DataFrame, k: int = 10, trained_prefixes=None) -> str
     lines = []
     for m in [m for m in STYLE if m in set(curve["method"])]:
         c = curve[curve["method"] == m].sort_values("dim", ascending=False)
-        lines.append(f"- {m}: {c[col].iloc[0]:.3f} at {int(c['dim'].iloc[0])}, {c[col].min():.3f} at its lowest "
-                     f"({int(c.loc[c[col].idxmin(), 'dim'])}).")
+        lines.append(
+            f"- {m}: {c[col].iloc[0]:.3f} at {int(c['dim'].iloc[0])}, {c[col].min():.3f} at its lowest "
+            f"({int(c.loc[c[col].idxmin(), 'dim'])})."
+        )
     mrl = curve[curve["method"] == "MRL"].set_index("dim")[col]
     if trained_prefixes is not None and not mrl.empty:
         top = max(trained_prefixes)
         on = [d for d in mrl.index if d in set(trained_prefixes) and d < top]
         off = [d for d in mrl.index if d not in set(trained_prefixes) and min(on or [0]) < d < top]
         if on and off:
-            lines.append("- The prefix keeps more at the lengths the encoder was trained at ("
-                         + ", ".join(f"{d}: {mrl[d]:.3f}" for d in on) + ") than in between ("
-                         + ", ".join(f"{d}: {mrl[d]:.3f}" for d in off) + ").")
+            lines.append(
+                "- The prefix keeps more at the lengths the encoder was trained at ("
+                + ", ".join(f"{d}: {mrl[d]:.3f}" for d in on)
+                + ") than in between ("
+                + ", ".join(f"{d}: {mrl[d]:.3f}" for d in off)
+                + ")."
+            )
     return "\n".join(lines)
 
 
@@ -361,29 +476,37 @@ def spectrum_table(spectrum: pd.DataFrame):
     return table.set_index("k").style.format({left: "{:.1e}", weak: "{:.1e}"})
 
 
-def standardization_text(grid: pd.DataFrame, spectrum: pd.DataFrame, raw_ba: float, representation: str,
-                         attribute: str) -> str:
+def standardization_text(
+    grid: pd.DataFrame, spectrum: pd.DataFrame, raw_ba: float, representation: str, attribute: str
+) -> str:
     """Whether the standardized probe, not PCA, costs ``representation`` its balanced accuracy
     on ``attribute``: the probe's BA with and without standardization beside native (Markdown)."""
     row, native = _row(grid, representation), _native(grid)
     dim = int(row["dim"])
     sp = spectrum.set_index("dim")
     std, nat = row[f"{attribute} BA"], native[f"{attribute} BA"]
-    verdict = ("so here the loss comes from standardizing directions that carry almost no variance, not from what "
-               "PCA keeps" if raw_ba - std >= 0.01 else "so standardization does not explain the loss here")
+    verdict = (
+        "so here the loss comes from standardizing directions that carry almost no variance, not from what PCA keeps"
+        if raw_ba - std >= 0.01
+        else "so standardization does not explain the loss here"
+    )
     rank = spectrum.attrs.get("rank")
-    span = (f"The training vectors span {rank} directions (variance above 1e-12 of the largest). " if rank else "")
+    span = f"The training vectors span {rank} directions (variance above 1e-12 of the largest). " if rank else ""
     if rank and dim > rank:
-        weakest = (f"{representation} keeps those {rank} and sets its other {dim - rank} coordinates to zero: "
-                   f"they would hold rounding alone, which differs between machines' float paths. The weakest "
-                   f"direction it keeps, direction {rank}, has {spectrum.attrs['weakest spanned']:.1e} of the "
-                   f"first one's variance")
+        weakest = (
+            f"{representation} keeps those {rank} and sets its other {dim - rank} coordinates to zero: "
+            f"they would hold rounding alone, which differs between machines' float paths. The weakest "
+            f"direction it keeps, direction {rank}, has {spectrum.attrs['weakest spanned']:.1e} of the "
+            f"first one's variance"
+        )
     else:
         weakest = f"Principal direction {dim} has {sp.loc[dim, 'weakest']:.1e} of the first one's variance"
-    return (f"{span}{weakest}, and a standardized probe rescales it, like every other, to unit variance. "
-            f"Fitted without standardization, the probe on {representation} reaches **{raw_ba:.2%}** "
-            f"{_name(attribute)} balanced accuracy, against {std:.2%} standardized and {nat:.2%} on the native "
-            f"vectors (standardized), {verdict}.")
+    return (
+        f"{span}{weakest}, and a standardized probe rescales it, like every other, to unit variance. "
+        f"Fitted without standardization, the probe on {representation} reaches **{raw_ba:.2%}** "
+        f"{_name(attribute)} balanced accuracy, against {std:.2%} standardized and {nat:.2%} on the native "
+        f"vectors (standardized), {verdict}."
+    )
 
 
 def prefix_note(trained_prefixes, dims) -> str:
@@ -392,16 +515,23 @@ def prefix_note(trained_prefixes, dims) -> str:
     vectors, a Hugging Face model)."""
     dims = [int(x) for x in dims]
     if trained_prefixes is None:
-        return ("**The prefix is only meaningful for Matryoshka encoders.** These vectors' encoder is not known to "
-                "have been trained with nested prefixes; if it was not, its leading coordinates are no more "
-                "important than any others and the MRL rows measure an arbitrary coordinate subset (PCA is "
-                "meaningful either way).")
+        return (
+            "**The prefix is only meaningful for Matryoshka encoders.** These vectors' encoder is not known to "
+            "have been trained with nested prefixes; if it was not, its leading coordinates are no more "
+            "important than any others and the MRL rows measure an arbitrary coordinate subset (PCA is "
+            "meaningful either way)."
+        )
     trained = sorted({int(x) for x in trained_prefixes}, reverse=True)
     extra = [x for x in dims if x not in trained]
-    return (f"The encoder was trained with the Matryoshka loss at prefixes {', '.join(map(str, trained))}, so "
-            f"each prefix {'in' if not extra else 'of'} {', '.join(map(str, dims))} "
-            + ("was trained to be an embedding of its own." if not extra else
-               f"is meaningful where it was trained; {', '.join(map(str, extra))} was not a trained prefix."))
+    return (
+        f"The encoder was trained with the Matryoshka loss at prefixes {', '.join(map(str, trained))}, so "
+        f"each prefix {'in' if not extra else 'of'} {', '.join(map(str, dims))} "
+        + (
+            "was trained to be an embedding of its own."
+            if not extra
+            else f"is meaningful where it was trained; {', '.join(map(str, extra))} was not a trained prefix."
+        )
+    )
 
 
 # -- findings ----------------------------------------------------------------------------------
@@ -422,8 +552,9 @@ def _diffs(table: pd.DataFrame, representation: str, k: int) -> pd.Series | None
 
 
 def _leads(table: pd.DataFrame, k: int):
-    dims = sorted(set(table.loc[table["method"] == "MRL", "dim"]) & set(table.loc[table["method"] == "PCA", "dim"]),
-                  reverse=True)
+    dims = sorted(
+        set(table.loc[table["method"] == "MRL", "dim"]) & set(table.loc[table["method"] == "PCA", "dim"]), reverse=True
+    )
     if not dims:
         return "not measured", None
     words, ok = [], True
@@ -450,8 +581,10 @@ def _weather_loss(table: pd.DataFrame, k: int):
     if v is None:
         return "not measured", None
     worst = v.idxmin()
-    return (f"weather BA {v['weather BA']:+.2f} pp; largest loss {worst} {v[worst]:+.2f} pp",
-            bool(worst == "weather BA" and v["weather BA"] <= -LOSS_PP))
+    return (
+        f"weather BA {v['weather BA']:+.2f} pp; largest loss {worst} {v[worst]:+.2f} pp",
+        bool(worst == "weather BA" and v["weather BA"] <= -LOSS_PP),
+    )
 
 
 def _centring(centring: pd.DataFrame | None, k: int):
@@ -474,8 +607,9 @@ def evaluate_criteria(table: pd.DataFrame, centring: pd.DataFrame | None = None,
     }
 
 
-def findings(grid: pd.DataFrame, centring: pd.DataFrame | None = None, study: pd.DataFrame | None = None,
-             k: int = 10) -> pd.DataFrame:
+def findings(
+    grid: pd.DataFrame, centring: pd.DataFrame | None = None, study: pd.DataFrame | None = None, k: int = 10
+) -> pd.DataFrame:
     """One row per finding: ``finding``, ``criterion``, ``study`` and ``this run`` (numbers in
     words) and ``reproduces`` (True, False, or None where this run did not measure it). The
     study's column evaluates the same criterion on its published table (default

@@ -39,15 +39,16 @@ SOURCES = ("study", "this run")
 FEW, BARELY_PP, MOST_KEPT, MANY_CERTIFIED = 0.01, 0.5, 0.5, 0.5
 #: The study's findings, each restated as a test fixed before looking at this run's numbers.
 CRITERIA = {
-    "FP16 changes few queries, at the smallest margins":
+    "FP16 changes few queries, at the smallest margins": (
         f"each FP16 condition changes at most {FEW:.0%} of the queries, every change in the smallest margin bin "
-        f"(below {MARGIN_EDGES[1]:g})",
+        f"(below {MARGIN_EDGES[1]:g})"
+    ),
     "INT8 changes more": "each INT8 condition changes more queries than the FP16 condition storing the same sides",
     "FP32 arithmetic changes none": "FP32 arithmetic changes no query",
     "offset + FP16 changes many": "offset + FP16 changes more queries than every native-scale FP16 and INT8 condition",
     "agreement hides turnover": f"offset + FP16 changes at least one query, moves P@k by at most {BARELY_PP:g} points "
-                                f"on every attribute, and at least {MOST_KEPT:.0%} of its changed queries keep their "
-                                "P@k on every attribute",
+    f"on every attribute, and at least {MOST_KEPT:.0%} of its changed queries keep their "
+    "P@k on every attribute",
     "certificate covers many FP16 queries": f"at least {MANY_CERTIFIED:.0%} of the FP16-gallery queries are certified",
     "certificate covers no INT8 or offset query": "no query of either INT8 condition or of offset + FP16 is certified",
     "no exception": "no certified query changes, in any of the eight conditions",
@@ -72,6 +73,7 @@ def result_named(results, name: str) -> StorageResult:
 
 # ------------------------------------------------------------------------------ tables
 
+
 def read_study(path=None) -> pd.DataFrame:
     """The study's storage table, one row per condition (index): ``data/study/storage.csv`` of the
     checkout (published values travel with the code, not with ``$EMBDIAG_DATA``)."""
@@ -83,10 +85,16 @@ def conditions_table(results) -> pd.DataFrame:
     and which vectors it ranks (the evaluation vectors, or the same moved by the common offset)."""
     offset = {c.name for c in OFFSET_CONDITIONS}
     fmt = {"native": "native (FP64)", "float16": "FP16", "float32": "FP32", "int8": "INT8 (per-vector scale)"}
-    rows = [{"condition": r.condition.name,
-             "vectors": "common offset added" if r.condition.name in offset else "as embedded",
-             "gallery stored as": fmt[r.condition.gallery], "queries stored as": fmt[r.condition.queries],
-             "normalize and score in": r.condition.arithmetic.replace("float", "FP")} for r in results]
+    rows = [
+        {
+            "condition": r.condition.name,
+            "vectors": "common offset added" if r.condition.name in offset else "as embedded",
+            "gallery stored as": fmt[r.condition.gallery],
+            "queries stored as": fmt[r.condition.queries],
+            "normalize and score in": r.condition.arithmetic.replace("float", "FP"),
+        }
+        for r in results
+    ]
     return pd.DataFrame(rows).set_index("condition")
 
 
@@ -96,8 +104,13 @@ def storage_table(results, labels: dict) -> pd.DataFrame:
     whose own P@k is unchanged (``<attribute>_p10_kept``; column stems as in the study's CSV)."""
     rows = []
     for r in results:
-        row = {"condition": r.condition.name, "max_score_error": r.max_score_error, "changed_queries": r.n_changed,
-               "n_queries": int(r.changed.size), "overlap_at_10": r.mean_overlap}
+        row = {
+            "condition": r.condition.name,
+            "max_score_error": r.max_score_error,
+            "changed_queries": r.n_changed,
+            "n_queries": int(r.changed.size),
+            "overlap_at_10": r.mean_overlap,
+        }
         row.update({f"delta_{a}_p10_pp": r.precision_change(y) for a, y in labels.items()})
         row["certified"] = int(r.certified.sum())
         row["violations"] = r.violations
@@ -124,12 +137,17 @@ def side_by_side_frame(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> 
     """The study's table layout as numbers, the study's row above this run's for every condition:
     max score error, changed queries, queries, overlap@k and ΔP@k per attribute (pp; NaN where
     the source has no value)."""
-    attrs = [c[len("delta_"):-len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
+    attrs = [c[len("delta_") : -len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
     rows = []
     for cond, source, r in _paired_rows(ours, study):
-        row = {"condition": cond, "source": source, "max score error": float(r["max_score_error"]),
-               "changed queries": int(r["changed_queries"]), "queries": int(r["n_queries"]),
-               f"overlap@{k}": float(r["overlap_at_10"])}
+        row = {
+            "condition": cond,
+            "source": source,
+            "max score error": float(r["max_score_error"]),
+            "changed queries": int(r["changed_queries"]),
+            "queries": int(r["n_queries"]),
+            f"overlap@{k}": float(r["overlap_at_10"]),
+        }
         for a in attrs:
             row[f"Δ {_name(a)} P@{k} (pp)"] = float(r.get(f"delta_{a}_p10_pp", np.nan))
         rows.append(row)
@@ -187,8 +205,11 @@ def margin_table(results, edges=MARGIN_EDGES) -> pd.DataFrame:
     rows = {}
     for r in results:
         b = margin_bins(r.margins, r.changed, edges)
-        rows[r.condition.name] = {(bin_, what): int(n) for bin_, c, q in zip(b["bin"], b["changed"], b["queries"])
-                                  for what, n in (("changed", c), ("queries", q))}
+        rows[r.condition.name] = {
+            (bin_, what): int(n)
+            for bin_, c, q in zip(b["bin"], b["changed"], b["queries"])
+            for what, n in (("changed", c), ("queries", q))
+        }
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.columns = pd.MultiIndex.from_tuples(table.columns, names=["reference margin", None])
     table.index.name = "condition"
@@ -201,15 +222,24 @@ def certificate_frame(results, study: pd.DataFrame | None = None) -> pd.DataFram
     units: the bound, the query's actual largest score change, and half the margin."""
     rows = []
     for r in results:
-        stated = np.nan if study is None or r.condition.name not in study.index else study.loc[r.condition.name,
-                                                                                                "certified"]
+        stated = (
+            np.nan if study is None or r.condition.name not in study.index else study.loc[r.condition.name, "certified"]
+        )
         err = r.score_error if r.score_error is not None else np.full(r.changed.shape, np.nan)
-        rows.append({"condition": r.condition.name, "changed": r.n_changed, "certified": int(r.certified.sum()),
-                     "certified (study)": float(stated),
-                     "coverage (%)": 100.0 * r.coverage, "exceptions": r.violations,
-                     "median bound": float(np.median(r.bound)), "median actual error": float(np.median(err)),
-                     "median half margin": float(np.median(r.margins) / 2),
-                     "actual error below half margin (%)": 100.0 * float(np.mean(err < r.margins / 2))})
+        rows.append(
+            {
+                "condition": r.condition.name,
+                "changed": r.n_changed,
+                "certified": int(r.certified.sum()),
+                "certified (study)": float(stated),
+                "coverage (%)": 100.0 * r.coverage,
+                "exceptions": r.violations,
+                "median bound": float(np.median(r.bound)),
+                "median actual error": float(np.median(err)),
+                "median half margin": float(np.median(r.margins) / 2),
+                "actual error below half margin (%)": 100.0 * float(np.mean(err < r.margins / 2)),
+            }
+        )
     return pd.DataFrame(rows).set_index("condition")
 
 
@@ -217,15 +247,23 @@ def certificate_table(results, study: pd.DataFrame | None = None):
     """:func:`certificate_frame` as a Styler: shares to one decimal, medians to two significant
     digits, blank where the study states nothing."""
     return certificate_frame(results, study).style.format(
-        {"certified (study)": "{:.0f}", "coverage (%)": "{:.1f}", "actual error below half margin (%)": "{:.1f}",
-         "median bound": "{:.2g}", "median actual error": "{:.2g}", "median half margin": "{:.2g}"}, na_rep="")
+        {
+            "certified (study)": "{:.0f}",
+            "coverage (%)": "{:.1f}",
+            "actual error below half margin (%)": "{:.1f}",
+            "median bound": "{:.2g}",
+            "median actual error": "{:.2g}",
+            "median half margin": "{:.2g}",
+        },
+        na_rep="",
+    )
 
 
 def agreement_frame(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     """Changed queries whose own P@k is unchanged, per attribute, for conditions that changed
     any query (this run) or for which the study reports it: ``changed queries``, then per
     attribute the count kept and its percentage of the changed queries (NaN where not stated)."""
-    attrs = [c[:-len("_p10_kept")] for c in ours.columns if c.endswith("_p10_kept")]
+    attrs = [c[: -len("_p10_kept")] for c in ours.columns if c.endswith("_p10_kept")]
     columns = ["changed queries"] + [f"{_name(a)} P@{k} kept{unit}" for a in attrs for unit in ("", " (%)")]
     rows = []
     for cond, source, r in _paired_rows(ours, study):
@@ -248,6 +286,7 @@ def agreement_table(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10):
 
 # ----------------------------------------------------------------------------- figures
 
+
 def _long(ours: pd.DataFrame, study: pd.DataFrame, columns: dict) -> pd.DataFrame:
     rows = []
     for source, table in zip(SOURCES, (study, ours)):
@@ -267,10 +306,19 @@ def _points(data, x, order, title=None, width=200):
     shape = alt.Shape("source:N", sort=src, scale=alt.Scale(domain=src, range=["diamond", "circle"]), title=None)
     color = alt.Color("source:N", sort=src, scale=alt.Scale(domain=src, range=["#999999", "#1f77b4"]), title=None)
     fill = alt.Fill("source:N", sort=src, scale=alt.Scale(domain=src, range=["white", "#1f77b4"]), title=None)
-    return alt.Chart(data).mark_point(size=70, strokeWidth=1.6, opacity=1).encode(
-        x=x, y=y, shape=shape, color=color, fill=fill,
-        tooltip=["condition", "source", alt.Tooltip("value:Q", format=".4g")],
-    ).properties(width=width, height=22 * len(order), title=title or "")
+    return (
+        alt.Chart(data)
+        .mark_point(size=70, strokeWidth=1.6, opacity=1)
+        .encode(
+            x=x,
+            y=y,
+            shape=shape,
+            color=color,
+            fill=fill,
+            tooltip=["condition", "source", alt.Tooltip("value:Q", format=".4g")],
+        )
+        .properties(width=width, height=22 * len(order), title=title or "")
+    )
 
 
 def overview_frame(ours: pd.DataFrame, study: pd.DataFrame) -> pd.DataFrame:
@@ -285,28 +333,49 @@ def overview_chart(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> alt.
     order = list(ours.index)
     data = overview_frame(ours, study)
     err = data[data["metric"] == "error"].assign(plotted=lambda d: d["value"].where(d["value"] > 0, ZERO_AT))
-    p1 = _points(err, alt.X("plotted:Q", title="max score error (log; exact 0 at left edge)",
-                            scale=alt.Scale(type="log", domain=[ZERO_AT, 1e-1])), order, "Max score error")
-    p2 = _points(data[data["metric"] == "changed"], alt.X("value:Q", title="changed queries"), order,
-                 f"Changed top-{k} sets", width=150)
-    p3 = _points(data[data["metric"] == "overlap"], alt.X("value:Q", title=f"mean overlap@{k}",
-                                                          scale=alt.Scale(zero=False)), order,
-                 f"Overlap@{k}", width=150)
-    return alt.hconcat(p1, p2.encode(y=alt.Y("condition:N", sort=order, axis=None)),
-                       p3.encode(y=alt.Y("condition:N", sort=order, axis=None)), spacing=8)
+    p1 = _points(
+        err,
+        alt.X(
+            "plotted:Q",
+            title="max score error (log; exact 0 at left edge)",
+            scale=alt.Scale(type="log", domain=[ZERO_AT, 1e-1]),
+        ),
+        order,
+        "Max score error",
+    )
+    p2 = _points(
+        data[data["metric"] == "changed"],
+        alt.X("value:Q", title="changed queries"),
+        order,
+        f"Changed top-{k} sets",
+        width=150,
+    )
+    p3 = _points(
+        data[data["metric"] == "overlap"],
+        alt.X("value:Q", title=f"mean overlap@{k}", scale=alt.Scale(zero=False)),
+        order,
+        f"Overlap@{k}",
+        width=150,
+    )
+    return alt.hconcat(
+        p1,
+        p2.encode(y=alt.Y("condition:N", sort=order, axis=None)),
+        p3.encode(y=alt.Y("condition:N", sort=order, axis=None)),
+        spacing=8,
+    )
 
 
 def precision_change_frame(ours: pd.DataFrame, study: pd.DataFrame) -> pd.DataFrame:
     """The data of :func:`precision_change_chart`: one row per condition, source and attribute
     (``metric``) with ΔP@k in points (``value``)."""
-    attrs = [c[len("delta_"):-len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
+    attrs = [c[len("delta_") : -len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
     return _long(ours, study, {f"delta_{a}_p10_pp": _name(a) for a in attrs})
 
 
 def precision_change_chart(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> alt.HConcatChart:
     """ΔP@k per attribute (points, perturbed minus reference), study and this run, zero marked."""
     order = list(ours.index)
-    attrs = [c[len("delta_"):-len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
+    attrs = [c[len("delta_") : -len("_p10_pp")] for c in ours.columns if c.startswith("delta_")]
     data = precision_change_frame(ours, study)
     lim = max(0.25, float(data["value"].abs().max()) * 1.1) if len(data) else 0.25
     panels = []
@@ -335,29 +404,63 @@ def margin_chart(results, bins: int = 36) -> alt.LayerChart:
     for r in results:
         m = np.clip(r.margins, lo, None)
         n, _ = np.histogram(m, edges)
-        strip += [{"condition": r.condition.name, "lo": a, "hi": b, "queries": int(c)}
-                  for a, b, c in zip(edges[:-1], edges[1:], n) if c]
-        changed += [{"condition": r.condition.name, "margin": float(v), "query": int(q),
-                     "jitter": 12 * ((0.6180339887 * q) % 1 - 0.5)}  # fixed spread, so re-renders agree
-                    for q, v in zip(np.flatnonzero(r.changed), m[r.changed])]
+        strip += [
+            {"condition": r.condition.name, "lo": a, "hi": b, "queries": int(c)}
+            for a, b, c in zip(edges[:-1], edges[1:], n)
+            if c
+        ]
+        changed += [
+            {
+                "condition": r.condition.name,
+                "margin": float(v),
+                "query": int(q),
+                "jitter": 12 * ((0.6180339887 * q) % 1 - 0.5),
+            }  # fixed spread, so re-renders agree
+            for q, v in zip(np.flatnonzero(r.changed), m[r.changed])
+        ]
         if r.max_score_error > 0:
             ticks.append({"condition": r.condition.name, "twice": 2 * r.max_score_error})
     y = alt.Y("condition:N", sort=order, title=None, axis=alt.Axis(labelLimit=200))
     x_scale = alt.Scale(type="log", domain=[lo, hi])
-    base = alt.Chart(pd.DataFrame(strip)).mark_rect(color="#555555").encode(
-        x=alt.X("lo:Q", scale=x_scale, title="reference margin: score at rank k minus rank k+1 (log)",
-                axis=alt.Axis(grid=False)), x2="hi:Q",
-        y=y, opacity=alt.Opacity("queries:Q", scale=alt.Scale(range=[0.08, 0.75]), legend=None),
-        tooltip=[alt.Tooltip("lo:Q", format=".2g", title="from"), alt.Tooltip("hi:Q", format=".2g", title="to"),
-                 "queries:Q"])
-    dots = alt.Chart(pd.DataFrame(changed, columns=["condition", "margin", "query", "jitter"])).mark_circle(
-        color="#d62728", size=28, opacity=0.8).encode(
-        x=alt.X("margin:Q", scale=x_scale), y=y, yOffset=alt.YOffset("jitter:Q"),
-        tooltip=["condition", "query", alt.Tooltip("margin:Q", format=".3g")])
-    tick = alt.Chart(pd.DataFrame(ticks, columns=["condition", "twice"])).mark_tick(
-        color="black", thickness=2.5, size=20).encode(
-        x=alt.X("twice:Q", scale=x_scale), y=y,
-        tooltip=["condition", alt.Tooltip("twice:Q", format=".3g", title="2 × max score error")])
+    base = (
+        alt.Chart(pd.DataFrame(strip))
+        .mark_rect(color="#555555")
+        .encode(
+            x=alt.X(
+                "lo:Q",
+                scale=x_scale,
+                title="reference margin: score at rank k minus rank k+1 (log)",
+                axis=alt.Axis(grid=False),
+            ),
+            x2="hi:Q",
+            y=y,
+            opacity=alt.Opacity("queries:Q", scale=alt.Scale(range=[0.08, 0.75]), legend=None),
+            tooltip=[
+                alt.Tooltip("lo:Q", format=".2g", title="from"),
+                alt.Tooltip("hi:Q", format=".2g", title="to"),
+                "queries:Q",
+            ],
+        )
+    )
+    dots = (
+        alt.Chart(pd.DataFrame(changed, columns=["condition", "margin", "query", "jitter"]))
+        .mark_circle(color="#d62728", size=28, opacity=0.8)
+        .encode(
+            x=alt.X("margin:Q", scale=x_scale),
+            y=y,
+            yOffset=alt.YOffset("jitter:Q"),
+            tooltip=["condition", "query", alt.Tooltip("margin:Q", format=".3g")],
+        )
+    )
+    tick = (
+        alt.Chart(pd.DataFrame(ticks, columns=["condition", "twice"]))
+        .mark_tick(color="black", thickness=2.5, size=20)
+        .encode(
+            x=alt.X("twice:Q", scale=x_scale),
+            y=y,
+            tooltip=["condition", alt.Tooltip("twice:Q", format=".3g", title="2 × max score error")],
+        )
+    )
     return alt.layer(base, dots, tick).properties(width=560, height=26 * len(order))
 
 
@@ -378,17 +481,34 @@ def certificate_chart(results, conditions=CERTIFICATE_CONDITIONS) -> alt.FacetCh
         if r.score_error is not None:
             series["actual largest score change"] = r.score_error
         for label, v in series.items():
-            rows += [{"condition": name, "quantity": label, "value": float(q), "share": float(s)}
-                     for q, s in zip(_quantiles(v), p)]
+            rows += [
+                {"condition": name, "quantity": label, "value": float(q), "share": float(s)}
+                for q, s in zip(_quantiles(v), p)
+            ]
     data = pd.DataFrame(rows)
     kinds = ["half margin", "certificate bound", "actual largest score change"]
-    return alt.Chart(data).mark_line(strokeWidth=2, interpolate="step-after").encode(
-        x=alt.X("value:Q", scale=alt.Scale(type="log"), title="score units (log)", axis=alt.Axis(grid=False)),
-        y=alt.Y("share:Q", title="share of queries at or below", axis=alt.Axis(format="%")),
-        color=alt.Color("quantity:N", sort=kinds, scale=alt.Scale(domain=kinds, range=["black", "#ff7f0e", "#1f77b4"]),
-                        title=None),
-        tooltip=["condition", "quantity", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("share:Q", format=".0%")],
-    ).properties(width=230, height=190).facet(column=alt.Column("condition:N", sort=list(conditions), title=None))
+    return (
+        alt.Chart(data)
+        .mark_line(strokeWidth=2, interpolate="step-after")
+        .encode(
+            x=alt.X("value:Q", scale=alt.Scale(type="log"), title="score units (log)", axis=alt.Axis(grid=False)),
+            y=alt.Y("share:Q", title="share of queries at or below", axis=alt.Axis(format="%")),
+            color=alt.Color(
+                "quantity:N",
+                sort=kinds,
+                scale=alt.Scale(domain=kinds, range=["black", "#ff7f0e", "#1f77b4"]),
+                title=None,
+            ),
+            tooltip=[
+                "condition",
+                "quantity",
+                alt.Tooltip("value:Q", format=".3g"),
+                alt.Tooltip("share:Q", format=".0%"),
+            ],
+        )
+        .properties(width=230, height=190)
+        .facet(column=alt.Column("condition:N", sort=list(conditions), title=None))
+    )
 
 
 def certificate_explanation(results, d: int, condition: str = "INT8 gallery", fp16: str = "FP16 gallery") -> str:
@@ -414,10 +534,12 @@ def certificate_explanation(results, d: int, condition: str = "INT8 gallery", fp
         f"{np.median(r.bound) / np.nanmedian(act):.0f} times below the bound, and stays below half the margin for "
         f"{100 * np.mean(act < half):.1f}% of the queries: only {r.n_changed} changed. The certificate is a "
         f"guarantee, not an estimate; its coverage measures how much of the turnover can be *ruled out* in "
-        f"advance, not how much happens.")
+        f"advance, not how much happens."
+    )
 
 
 # ------------------------------------------------------------------ boundary illustration
+
 
 def example_query(result: StorageResult) -> int:
     """The query the boundary figure shows: the changed query with the largest margin (the most
@@ -428,8 +550,9 @@ def example_query(result: StorageResult) -> int:
     return int(np.argmin(result.margins))
 
 
-def boundary_data(vectors, result: StorageResult, query: int | None = None, *, before: int = 4,
-                  after: int = 5) -> pd.DataFrame:
+def boundary_data(
+    vectors, result: StorageResult, query: int | None = None, *, before: int = 4, after: int = 5
+) -> pd.DataFrame:
     """One query's ranked reference scores around rank k, with the condition's score of the same
     items: one row per item and side (``rank`` in the reference order, ``side``, ``score``,
     ``status``: stays in, leaves, enters or stays out of the top k). ``vectors`` are the
@@ -446,15 +569,15 @@ def boundary_data(vectors, result: StorageResult, query: int | None = None, *, b
     new = set(result.neighbors[q].tolist())
     old = set(order[:k].tolist())
     last = max([k + after] + [int(rank[j]) for j in new])
-    items = order[max(0, k - 1 - before):last]
-    status = {True: {True: "stays in top k", False: "leaves top k"}, False: {True: "enters top k",
-                                                                            False: "stays out"}}
+    items = order[max(0, k - 1 - before) : last]
+    status = {True: {True: "stays in top k", False: "leaves top k"}, False: {True: "enters top k", False: "stays out"}}
     rows = []
     for j in items:
         st = status[j in old][j in new]
         rows.append({"rank": int(rank[j]), "item": int(j), "side": "reference", "score": float(ref[j]), "status": st})
-        rows.append({"rank": int(rank[j]), "item": int(j), "side": result.condition.name, "score": float(out[j]),
-                     "status": st})
+        rows.append(
+            {"rank": int(rank[j]), "item": int(j), "side": result.condition.name, "score": float(out[j]), "status": st}
+        )
     table = pd.DataFrame(rows)
     table.attrs["query"] = q
     return table
@@ -462,8 +585,11 @@ def boundary_data(vectors, result: StorageResult, query: int | None = None, *, b
 
 def _items(ranks) -> str:
     ranks = [str(r) for r in ranks]
-    return f"the item at reference rank {ranks[0]}" if len(ranks) == 1 else \
-        f"the items at reference ranks {', '.join(ranks[:-1])} and {ranks[-1]}"
+    return (
+        f"the item at reference rank {ranks[0]}"
+        if len(ranks) == 1
+        else f"the items at reference ranks {', '.join(ranks[:-1])} and {ranks[-1]}"
+    )
 
 
 def boundary_caption(data: pd.DataFrame, result: StorageResult) -> str:
@@ -474,40 +600,71 @@ def boundary_caption(data: pd.DataFrame, result: StorageResult) -> str:
     q = int(data.attrs.get("query", -1))
     left = ref.loc[ref["status"] == "leaves top k", "rank"].tolist()
     entered = ref.loc[ref["status"] == "enters top k", "rank"].tolist()
-    change = (f"{_items(left)} {'leaves' if len(left) == 1 else 'leave'} the top {k} and {_items(entered)} "
-              f"{'enters' if len(entered) == 1 else 'enter'} it" if left else "no item crosses the cut")
-    err = "" if result.score_error is None or q < 0 else (
-        f"; the condition moves this query's scores by up to {result.score_error[q]:.2g}")
-    return (f"Query {q} under {result.condition.name}: its rank-{k} and rank-{k + 1} reference scores differ by "
-            f"{q_scores.loc[k] - q_scores.loc[k + 1]:.2g} (the margin, yellow band){err}; {change}. Filled "
-            f"circles: reference scores; open diamonds: the same items' scores under the condition.")
+    change = (
+        f"{_items(left)} {'leaves' if len(left) == 1 else 'leave'} the top {k} and {_items(entered)} "
+        f"{'enters' if len(entered) == 1 else 'enter'} it"
+        if left
+        else "no item crosses the cut"
+    )
+    err = (
+        ""
+        if result.score_error is None or q < 0
+        else (f"; the condition moves this query's scores by up to {result.score_error[q]:.2g}")
+    )
+    return (
+        f"Query {q} under {result.condition.name}: its rank-{k} and rank-{k + 1} reference scores differ by "
+        f"{q_scores.loc[k] - q_scores.loc[k + 1]:.2g} (the margin, yellow band){err}; {change}. Filled "
+        f"circles: reference scores; open diamonds: the same items' scores under the condition."
+    )
 
 
 def _boundary_panel(data: pd.DataFrame, ref: pd.Series, k: int, cond: str, title: str, label: bool):
     statuses = ["stays in top k", "leaves top k", "enters top k", "stays out"]
-    color = alt.Color("status:N", sort=statuses, scale=alt.Scale(domain=statuses,
-                      range=["#1f77b4", "#d62728", "#2ca02c", "#999999"]), title=None)
+    color = alt.Color(
+        "status:N",
+        sort=statuses,
+        scale=alt.Scale(domain=statuses, range=["#1f77b4", "#d62728", "#2ca02c", "#999999"]),
+        title=None,
+    )
     lo, hi = int(data["rank"].min()), int(data["rank"].max())
-    x = alt.X("x:Q", title="rank in the reference ordering", axis=alt.Axis(values=list(range(lo, hi + 1))),
-              scale=alt.Scale(domain=[lo - 0.5, hi + 0.5], nice=False, zero=False))
+    x = alt.X(
+        "x:Q",
+        title="rank in the reference ordering",
+        axis=alt.Axis(values=list(range(lo, hi + 1))),
+        scale=alt.Scale(domain=[lo - 0.5, hi + 0.5], nice=False, zero=False),
+    )
     y = alt.Y("score:Q", title="cosine score", scale=alt.Scale(zero=False), axis=alt.Axis(format=".4f"))
     d = data.assign(x=data["rank"] + np.where(data["side"] == "reference", -0.12, 0.12))
     margin = float(ref.loc[k] - ref.loc[k + 1])
-    band = alt.Chart(pd.DataFrame({"lo": [ref.loc[k + 1]], "hi": [ref.loc[k]]})).mark_rect(
-        color="#ffd92f", opacity=0.5).encode(y="lo:Q", y2="hi:Q")
+    band = (
+        alt.Chart(pd.DataFrame({"lo": [ref.loc[k + 1]], "hi": [ref.loc[k]]}))
+        .mark_rect(color="#ffd92f", opacity=0.5)
+        .encode(y="lo:Q", y2="hi:Q")
+    )
     cut = alt.Chart(pd.DataFrame({"x": [k + 0.5]})).mark_rule(strokeDash=[5, 3], color="black").encode(x="x:Q")
     links = alt.Chart(d).mark_line(color="#bbbbbb").encode(x=x, y=y, detail="item:N")
     sides = ["reference", cond]
-    pts = alt.Chart(d).mark_point(size=80, strokeWidth=2, filled=False).encode(
-        x=x, y=y, color=color, shape=alt.Shape("side:N", sort=sides, scale=alt.Scale(domain=sides,
-                                               range=["circle", "diamond"]), title=None),
-        tooltip=["rank", "item", "side", alt.Tooltip("score:Q", format=".6f"), "status"])
+    pts = (
+        alt.Chart(d)
+        .mark_point(size=80, strokeWidth=2, filled=False)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            shape=alt.Shape(
+                "side:N", sort=sides, scale=alt.Scale(domain=sides, range=["circle", "diamond"]), title=None
+            ),
+            tooltip=["rank", "item", "side", alt.Tooltip("score:Q", format=".6f"), "status"],
+        )
+    )
     dots = alt.Chart(d[d["side"] == "reference"]).mark_circle(size=80, opacity=1).encode(x=x, y=y, color=color)
     layers = [band, cut, links, pts, dots]
     if label:
-        layers.append(alt.Chart(pd.DataFrame({"x": [k + 0.55], "score": [float(ref.loc[k])],
-                                              "text": [f"margin {margin:.2g}"]})).mark_text(
-            align="left", baseline="bottom", dy=-3, fontSize=11).encode(x="x:Q", y="score:Q", text="text:N"))
+        layers.append(
+            alt.Chart(pd.DataFrame({"x": [k + 0.55], "score": [float(ref.loc[k])], "text": [f"margin {margin:.2g}"]}))
+            .mark_text(align="left", baseline="bottom", dy=-3, fontSize=11)
+            .encode(x="x:Q", y="score:Q", text="text:N")
+        )
     return alt.layer(*layers).properties(width=330, height=260, title=title)
 
 
@@ -520,12 +677,14 @@ def boundary_chart(data: pd.DataFrame, k: int = 10) -> alt.HConcatChart:
     ref = data[data["side"] == "reference"].set_index("rank")["score"]
     cond = [s for s in data["side"].unique() if s != "reference"][0]
     crossing = data["status"].isin(["leaves top k", "enters top k"]) | data["rank"].isin([k, k + 1])
-    return alt.hconcat(_boundary_panel(data, ref, k, cond, f"Ranks around {k}", False),
-                       _boundary_panel(data[crossing], ref, k, cond, "Zoom on the cut", True)).resolve_scale(
-        y="independent", x="independent")
+    return alt.hconcat(
+        _boundary_panel(data, ref, k, cond, f"Ranks around {k}", False),
+        _boundary_panel(data[crossing], ref, k, cond, "Zoom on the cut", True),
+    ).resolve_scale(y="independent", x="independent")
 
 
 # ----------------------------------------------------------------------------- findings
+
 
 def findings(results, labels: dict, study: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per finding: ``finding``, ``criterion`` (:data:`CRITERIA`), ``study`` and
@@ -548,46 +707,79 @@ def findings(results, labels: dict, study: pd.DataFrame | None = None) -> pd.Dat
 
     rows = []
     in_small = {f: bool((by[f].changed_margins < small).all()) for f in FP16}
-    rows.append(("FP16 changes few queries, at the smallest margins",
-                 f"{share(FP16[0], study)} and {share(FP16[1], study)} changed, all in the smallest bin",
-                 "; ".join(f"{f}: {share(f)} changed"
-                           + (f", largest changed margin {by[f].changed_margins.max():.2g}" if n(f) else "")
-                           for f in FP16),
-                 all(n(f) <= FEW * by[f].changed.size and in_small[f] for f in FP16)))
-    rows.append(("INT8 changes more", f"INT8 {n(INT8[0], study)} and {n(INT8[1], study)} vs FP16 "
-                 f"{n(FP16[0], study)} and {n(FP16[1], study)}",
-                 f"INT8 {n(INT8[0])} and {n(INT8[1])} vs FP16 {n(FP16[0])} and {n(FP16[1])}",
-                 n(INT8[0]) > n(FP16[0]) and n(INT8[1]) > n(FP16[1])))
-    rows.append(("FP32 arithmetic changes none", f"{n(FP32, study)} changed", f"{n(FP32)} changed "
-                 f"(max score error {by[FP32].max_score_error:.2g})", n(FP32) == 0))
+    rows.append(
+        (
+            "FP16 changes few queries, at the smallest margins",
+            f"{share(FP16[0], study)} and {share(FP16[1], study)} changed, all in the smallest bin",
+            "; ".join(
+                f"{f}: {share(f)} changed"
+                + (f", largest changed margin {by[f].changed_margins.max():.2g}" if n(f) else "")
+                for f in FP16
+            ),
+            all(n(f) <= FEW * by[f].changed.size and in_small[f] for f in FP16),
+        )
+    )
+    rows.append(
+        (
+            "INT8 changes more",
+            f"INT8 {n(INT8[0], study)} and {n(INT8[1], study)} vs FP16 {n(FP16[0], study)} and {n(FP16[1], study)}",
+            f"INT8 {n(INT8[0])} and {n(INT8[1])} vs FP16 {n(FP16[0])} and {n(FP16[1])}",
+            n(INT8[0]) > n(FP16[0]) and n(INT8[1]) > n(FP16[1]),
+        )
+    )
+    rows.append(
+        (
+            "FP32 arithmetic changes none",
+            f"{n(FP32, study)} changed",
+            f"{n(FP32)} changed (max score error {by[FP32].max_score_error:.2g})",
+            n(FP32) == 0,
+        )
+    )
     rivals = FP16 + INT8
-    rows.append(("offset + FP16 changes many", f"{n(OFFSET_FP16, study)} vs at most "
-                 f"{max(n(c, study) for c in rivals)}", f"{n(OFFSET_FP16)} vs at most {max(n(c) for c in rivals)}",
-                 all(n(OFFSET_FP16) > n(c) for c in rivals)))
+    rows.append(
+        (
+            "offset + FP16 changes many",
+            f"{n(OFFSET_FP16, study)} vs at most {max(n(c, study) for c in rivals)}",
+            f"{n(OFFSET_FP16)} vs at most {max(n(c) for c in rivals)}",
+            all(n(OFFSET_FP16) > n(c) for c in rivals),
+        )
+    )
     o, so = ours.loc[OFFSET_FP16], study.loc[OFFSET_FP16]
     kept = {a: int(o[f"{a}_p10_kept"]) for a in attrs}
     n_o = n(OFFSET_FP16)
     deltas = {a: float(o[f"delta_{a}_p10_pp"]) for a in attrs}
     s_attrs = [a for a in attrs if f"delta_{a}_p10_pp" in study.columns]
     s_delta = ", ".join(f"{_name(a)} {so[f'delta_{a}_p10_pp']:+.3f}" for a in s_attrs)
-    s_kept = ", ".join(f"{_name(a)} {int(so[f'{a}_p10_kept'])}" for a in s_attrs
-                       if pd.notna(so.get(f"{a}_p10_kept")))
+    s_kept = ", ".join(f"{_name(a)} {int(so[f'{a}_p10_kept'])}" for a in s_attrs if pd.notna(so.get(f"{a}_p10_kept")))
     o_delta = ", ".join(f"{_name(a)} {deltas[a]:+.3f}" for a in attrs)
     o_kept = ", ".join(f"{_name(a)} {kept[a]}" for a in attrs)
-    rows.append(("agreement hides turnover",
-                 f"ΔP@10 {s_delta} pp; kept {s_kept} of {n(OFFSET_FP16, study)}",
-                 f"ΔP@k {o_delta} pp; kept {o_kept} of {n_o}",
-                 n_o > 0 and all(abs(d) <= BARELY_PP for d in deltas.values())
-                 and all(v >= MOST_KEPT * n_o for v in kept.values())))
+    rows.append(
+        (
+            "agreement hides turnover",
+            f"ΔP@10 {s_delta} pp; kept {s_kept} of {n(OFFSET_FP16, study)}",
+            f"ΔP@k {o_delta} pp; kept {o_kept} of {n_o}",
+            n_o > 0
+            and all(abs(d) <= BARELY_PP for d in deltas.values())
+            and all(v >= MOST_KEPT * n_o for v in kept.values()),
+        )
+    )
     cert = {c: int(ours.loc[c, "certified"]) for c in ours.index}
-    rows.append(("certificate covers many FP16 queries", f"{int(study.loc[FP16[0], 'certified'])} of "
-                 f"{int(study.loc[FP16[0], 'n_queries'])}", f"{cert[FP16[0]]} of {by[FP16[0]].changed.size}",
-                 cert[FP16[0]] >= MANY_CERTIFIED * by[FP16[0]].changed.size))
-    rows.append(("certificate covers no INT8 or offset query",
-                 ", ".join(f"{c} {int(study.loc[c, 'certified'])}" for c in INT8 + (OFFSET_FP16,)),
-                 ", ".join(f"{c} {cert[c]}" for c in INT8 + (OFFSET_FP16,)),
-                 all(cert[c] == 0 for c in INT8 + (OFFSET_FP16,))))
+    rows.append(
+        (
+            "certificate covers many FP16 queries",
+            f"{int(study.loc[FP16[0], 'certified'])} of {int(study.loc[FP16[0], 'n_queries'])}",
+            f"{cert[FP16[0]]} of {by[FP16[0]].changed.size}",
+            cert[FP16[0]] >= MANY_CERTIFIED * by[FP16[0]].changed.size,
+        )
+    )
+    rows.append(
+        (
+            "certificate covers no INT8 or offset query",
+            ", ".join(f"{c} {int(study.loc[c, 'certified'])}" for c in INT8 + (OFFSET_FP16,)),
+            ", ".join(f"{c} {cert[c]}" for c in INT8 + (OFFSET_FP16,)),
+            all(cert[c] == 0 for c in INT8 + (OFFSET_FP16,)),
+        )
+    )
     total = int(ours["violations"].sum())
-    rows.append(("no exception", "none", f"{total} certified queries changed, over {len(ours)} conditions",
-                 total == 0))
+    rows.append(("no exception", "none", f"{total} certified queries changed, over {len(ours)} conditions", total == 0))
     return verdicts(CRITERIA, rows)

@@ -17,15 +17,29 @@ from ... import synthetic
 from ..._validate import as_matrix
 from ...metrics.geometry import covariance_eigenvalues, participation_ratio, rankme, singular_values, summary
 
-__all__ = ["WORKED_SINGULAR_VALUES", "SPECTRA", "worked_example", "offset_direction", "variants", "summary_table",
-           "spectra_frame", "spectra_chart", "offset_sweep_frame", "offset_sweep_chart"]
+__all__ = [
+    "WORKED_SINGULAR_VALUES",
+    "SPECTRA",
+    "worked_example",
+    "offset_direction",
+    "variants",
+    "summary_table",
+    "spectra_frame",
+    "spectra_chart",
+    "offset_sweep_frame",
+    "offset_sweep_chart",
+]
 
 #: Singular values of the worked example's centred matrix.
 WORKED_SINGULAR_VALUES = (3.0, 1.0, 0.0, 0.0)
 #: Spectrum name -> the function of :mod:`embdiag.metrics.geometry` that computes it.
 SPECTRA = {"raw singular values (RankMe)": singular_values, "centred eigenvalues (PR)": covariance_eigenvalues}
-_LABELS = {"total_variance": "total variance", "mean_cosine": "mean cosine", "rankme": "RankMe",
-           "participation_ratio": "participation ratio"}
+_LABELS = {
+    "total_variance": "total variance",
+    "mean_cosine": "mean cosine",
+    "rankme": "RankMe",
+    "participation_ratio": "participation ratio",
+}
 
 
 def worked_example(seed: int = 0, n: int = 8) -> pd.DataFrame:
@@ -35,9 +49,12 @@ def worked_example(seed: int = 0, n: int = 8) -> pd.DataFrame:
     below which it is rounding noise)."""
     W = synthetic.matrix_with_singular_values(list(WORKED_SINGULAR_VALUES), n=n, seed=seed)
     table = pd.DataFrame(
-        {"closed form": [1 / (0.9**2 + 0.1**2), np.exp(-(0.75 * np.log(0.75) + 0.25 * np.log(0.25)))],
-         "embdiag": [participation_ratio(W), rankme(W)]},
-        index=pd.Index(["participation ratio", "RankMe"], name="metric"))
+        {
+            "closed form": [1 / (0.9**2 + 0.1**2), np.exp(-(0.75 * np.log(0.75) + 0.25 * np.log(0.25)))],
+            "embdiag": [participation_ratio(W), rankme(W)],
+        },
+        index=pd.Index(["participation ratio", "RankMe"], name="metric"),
+    )
     table["difference"] = (table["embdiag"] - table["closed form"]).round(12)
     return table
 
@@ -56,8 +73,12 @@ def variants(Z, scale: float, offset_norm: float, seed: int = 0) -> dict[str, np
     if not scale > 0:
         raise ValueError(f"scale: expected a positive factor, got {scale!r}")
     offset = offset_norm * offset_direction(Z.shape[1], seed)
-    return {"original": Z, f"scaled by c = {scale:g}": scale * Z,
-            f"common offset (norm {offset_norm:g})": Z + offset, "centred": Z - Z.mean(axis=0)}
+    return {
+        "original": Z,
+        f"scaled by c = {scale:g}": scale * Z,
+        f"common offset (norm {offset_norm:g})": Z + offset,
+        "centred": Z - Z.mean(axis=0),
+    }
 
 
 def summary_table(matrices: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -75,8 +96,11 @@ def spectra_frame(matrices: dict[str, np.ndarray]) -> pd.DataFrame:
         for spectrum, values_of in SPECTRA.items():
             values = values_of(V)
             shares = values / values.sum() if values.sum() > 0 else values
-            rows += [{"matrix": name, "spectrum": spectrum, "index": i, "share": float(f"{share:.6g}")}
-                     for i, share in enumerate(shares, start=1) if share > 1e-12]
+            rows += [
+                {"matrix": name, "spectrum": spectrum, "index": i, "share": float(f"{share:.6g}")}
+                for i, share in enumerate(shares, start=1)
+                if share > 1e-12
+            ]
     return pd.DataFrame(rows, columns=["matrix", "spectrum", "index", "share"])
 
 
@@ -84,16 +108,23 @@ def spectra_chart(matrices: dict[str, np.ndarray]) -> alt.Chart:
     """:func:`spectra_frame` on log-log axes: raw singular-value shares solid, centred eigenvalue
     shares dashed, one colour per matrix; click a legend entry to isolate a matrix."""
     pick = alt.selection_point(fields=["matrix"], bind="legend")
-    return alt.Chart(spectra_frame(matrices)).mark_line(point=True).encode(
-        x=alt.X("index:Q", title="direction (sorted)", scale=alt.Scale(type="log")),
-        y=alt.Y("share:Q", title="share of the spectrum", scale=alt.Scale(type="log")),
-        color=alt.Color("matrix:N", title="matrix", sort=list(matrices)),
-        strokeDash=alt.StrokeDash("spectrum:N", title="spectrum",
-                                  scale=alt.Scale(domain=list(SPECTRA), range=[[1, 0], [6, 3]])),
-        opacity=alt.condition(pick, alt.value(1), alt.value(0.12)),
-        tooltip=["matrix", "spectrum", "index", alt.Tooltip("share:Q", format=".3e")],
-    ).add_params(pick).properties(width=440, height=320, title="Spectra read by RankMe and by PR").configure_legend(
-        orient="bottom", columns=2, labelLimit=260)
+    return (
+        alt.Chart(spectra_frame(matrices))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("index:Q", title="direction (sorted)", scale=alt.Scale(type="log")),
+            y=alt.Y("share:Q", title="share of the spectrum", scale=alt.Scale(type="log")),
+            color=alt.Color("matrix:N", title="matrix", sort=list(matrices)),
+            strokeDash=alt.StrokeDash(
+                "spectrum:N", title="spectrum", scale=alt.Scale(domain=list(SPECTRA), range=[[1, 0], [6, 3]])
+            ),
+            opacity=alt.condition(pick, alt.value(1), alt.value(0.12)),
+            tooltip=["matrix", "spectrum", "index", alt.Tooltip("share:Q", format=".3e")],
+        )
+        .add_params(pick)
+        .properties(width=440, height=320, title="Spectra read by RankMe and by PR")
+        .configure_legend(orient="bottom", columns=2, labelLimit=260)
+    )
 
 
 def offset_sweep_frame(Z, seed: int = 0, ratios=None) -> pd.DataFrame:
@@ -105,18 +136,24 @@ def offset_sweep_frame(Z, seed: int = 0, ratios=None) -> pd.DataFrame:
     rms = np.sqrt((np.linalg.norm(Z - Z.mean(axis=0), axis=1) ** 2).mean())
     direction = offset_direction(Z.shape[1], seed)
     metrics = (("RankMe", rankme), ("participation ratio", participation_ratio))
-    frame = pd.DataFrame([{"offset / rms norm": r, "metric": m, "value": f(Z + r * rms * direction)}
-                          for r in ratios for m, f in metrics])
+    frame = pd.DataFrame(
+        [{"offset / rms norm": r, "metric": m, "value": f(Z + r * rms * direction)} for r in ratios for m, f in metrics]
+    )
     frame["value"] = frame["value"].round(6)
     return frame
 
 
 def offset_sweep_chart(Z, seed: int = 0, ratios=None) -> alt.Chart:
     """:func:`offset_sweep_frame` as lines: the offset ratio on a log axis, RankMe and PR."""
-    return alt.Chart(offset_sweep_frame(Z, seed, ratios)).mark_line(point=True).encode(
-        x=alt.X("offset / rms norm:Q", scale=alt.Scale(type="log")),
-        y=alt.Y("value:Q", title="effective number of directions"),
-        color="metric:N",
-        tooltip=["metric", alt.Tooltip("offset / rms norm:Q", format=".3g"), alt.Tooltip("value:Q", format=".2f")],
-    ).properties(width=440, height=280, title="A common offset lowers RankMe, not PR").configure_legend(
-        orient="bottom")
+    return (
+        alt.Chart(offset_sweep_frame(Z, seed, ratios))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("offset / rms norm:Q", scale=alt.Scale(type="log")),
+            y=alt.Y("value:Q", title="effective number of directions"),
+            color="metric:N",
+            tooltip=["metric", alt.Tooltip("offset / rms norm:Q", format=".3g"), alt.Tooltip("value:Q", format=".2f")],
+        )
+        .properties(width=440, height=280, title="A common offset lowers RankMe, not PR")
+        .configure_legend(orient="bottom")
+    )

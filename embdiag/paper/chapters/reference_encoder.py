@@ -17,7 +17,7 @@ __all__ = ["BARS", "caption_table", "verdicts"]
 
 BARS = {
     "labels beyond pixels": "standardized-probe balanced accuracy above the pooled-pixel probe's "
-                            "on at least 2 of the 3 attributes",
+    "on at least 2 of the 3 attributes",
     "captions find their image": "text→image Hit@10 on the caption groups at least 50% and below 100%",
 }
 
@@ -32,10 +32,18 @@ def caption_table(retrieval) -> pd.DataFrame:
     per-caption hits are read here, not recomputed.
     """
     if getattr(retrieval, "k", None) != 10:
-        raise ValueError(f"retrieval: expected a caption-retrieval result searched with k = 10 (the bar reads "
-                         f"Hit@10), got k = {getattr(retrieval, 'k', None)!r}")
-    rows = {r.dim: {"Hit@1": 100 * r.t2i.mean("hit_1"), "Hit@10": 100 * r.t2i.mean("hit_k"),
-                    "chance Hit@10": 100 * 10 / retrieval.n_images} for r in retrieval.representations}
+        raise ValueError(
+            f"retrieval: expected a caption-retrieval result searched with k = 10 (the bar reads "
+            f"Hit@10), got k = {getattr(retrieval, 'k', None)!r}"
+        )
+    rows = {
+        r.dim: {
+            "Hit@1": 100 * r.t2i.mean("hit_1"),
+            "Hit@10": 100 * r.t2i.mean("hit_k"),
+            "chance Hit@10": 100 * 10 / retrieval.n_images,
+        }
+        for r in retrieval.representations
+    }
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("dimensions")
 
 
@@ -44,10 +52,19 @@ def verdicts(probes: pd.DataFrame, captions: pd.DataFrame, encoder: str, pixels:
     beats = probes.loc[encoder] > probes.loc[pixels]
     native = captions.iloc[0]
     detail = ", ".join(f"{a} {probes.loc[encoder, a]:.1f} vs {probes.loc[pixels, a]:.1f}" for a in probes.columns)
-    return pd.DataFrame([
-        {"bar": "labels beyond pixels", "criterion": BARS["labels beyond pixels"],
-         "this encoder": f"{detail} ({int(beats.sum())} of {len(beats)})", "met": bool(beats.sum() >= 2)},
-        {"bar": "captions find their image", "criterion": BARS["captions find their image"],
-         "this encoder": f"Hit@10 {native['Hit@10']:.2f}% (Hit@1 {native['Hit@1']:.2f}%)",
-         "met": bool(50 <= native["Hit@10"] < 100)},
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "bar": "labels beyond pixels",
+                "criterion": BARS["labels beyond pixels"],
+                "this encoder": f"{detail} ({int(beats.sum())} of {len(beats)})",
+                "met": bool(beats.sum() >= 2),
+            },
+            {
+                "bar": "captions find their image",
+                "criterion": BARS["captions find their image"],
+                "this encoder": f"Hit@10 {native['Hit@10']:.2f}% (Hit@1 {native['Hit@1']:.2f}%)",
+                "met": bool(50 <= native["Hit@10"] < 100),
+            },
+        ]
+    )

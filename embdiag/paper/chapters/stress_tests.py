@@ -29,39 +29,70 @@ from ...interventions.stress import INTERVENTIONS, SEVERITIES, check_severity, m
 from ..findings import read_published, verdicts
 
 __all__ = [
-    "CRITERIA", "LABELS", "GEOMETRY", "StressResults", "check_attribute", "measure", "severity_table", "headline_frame",
-    "headline_chart", "headline_text", "long_grid", "curves_chart", "contraction_table", "read_study", "severe_frame",
-    "severe_table", "severe_compared", "findings",
+    "CRITERIA",
+    "LABELS",
+    "GEOMETRY",
+    "StressResults",
+    "check_attribute",
+    "measure",
+    "severity_table",
+    "headline_frame",
+    "headline_chart",
+    "headline_text",
+    "long_grid",
+    "curves_chart",
+    "contraction_table",
+    "read_study",
+    "severe_frame",
+    "severe_table",
+    "severe_compared",
+    "findings",
 ]
 
 #: Display names of the interventions (the study's words in brackets in :data:`STUDY_NAMES`).
-LABELS = {"contraction": "contraction", "common_offset": "common offset", "rank_restriction": "rank restriction",
-          "noise": "noise"}
+LABELS = {
+    "contraction": "contraction",
+    "common_offset": "common offset",
+    "rank_restriction": "rank restriction",
+    "noise": "noise",
+}
 #: The study's row names of its severe table, per intervention.
-STUDY_NAMES = {"unchanged": "unchanged", "contraction": "shrink (.99)", "rank_restriction": "eight directions (.99)",
-               "common_offset": "common offset (.99)", "noise": "severe noise (.99)"}
+STUDY_NAMES = {
+    "unchanged": "unchanged",
+    "contraction": "shrink (.99)",
+    "rank_restriction": "eight directions (.99)",
+    "common_offset": "common offset (.99)",
+    "noise": "severe noise (.99)",
+}
 UNCHANGED = "unchanged"
 #: Label-free columns of the grid: (column, label, log axis).
-GEOMETRY = (("total_variance", "total variance", True), ("mean_cosine", "mean cosine", False),
-            ("rankme", "RankMe", True), ("participation_ratio", "participation ratio (PR)", True))
+GEOMETRY = (
+    ("total_variance", "total variance", True),
+    ("mean_cosine", "mean cosine", False),
+    ("rankme", "RankMe", True),
+    ("participation_ratio", "participation ratio (PR)", True),
+)
 HIGHLIGHT, MUTED, BASE = "#d62728", "#9aa5b1", "#3b4a5a"
 
 #: Declared criteria: each finding of the study's stress section reproduces when its test holds on
 #: this run's grid (``s*`` is the grid's top severity, .99 by default; "unchanged" is severity 0).
 CRITERIA = {
-    "noise: RankMe up, retrieval to chance":
+    "noise: RankMe up, retrieval to chance": (
         "at s*, noise raises RankMe above the unchanged value while P@k of the attribute lies within "
         "2 points of the random floor: the whole 95% bootstrap interval of P@k minus the floor (over "
-        "queries) inside ±2 points",
-    "contraction: only variance moves":
+        "queries) inside ±2 points"
+    ),
+    "contraction: only variance moves": (
         "at every severity s, contraction's total variance is (1 - s)² times the unchanged (relative 1e-9); "
         "mean cosine, RankMe and PR are unchanged (relative 1e-9), top-k identities are unchanged "
-        "(overlap@k = 1) and so are P@k and balanced accuracy of every attribute (1e-12)",
-    "common offset: centred spread kept, raw RankMe collapses":
-        "at s*, the common offset leaves total variance and PR unchanged (relative 1e-6) while raw RankMe "
-        "falls below 3",
-    "rank restriction costs labels":
-        "at s*, rank restriction lowers balanced accuracy of the attribute by at least 5 points",
+        "(overlap@k = 1) and so are P@k and balanced accuracy of every attribute (1e-12)"
+    ),
+    "common offset: centred spread kept, raw RankMe collapses": (
+        "at s*, the common offset leaves total variance and PR unchanged (relative 1e-6) while raw RankMe falls below 3"
+    ),
+    "rank restriction costs labels": (
+        "at s*, rank restriction lowers balanced accuracy of the attribute by at least 5 points"
+    ),
 }
 #: Bootstrap draws of the interval that decides the noise finding.
 N_DRAWS = 5000
@@ -144,9 +175,18 @@ def _size(change) -> tuple[str, float]:
     return "noise total variance", float(change.noise_variance_)
 
 
-def measure(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
-            severities=SEVERITIES, k: int = 10, attribute: str | None = None, seed: int = 0,
-            probes: bool = True) -> StressResults:
+def measure(
+    train,
+    train_labels: Mapping[str, np.ndarray],
+    val,
+    val_labels: Mapping[str, np.ndarray],
+    *,
+    severities=SEVERITIES,
+    k: int = 10,
+    attribute: str | None = None,
+    seed: int = 0,
+    probes: bool = True,
+) -> StressResults:
     """Every intervention x severity of the grid on ``val``, each fitted on ``train`` only.
 
     Severity 0 (the identity for every intervention) is always included and measured once.
@@ -159,18 +199,33 @@ def measure(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapp
     k, seed = check_int(k, "k", minimum=1), check_int(seed, "seed", minimum=0)
     rows, sizes, gaps = [], [], {}
     floors = {a: random_floor(y) for a, y in val_labels.items()}
-    for name, s, change, row, neighbors in measure_grid(train, train_labels, val, val_labels,
-                                                        names=tuple(INTERVENTIONS), severities=tuple(values), k=k,
-                                                        seed=seed, probes=probes):
+    for name, s, change, row, neighbors in measure_grid(
+        train,
+        train_labels,
+        val,
+        val_labels,
+        names=tuple(INTERVENTIONS),
+        severities=tuple(values),
+        k=k,
+        seed=seed,
+        probes=probes,
+    ):
         sizes.append((name, s, *_size(change)))
         rows.append({"intervention": name, "severity": s, **row})
         if name == "noise" and s == values[-1]:
             for a, y in val_labels.items():
                 per_query = precision_at_k(neighbors, y, per_query=True)
                 gaps[a] = paired_bootstrap(per_query, np.full(len(per_query), floors[a]), n_draws=N_DRAWS, seed=seed)
-    return StressResults(pd.DataFrame(rows),
-                         pd.DataFrame(sizes, columns=["intervention", "severity", "quantity", "value"]),
-                         floors, k, attribute, seed, int(np.shape(val)[1]), gaps)
+    return StressResults(
+        pd.DataFrame(rows),
+        pd.DataFrame(sizes, columns=["intervention", "severity", "quantity", "value"]),
+        floors,
+        k,
+        attribute,
+        seed,
+        int(np.shape(val)[1]),
+        gaps,
+    )
 
 
 def _sev(s: float) -> str:
@@ -203,12 +258,24 @@ def headline_frame(results: StressResults, attribute: str | None = None) -> pd.D
     colour ``group`` and ``random floor`` (the random-neighbour floor of that P@k, %)."""
     attribute = check_attribute(attribute or results.attribute, results.attributes)
     p = f"{attribute} P@{results.k}"
-    rows = [{"condition": UNCHANGED, "RankMe": results.unchanged["rankme"], "P@k": 100 * results.unchanged[p],
-             "group": UNCHANGED}]
+    rows = [
+        {
+            "condition": UNCHANGED,
+            "RankMe": results.unchanged["rankme"],
+            "P@k": 100 * results.unchanged[p],
+            "group": UNCHANGED,
+        }
+    ]
     for name in INTERVENTIONS:
         r = results.row(name, results.top)
-        rows.append({"condition": _condition(results, name), "RankMe": r["rankme"], "P@k": 100 * r[p],
-                     "group": "noise" if name == "noise" else "other"})
+        rows.append(
+            {
+                "condition": _condition(results, name),
+                "RankMe": r["rankme"],
+                "P@k": 100 * r[p],
+                "group": "noise" if name == "noise" else "other",
+            }
+        )
     return pd.DataFrame(rows).assign(**{"random floor": 100 * results.floors[attribute]})
 
 
@@ -220,32 +287,48 @@ def headline_chart(results: StressResults, attribute: str | None = None) -> alt.
     data = headline_frame(results, attribute)
     order = list(data["condition"])
     y = alt.Y("condition:N", sort=order, title=None, axis=alt.Axis(labelLimit=240))
-    color = alt.Color("group:N", scale=alt.Scale(domain=[UNCHANGED, "other", "noise"],
-                                                 range=[BASE, MUTED, HIGHLIGHT]), legend=None)
+    color = alt.Color(
+        "group:N", scale=alt.Scale(domain=[UNCHANGED, "other", "noise"], range=[BASE, MUTED, HIGHLIGHT]), legend=None
+    )
     base = alt.Chart(data).properties(width=250, height=170)
-    tip = ["condition", alt.Tooltip("RankMe:Q", format=".2f"), alt.Tooltip("P@k:Q", title=f"P@{results.k} (%)",
-                                                                               format=".2f")]
+    tip = [
+        "condition",
+        alt.Tooltip("RankMe:Q", format=".2f"),
+        alt.Tooltip("P@k:Q", title=f"P@{results.k} (%)", format=".2f"),
+    ]
     rank = base.mark_bar().encode(  # bars start at RankMe's minimum, 1 (a log axis has no zero)
         x=alt.X("RankMe:Q", title="RankMe (log axis)", scale=alt.Scale(type="log", domainMin=1)),
-        x2=alt.datum(1), y=y, color=color, tooltip=tip)
+        x2=alt.datum(1),
+        y=y,
+        color=color,
+        tooltip=tip,
+    )
     rank_text = base.mark_text(align="left", dx=3, fontSize=10).encode(
-        x="RankMe:Q", y=y, text=alt.Text("RankMe:Q", format=".1f"))
+        x="RankMe:Q", y=y, text=alt.Text("RankMe:Q", format=".1f")
+    )
     floor = float(data["random floor"].iloc[0])
     hi = max(100.0, float(data["P@k"].max()))
     p10 = base.mark_bar().encode(
         x=alt.X("P@k:Q", title=f"{attribute} P@{results.k} (%)", scale=alt.Scale(domain=[0, hi])),
-        y=alt.Y("condition:N", sort=order, axis=None), color=color, tooltip=tip)
+        y=alt.Y("condition:N", sort=order, axis=None),
+        color=color,
+        tooltip=tip,
+    )
     p10_text = base.mark_text(align="left", dx=3, fontSize=10).encode(
-        x="P@k:Q", y=alt.Y("condition:N", sort=order, axis=None), text=alt.Text("P@k:Q", format=".1f"))
+        x="P@k:Q", y=alt.Y("condition:N", sort=order, axis=None), text=alt.Text("P@k:Q", format=".1f")
+    )
     rule = alt.Chart(pd.DataFrame({"floor": [floor], "label": [f"random floor {floor:.1f}%"]}))
     floor_rule = rule.mark_rule(strokeDash=[5, 3], color="black").encode(
-        x="floor:Q", tooltip=[alt.Tooltip("floor:Q", title="random floor (%)", format=".2f")])
+        x="floor:Q", tooltip=[alt.Tooltip("floor:Q", title="random floor (%)", format=".2f")]
+    )
     floor_text = rule.mark_text(align="left", baseline="bottom", dx=3, dy=-2, fontSize=10).encode(
-        x="floor:Q", y=alt.value(0), text="label:N")
+        x="floor:Q", y=alt.value(0), text="label:N"
+    )
     return alt.hconcat(
         (rank + rank_text).properties(title="Distribution: RankMe"),
         (p10 + p10_text + floor_rule + floor_text).properties(
-            title=f"Relevance: {attribute} P@{results.k} (dashed: random floor)"),
+            title=f"Relevance: {attribute} P@{results.k} (dashed: random floor)"
+        ),
         spacing=12,
     ).properties(title=f"Each intervention at severity {_sev(results.top)}")
 
@@ -267,7 +350,8 @@ def headline_text(results: StressResults, attribute: str | None = None) -> str:
         f"RankMe at {r['contraction']['rankme']:.2f} and P@{k} at {pk(r['contraction'])}; the **common offset** "
         f"collapses RankMe to {r['common_offset']['rankme']:.2f} while P@{k} stays at {pk(r['common_offset'])}; "
         f"**rank restriction** to {n_kept(results.d, s)} of {results.d} directions gives RankMe "
-        f"{r['rank_restriction']['rankme']:.2f} and P@{k} {pk(r['rank_restriction'])}.")
+        f"{r['rank_restriction']['rankme']:.2f} and P@{k} {pk(r['rank_restriction'])}."
+    )
 
 
 def long_grid(results: StressResults) -> pd.DataFrame:
@@ -279,10 +363,16 @@ def long_grid(results: StressResults) -> pd.DataFrame:
         for col in results.grid.columns[2:]:
             pct = _percent(results, col)
             attr = col.rsplit(" ", 1)[0] if col.endswith(f" P@{results.k}") else None
-            rows.append({"intervention": LABELS[r["intervention"]], "severity": r["severity"],
-                         "panel": col, "metric": labels.get(col, col + (" (%)" if pct else "")),
-                         "value": (100.0 if pct else 1.0) * r[col],
-                         "floor": 100 * results.floors[attr] if attr else np.nan})
+            rows.append(
+                {
+                    "intervention": LABELS[r["intervention"]],
+                    "severity": r["severity"],
+                    "panel": col,
+                    "metric": labels.get(col, col + (" (%)" if pct else "")),
+                    "value": (100.0 if pct else 1.0) * r[col],
+                    "floor": 100 * results.floors[attr] if attr else np.nan,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -291,7 +381,7 @@ def _decades(values: pd.Series, most: int = 6) -> list[float]:
     lo, hi = np.floor(np.log10(values.min())), np.ceil(np.log10(values.max()))
     exps = np.arange(lo, hi + 1)
     step = int(np.ceil(len(exps) / most))
-    return [float(10.0 ** e) for e in exps[::step]]
+    return [float(10.0**e) for e in exps[::step]]
 
 
 def curves_chart(results: StressResults) -> alt.Chart:
@@ -302,27 +392,43 @@ def curves_chart(results: StressResults) -> alt.Chart:
     data["severity label"] = data["severity"].map(_sev)
     ticks = [_sev(s) for s in sorted(results.grid["severity"].unique())]
     pick = alt.selection_point(fields=["intervention"], bind="legend")
-    dash = alt.StrokeDash("intervention:N", sort=[LABELS[n] for n in INTERVENTIONS], title="intervention",
-                          scale=alt.Scale(domain=[LABELS[n] for n in INTERVENTIONS],
-                                          range=[[1, 0], [6, 3], [1, 0], [1, 0]]))
-    color = alt.Color("intervention:N", sort=[LABELS[n] for n in INTERVENTIONS], title="intervention",
-                      scale=alt.Scale(domain=[LABELS[n] for n in INTERVENTIONS],
-                                      range=["#4c78a8", "#f58518", "#54a24b", HIGHLIGHT]))
+    dash = alt.StrokeDash(
+        "intervention:N",
+        sort=[LABELS[n] for n in INTERVENTIONS],
+        title="intervention",
+        scale=alt.Scale(domain=[LABELS[n] for n in INTERVENTIONS], range=[[1, 0], [6, 3], [1, 0], [1, 0]]),
+    )
+    color = alt.Color(
+        "intervention:N",
+        sort=[LABELS[n] for n in INTERVENTIONS],
+        title="intervention",
+        scale=alt.Scale(domain=[LABELS[n] for n in INTERVENTIONS], range=["#4c78a8", "#f58518", "#54a24b", HIGHLIGHT]),
+    )
 
     def panel(col: str, log: bool = False, floor: bool = False):
         part = data[data["panel"] == col]
         title = part["metric"].iloc[0] + (" (log)" if log else "")
         scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
         axis = alt.Axis(values=_decades(part["value"]), format="~g") if log else alt.Axis()
-        line = alt.Chart(part).mark_line(point=alt.OverlayMarkDef(size=25), strokeWidth=1.6).encode(
-            x=alt.X("severity label:O", sort=ticks, title="severity s"),
-            y=alt.Y("value:Q", title=None, scale=scale, axis=axis), color=color, strokeDash=dash,
-            opacity=alt.condition(pick, alt.value(0.9), alt.value(0.1)),
-            tooltip=["intervention", "severity", alt.Tooltip("value:Q", title=title, format=".4g")])
+        line = (
+            alt.Chart(part)
+            .mark_line(point=alt.OverlayMarkDef(size=25), strokeWidth=1.6)
+            .encode(
+                x=alt.X("severity label:O", sort=ticks, title="severity s"),
+                y=alt.Y("value:Q", title=None, scale=scale, axis=axis),
+                color=color,
+                strokeDash=dash,
+                opacity=alt.condition(pick, alt.value(0.9), alt.value(0.1)),
+                tooltip=["intervention", "severity", alt.Tooltip("value:Q", title=title, format=".4g")],
+            )
+        )
         layers = [line]
         if floor:
-            layers.append(alt.Chart(part.head(1)).mark_rule(strokeDash=[4, 3], color="black").encode(
-                y="floor:Q", tooltip=[alt.Tooltip("floor:Q", title="random floor (%)", format=".2f")]))
+            layers.append(
+                alt.Chart(part.head(1))
+                .mark_rule(strokeDash=[4, 3], color="black")
+                .encode(y="floor:Q", tooltip=[alt.Tooltip("floor:Q", title="random floor (%)", format=".2f")])
+            )
         return alt.layer(*layers).properties(width=170, height=130, title=title)
 
     geometry = [panel(c, log) for c, _, log in GEOMETRY] + [panel(f"overlap@{results.k}")]
@@ -340,10 +446,13 @@ def contraction_table(results: StressResults) -> pd.DataFrame:
     before, after = results.unchanged, results.row("contraction", s)
     metrics = [c for c in results.grid.columns[2:] if not c.endswith(" accuracy")]
     labels = {c: lab for c, lab, _ in GEOMETRY}
-    table = pd.DataFrame({
-        "before (s = 0)": [before[c] for c in metrics],
-        f"after (s = {_sev(s)})": [after[c] for c in metrics],
-    }, index=pd.Index([labels.get(c, c) for c in metrics], name="metric"))
+    table = pd.DataFrame(
+        {
+            "before (s = 0)": [before[c] for c in metrics],
+            f"after (s = {_sev(s)})": [after[c] for c in metrics],
+        },
+        index=pd.Index([labels.get(c, c) for c in metrics], name="metric"),
+    )
     table["after / before"] = table.iloc[:, 1] / table.iloc[:, 0]
     table["predicted ratio"] = [(1 - s) ** 2 if c == "total_variance" else 1.0 for c in metrics]
     return table
@@ -361,12 +470,14 @@ def _number(text: str) -> float:
 
 
 #: The study's columns (CSV name, display label, our grid column with ``{a}``/``{k}`` placeholders, format).
-STUDY_COLUMNS = (("total_variance", "variance", "total_variance", "{:.5g}"),
-                 ("mean_cosine", "mean cosine", "mean_cosine", "{:.6f}"),
-                 ("rankme", "RankMe", "rankme", "{:.2f}"),
-                 ("participation_ratio", "PR", "participation_ratio", "{:.2f}"),
-                 ("weather_ba_pct", "{a} BA %", "{a} BA", "{:.2f}"),
-                 ("weather_p_at_10_pct", "{a} P@{k} %", "{a} P@{k}", "{:.2f}"))
+STUDY_COLUMNS = (
+    ("total_variance", "variance", "total_variance", "{:.5g}"),
+    ("mean_cosine", "mean cosine", "mean_cosine", "{:.6f}"),
+    ("rankme", "RankMe", "rankme", "{:.2f}"),
+    ("participation_ratio", "PR", "participation_ratio", "{:.2f}"),
+    ("weather_ba_pct", "{a} BA %", "{a} BA", "{:.2f}"),
+    ("weather_p_at_10_pct", "{a} P@{k} %", "{a} P@{k}", "{:.2f}"),
+)
 
 
 def severe_frame(results: StressResults, attribute: str | None = None, study: pd.DataFrame | None = None):
@@ -390,12 +501,17 @@ def severe_frame(results: StressResults, attribute: str | None = None, study: pd
             ours = src[name].get(col, np.nan)
             cells += [_number(study.loc[STUDY_NAMES[name], csv]), 100 * ours if _percent(results, col) else ours]
         rows.append(cells)
-    rows.append([np.nan, np.nan] * (len(STUDY_COLUMNS) - 1) + [
-        _number(study.loc["random-neighbour floor", "weather_p_at_10_pct"]), 100 * results.floors[attribute]])
-    this_run = ([UNCHANGED] + [f"{_condition(results, n)}, s = {_sev(s)}" for n in order[1:]]
-                + ["random-neighbour floor"])
-    index = pd.MultiIndex.from_arrays([[STUDY_NAMES[n] for n in order] + ["random-neighbour floor"], this_run],
-                                      names=["study's condition", "this run"])
+    rows.append(
+        [np.nan, np.nan] * (len(STUDY_COLUMNS) - 1)
+        + [_number(study.loc["random-neighbour floor", "weather_p_at_10_pct"]), 100 * results.floors[attribute]]
+    )
+    this_run = (
+        [UNCHANGED] + [f"{_condition(results, n)}, s = {_sev(s)}" for n in order[1:]] + ["random-neighbour floor"]
+    )
+    index = pd.MultiIndex.from_arrays(
+        [[STUDY_NAMES[n] for n in order] + ["random-neighbour floor"], this_run],
+        names=["study's condition", "this run"],
+    )
     return pd.DataFrame(rows, index=index, columns=pd.MultiIndex.from_tuples(columns), dtype=float)
 
 
@@ -454,12 +570,15 @@ def findings(results: StressResults, attribute: str | None = None, study: pd.Dat
     rows = []
 
     sn, n, gap = num[STUDY_NAMES["noise"]], results.row("noise", s), results.noise_gaps[attribute]
-    rows.append((
-        f"RankMe {su['rankme']:.2f} → {sn['rankme']:.2f}; weather P@10 {sn['weather_p_at_10_pct']:.2f}% "
-        f"vs floor {sfloor:.2f}% ({sn['weather_p_at_10_pct'] - sfloor:+.2f} pp)",
-        f"RankMe {u['rankme']:.2f} → {n['rankme']:.2f}; {p} {100 * n[p]:.2f}% vs floor {floor:.2f}% "
-        f"({100 * gap.mean:+.2f} pp, 95% interval [{100 * gap.low:+.2f}, {100 * gap.high:+.2f}])",
-        n["rankme"] > u["rankme"] and -_FLOOR_PP <= 100 * gap.low and 100 * gap.high <= _FLOOR_PP))
+    rows.append(
+        (
+            f"RankMe {su['rankme']:.2f} → {sn['rankme']:.2f}; weather P@10 {sn['weather_p_at_10_pct']:.2f}% "
+            f"vs floor {sfloor:.2f}% ({sn['weather_p_at_10_pct'] - sfloor:+.2f} pp)",
+            f"RankMe {u['rankme']:.2f} → {n['rankme']:.2f}; {p} {100 * n[p]:.2f}% vs floor {floor:.2f}% "
+            f"({100 * gap.mean:+.2f} pp, 95% interval [{100 * gap.low:+.2f}, {100 * gap.high:+.2f}])",
+            n["rankme"] > u["rankme"] and -_FLOOR_PP <= 100 * gap.low and 100 * gap.high <= _FLOOR_PP,
+        )
+    )
 
     sc = num[STUDY_NAMES["contraction"]]
     same = ("mean_cosine", "rankme", "participation_ratio", "weather_ba_pct", "weather_p_at_10_pct")
@@ -468,37 +587,55 @@ def findings(results: StressResults, attribute: str | None = None, study: pd.Dat
     ok = all(
         _rel_equal(r["total_variance"], (1 - r["severity"]) ** 2 * u["total_variance"], _TOL_EXACT)
         and all(_rel_equal(r[c], u[c], _TOL_EXACT) for c in ("mean_cosine", "rankme", "participation_ratio"))
-        and r[f"overlap@{k}"] == 1.0 and all(abs(r[c] - u[c]) <= _TOL_VALUES for c in others)
-        for _, r in contraction.iterrows())
-    worst = max(abs(r[c] / u[c] - 1) for _, r in contraction.iterrows()
-                for c in ("mean_cosine", "rankme", "participation_ratio"))
+        and r[f"overlap@{k}"] == 1.0
+        and all(abs(r[c] - u[c]) <= _TOL_VALUES for c in others)
+        for _, r in contraction.iterrows()
+    )
+    worst = max(
+        abs(r[c] / u[c] - 1)
+        for _, r in contraction.iterrows()
+        for c in ("mean_cosine", "rankme", "participation_ratio")
+    )
     c = results.row("contraction", s)
-    rows.append((
-        f"variance {su['total_variance']:.5g} → {sc['total_variance']:.5g} (ratio "
-        f"{sc['total_variance'] / su['total_variance']:.2g}); mean cosine, RankMe, PR, BA and P@10 "
-        f"{'as printed unchanged' if all(sc[c] == su[c] for c in same) else 'changed'}",
-        f"variance {u['total_variance']:.5g} → {c['total_variance']:.5g} at s = {_sev(s)} (ratio "
-        f"{c['total_variance'] / u['total_variance']:.6g}); largest relative change of mean cosine, RankMe, PR "
-        f"over {len(contraction)} severities {_rounding(worst)}; min overlap@{k} "
-        f"{contraction[f'overlap@{k}'].min():.4g}",
-        ok))
+    rows.append(
+        (
+            f"variance {su['total_variance']:.5g} → {sc['total_variance']:.5g} (ratio "
+            f"{sc['total_variance'] / su['total_variance']:.2g}); mean cosine, RankMe, PR, BA and P@10 "
+            f"{'as printed unchanged' if all(sc[c] == su[c] for c in same) else 'changed'}",
+            f"variance {u['total_variance']:.5g} → {c['total_variance']:.5g} at s = {_sev(s)} (ratio "
+            f"{c['total_variance'] / u['total_variance']:.6g}); largest relative change of mean cosine, RankMe, PR "
+            f"over {len(contraction)} severities {_rounding(worst)}; min overlap@{k} "
+            f"{contraction[f'overlap@{k}'].min():.4g}",
+            ok,
+        )
+    )
 
     so, o = num[STUDY_NAMES["common_offset"]], results.row("common_offset", s)
-    rows.append((
-        f"variance {su['total_variance']:.5g} → {so['total_variance']:.5g}, PR {su['participation_ratio']:.2f} → "
-        f"{so['participation_ratio']:.2f}, RankMe {su['rankme']:.2f} → {so['rankme']:.2f}",
-        f"variance {u['total_variance']:.6g} → {o['total_variance']:.6g}, PR {u['participation_ratio']:.4f} → "
-        f"{o['participation_ratio']:.4f}, RankMe {u['rankme']:.2f} → {o['rankme']:.2f}",
-        _rel_equal(o["total_variance"], u["total_variance"], _TOL_CENTRED)
-        and _rel_equal(o["participation_ratio"], u["participation_ratio"], _TOL_CENTRED)
-        and o["rankme"] < _COLLAPSED))
+    rows.append(
+        (
+            f"variance {su['total_variance']:.5g} → {so['total_variance']:.5g}, PR {su['participation_ratio']:.2f} → "
+            f"{so['participation_ratio']:.2f}, RankMe {su['rankme']:.2f} → {so['rankme']:.2f}",
+            f"variance {u['total_variance']:.6g} → {o['total_variance']:.6g}, PR {u['participation_ratio']:.4f} → "
+            f"{o['participation_ratio']:.4f}, RankMe {u['rankme']:.2f} → {o['rankme']:.2f}",
+            _rel_equal(o["total_variance"], u["total_variance"], _TOL_CENTRED)
+            and _rel_equal(o["participation_ratio"], u["participation_ratio"], _TOL_CENTRED)
+            and o["rankme"] < _COLLAPSED,
+        )
+    )
 
     sr, r = num[STUDY_NAMES["rank_restriction"]], results.row("rank_restriction", s)
     kept = n_kept(results.d, s)
-    rows.append((
-        f"weather BA {su['weather_ba_pct']:.2f}% → {sr['weather_ba_pct']:.2f}% "
-        f"({sr['weather_ba_pct'] - su['weather_ba_pct']:+.2f} pp), 8 of 768 directions",
-        (f"{ba} {100 * u[ba]:.2f}% → {100 * r[ba]:.2f}% ({100 * (r[ba] - u[ba]):+.2f} pp), {kept} of {results.d} "
-         f"directions") if has_ba else "not measured (probes off)",
-        has_ba and 100 * (u[ba] - r[ba]) >= _BA_COST))
+    rows.append(
+        (
+            f"weather BA {su['weather_ba_pct']:.2f}% → {sr['weather_ba_pct']:.2f}% "
+            f"({sr['weather_ba_pct'] - su['weather_ba_pct']:+.2f} pp), 8 of 768 directions",
+            (
+                f"{ba} {100 * u[ba]:.2f}% → {100 * r[ba]:.2f}% ({100 * (r[ba] - u[ba]):+.2f} pp), "
+                f"{kept} of {results.d} directions"
+            )
+            if has_ba
+            else "not measured (probes off)",
+            has_ba and 100 * (u[ba] - r[ba]) >= _BA_COST,
+        )
+    )
     return verdicts(CRITERIA, [(f, *row) for f, row in zip(CRITERIA, rows)])

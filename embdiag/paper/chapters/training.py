@@ -57,9 +57,17 @@ def long_records(records: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame:
                 value = r.get(_column(stem, a), np.nan)
                 floor = r.get(f"{a} {FLOORS[stem]}", np.nan) if per_attr and FLOORS[stem] else np.nan
                 scale = 100.0 if pct else 1.0
-                rows.append({"condition": r["condition"], "seed": int(r["seed"]), "status": r["status"],
-                             "attribute": ATTRIBUTE_NAMES.get(a, a) if a else "", "metric": label,
-                             "value": scale * value, "floor": scale * floor})
+                rows.append(
+                    {
+                        "condition": r["condition"],
+                        "seed": int(r["seed"]),
+                        "status": r["status"],
+                        "attribute": ATTRIBUTE_NAMES.get(a, a) if a else "",
+                        "metric": label,
+                        "value": scale * value,
+                        "floor": scale * floor,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -82,8 +90,12 @@ def condition_matrix(conditions=CONDITIONS) -> pd.DataFrame:
     """The condition matrix: one row per condition, ``yes``/``no`` for each of its four
     switches (stop-gradient, EMA target, SIGReg, projector), in the conditions' order."""
     switches = {"stop-gradient": "stop_gradient", "EMA target": "ema", "SIGReg": "sigreg", "projector": "projector"}
-    return pd.DataFrame([{"condition": c.name, **{k: "yes" if getattr(c, a) else "no" for k, a in switches.items()}}
-                         for c in conditions]).set_index("condition")
+    return pd.DataFrame(
+        [
+            {"condition": c.name, **{k: "yes" if getattr(c, a) else "no" for k, a in switches.items()}}
+            for c in conditions
+        ]
+    ).set_index("condition")
 
 
 def means_table(records: pd.DataFrame, attribute: str = "timeofday"):
@@ -98,7 +110,8 @@ def _seed_and_mean(data: pd.DataFrame, y: alt.Y, conditions, width: int = 150, h
     color = alt.Color("condition:N", sort=list(conditions), legend=None)
     base = alt.Chart(data).properties(width=width, height=height)
     points = base.mark_circle(size=38, opacity=0.7).encode(
-        x=x, y=y, color=color, tooltip=["condition", "seed", "attribute", alt.Tooltip("value:Q", format=".4g")])
+        x=x, y=y, color=color, tooltip=["condition", "seed", "attribute", alt.Tooltip("value:Q", format=".4g")]
+    )
     ticks = base.mark_tick(thickness=2.5, size=24, color="black").encode(x=x, y=alt.Y("mean(value):Q"))
     return points + ticks
 
@@ -132,19 +145,34 @@ def headline_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
     data = headline_frame(records, attributes)
     variance = _seed_and_mean(
         data[data["metric"] == "total variance"],
-        alt.Y("value:Q", title="total variance (log)", scale=alt.Scale(type="log")), HEADLINE, width=120,
+        alt.Y("value:Q", title="total variance (log)", scale=alt.Scale(type="log")),
+        HEADLINE,
+        width=120,
         height=300,
     ).properties(title="Spread")
     part = data[data["metric"].isin(["probe accuracy (%)", "P@10 (%)"])]
-    layers = _seed_and_mean(part, alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)), HEADLINE,
-                            width=95, height=120)
-    floor = alt.Chart().mark_rule(strokeDash=[4, 3], color="gray").encode(
-        y="mean(floor):Q", tooltip=[alt.Tooltip("mean(floor):Q", title="floor", format=".2f")])
-    grid = alt.layer(layers, floor, data=part).facet(
-        row=alt.Row("metric:N", title=None, sort=["probe accuracy (%)", "P@10 (%)"],
-                    header=alt.Header(labelAngle=-90, labelOrient="left")),
-        column=alt.Column("attribute:N", title=None, sort=[ATTRIBUTE_NAMES[a] for a in attributes]),
-    ).resolve_scale(y="independent").properties(title="Labels and neighbours (dashed: floor)")
+    layers = _seed_and_mean(
+        part, alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)), HEADLINE, width=95, height=120
+    )
+    floor = (
+        alt.Chart()
+        .mark_rule(strokeDash=[4, 3], color="gray")
+        .encode(y="mean(floor):Q", tooltip=[alt.Tooltip("mean(floor):Q", title="floor", format=".2f")])
+    )
+    grid = (
+        alt.layer(layers, floor, data=part)
+        .facet(
+            row=alt.Row(
+                "metric:N",
+                title=None,
+                sort=["probe accuracy (%)", "P@10 (%)"],
+                header=alt.Header(labelAngle=-90, labelOrient="left"),
+            ),
+            column=alt.Column("attribute:N", title=None, sort=[ATTRIBUTE_NAMES[a] for a in attributes]),
+        )
+        .resolve_scale(y="independent")
+        .properties(title="Labels and neighbours (dashed: floor)")
+    )
     return alt.hconcat(variance, grid)
 
 
@@ -159,27 +187,29 @@ def variants_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
     drawn from :func:`variants_frame`."""
     data = variants_frame(records, attributes)
     names = [ATTRIBUTE_NAMES[a] for a in attributes]
-    pick = alt.param(name="attribute", value=names[0],
-                     bind=alt.binding_select(options=names, name="attribute "))
+    pick = alt.param(name="attribute", value=names[0], bind=alt.binding_select(options=names, name="attribute "))
     panels = []
     for stem, label, per_attr, _, log in METRICS:
         y = alt.Y("value:Q", title=label, scale=alt.Scale(type="log") if log else alt.Scale(zero=False))
         panel = _seed_and_mean(data[data["metric"] == label], y, ORDER, width=250, height=170)
-        panels.append(panel.transform_filter((alt.datum.attribute == pick) | (alt.datum.attribute == "")).properties(
-            title=label + (" (selected attribute)" if per_attr else "")))
-    rows = [alt.hconcat(*panels[i:i + 2]) for i in range(0, len(panels), 2)]
+        panels.append(
+            panel.transform_filter((alt.datum.attribute == pick) | (alt.datum.attribute == "")).properties(
+                title=label + (" (selected attribute)" if per_attr else "")
+            )
+        )
+    rows = [alt.hconcat(*panels[i : i + 2]) for i in range(0, len(panels), 2)]
     return alt.vconcat(*rows).add_params(pick)
 
 
-def differences_chart(diffs: pd.DataFrame, metrics=("probe accuracy (%)", "P@10 (%)", "RankMe"),
-                      attributes=ATTRIBUTES) -> alt.Chart:
+def differences_chart(
+    diffs: pd.DataFrame, metrics=("probe accuracy (%)", "P@10 (%)", "RankMe"), attributes=ATTRIBUTES
+) -> alt.Chart:
     """The declared paired comparisons: each seed's difference A minus B a dot, the mean a diamond,
     the paired Student-t 95% interval a line; one fixed axis per metric; attribute selector."""
     data = diffs[diffs["metric"].isin(metrics)].copy()
     data["attribute"] = data["attribute"].map(lambda a: ATTRIBUTE_NAMES.get(a, a))
     names = [ATTRIBUTE_NAMES[a] for a in attributes]
-    pick = alt.param(name="attribute_pd", value=names[0],
-                     bind=alt.binding_select(options=names, name="attribute "))
+    pick = alt.param(name="attribute_pd", value=names[0], bind=alt.binding_select(options=names, name="attribute "))
     order = [f"{c.label}|{c.a} − {c.b}" for c in COMPARISONS]  # two label lines: the effect, then A − B
     data["A − B"] = data["A"] + " − " + data["B"]
     data["contrast"] = data["comparison"] + "|" + data["A − B"]
@@ -189,18 +219,33 @@ def differences_chart(diffs: pd.DataFrame, metrics=("probe accuracy (%)", "P@10 
         lo, hi = np.nanmin(part[["difference", "low"]].to_numpy()), np.nanmax(part[["difference", "high"]].to_numpy())
         pad = 0.05 * (hi - lo or 1.0)
         x_scale = alt.Scale(domain=[min(lo - pad, 0), max(hi + pad, 0)])  # one fixed axis per metric
-        y = alt.Y("contrast:N", sort=order, title=None,
-                  axis=alt.Axis(labelLimit=320, labelExpr="split(datum.label, '|')", labelPadding=4))
+        y = alt.Y(
+            "contrast:N",
+            sort=order,
+            title=None,
+            axis=alt.Axis(labelLimit=320, labelExpr="split(datum.label, '|')", labelPadding=4),
+        )
         base = alt.Chart(part).transform_filter((alt.datum.attribute == pick) | (alt.datum.attribute == ""))
         dots = base.mark_circle(size=30, opacity=0.6, color="#4c78a8").encode(
-            x=alt.X("difference:Q", title=f"{metric}: A − B", scale=x_scale), y=y,
-            tooltip=["comparison", "A − B", "seed", alt.Tooltip("difference:Q", format=".3g")])
-        summary = base.transform_aggregate(mean="mean(mean)", low="mean(low)", high="mean(high)",
-                                           groupby=["contrast", "comparison", "A − B"])
+            x=alt.X("difference:Q", title=f"{metric}: A − B", scale=x_scale),
+            y=y,
+            tooltip=["comparison", "A − B", "seed", alt.Tooltip("difference:Q", format=".3g")],
+        )
+        summary = base.transform_aggregate(
+            mean="mean(mean)", low="mean(low)", high="mean(high)", groupby=["contrast", "comparison", "A − B"]
+        )
         line = summary.mark_rule(strokeWidth=2, color="black").encode(x="low:Q", x2="high:Q", y=y)
         diamond = summary.mark_point(shape="diamond", size=90, filled=True, color="black").encode(
-            x="mean:Q", y=y, tooltip=["comparison", "A − B", alt.Tooltip("mean:Q", format=".3g"),
-                                      alt.Tooltip("low:Q", format=".3g"), alt.Tooltip("high:Q", format=".3g")])
+            x="mean:Q",
+            y=y,
+            tooltip=[
+                "comparison",
+                "A − B",
+                alt.Tooltip("mean:Q", format=".3g"),
+                alt.Tooltip("low:Q", format=".3g"),
+                alt.Tooltip("high:Q", format=".3g"),
+            ],
+        )
         zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="gray", strokeDash=[3, 3]).encode(x="x:Q")
         panels.append(alt.layer(zero, line, dots, diamond).properties(width=300, height=200, title=metric))
     return alt.vconcat(*panels).add_params(pick)
@@ -215,8 +260,10 @@ def trajectories_frame(trajectories: pd.DataFrame, attribute: str = "timeofday")
     prediction loss, total variance, RankMe and P@10 of ``attribute`` (in points)."""
     start = trajectories[trajectories["condition"] == UNTRAINED]
     runs = trajectories[trajectories["condition"] != UNTRAINED]
-    starts = [start[start["seed"] == s].assign(condition=c) for c, s in
-              runs[["condition", "seed"]].drop_duplicates().itertuples(index=False)]
+    starts = [
+        start[start["seed"] == s].assign(condition=c)
+        for c, s in runs[["condition", "seed"]].drop_duplicates().itertuples(index=False)
+    ]
     data = pd.concat([*starts, runs], ignore_index=True)
     data["run"] = data["condition"] + " s" + data["seed"].astype(str)
     p10 = f"{attribute} P@10"
@@ -233,40 +280,53 @@ def trajectories_chart(trajectories: pd.DataFrame, attribute: str = "timeofday")
     pick = alt.selection_point(fields=["condition"], bind="legend")
     conditions = [c.name for c in CONDITIONS]
     panels = []
-    for col, label, log in (("prediction_loss", "prediction loss", False),
-                            ("total_variance", "total variance (log)", True),
-                            ("rankme", "RankMe", False),
-                            (f"{attribute} P@10 (%)", f"P@10, {ATTRIBUTE_NAMES.get(attribute, attribute)} (%)", False)):
+    for col, label, log in (
+        ("prediction_loss", "prediction loss", False),
+        ("total_variance", "total variance (log)", True),
+        ("rankme", "RankMe", False),
+        (f"{attribute} P@10 (%)", f"P@10, {ATTRIBUTE_NAMES.get(attribute, attribute)} (%)", False),
+    ):
         part = data[["condition", "seed", "run", "step", col]].rename(columns={col: "value"}).dropna()
-        panels.append(alt.Chart(part).mark_line(strokeWidth=1.2, point=alt.OverlayMarkDef(size=12)).encode(
-            x=alt.X("step:Q"), y=alt.Y("value:Q", title=label,
-                                       scale=alt.Scale(type="log") if log else alt.Scale(zero=False)),
-            color=alt.Color("condition:N", sort=conditions), detail="run:N",
-            opacity=alt.condition(pick, alt.value(0.85), alt.value(0.08)),
-            tooltip=["run", "step", alt.Tooltip("value:Q", format=".4g")],
-        ).properties(width=300, height=180, title=label))
+        panels.append(
+            alt.Chart(part)
+            .mark_line(strokeWidth=1.2, point=alt.OverlayMarkDef(size=12))
+            .encode(
+                x=alt.X("step:Q"),
+                y=alt.Y("value:Q", title=label, scale=alt.Scale(type="log") if log else alt.Scale(zero=False)),
+                color=alt.Color("condition:N", sort=conditions),
+                detail="run:N",
+                opacity=alt.condition(pick, alt.value(0.85), alt.value(0.08)),
+                tooltip=["run", "step", alt.Tooltip("value:Q", format=".4g")],
+            )
+            .properties(width=300, height=180, title=label)
+        )
     panels[0] = panels[0].add_params(pick)  # defined once, read by every panel
     return alt.vconcat(alt.hconcat(*panels[:2]), alt.hconcat(*panels[2:])).configure_legend(
-        orient="bottom", columns=2, labelLimit=260)
+        orient="bottom", columns=2, labelLimit=260
+    )
 
 
 def caption(cfg, what: str, n_seeds: int, uncertainty: str, steps: str | None = None) -> str:
     """An exhibit caption (plain text): ``what`` is shown, the data and training profile it comes
     from (:func:`profile_statement`, with ``steps`` for the schedule when given), and
     ``uncertainty`` (how the seeds or intervals are shown)."""
-    return (f"{what} Data: JEPA runs of {profile_statement(cfg, steps).replace('`', '')}; {n_seeds} "
-            f"seed{'' if n_seeds == 1 else 's'} per condition. {uncertainty}")
+    return (
+        f"{what} Data: JEPA runs of {profile_statement(cfg, steps).replace('`', '')}; {n_seeds} "
+        f"seed{'' if n_seeds == 1 else 's'} per condition. {uncertainty}"
+    )
 
 
 def profile_statement(cfg, steps: str | None = None) -> str:
     """One sentence naming the data, model and schedule of a profile's runs (for captions);
     ``steps`` replaces the profile's step count in words (e.g. for runs of several lengths)."""
     m, d = cfg.model, cfg.data
-    return (f"profile `{cfg.profile}`: ViT width {m.width}, depth {m.depth}, {m.image_size} × {m.image_size} "
-            f"images in {m.patch_size} × {m.patch_size} patches ({(m.image_size // m.patch_size) ** 2} tokens), "
-            f"batch {cfg.batch_size}, {steps or f'{cfg.steps:,} steps'}, trained on {d.n_pool:,} unlabelled "
-            f"procedural scenes and measured on {d.n_train:,} + {d.n_val:,} labelled ones (synthetic driving scenes "
-            f"generated by `embdiag.data`, seed {d.seed}; not BDD100K)")
+    return (
+        f"profile `{cfg.profile}`: ViT width {m.width}, depth {m.depth}, {m.image_size} × {m.image_size} "
+        f"images in {m.patch_size} × {m.patch_size} patches ({(m.image_size // m.patch_size) ** 2} tokens), "
+        f"batch {cfg.batch_size}, {steps or f'{cfg.steps:,} steps'}, trained on {d.n_pool:,} unlabelled "
+        f"procedural scenes and measured on {d.n_train:,} + {d.n_val:,} labelled ones (synthetic driving scenes "
+        f"generated by `embdiag.data`, seed {d.seed}; not BDD100K)"
+    )
 
 
 #: Declared criteria: a finding reproduces when its test holds on this project's five-seed means.
@@ -276,7 +336,7 @@ CRITERIA = {
     "labels beyond untrained": "control probe accuracy above the untrained (step 0) encoder's",
     "neighbours degrade": "control P@10 at least 5 points below the EMA reference's",
     "geometry is not utility": "the condition with the highest variance differs from the one with the "
-                               "highest probe accuracy and from the one with the highest P@10",
+    "highest probe accuracy and from the one with the highest P@10",
 }
 
 
@@ -307,18 +367,36 @@ def findings(records: pd.DataFrame, attribute: str = "timeofday", study: pd.Data
     study_top = {k: str(study[k].idxmax()) for k in (s_var, s_acc, s_p10)}
     top = {k: _argmax(m, k) for k in (var, acc, p10)}
     rows = [
-        ("spread collapses", f"{sc[s_var]:.3g} vs {se[s_var]:.3g} (ratio {sc[s_var] / se[s_var]:.2g})",
-         f"{c[var]:.3g} vs {e[var]:.3g} (ratio {c[var] / e[var]:.2g})", c[var] < 0.01 * e[var]),
-        ("labels survive", f"{sc[s_acc]:.2f}% vs {se[s_acc]:.2f}% ({sc[s_acc] - se[s_acc]:+.2f} pp)",
-         f"{c[acc]:.2f}% vs {e[acc]:.2f}% ({c[acc] - e[acc]:+.2f} pp)", abs(c[acc] - e[acc]) <= 3),
-        ("labels beyond untrained", "not measured",
-         f"{c[acc]:.2f}% vs untrained {u[acc]:.2f}% ({c[acc] - u[acc]:+.2f} pp)", c[acc] > u[acc]),
-        ("neighbours degrade", f"{sc[s_p10]:.2f}% vs {se[s_p10]:.2f}% ({sc[s_p10] - se[s_p10]:+.2f} pp)",
-         f"{c[p10]:.2f}% vs {e[p10]:.2f}% ({c[p10] - e[p10]:+.2f} pp)", c[p10] <= e[p10] - 5),
-        ("geometry is not utility",
-         f"variance: {study_top[s_var]}; accuracy: {study_top[s_acc]}; P@10: {study_top[s_p10]}",
-         f"variance: {top[var]}; accuracy: {top[acc]}; P@10: {top[p10]}",
-         top[var] != top[acc] and top[var] != top[p10]),
+        (
+            "spread collapses",
+            f"{sc[s_var]:.3g} vs {se[s_var]:.3g} (ratio {sc[s_var] / se[s_var]:.2g})",
+            f"{c[var]:.3g} vs {e[var]:.3g} (ratio {c[var] / e[var]:.2g})",
+            c[var] < 0.01 * e[var],
+        ),
+        (
+            "labels survive",
+            f"{sc[s_acc]:.2f}% vs {se[s_acc]:.2f}% ({sc[s_acc] - se[s_acc]:+.2f} pp)",
+            f"{c[acc]:.2f}% vs {e[acc]:.2f}% ({c[acc] - e[acc]:+.2f} pp)",
+            abs(c[acc] - e[acc]) <= 3,
+        ),
+        (
+            "labels beyond untrained",
+            "not measured",
+            f"{c[acc]:.2f}% vs untrained {u[acc]:.2f}% ({c[acc] - u[acc]:+.2f} pp)",
+            c[acc] > u[acc],
+        ),
+        (
+            "neighbours degrade",
+            f"{sc[s_p10]:.2f}% vs {se[s_p10]:.2f}% ({sc[s_p10] - se[s_p10]:+.2f} pp)",
+            f"{c[p10]:.2f}% vs {e[p10]:.2f}% ({c[p10] - e[p10]:+.2f} pp)",
+            c[p10] <= e[p10] - 5,
+        ),
+        (
+            "geometry is not utility",
+            f"variance: {study_top[s_var]}; accuracy: {study_top[s_acc]}; P@10: {study_top[s_p10]}",
+            f"variance: {top[var]}; accuracy: {top[acc]}; P@10: {top[p10]}",
+            top[var] != top[acc] and top[var] != top[p10],
+        ),
     ]
     return verdicts(CRITERIA, rows)
 
@@ -336,22 +414,29 @@ def headline(records: pd.DataFrame, attribute: str = "timeofday", study: pd.Data
     seeds = records.loc[records["condition"] == CONTROL, "seed"].nunique()
     name = ATTRIBUTE_NAMES.get(attribute, attribute)
     failed = checked.loc[~checked["reproduces"], "finding"].tolist()
-    held = (f"{int(checked['reproduces'].sum())} of the {len(checked)} training findings hold here"
-            + (f"; *{'*, *'.join(failed)}* does not" if len(failed) == 1 else
-               f"; *{'*, *'.join(failed)}* do not" if failed else ""))
-    return (f"In this project's own runs ({seeds}-seed means on procedural driving scenes, not BDD100K), the "
-            f"**contracted control** has total variance {c['total variance']:.3g} against "
-            f"{e['total variance']:.3g} for the **EMA reference**, yet a linear probe reads {name} from it at "
-            f"{c['probe accuracy (%)']:.2f}% (EMA {e['probe accuracy (%)']:.2f}%), while the share of its ten "
-            f"nearest neighbours that share the query's {name} is {c['P@10 (%)']:.2f}% (EMA "
-            f"{e['P@10 (%)']:.2f}%). The published study reported, for time of day on BDD100K: variance "
-            f"{sc['total_variance']:.3g} against {se['total_variance']:.3g}, accuracy "
-            f"{sc['probe_accuracy_pct']:.2f}% against {se['probe_accuracy_pct']:.2f}%, P@10 "
-            f"{sc['p_at_10_pct']:.2f}% against {se['p_at_10_pct']:.2f}%. {held}.")
+    held = f"{int(checked['reproduces'].sum())} of the {len(checked)} training findings hold here" + (
+        f"; *{'*, *'.join(failed)}* does not"
+        if len(failed) == 1
+        else f"; *{'*, *'.join(failed)}* do not"
+        if failed
+        else ""
+    )
+    return (
+        f"In this project's own runs ({seeds}-seed means on procedural driving scenes, not BDD100K), the "
+        f"**contracted control** has total variance {c['total variance']:.3g} against "
+        f"{e['total variance']:.3g} for the **EMA reference**, yet a linear probe reads {name} from it at "
+        f"{c['probe accuracy (%)']:.2f}% (EMA {e['probe accuracy (%)']:.2f}%), while the share of its ten "
+        f"nearest neighbours that share the query's {name} is {c['P@10 (%)']:.2f}% (EMA "
+        f"{e['P@10 (%)']:.2f}%). The published study reported, for time of day on BDD100K: variance "
+        f"{sc['total_variance']:.3g} against {se['total_variance']:.3g}, accuracy "
+        f"{sc['probe_accuracy_pct']:.2f}% against {se['probe_accuracy_pct']:.2f}%, P@10 "
+        f"{sc['p_at_10_pct']:.2f}% against {se['p_at_10_pct']:.2f}%. {held}."
+    )
 
 
-def comparisons_side_by_side(records: pd.DataFrame, attribute: str = "timeofday",
-                             study: pd.DataFrame | None = None) -> pd.DataFrame:
+def comparisons_side_by_side(
+    records: pd.DataFrame, attribute: str = "timeofday", study: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """The five declared comparisons for probe accuracy and P@10 (percentage points): the study's
     mean and interval beside this run's, whether the signs agree and whether each interval
     excludes zero. ``study`` defaults to ``data/study/training_comparisons.csv``."""
@@ -362,14 +447,20 @@ def comparisons_side_by_side(records: pd.DataFrame, attribute: str = "timeofday"
         ours = paired_differences(records, stem, attribute).drop_duplicates("comparison").set_index("comparison")
         for _, s in study[study["metric"] == metric].iterrows():
             o = ours.loc[s["comparison"]] if s["comparison"] in ours.index else None
-            mean, low, high = ((100 * o["mean"], 100 * o["low"], 100 * o["high"]) if o is not None
-                               else (float("nan"),) * 3)
-            rows.append({"comparison": s["comparison"], "metric": metric,
-                         "study": f"{s['mean_pp']:+.2f} [{s['low_pp']:+.2f}, {s['high_pp']:+.2f}]",
-                         "this run": f"{mean:+.2f} [{low:+.2f}, {high:+.2f}]",
-                         "same sign": bool((mean > 0) == (s["mean_pp"] > 0)),
-                         "study excludes 0": bool(s["low_pp"] > 0 or s["high_pp"] < 0),
-                         "this run excludes 0": bool(low > 0 or high < 0)})
+            mean, low, high = (
+                (100 * o["mean"], 100 * o["low"], 100 * o["high"]) if o is not None else (float("nan"),) * 3
+            )
+            rows.append(
+                {
+                    "comparison": s["comparison"],
+                    "metric": metric,
+                    "study": f"{s['mean_pp']:+.2f} [{s['low_pp']:+.2f}, {s['high_pp']:+.2f}]",
+                    "this run": f"{mean:+.2f} [{low:+.2f}, {high:+.2f}]",
+                    "same sign": bool((mean > 0) == (s["mean_pp"] > 0)),
+                    "study excludes 0": bool(s["low_pp"] > 0 or s["high_pp"] < 0),
+                    "this run excludes 0": bool(low > 0 or high < 0),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -386,24 +477,44 @@ def findings_by_length(records: pd.DataFrame, attribute: str = "timeofday", stud
             continue
         v = findings(at, attribute, study)
         seeds = int((at["condition"] == CONTROL).sum())
-        rows += [{"finding": r["finding"], "steps": int(steps), "seeds": seeds, "this run": r["this run"],
-                  "reproduces": bool(r["reproduces"])} for _, r in v.iterrows()]
+        rows += [
+            {
+                "finding": r["finding"],
+                "steps": int(steps),
+                "seeds": seeds,
+                "this run": r["this run"],
+                "reproduces": bool(r["reproduces"]),
+            }
+            for _, r in v.iterrows()
+        ]
     return pd.DataFrame(rows, columns=["finding", "steps", "seeds", "this run", "reproduces"])
 
 
 def length_frame(records: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
     """What :func:`length_chart` plots: one row per run and metric (total variance, probe
     accuracy and P@10 on ``attribute``, percent), with ``steps``, ``condition`` and ``seed``."""
-    metrics = (("total_variance", "total variance", 1.0), (f"{attribute} accuracy", "probe accuracy (%)", 100.0),
-               (f"{attribute} P@10", "P@10 (%)", 100.0))
-    rows = [{"steps": int(r["steps"]), "condition": r["condition"], "seed": int(r["seed"]), "metric": label,
-             "value": scale * float(r[column])}
-            for _, r in records.iterrows() for column, label, scale in metrics]
+    metrics = (
+        ("total_variance", "total variance", 1.0),
+        (f"{attribute} accuracy", "probe accuracy (%)", 100.0),
+        (f"{attribute} P@10", "P@10 (%)", 100.0),
+    )
+    rows = [
+        {
+            "steps": int(r["steps"]),
+            "condition": r["condition"],
+            "seed": int(r["seed"]),
+            "metric": label,
+            "value": scale * float(r[column]),
+        }
+        for _, r in records.iterrows()
+        for column, label, scale in metrics
+    ]
     return pd.DataFrame(rows)
 
 
-def length_chart(frame: pd.DataFrame, study: pd.DataFrame | None = None, study_steps: int = 4000,
-                 attribute: str = "timeofday") -> alt.HConcatChart:
+def length_chart(
+    frame: pd.DataFrame, study: pd.DataFrame | None = None, study_steps: int = 4000, attribute: str = "timeofday"
+) -> alt.HConcatChart:
     """Each metric of :func:`length_frame` against training steps (log axis): seeds as dots, the
     mean over seeds as a line per condition, the untrained encoder as a dashed rule, and the
     study's published time-of-day means (``study``, e.g. ``findings.read_study()``) as diamonds
@@ -412,28 +523,52 @@ def length_chart(frame: pd.DataFrame, study: pd.DataFrame | None = None, study_s
     colour = alt.Color("condition:N", scale=alt.Scale(domain=conditions), legend=alt.Legend(orient="bottom"))
     steps = sorted(set(frame["steps"]))
     ends = [min(steps[0], study_steps) * 0.8, max(steps[-1], study_steps) * 1.25]
-    x = alt.X("steps:Q", scale=alt.Scale(type="log", domain=ends),   # ticks at the rungs; the study's own step
-              axis=alt.Axis(values=steps, format=",d"), title="training steps (log)")  # count is in the caption
-    study_cols = {"total variance": "total_variance", "probe accuracy (%)": "probe_accuracy_pct",
-                  "P@10 (%)": "p_at_10_pct"}
+    x = alt.X(
+        "steps:Q",
+        scale=alt.Scale(type="log", domain=ends),  # ticks at the rungs; the study's own step
+        axis=alt.Axis(values=steps, format=",d"),
+        title="training steps (log)",
+    )  # count is in the caption
+    study_cols = {
+        "total variance": "total_variance",
+        "probe accuracy (%)": "probe_accuracy_pct",
+        "P@10 (%)": "p_at_10_pct",
+    }
     panels = []
     for metric in ("total variance", "probe accuracy (%)", "P@10 (%)"):
         data = frame[frame["metric"] == metric]
         trained = data[data["condition"] != UNTRAINED]
-        y = alt.Y("value:Q", title=metric if metric != "total variance" else "total variance (log)",
-                  scale=alt.Scale(type="log" if metric == "total variance" else "linear", zero=False))
+        y = alt.Y(
+            "value:Q",
+            title=metric if metric != "total variance" else "total variance (log)",
+            scale=alt.Scale(type="log" if metric == "total variance" else "linear", zero=False),
+        )
         base = alt.Chart(trained)
-        layers = [base.mark_circle(size=30, opacity=0.6).encode(x=x, y=y, color=colour,
-                                                                 tooltip=["condition", "seed", "steps", "value"]),
-                  base.mark_line(point=False).encode(x=x, y=alt.Y("mean(value):Q"), color=colour)]
+        layers = [
+            base.mark_circle(size=30, opacity=0.6).encode(
+                x=x, y=y, color=colour, tooltip=["condition", "seed", "steps", "value"]
+            ),
+            base.mark_line(point=False).encode(x=x, y=alt.Y("mean(value):Q"), color=colour),
+        ]
         untrained = data[data["condition"] == UNTRAINED]
         if len(untrained):
-            layers.append(alt.Chart(pd.DataFrame({"value": [untrained["value"].mean()]})).mark_rule(
-                strokeDash=[4, 3], color="#555").encode(y="value:Q"))
+            layers.append(
+                alt.Chart(pd.DataFrame({"value": [untrained["value"].mean()]}))
+                .mark_rule(strokeDash=[4, 3], color="#555")
+                .encode(y="value:Q")
+            )
         if study is not None and attribute == "timeofday":  # the study published time-of-day means only
-            s = pd.DataFrame([{"steps": study_steps, "condition": c, "value": float(study.loc[c, study_cols[metric]])}
-                              for c in conditions if c in study.index])
-            layers.append(alt.Chart(s).mark_point(shape="diamond", size=90, filled=True).encode(
-                x=x, y="value:Q", color=colour, tooltip=["condition", alt.Tooltip("value:Q", title="study")]))
+            s = pd.DataFrame(
+                [
+                    {"steps": study_steps, "condition": c, "value": float(study.loc[c, study_cols[metric]])}
+                    for c in conditions
+                    if c in study.index
+                ]
+            )
+            layers.append(
+                alt.Chart(s)
+                .mark_point(shape="diamond", size=90, filled=True)
+                .encode(x=x, y="value:Q", color=colour, tooltip=["condition", alt.Tooltip("value:Q", title="study")])
+            )
         panels.append(alt.layer(*layers).properties(width=190, height=200, title=metric))
     return alt.hconcat(*panels).resolve_scale(y="independent")

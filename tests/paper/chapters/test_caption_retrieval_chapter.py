@@ -53,13 +53,28 @@ def test_the_studys_changes_follow_from_its_table(study):
 def _from_study(study) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The study's own numbers in the shape of bootstrap_changes / shuffled_control (fractions)."""
     d = figures._study_changes(study)
-    changes = pd.DataFrame({"representation": d["representation"], "direction": d["direction"],
-                            "metric": d["metric"], "change": d["change"] / 100,
-                            "low": d["low"] / 100, "high": d["high"] / 100})
-    changes["compressed"] = [figures._study_value(study, m, dr, r) / 100
-                             for m, dr, r in zip(changes["metric"], changes["direction"], changes["representation"])]
-    control = pd.DataFrame({"direction": [cr.T2I, cr.I2T], "metric": ["Hit@10", "Hit@10"],
-                            "shuffled": [0.0122, 0.0020], "chance": [0.01, 0.002]})
+    changes = pd.DataFrame(
+        {
+            "representation": d["representation"],
+            "direction": d["direction"],
+            "metric": d["metric"],
+            "change": d["change"] / 100,
+            "low": d["low"] / 100,
+            "high": d["high"] / 100,
+        }
+    )
+    changes["compressed"] = [
+        figures._study_value(study, m, dr, r) / 100
+        for m, dr, r in zip(changes["metric"], changes["direction"], changes["representation"])
+    ]
+    control = pd.DataFrame(
+        {
+            "direction": [cr.T2I, cr.I2T],
+            "metric": ["Hit@10", "Hit@10"],
+            "shuffled": [0.0122, 0.0020],
+            "chance": [0.01, 0.002],
+        }
+    )
     return changes, control
 
 
@@ -115,8 +130,11 @@ def test_charts_build_and_show_what_they_say(result):
     assert frame["parent"].sum() <= len(result.names) and len(frame) == len(result.names) * result.k
     assert "data:image/png" in _spec(figures.example_chart(pixels, image))
     assert "image 2" in _spec(figures.example_chart(None, 2))
-    for chart in (figures.metrics_chart(result), figures.control_chart(cr.shuffled_control(result, n_permutations=20)),
-                  figures.intervals_chart(cr.bootstrap_changes(result, n_draws=50), figures.read_study())):
+    for chart in (
+        figures.metrics_chart(result),
+        figures.control_chart(cr.shuffled_control(result, n_permutations=20)),
+        figures.intervals_chart(cr.bootstrap_changes(result, n_draws=50), figures.read_study()),
+    ):
         assert _spec(chart)
 
 
@@ -135,7 +153,8 @@ def test_tables_carry_the_measured_values(result):
     assert np.isnan(side.loc[("MRL 6", "T→I Hit@1"), figures.STUDY])  # the study has no 6-d prefix
     over = figures.overlaps_side_by_side(result, figures.read_study()).data
     assert over.loc[("MRL 3", cr.I2T), figures.THIS_RUN] == pytest.approx(
-        100 * cr.overlap_table(result).set_index(["representation", "direction"]).loc[("MRL 3", cr.I2T), "overlap"])
+        100 * cr.overlap_table(result).set_index(["representation", "direction"]).loc[("MRL 3", cr.I2T), "overlap"]
+    )
     assert np.isnan(over.loc[("MRL 3", cr.I2T), figures.STUDY])
     changes = cr.bootstrap_changes(result, n_draws=50)
     table = figures.changes_table(changes).data
@@ -169,13 +188,15 @@ def test_statements_without_categories_or_caption_text():
     from types import SimpleNamespace
 
     from embdiag.interventions import caption_retrieval as cr
+
     rng = np.random.default_rng(0)
     images, queries = rng.standard_normal((12, 8)), rng.standard_normal((24, 8))
     group = np.repeat(np.arange(12), 2)
     result = cr.evaluate(images, queries, queries, group, np.zeros((12, 0), bool), dims=(4,), k=3)
     assert np.isnan(result.native.category_p)
-    vectors = SimpleNamespace(source="the user's vectors v.npz", group=group, category_names=(),
-                              caption_statistics=lambda: None)
+    vectors = SimpleNamespace(
+        source="the user's vectors v.npz", group=group, category_names=(), caption_statistics=lambda: None
+    )
     assert "not computed" in figures.categories_statement(vectors, result)
     text = figures.data_statement(vectors, result)
     assert text.startswith("**Data and encoder:** the user's vectors v.npz.") and "distinct" not in text

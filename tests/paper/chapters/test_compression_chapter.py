@@ -30,23 +30,31 @@ NATIVE = [0.60, 0.70, 0.80, 0.50, 0.60, 0.70]
 
 
 def _grid(mrl128_weather_ba=0.52, k=10):
-    return _table({
-        "native 768": NATIVE,
-        "MRL 512": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
-        "PCA 512": [0.59, 0.69, 0.79, 0.49, 0.59, 0.72],
-        "MRL 256": [0.59, 0.70, 0.80, 0.50, 0.60, 0.70],
-        "PCA 256": [0.58, 0.71, 0.79, 0.49, 0.59, 0.69],
-        "MRL 128": [mrl128_weather_ba, 0.69, 0.79, 0.49, 0.59, 0.72],
-        "PCA 128": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
-    }, k=k)
+    return _table(
+        {
+            "native 768": NATIVE,
+            "MRL 512": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
+            "PCA 512": [0.59, 0.69, 0.79, 0.49, 0.59, 0.72],
+            "MRL 256": [0.59, 0.70, 0.80, 0.50, 0.60, 0.70],
+            "PCA 256": [0.58, 0.71, 0.79, 0.49, 0.59, 0.69],
+            "MRL 128": [mrl128_weather_ba, 0.69, 0.79, 0.49, 0.59, 0.72],
+            "PCA 128": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
+        },
+        k=k,
+    )
 
 
 def _centring(centred=0.9, uncentred=1.0, k=10):
-    return pd.DataFrame({"representation": ["native", "PCA uncentred 768", "PCA 768", "native minus training mean"],
-                         f"overlap@{k}": [1.0, uncentred, centred, centred], f"changed@{k}": [0, 0, 0.4, 0.4],
-                         f"overlap@{k} with centred cosine": [centred, centred, 1.0, 1.0],
-                         "max |Δ cosine|": [0.0, 1e-15, 0.5, 0.5],
-                         **{f"{a} P@{k}": [0.5] * 4 for a in ATTRS}})
+    return pd.DataFrame(
+        {
+            "representation": ["native", "PCA uncentred 768", "PCA 768", "native minus training mean"],
+            f"overlap@{k}": [1.0, uncentred, centred, centred],
+            f"changed@{k}": [0, 0, 0.4, 0.4],
+            f"overlap@{k} with centred cosine": [centred, centred, 1.0, 1.0],
+            "max |Δ cosine|": [0.0, 1e-15, 0.5, 0.5],
+            **{f"{a} P@{k}": [0.5] * 4 for a in ATTRS},
+        }
+    )
 
 
 def test_study_csv_is_the_printed_table():
@@ -113,10 +121,21 @@ def test_results_frame_in_the_study_layout():
     g = _grid()
     g = pd.concat([g, _table({"PCA uncentred 128": NATIVE})], ignore_index=True)
     f = F.results_frame(g, F.read_study())
-    assert list(f.columns) == ["weather BA", "scene BA", "time BA", "weather P@10", "scene P@10", "time P@10",
-                               "overlap@10"]
-    assert f.index[:4].tolist() == [("native 768", "this run"), ("native 768", "study"), ("MRL 512", "this run"),
-                                    ("MRL 512", "study")]
+    assert list(f.columns) == [
+        "weather BA",
+        "scene BA",
+        "time BA",
+        "weather P@10",
+        "scene P@10",
+        "time P@10",
+        "overlap@10",
+    ]
+    assert f.index[:4].tolist() == [
+        ("native 768", "this run"),
+        ("native 768", "study"),
+        ("MRL 512", "this run"),
+        ("MRL 512", "study"),
+    ]
     assert f.index[-1] == ("PCA uncentred 128", "this run")  # after PCA 128; the study has no such row
     assert f.loc[("MRL 128", "study"), "weather BA"] == pytest.approx(54.91)
     assert f.loc[("MRL 128", "this run"), "weather BA"] == pytest.approx(52.0)
@@ -196,9 +215,14 @@ def test_texts_read_their_numbers_from_the_tables():
 
 
 def test_overlap_text_names_trained_and_untrained_prefixes():
-    curve = pd.DataFrame({"representation": ["MRL 768", "MRL 512", "MRL 384", "MRL 256", "PCA 768", "PCA 256"],
-                          "method": ["MRL"] * 4 + ["PCA"] * 2, "dim": [768, 512, 384, 256, 768, 256],
-                          "overlap@10": [1.0, 0.99, 0.95, 0.98, 0.91, 0.91]})
+    curve = pd.DataFrame(
+        {
+            "representation": ["MRL 768", "MRL 512", "MRL 384", "MRL 256", "PCA 768", "PCA 256"],
+            "method": ["MRL"] * 4 + ["PCA"] * 2,
+            "dim": [768, 512, 384, 256, 768, 256],
+            "overlap@10": [1.0, 0.99, 0.95, 0.98, 0.91, 0.91],
+        }
+    )
     text = F.overlap_text(curve, 10, (768, 512, 256, 128))
     assert "MRL: 1.000 at 768, 0.950 at its lowest (384)" in text
     assert "(512: 0.990, 256: 0.980) than in between (384: 0.950)" in text
@@ -206,12 +230,16 @@ def test_overlap_text_names_trained_and_untrained_prefixes():
 
 
 def test_a_users_attributes_get_no_study_rows_or_points():
-    g = _grid().rename(columns=lambda c: c.replace("weather", "digit").replace("scene", "parity")
-                       .replace("timeofday", "shape"))
+    g = _grid().rename(
+        columns=lambda c: c.replace("weather", "digit").replace("scene", "parity").replace("timeofday", "shape")
+    )
     frame = F.results_frame(g, F.read_study())
     assert set(frame.index.get_level_values("source")) == {"this run"}
     assert list(frame.columns[:2]) == ["digit BA", "parity BA"]
     spec = F.change_chart(g, study=F.read_study()).to_dict()
     data = next(iter(spec["datasets"].values()))
-    assert {r["source"] for r in data} == {"this run"} and {r["attribute"] for r in data} == {"digit", "parity",
-                                                                                             "shape"}
+    assert {r["source"] for r in data} == {"this run"} and {r["attribute"] for r in data} == {
+        "digit",
+        "parity",
+        "shape",
+    }

@@ -36,11 +36,13 @@ def study():
 
 # ------------------------------------------------------------------------ the study's values
 
+
 def test_study_table_is_the_published_table(study):
     assert list(study.index) == NAMES
     assert (study["n_queries"] == 983).all()
-    assert study.loc["offset + FP16 gallery", ["changed_queries", "weather_p10_kept", "scene_p10_kept",
-                                               "timeofday_p10_kept"]].tolist() == [195, 131, 119, 149]
+    assert study.loc[
+        "offset + FP16 gallery", ["changed_queries", "weather_p10_kept", "scene_p10_kept", "timeofday_p10_kept"]
+    ].tolist() == [195, 131, 119, 149]
     assert study.loc["FP16 gallery", "certified"] == 576
     assert study.loc["INT8 queries + gallery", "max_score_error"] == 0.00482
     assert study.loc["offset + FP16 gallery", "delta_timeofday_p10_pp"] == 0.183
@@ -48,6 +50,7 @@ def test_study_table_is_the_published_table(study):
 
 
 # ------------------------------------------------------------------------------------ tables
+
 
 def test_storage_table_reads_the_results(run):
     val, labels, results = run
@@ -159,6 +162,7 @@ def test_agreement_table_lists_conditions_with_changes(run, study):
 
 # ------------------------------------------------------------------------------- boundary
 
+
 def test_example_query_prefers_the_widest_changed_margin(run):
     _, _, results = run
     r = sf.result_named(results, "offset + FP16 gallery")
@@ -181,8 +185,9 @@ def test_boundary_data_marks_who_crosses_the_cut(run):
     assert set(ref.index[ref["status"].isin(["stays in top k", "enters top k"])]) == set(r.neighbors[q])
     assert (ref["status"] == "leaves top k").sum() == (ref["status"] == "enters top k").sum() >= 1
     assert (np.diff(ref.sort_values("rank")["score"]) <= 0).all()
-    assert ref.loc[ref["rank"] == K, "score"].iloc[0] - ref.loc[ref["rank"] == K + 1, "score"].iloc[0] == \
-        pytest.approx(r.margins[q], abs=1e-15)
+    assert ref.loc[ref["rank"] == K, "score"].iloc[0] - ref.loc[ref["rank"] == K + 1, "score"].iloc[0] == pytest.approx(
+        r.margins[q], abs=1e-15
+    )
     text = sf.boundary_caption(d, r)
     assert f"Query {q}" in text and r.condition.name in text and "leave" in text
     with pytest.raises(ValueError, match="vectors: not the vectors this result ranked"):
@@ -191,12 +196,17 @@ def test_boundary_data_marks_who_crosses_the_cut(run):
 
 # -------------------------------------------------------------------------------- figures
 
+
 def test_figures_are_valid_vega_lite(run, study):
     val, labels, results = run
     ours = sf.storage_table(results, labels)
     r = next(r for r in results if r.n_changed)
-    charts = [sf.overview_chart(ours, study, K), sf.precision_change_chart(ours, study, K),
-              sf.margin_chart(results), sf.certificate_chart(results)]
+    charts = [
+        sf.overview_chart(ours, study, K),
+        sf.precision_change_chart(ours, study, K),
+        sf.margin_chart(results),
+        sf.certificate_chart(results),
+    ]
     if r.condition.name not in {c.name for c in OFFSET_CONDITIONS}:
         charts.append(sf.boundary_chart(sf.boundary_data(val, r), K))
     for chart in charts:
@@ -222,8 +232,9 @@ def test_chart_frames_are_the_plotted_data(run, study):
     mine = frame[(frame["source"] == "this run") & (frame["metric"] == "changed")].set_index("condition")["value"]
     assert mine.to_dict() == ours["changed_queries"].astype(float).to_dict()
     delta = sf.precision_change_frame(ours, study)
-    drawn = [v for d in sf.precision_change_chart(ours, study, K).to_dict()["datasets"].values() for v in d
-             if "metric" in v]
+    drawn = [
+        v for d in sf.precision_change_chart(ours, study, K).to_dict()["datasets"].values() for v in d if "metric" in v
+    ]
     assert len(drawn) == len(delta) and set(delta["metric"]) == {"weather", "scene"}
 
 
@@ -245,6 +256,7 @@ def test_certificate_explanation_states_the_computed_numbers(run):
 
 # ------------------------------------------------------------------------------- findings
 
+
 def test_findings_follow_their_criteria(run, study):
     _, labels, results = run
     f = sf.findings(results, labels, study).set_index("finding")
@@ -264,17 +276,30 @@ def test_findings_follow_their_criteria(run, study):
     # FP16: a change at a wide margin breaks "smallest bin"; a change at a tiny margin does not
     tiny = by["FP16 gallery"].margins.copy()
     tiny[one] = 1e-7
-    assert verdict("FP16 changes few queries, at the smallest margins", **{
-        "FP16 gallery": {"changed": one, "margins": tiny}, "FP16 queries + gallery": {"changed": none}})
-    assert not verdict("FP16 changes few queries, at the smallest margins", **{
-        "FP16 gallery": {"changed": one}, "FP16 queries + gallery": {"changed": none}})
-    assert not verdict("FP16 changes few queries, at the smallest margins", **{
-        "FP16 gallery": {"changed": every, "margins": np.full(n, 1e-7)}})
-    assert verdict("certificate covers no INT8 or offset query", **{
-        name: {"certified": none} for name in ("INT8 gallery", "INT8 queries + gallery", "offset + FP16 gallery")})
-    assert not verdict("certificate covers no INT8 or offset query", **{
-        "INT8 gallery": {"certified": one}, "INT8 queries + gallery": {"certified": none},
-        "offset + FP16 gallery": {"certified": none}})
+    assert verdict(
+        "FP16 changes few queries, at the smallest margins",
+        **{"FP16 gallery": {"changed": one, "margins": tiny}, "FP16 queries + gallery": {"changed": none}},
+    )
+    assert not verdict(
+        "FP16 changes few queries, at the smallest margins",
+        **{"FP16 gallery": {"changed": one}, "FP16 queries + gallery": {"changed": none}},
+    )
+    assert not verdict(
+        "FP16 changes few queries, at the smallest margins",
+        **{"FP16 gallery": {"changed": every, "margins": np.full(n, 1e-7)}},
+    )
+    assert verdict(
+        "certificate covers no INT8 or offset query",
+        **{name: {"certified": none} for name in ("INT8 gallery", "INT8 queries + gallery", "offset + FP16 gallery")},
+    )
+    assert not verdict(
+        "certificate covers no INT8 or offset query",
+        **{
+            "INT8 gallery": {"certified": one},
+            "INT8 queries + gallery": {"certified": none},
+            "offset + FP16 gallery": {"certified": none},
+        },
+    )
     assert verdict("certificate covers many FP16 queries", **{"FP16 gallery": {"certified": every}})
     assert not verdict("certificate covers many FP16 queries", **{"FP16 gallery": {"certified": one}})
     assert not verdict("no exception", **{"FP16 gallery": {"certified": every, "changed": one}})

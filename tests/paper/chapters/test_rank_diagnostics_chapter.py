@@ -18,7 +18,7 @@ def test_worked_example_matches_the_hand_computed_values():
     assert t.loc["participation ratio", "closed form"] == pytest.approx(1.2195, abs=1e-4)  # 1 / 0.82
     assert t.loc["RankMe", "closed form"] == pytest.approx(1.7548, abs=1e-4)
     assert t.loc["participation ratio", "embdiag"] == pytest.approx(1 / 0.82, rel=1e-10)
-    assert abs(t.loc["RankMe", "difference"]) < 1e-5                              # only the 1e-7 shares differ
+    assert abs(t.loc["RankMe", "difference"]) < 1e-5  # only the 1e-7 shares differ
     assert (t["difference"] == (t["embdiag"] - t["closed form"]).round(12)).all()
 
 
@@ -31,11 +31,11 @@ def test_variants_keep_what_the_definitions_say():
     t = rf.summary_table(m)
     assert list(t.columns) == ["total variance", "mean cosine", "RankMe", "participation ratio"]
     o, s, off, c = (t.iloc[i] for i in range(4))
-    assert s["total variance"] == pytest.approx(1e-4 * o["total variance"])        # c² times
+    assert s["total variance"] == pytest.approx(1e-4 * o["total variance"])  # c² times
     assert s["RankMe"] == pytest.approx(o["RankMe"]) and s["mean cosine"] == pytest.approx(o["mean cosine"])
     assert off["participation ratio"] == pytest.approx(o["participation ratio"])
     assert off["total variance"] == pytest.approx(o["total variance"])
-    assert off["RankMe"] < o["RankMe"] < c["RankMe"]                               # the mean is a raw direction
+    assert off["RankMe"] < o["RankMe"] < c["RankMe"]  # the mean is a raw direction
     with pytest.raises(ValueError, match="scale"):
         rf.variants(Z, 0.0, 1.0)
 
@@ -48,7 +48,7 @@ def test_spectra_frame_holds_the_shares_and_is_what_the_chart_draws():
         assert part["share"].is_monotonic_decreasing and part["index"].tolist() == list(range(1, len(part) + 1))
     a = frame[frame["matrix"] == "original"].reset_index(drop=True)
     b = frame[frame["matrix"] == "scaled by c = 0.5"].reset_index(drop=True)
-    assert np.allclose(a["share"], b["share"])                                     # scaling changes no share
+    assert np.allclose(a["share"], b["share"])  # scaling changes no share
     drawn = chart_data(rf.spectra_chart(m))
     assert len(drawn) == 1
     pd.testing.assert_frame_equal(drawn[0][frame.columns].reset_index(drop=True), frame, check_dtype=False)
@@ -57,8 +57,10 @@ def test_spectra_frame_holds_the_shares_and_is_what_the_chart_draws():
 def test_spectra_frame_leaves_out_zero_shares():
     W = synthetic.matrix_with_singular_values([3, 1, 0, 0], n=8, seed=0)
     frame = rf.spectra_frame({"worked": W})
-    assert frame.groupby("spectrum").size().to_dict() == {"centred eigenvalues (PR)": 2,
-                                                          "raw singular values (RankMe)": 2}
+    assert frame.groupby("spectrum").size().to_dict() == {
+        "centred eigenvalues (PR)": 2,
+        "raw singular values (RankMe)": 2,
+    }
 
 
 def test_offset_sweep_lowers_rankme_and_keeps_pr():

@@ -51,19 +51,25 @@ def test_caption_table_agrees_with_caption_retrieval_and_a_brute_force_search():
 
 
 def _probes(enc):
-    return pd.DataFrame({"weather": [50.0, enc[0]], "scene": [60.0, enc[1]], "timeofday": [70.0, enc[2]]},
-                        index=["pooled pixels", "enc"])
+    return pd.DataFrame(
+        {"weather": [50.0, enc[0]], "scene": [60.0, enc[1]], "timeofday": [70.0, enc[2]]},
+        index=["pooled pixels", "enc"],
+    )
 
 
-@pytest.mark.parametrize("enc, hit10, met", [
-    ((51, 61, 69), 55.0, [True, True]),
-    ((51, 59, 69), 55.0, [False, True]),
-    ((51, 61, 69), 49.9, [True, False]),
-    ((51, 61, 69), 100.0, [True, False]),
-])
+@pytest.mark.parametrize(
+    "enc, hit10, met",
+    [
+        ((51, 61, 69), 55.0, [True, True]),
+        ((51, 59, 69), 55.0, [False, True]),
+        ((51, 61, 69), 49.9, [True, False]),
+        ((51, 61, 69), 100.0, [True, False]),
+    ],
+)
 def test_verdicts_apply_the_declared_bars(enc, hit10, met):
-    caps = pd.DataFrame({"Hit@1": [10.0], "Hit@10": [hit10], "chance Hit@10": [1.0]},
-                        index=pd.Index([768], name="dimensions"))
+    caps = pd.DataFrame(
+        {"Hit@1": [10.0], "Hit@10": [hit10], "chance Hit@10": [1.0]}, index=pd.Index([768], name="dimensions")
+    )
     v = chapter.verdicts(_probes(enc), caps, "enc")
     assert v["met"].tolist() == met
     assert v["bar"].tolist() == list(chapter.BARS)

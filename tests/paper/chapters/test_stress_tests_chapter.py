@@ -80,8 +80,12 @@ def test_sizes_state_each_severity(results, vectors):
     assert size["noise", 0.5] == pytest.approx(rms**2, rel=1e-12)
     table = sf.severity_table(results)
     assert list(table.index) == ["s = 0", "s = .5", "s = .99"]
-    assert list(table.columns) == [("contraction", "scale factor"), ("common offset", "offset norm"),
-                                   ("rank restriction", "directions kept"), ("noise", "noise total variance")]
+    assert list(table.columns) == [
+        ("contraction", "scale factor"),
+        ("common offset", "offset norm"),
+        ("rank restriction", "directions kept"),
+        ("noise", "noise total variance"),
+    ]
     assert table.loc["s = .99", ("rank restriction", "directions kept")] == 1
     assert table.loc["s = 0", ("contraction", "scale factor")] == 1 and table.loc["s = 0"].iloc[1] == 0
 
@@ -92,7 +96,8 @@ def test_measure_is_the_library_grid_searching_each_representation_once(results,
     import embdiag.metrics.suite as suite
 
     pd.testing.assert_frame_equal(
-        results.grid, stress.stress_grid(*vectors, severities=[0.0] + SEVERITIES, k=5, seed=3), check_exact=True)
+        results.grid, stress.stress_grid(*vectors, severities=[0.0] + SEVERITIES, k=5, seed=3), check_exact=True
+    )
     searched = []
     topk = stress.topk
     monkeypatch.setattr(stress, "topk", lambda *a, **kw: searched.append(a[0]) or topk(*a, **kw))
@@ -144,8 +149,13 @@ def test_headline_chart(results):
     assert list(data.columns) == ["condition", "RankMe", "P@k", "group", "random floor"]
     assert (data["random floor"] == 100 * results.floors["weather"]).all()
     assert sf.headline_frame(results, "scene")["P@k"].iloc[0] == 100 * results.unchanged["scene P@5"]
-    assert list(data["condition"]) == ["unchanged", "contraction", "common offset", "rank restriction (1 direction)",
-                                       "noise"]
+    assert list(data["condition"]) == [
+        "unchanged",
+        "contraction",
+        "common offset",
+        "rank restriction (1 direction)",
+        "noise",
+    ]
     assert list(data["group"]) == ["unchanged", "other", "other", "other", "noise"]  # noise highlighted
     assert data["P@k"].iloc[-1] == pytest.approx(100 * results.row("noise", 0.99)["weather P@5"])
     text = json.dumps(chart.to_dict())
@@ -163,8 +173,15 @@ def test_headline_text_numbers(results):
 def test_curves_chart(results):
     spec = sf.curves_chart(results).to_dict()
     titles = [p.get("title") for p in _layers(spec) if isinstance(p.get("title"), str)]
-    for t in ("total variance (log)", "RankMe (log)", "participation ratio (PR) (log)", "mean cosine",
-              "overlap@5 (%)", "weather BA (%)", "scene P@5 (%)"):
+    for t in (
+        "total variance (log)",
+        "RankMe (log)",
+        "participation ratio (PR) (log)",
+        "mean cosine",
+        "overlap@5 (%)",
+        "weather BA (%)",
+        "scene P@5 (%)",
+    ):
         assert t in titles
     long = sf.long_grid(results)
     p = long[long["panel"] == "weather P@5"]
@@ -189,8 +206,14 @@ def test_contraction_table(results):
 
 def test_study_csv_as_printed_and_consistent():
     study = sf.read_study()
-    assert list(study.index) == ["unchanged", "shrink (.99)", "eight directions (.99)", "common offset (.99)",
-                                 "severe noise (.99)", "random-neighbour floor"]
+    assert list(study.index) == [
+        "unchanged",
+        "shrink (.99)",
+        "eight directions (.99)",
+        "common offset (.99)",
+        "severe noise (.99)",
+        "random-neighbour floor",
+    ]
     assert study.loc["shrink (.99)", "total_variance"] == "2.5703e-05"  # kept as printed
     assert study.loc["eight directions (.99)", "mean_cosine"] == "0.9050"
     num = study.drop(columns="intervention").replace("", np.nan).astype(float)
@@ -200,8 +223,10 @@ def test_study_csv_as_printed_and_consistent():
     assert num.loc["shrink (.99)", "total_variance"] == pytest.approx(1e-4 * u["total_variance"])
     for col in ("mean_cosine", "rankme", "participation_ratio", "weather_ba_pct", "weather_p_at_10_pct"):
         assert num.loc["shrink (.99)", col] == u[col]
-    assert num.loc["common offset (.99)", ["total_variance", "participation_ratio"]].tolist() == \
-        u[["total_variance", "participation_ratio"]].tolist()
+    assert (
+        num.loc["common offset (.99)", ["total_variance", "participation_ratio"]].tolist()
+        == u[["total_variance", "participation_ratio"]].tolist()
+    )
     assert num.loc["severe noise (.99)", "total_variance"] == pytest.approx(99**2, rel=1e-3)
     assert set(study["intervention"]) == set(INTERVENTIONS) | {""}
 
@@ -209,8 +234,14 @@ def test_study_csv_as_printed_and_consistent():
 def test_severe_table_layout(results):
     t = sf.severe_frame(results)
     assert t.columns.get_level_values(1).unique().tolist() == ["study", "this run"]
-    assert t.columns.get_level_values(0).unique().tolist() == ["variance", "mean cosine", "RankMe", "PR",
-                                                               "weather BA %", "weather P@5 %"]
+    assert t.columns.get_level_values(0).unique().tolist() == [
+        "variance",
+        "mean cosine",
+        "RankMe",
+        "PR",
+        "weather BA %",
+        "weather P@5 %",
+    ]
     assert t.index.get_level_values(0).tolist()[:5] == list(sf.read_study().index[:5])
     assert (t.dtypes == np.float64).all()
     assert t.loc[("shrink (.99)", "contraction, s = .99"), ("variance", "study")] == 2.5703e-05
@@ -246,13 +277,26 @@ def test_findings_table_in_words(results):
 def _fake(change=None, half_width=0.005):
     """A grid where every finding holds; ``change`` overrides ``{(intervention, column): value}`` at .99;
     the noise's P@10 minus the floor has a 95% interval of ``half_width`` on each side."""
-    k, cols = 10, ["total_variance", "mean_cosine", "rankme", "participation_ratio", "weather accuracy",
-                   "weather BA", "weather P@10", "overlap@10"]
+    k, cols = (
+        10,
+        [
+            "total_variance",
+            "mean_cosine",
+            "rankme",
+            "participation_ratio",
+            "weather accuracy",
+            "weather BA",
+            "weather P@10",
+            "overlap@10",
+        ],
+    )
     base = dict(zip(cols, [0.8, 0.2, 40.0, 10.0, 0.9, 0.8, 0.6, 1.0]))
-    at99 = {"contraction": {**base, "total_variance": 0.8e-4},
-            "common_offset": {**base, "mean_cosine": 0.9999, "rankme": 2.0, "overlap@10": 0.97},
-            "rank_restriction": {**base, "weather BA": 0.5, "rankme": 4.0, "overlap@10": 0.3},
-            "noise": {**base, "rankme": 600.0, "weather P@10": 0.31, "weather BA": 0.2, "overlap@10": 0.01}}
+    at99 = {
+        "contraction": {**base, "total_variance": 0.8e-4},
+        "common_offset": {**base, "mean_cosine": 0.9999, "rankme": 2.0, "overlap@10": 0.97},
+        "rank_restriction": {**base, "weather BA": 0.5, "rankme": 4.0, "overlap@10": 0.3},
+        "noise": {**base, "rankme": 600.0, "weather P@10": 0.31, "weather BA": 0.2, "overlap@10": 0.01},
+    }
     for (name, col), value in (change or {}).items():
         at99[name][col] = value
     rows = [{"intervention": n, "severity": 0.0, **base} for n in INTERVENTIONS]
@@ -268,10 +312,14 @@ def test_findings_hold_and_each_criterion_has_teeth():
     assert "270.81 → 667.31" in verdicts.loc[0, "study"] and "40.05% vs floor 39.87%" in verdicts.loc[0, "study"]
     assert "8 of 768 directions" in verdicts.loc[3, "this run"]
     breaks = [
-        (0, {("noise", "rankme"): 39.0}), (0, {("noise", "weather P@10"): 0.33}),
-        (1, {("contraction", "total_variance"): 0.8e-4 * (1 + 1e-6)}), (1, {("contraction", "rankme"): 40.001}),
-        (1, {("contraction", "overlap@10"): 0.999}), (1, {("contraction", "weather BA"): 0.81}),
-        (2, {("common_offset", "participation_ratio"): 10.001}), (2, {("common_offset", "rankme"): 3.5}),
+        (0, {("noise", "rankme"): 39.0}),
+        (0, {("noise", "weather P@10"): 0.33}),
+        (1, {("contraction", "total_variance"): 0.8e-4 * (1 + 1e-6)}),
+        (1, {("contraction", "rankme"): 40.001}),
+        (1, {("contraction", "overlap@10"): 0.999}),
+        (1, {("contraction", "weather BA"): 0.81}),
+        (2, {("common_offset", "participation_ratio"): 10.001}),
+        (2, {("common_offset", "rankme"): 3.5}),
         (2, {("common_offset", "total_variance"): 0.81}),
         (3, {("rank_restriction", "weather BA"): 0.76}),
     ]
@@ -279,7 +327,7 @@ def test_findings_hold_and_each_criterion_has_teeth():
         v = sf.findings(_fake(change))
         assert not v.loc[i, "reproduces"], change
         assert v.drop(index=i)["reproduces"].all(), change
-    wide = sf.findings(_fake(half_width=0.015))           # the point is 1 pp from the floor, the interval reaches 2.5
+    wide = sf.findings(_fake(half_width=0.015))  # the point is 1 pp from the floor, the interval reaches 2.5
     assert not wide.loc[0, "reproduces"] and "[-0.50, +2.50]" in wide.loc[0, "this run"]
     assert sf.findings(_fake(half_width=0.0099)).loc[0, "reproduces"]
     text = findings.summary(sf.findings(_fake({("noise", "rankme"): 39.0})), "{held} of {measured} findings")
@@ -291,14 +339,25 @@ def test_user_vectors_without_the_attribute_fail_clearly(tmp_path, vectors):
 
     train, y_train, val, _ = vectors
     np.save(tmp_path / "v.npy", np.vstack([train[:40], val[:30]]))
-    pd.DataFrame({"split": ["train"] * 40 + ["val"] * 30,
-                  "colour": np.r_[y_train["weather"][:40], y_train["weather"][40:70]].astype(str)}
-                 ).to_csv(tmp_path / "l.csv", index=False)
+    pd.DataFrame(
+        {
+            "split": ["train"] * 40 + ["val"] * 30,
+            "colour": np.r_[y_train["weather"][:40], y_train["weather"][40:70]].astype(str),
+        }
+    ).to_csv(tmp_path / "l.csv", index=False)
     user = driving_vectors(vectors_path=tmp_path / "v.npy", labels_path=tmp_path / "l.csv")
     with pytest.raises(ValueError, match=r"attribute: 'weather' is not among the labels' attributes \['colour'\]"):
         sf.measure(user.train, user.train_labels, user.val, user.val_labels, attribute="weather")
-    ok = sf.measure(user.train, user.train_labels, user.val, user.val_labels, severities=[0.9], k=3,
-                    attribute="colour", probes=False)
+    ok = sf.measure(
+        user.train,
+        user.train_labels,
+        user.val,
+        user.val_labels,
+        severities=[0.9],
+        k=3,
+        attribute="colour",
+        probes=False,
+    )
     assert ok.attributes == ("colour",) and "colour P@3" in ok.grid
 
 

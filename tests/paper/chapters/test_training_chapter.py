@@ -14,8 +14,12 @@ from embdiag.training import sweep
 from embdiag.training.sweep import UNTRAINED, paired_differences
 
 #: condition -> (variance, accuracy, P@10) for every seed, plus seed-dependent jitter.
-PLAN = {UNTRAINED: (5.0, 0.80, 0.60), EMA: (100.0, 0.92, 0.90), CONTROL: (1e-5, 0.91, 0.70),
-        "SIGReg + stop-gradient": (200.0, 0.85, 0.80)}
+PLAN = {
+    UNTRAINED: (5.0, 0.80, 0.60),
+    EMA: (100.0, 0.92, 0.90),
+    CONTROL: (1e-5, 0.91, 0.70),
+    "SIGReg + stop-gradient": (200.0, 0.85, 0.80),
+}
 
 
 def _records(plan=PLAN, seeds=range(5)) -> pd.DataFrame:
@@ -23,11 +27,25 @@ def _records(plan=PLAN, seeds=range(5)) -> pd.DataFrame:
     for name in [UNTRAINED] + [c.name for c in CONDITIONS]:
         var, acc, p10 = plan.get(name, (50.0, 0.85, 0.80))
         for s in seeds:
-            row = {"condition": name, "seed": s, "status": "ok", "total_variance": var * (1 + 0.01 * s),
-                   "mean_cosine": 0.5, "rankme": 10.0 + s, "participation_ratio": 3.0}
+            row = {
+                "condition": name,
+                "seed": s,
+                "status": "ok",
+                "total_variance": var * (1 + 0.01 * s),
+                "mean_cosine": 0.5,
+                "rankme": 10.0 + s,
+                "participation_ratio": 3.0,
+            }
             for a in ATTRIBUTES:
-                row.update({f"{a} accuracy": acc + 0.001 * s, f"{a} BA": acc - 0.1, f"{a} P@10": p10 + 0.002 * s,
-                            f"{a} majority": 0.5, f"{a} random P@10": 0.4})
+                row.update(
+                    {
+                        f"{a} accuracy": acc + 0.001 * s,
+                        f"{a} BA": acc - 0.1,
+                        f"{a} P@10": p10 + 0.002 * s,
+                        f"{a} majority": 0.5,
+                        f"{a} random P@10": 0.4,
+                    }
+                )
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -49,8 +67,13 @@ def test_failed_runs_do_not_enter_the_means():
 
 def test_findings_follow_their_criteria():
     f = findings(_records()).set_index("finding")["reproduces"]
-    assert f.to_dict() == {"spread collapses": True, "labels survive": True, "labels beyond untrained": True,
-                           "neighbours degrade": True, "geometry is not utility": True}
+    assert f.to_dict() == {
+        "spread collapses": True,
+        "labels survive": True,
+        "labels beyond untrained": True,
+        "neighbours degrade": True,
+        "geometry is not utility": True,
+    }
     weak = _records({**PLAN, CONTROL: (50.0, 0.70, 0.89)})  # no collapse, labels lost, neighbours kept
     f = findings(weak).set_index("finding")["reproduces"]
     assert not f["spread collapses"] and not f["labels survive"] and not f["neighbours degrade"]
@@ -75,16 +98,34 @@ def test_charts_and_tables_build():
     for chart in (figures.headline_chart(rec), figures.variants_chart(rec), figures.differences_chart(paired)):
         assert chart.to_dict()
     html = figures.means_table(rec).to_html()
-    assert ">92.2<" in html and ">5<" in html                                      # 4 significant digits; runs as is
-    untrained = {"condition": UNTRAINED, "seed": 0, "step": 0, "total_variance": 5.0, "rankme": 3.0,
-                 "timeofday P@10": 0.3}
-    traj = pd.DataFrame([untrained] + [{"condition": EMA, "seed": 0, "step": s, "prediction_loss": 0.1,
-                                        "total_variance": 1.0 + s, "rankme": 2.0, "timeofday P@10": 0.4}
-                                       for s in (100, 200)])
+    assert ">92.2<" in html and ">5<" in html  # 4 significant digits; runs as is
+    untrained = {
+        "condition": UNTRAINED,
+        "seed": 0,
+        "step": 0,
+        "total_variance": 5.0,
+        "rankme": 3.0,
+        "timeofday P@10": 0.3,
+    }
+    traj = pd.DataFrame(
+        [untrained]
+        + [
+            {
+                "condition": EMA,
+                "seed": 0,
+                "step": s,
+                "prediction_loss": 0.1,
+                "total_variance": 1.0 + s,
+                "rankme": 2.0,
+                "timeofday P@10": 0.4,
+            }
+            for s in (100, 200)
+        ]
+    )
     chart = figures.trajectories_chart(traj)
     assert chart.to_dict()
     variance = chart.vconcat[0].hconcat[1].data
-    assert variance.sort_values("step")["step"].tolist() == [0, 100, 200]          # starts at the untrained encoder
+    assert variance.sort_values("step")["step"].tolist() == [0, 100, 200]  # starts at the untrained encoder
     assert set(variance["condition"]) == {EMA} and variance["value"].iloc[0] == 5.0
 
 
@@ -96,7 +137,7 @@ def test_long_records_list_geometry_once_and_labels_per_attribute():
     assert sorted(acc["attribute"]) == sorted(figures.ATTRIBUTE_NAMES[a] for a in ATTRIBUTES)
     assert np.allclose(acc["floor"], 50.0)
     n_runs = len(_records())
-    assert len(long) == n_runs * (4 + 3 * len(ATTRIBUTES))                          # 4 geometry, 3 per attribute
+    assert len(long) == n_runs * (4 + 3 * len(ATTRIBUTES))  # 4 geometry, 3 per attribute
 
 
 def _plotted(chart) -> pd.DataFrame:
@@ -107,8 +148,10 @@ def _plotted(chart) -> pd.DataFrame:
 
 
 def _rows(frame: pd.DataFrame, columns) -> list:
-    return sorted(tuple(round(v, 9) if isinstance(v, float) else v for v in row)
-                  for row in frame[list(columns)].itertuples(index=False))
+    return sorted(
+        tuple(round(v, 9) if isinstance(v, float) else v for v in row)
+        for row in frame[list(columns)].itertuples(index=False)
+    )
 
 
 def test_chart_frames_are_what_the_charts_draw():
@@ -117,7 +160,7 @@ def test_chart_frames_are_what_the_charts_draw():
     key = ["condition", "seed", "attribute", "metric", "value"]
     head = figures.headline_frame(rec)
     assert set(head["condition"]) == set(figures.HEADLINE) and set(head["metric"]) == set(figures.HEADLINE_METRICS)
-    assert not ((head["condition"] == EMA) & (head["seed"] == 4)).any()             # failed runs are not data
+    assert not ((head["condition"] == EMA) & (head["seed"] == 4)).any()  # failed runs are not data
     assert _rows(_plotted(figures.headline_chart(rec)), key) == _rows(head, key)
     variants = figures.variants_frame(rec)
     assert "status" not in variants and len(variants) == (len(rec) - 1) * (4 + 3 * len(ATTRIBUTES))
@@ -125,17 +168,41 @@ def test_chart_frames_are_what_the_charts_draw():
 
 
 def test_trajectories_frame_is_what_the_chart_draws():
-    traj = pd.DataFrame([{"condition": UNTRAINED, "seed": 0, "step": 0, "prediction_loss": np.nan,
-                          "total_variance": 5.0, "rankme": 3.0, "timeofday P@10": 0.3}]
-                        + [{"condition": c, "seed": 0, "step": s, "prediction_loss": 0.1, "total_variance": 1.0 + s,
-                            "rankme": 2.0, "timeofday P@10": 0.4} for c in (EMA, CONTROL) for s in (100, 200)])
+    traj = pd.DataFrame(
+        [
+            {
+                "condition": UNTRAINED,
+                "seed": 0,
+                "step": 0,
+                "prediction_loss": np.nan,
+                "total_variance": 5.0,
+                "rankme": 3.0,
+                "timeofday P@10": 0.3,
+            }
+        ]
+        + [
+            {
+                "condition": c,
+                "seed": 0,
+                "step": s,
+                "prediction_loss": 0.1,
+                "total_variance": 1.0 + s,
+                "rankme": 2.0,
+                "timeofday P@10": 0.4,
+            }
+            for c in (EMA, CONTROL)
+            for s in (100, 200)
+        ]
+    )
     frame = figures.trajectories_frame(traj)
-    assert len(frame) == 6 and (frame["step"] == 0).sum() == 2                      # each run starts untrained
+    assert len(frame) == 6 and (frame["step"] == 0).sum() == 2  # each run starts untrained
     assert frame.loc[frame["step"] == 0, "timeofday P@10 (%)"].tolist() == [30.0, 30.0]
-    long = frame.melt(id_vars=["run", "step"], value_vars=["prediction_loss", "total_variance", "rankme",
-                                                           "timeofday P@10 (%)"]).dropna()
+    long = frame.melt(
+        id_vars=["run", "step"], value_vars=["prediction_loss", "total_variance", "rankme", "timeofday P@10 (%)"]
+    ).dropna()
     assert _rows(_plotted(figures.trajectories_chart(traj)), ["run", "step", "value"]) == _rows(
-        long, ["run", "step", "value"])
+        long, ["run", "step", "value"]
+    )
 
 
 def test_means_table_marks_compare_the_seven_conditions_only():
@@ -146,7 +213,7 @@ def test_means_table_marks_compare_the_seven_conditions_only():
     html = exhibits.table(table, name="means", caption="c", extremes_rows=table.data.index != UNTRAINED).html
     marks = exhibits.extreme_marks(table.data, table.data.index != UNTRAINED)
     p10 = list(table.data.columns).index("P@10 (%)")
-    assert marks[list(table.data.index).index(UNTRAINED), p10] == ""                # lowest P@10, not compared
+    assert marks[list(table.data.index).index(UNTRAINED), p10] == ""  # lowest P@10, not compared
     assert marks[list(table.data.index).index(CONTROL), p10] == exhibits.MIN
     assert "among the 7 rows compared" in html
 
@@ -170,7 +237,8 @@ def test_paired_percent_scales_shares_only():
     assert set(pct.loc[acc, "metric"]) == {"probe accuracy (%)"}
     var = paired["metric"] == "total_variance"
     assert np.allclose(pct.loc[var, "mean"], paired.loc[var, "mean"]) and set(pct.loc[var, "metric"]) == {
-        "total variance"}
+        "total variance"
+    }
 
 
 def test_training_data_is_keyed_by_content_not_by_generator_source(tmp_path):
@@ -180,7 +248,7 @@ def test_training_data_is_keyed_by_content_not_by_generator_source(tmp_path):
     cfg = DataConfig(n_pool=40, n_train=30, n_val=20, source_size=32)
     first = content_digest(cfg, str(tmp_path))
     content_digest.cache_clear()
-    assert content_digest(cfg, str(tmp_path)) == first                      # read back from the manifests
+    assert content_digest(cfg, str(tmp_path)) == first  # read back from the manifests
     assert content_digest(DataConfig(n_pool=40, n_train=30, n_val=20, source_size=32, seed=1), str(tmp_path)) != first
 
 

@@ -18,12 +18,15 @@ def _book_state() -> dict:
     return {p.name: p.stat().st_mtime_ns for p in BOOK.glob("*.ipynb")}
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["chapter", "stress_tests", "-p", "k", "20"], "parameters other than the book's (k) make a page of your own"),
-    (["chapter", "stress_tests", "-p", "kk", "20"], "has no parameter 'kk'"),
-    (["chapter", "stress_tests", "-p", "vectors_path", "5", "--out", "x"], "'vectors_path' expects str | None"),
-    (["chapter", "no_such_chapter"], "unknown chapter 'no_such_chapter'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["chapter", "stress_tests", "-p", "k", "20"], "parameters other than the book's (k) make a page of your own"),
+        (["chapter", "stress_tests", "-p", "kk", "20"], "has no parameter 'kk'"),
+        (["chapter", "stress_tests", "-p", "vectors_path", "5", "--out", "x"], "'vectors_path' expects str | None"),
+        (["chapter", "no_such_chapter"], "unknown chapter 'no_such_chapter'"),
+    ],
+)
 def test_bad_input_exits_2_and_leaves_the_book_alone(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     before = _book_state()
@@ -47,8 +50,7 @@ def test_a_cell_refusing_its_input_is_an_input_error(tmp_path, error, kind):
     lay = pipeline.Layout(notebooks=tmp_path / "notebooks", book=tmp_path / "book")
     lay.notebooks.mkdir()
     text = DEMO.replace("{error}", error).replace("error = None", "error: str | None = None")
-    (lay.notebooks / "01_demo.py").write_text(jupytext.writes(jupytext.reads(text, fmt="py:percent"),
-                                                              fmt="py:percent"))
+    (lay.notebooks / "01_demo.py").write_text(jupytext.writes(jupytext.reads(text, fmt="py:percent"), fmt="py:percent"))
     pipeline.sync("demo", lay)
     with pytest.raises(pipeline.ChapterError, match=f"{error}: refused") as caught:
         pipeline.execute("demo", {"error": "yes"}, lay, out_dir=tmp_path / "out")
@@ -69,7 +71,8 @@ def digits(tmp_path_factory):
     np.save(folder / "mlp.npy", Z)
     split = np.where(rng.random(len(y)) < 0.7, "train", "test")
     pd.DataFrame({"digit": y.astype(str), "parity": np.where(y % 2, "odd", "even"), "split": split}).to_csv(
-        folder / "labels.csv", index=False)
+        folder / "labels.csv", index=False
+    )
     return folder
 
 
@@ -79,14 +82,22 @@ def test_a_chapter_on_a_users_files_writes_its_page_under_out(chapter, digits, m
     monkeypatch.chdir(digits)
     before = _book_state()
     out = digits / f"pages-{chapter}"
-    assert main(["chapter", chapter, "-p", "vectors_path", "mlp.npy", "-p", "labels_path", "labels.csv",
-                 "--out", str(out)]) == 0, capsys.readouterr().err
+    assert (
+        main(
+            ["chapter", chapter, "-p", "vectors_path", "mlp.npy", "-p", "labels_path", "labels.csv", "--out", str(out)]
+        )
+        == 0
+    ), capsys.readouterr().err
     assert _book_state() == before, "the committed book is untouched"
-    notebook, = out.glob("*.ipynb")
+    (notebook,) = out.glob("*.ipynb")
     page = notebook.with_suffix(".html")
     nb = nbformat.read(notebook, as_version=4)
-    text = "".join(o.get("text", "") + str(o.get("data", {}).get("text/markdown", ""))
-                   for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    text = "".join(
+        o.get("text", "") + str(o.get("data", {}).get("text/markdown", ""))
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+    )
     assert "384-d" in text and "digit" in text
     html = page.read_text()
     assert html.startswith("<!DOCTYPE html>") and "the user's vectors mlp.npy (384-d" in html
