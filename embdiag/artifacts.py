@@ -16,6 +16,7 @@ transcribed values), so that a chapter's figures can name the data they were mad
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -298,6 +299,18 @@ def record_read(path) -> Read:
     read = describe(path)
     _log(read)
     return read
+
+
+@contextlib.contextmanager
+def unrecorded():
+    """Inside the block, loads are not noted in the read log (for work that checks an input's
+    identity, such as a staleness key, without the page using what it read)."""
+    saved = dict(_READS)
+    try:
+        yield
+    finally:
+        _READS.clear()
+        _READS.update(saved)
 
 
 def reads() -> list[Read]:

@@ -252,3 +252,16 @@ def test_inventory_lists_committed_inputs_with_the_provenance_checksums(read_log
     assert demo["files"] == 1 and demo["command"] == "python -m make demo"
     assert demo["bytes"] == (read_log / "encoders" / "demo" / "w.npy").stat().st_size
     assert table.iloc[1]["command"] == "" and table.iloc[1]["bytes"] == 8
+
+
+def test_reads_inside_unrecorded_are_not_logged(tmp_path):
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    first.write_text("x\n")
+    second.write_text("y\n")
+    artifacts.clear_reads()
+    artifacts.record_read(first)
+    with artifacts.unrecorded():
+        artifacts.record_read(second)
+        assert len(artifacts.reads()) == 2  # noted while inside
+    assert [r.sha256 for r in artifacts.reads()] == [artifacts.describe(first).sha256]
+    artifacts.clear_reads()

@@ -104,6 +104,13 @@ DEVICES = ("cpu", "cuda")
 GPU_SHARE = 0.25
 
 
+def _data_params(cfg, root) -> dict:
+    """:func:`~embdiag.training.inputs.data_params`, the scenes it may render on first use left
+    out of the read log: a record's staleness key is not an input of the page that reads it."""
+    with artifacts.unrecorded():
+        return data_params(cfg, None if root is None else str(root))
+
+
 def run_label(profile: str, steps: int | None = None, device: str = "cpu") -> str:
     """Records folder of a profile: its name, ``<profile>-steps<N>`` for a non-default ``steps``,
     and ``-cuda`` appended for runs trained on a GPU."""
@@ -132,7 +139,7 @@ def _params(cfg: TrainConfig, label: str, condition_name: str, seed: int, root=N
         "condition": condition_name,
         "seed": seed,
         "config": cfg.to_dict(),
-        "data": data_params(cfg.data, None if root is None else str(root)),
+        "data": _data_params(cfg.data, root),
         "code": code_digest(),
         **({"device": device} if device != "cpu" else {}),
     }
