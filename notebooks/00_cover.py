@@ -103,3 +103,13 @@ exhibits.figure(diagrams.four_properties(), name="four-properties", reads=[],
 #
 # ```{tableofcontents}
 # ```
+
+# %% [markdown]
+# ## Cite this
+#
+# The project's `CITATION.cff`, as BibTeX:
+
+# %%
+from embdiag.paper import citation
+
+display(Markdown(f"```bibtex\n{citation.bibtex()}\n```"))
