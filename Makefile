@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_interventions.py
 	$(PY) benchmarks/bench_data.py
 	$(PY) benchmarks/bench_encoders.py
+	$(PY) benchmarks/bench_wordnet.py
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml): each module's mutants run
 # against that module's own test file; prints per module the kill rate, the equivalent mutants

@@ -115,7 +115,7 @@ def parse_line(line: str, offset: int, pos: str, where: str) -> Synset:
         n_pointers, i = _int(f[i], 10, "p_cnt", where), i + 1
         pointers = []
         for _ in range(n_pointers):
-            symbol, target, target_pos, st = f[i:i + 4]
+            symbol, target, target_pos, st = f[i], f[i + 1], f[i + 2], f[i + 3]
             if target_pos not in SS_TYPES or len(st) != 4:
                 raise DataFormatError(f"{where}: malformed pointer {' '.join(f[i:i + 4])!r}")
             pointers.append(Pointer(symbol, _int(target, 10, "pointer offset", where), target_pos,

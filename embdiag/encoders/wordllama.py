@@ -6,7 +6,9 @@ config; its Matryoshka prefixes 64 and 128 are cut from them (:data:`DIMS`; the 
 SHA-256 of those two files (:data:`FILES`): :func:`load_wordllama` checks both before it
 loads anything, through ``WordLlama.load(cache_dir=<the package>, disable_download=True)``,
 so no download is ever attempted. Text only: both roles embed the same text (the model has
-no prompts), rows unit-normalised; ``encode_images`` raises.
+no prompts), rows unit-normalised; ``encode_images`` raises. A row is the mean of its tokens'
+vectors, whatever else shares its batch (padding is masked), so texts are batched by length:
+the same bits, about a third faster.
 """
 
 from __future__ import annotations
@@ -92,8 +94,13 @@ class WordLlamaEncoder:
     def encode_texts(self, texts, role: str = "query", *, batch_size: int = 512, progress: bool = False) -> np.ndarray:
         texts = check_texts(texts)
         check_role(role)
-        return batched(len(texts), batch_size, lambda i, j: self.model.embed(texts[i:j], batch_size=j - i),
-                       progress=progress, label=f"{NAME} texts")
+        order = np.argsort([len(t) for t in texts], kind="stable")  # batches of like length pad less
+        ordered = [texts[i] for i in order]
+        Z = batched(len(ordered), batch_size, lambda i, j: self.model.embed(ordered[i:j], batch_size=j - i),
+                    progress=progress, label=f"{NAME} texts")
+        out = np.empty_like(Z)
+        out[order] = Z
+        return out
 
 
 def load_wordllama() -> WordLlamaEncoder:
