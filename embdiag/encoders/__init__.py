@@ -12,7 +12,7 @@
 - ``registry``: ``load_encoder(name, root=None)`` for every encoder name;
 - ``cache``: embeddings cached by encoder revision, dataset, split, role and dimension;
 - ``vectors``: what a fixed-encoder chapter measures (an encoder's cached vectors or a user's);
-- ``wordnet_vectors``: the WordNet sample's committed WordLlama vectors, and their regeneration.
+- ``wordnet``: the WordNet sample's committed WordLlama vectors, and their regeneration.
 
 Imports only :mod:`embdiag.data`, :mod:`embdiag.metrics` and the shared helpers;
 ``train`` is imported on first use, so ``python -m embdiag.encoders.train`` runs it once.
@@ -27,7 +27,7 @@ from .registry import REFERENCE_NAMES, load_encoder, load_reference
 from .tokenizer import WordTokenizer
 from .vectors import CaptionVectors, LabelledVectors, caption_vectors, driving_vectors, read_labelled_vectors
 from .wordllama import WordLlamaEncoder, WordLlamaError, load_wordllama
-from .wordnet_vectors import wordnet_caption_vectors, wordnet_vectors
+from .wordnet import wordnet_caption_vectors, wordnet_vectors
 
 
 def __getattr__(name: str):

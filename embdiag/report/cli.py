@@ -183,12 +183,12 @@ def export_main(argv=None) -> int:
     p.add_argument("--encoder", default="reference-cnn", help="a registered encoder (default reference-cnn)")
     p.add_argument("--dataset", default="procedural", choices=("procedural", "wordnet"), help="procedural driving "
                    "scenes (default), or wordnet: WordNet glosses with id, split, pos and lexname labels "
-                   "(--encoder wordllama:l2_supercat; embdiag.encoders.wordnet_vectors.export_wordnet_vectors)")
+                   "(--encoder wordllama:l2_supercat; embdiag.encoders.wordnet.export_wordnet_vectors)")
     p.add_argument("--out", metavar="DIR", required=True, help="output folder")
     args = p.parse_args(argv)
     export = export_project_vectors
     if args.dataset == "wordnet":
-        from ..encoders.wordnet_vectors import export_wordnet_vectors as export
+        from ..encoders.wordnet import export_wordnet_vectors as export
     paths = export(args.out, args.encoder)
     print(paths["vectors"])
     print(paths["labels"])

@@ -6,10 +6,13 @@ import pytest
 
 from embdiag import artifacts
 from embdiag.data.wordnet import DEFAULT_DIR
-from embdiag.data.wordnet_sample import POS_NAMES, committed_sample
+from embdiag.data.wordnet import Synset
+from embdiag.data.wordnet_sample import POS_NAMES, SAMPLE, WordNetSample, committed_sample, sample_wordnet
+from embdiag.encoders import vectors as vectors_module
+from embdiag.encoders import wordnet as wv
 from embdiag.encoders import wordllama as wl
 from embdiag.encoders.vectors import caption_vectors, driving_vectors, read_labelled_vectors
-from embdiag.encoders.wordnet_vectors import (PARTS, part_name, regenerate_wordnet, wordnet_caption_vectors,
+from embdiag.encoders.wordnet import (PARTS, part_name, regenerate_wordnet, wordnet_caption_vectors,
                                               wordnet_vectors)
 from embdiag.report.cli import export_main
 
@@ -77,6 +80,30 @@ def test_exported_rows_are_wordllamas_embedding_of_wordnets_definition(tmp_path)
         s = synsets[labels["id"][row]]
         assert (labels["pos"][row], labels["lexname"][row]) == (POS_NAMES[s.pos], s.lexname)
         np.testing.assert_allclose(Z[row], model.embed([s.definition], norm=True)[0], rtol=0, atol=1e-7)
+
+
+def _small_sample(seed: int) -> WordNetSample:
+    """A drawn sample of 40 made-up synsets, declared as the book's draw (what committed_sample checks)."""
+    synsets = [Synset(100 + i, "n", "n", "noun.animal" if i % 2 else "noun.plant", (f"w{i}",), (0,), (), (),
+                      f"a definition of thing {i}", tuple(f"thing {i} in use {j}" for j in range(i % 5)))
+               for i in range(40)]
+    s = sample_wordnet(synsets, {"data.noun": "cd" * 32}, seed=seed, n_train=10, n_val=6, n_retrieval=4)
+    return WordNetSample(s.items, s.examples, {**s.params, **SAMPLE})
+
+
+def test_embdiag_embeddings_regenerates_the_wordnet_parts_and_refuses_another_sample(tmp_path, monkeypatch):
+    monkeypatch.setattr(wv, "load_wordnet", lambda data_dir=None: _small_sample(0))
+    monkeypatch.setattr(vectors_module, "book_embeddings", lambda root=None: iter(()))  # the reference parts: none
+    first = vectors_module.regenerate_book_embeddings(root=tmp_path)
+    assert [r.rows for r in first] == [10, 6, 4, len(_small_sample(0).examples)] and all(r.written for r in first)
+    got = wordnet_vectors(root=tmp_path)
+    texts = list(committed_sample(root=tmp_path).part("train")["definition"])
+    np.testing.assert_array_equal(got.train, wl.load_wordllama().encode_texts(texts).astype(np.float64))
+    monkeypatch.setattr(wv, "load_wordnet", lambda data_dir=None: _small_sample(1))
+    with pytest.raises(artifacts.StaleArtifactError, match="draws another sample .* --write replaces it"):
+        regenerate_wordnet(root=tmp_path)
+    replaced = regenerate_wordnet(write=True, root=tmp_path)
+    assert committed_sample(root=tmp_path).key == _small_sample(1).key and all(r.written for r in replaced)
 
 
 @installed
