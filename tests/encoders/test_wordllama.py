@@ -45,8 +45,16 @@ def test_rows_are_wordllamas_normalised_mean_of_token_vectors():
     enc = wl.load_wordllama()
     texts = ["draw air into, and expel out of, the lungs", "a member of the genus Canis", "x"]
     np.testing.assert_array_equal(enc.encode_texts(texts, batch_size=2), enc.model.embed(texts, norm=True))
+
+
+
+def test_a_prefix_of_the_native_rows_is_wordllamas_own_truncated_model():
+    """Mean pooling is linear, so cutting the pooled rows equals cutting the token table (trunc_dim)."""
+    enc, texts = wl.load_wordllama(), ["draw air into, and expel out of, the lungs", "a member of the genus Canis"]
     for d in wl.DIMS[1:]:
-        assert prefix(enc.encode_texts(texts), d).shape == (3, d)
+        own = wl._import_wordllama().load("l2_supercat", cache_dir=wl.package_folder(), trunc_dim=d,
+                                          disable_download=True)
+        np.testing.assert_allclose(prefix(enc.encode_texts(texts), d), own.embed(texts, norm=True), rtol=0, atol=2e-7)
 
 
 def test_text_only_and_roles_checked():
