@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.embdiag-installed
 
-.PHONY: book test chromium bench publish
+.PHONY: book test chromium wordnet bench publish
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -21,9 +21,16 @@ chromium:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null)
 
+# Debian's WordNet 3.0 database (/usr/share/wordnet): the WordNet reader's tests on the real files, and
+# `embdiag embeddings`, which redraws the committed WordNet sample (make book needs neither).
+wordnet:
+	@test -f /usr/share/wordnet/data.noun || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	  wordnet-base >/dev/null)
+
 # The tests run on the pinned float path (embdiag/floatpath.py), as `embdiag book` does; on a
 # machine without it (ARM, no AVX2) nbval is skipped and the chapters are compared within tolerance.
-test: $(STAMP) chromium
+test: $(STAMP) chromium wordnet
 	$(PY) -m embdiag.floatpath $(PY) -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests book/chapters
 
 # Publish the last build (make book; this target builds nothing) onto the gh-pages branch of
@@ -48,6 +55,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_interventions.py
 	$(PY) benchmarks/bench_data.py
 	$(PY) benchmarks/bench_encoders.py
+	$(PY) benchmarks/bench_wordnet.py
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml): each module's mutants run
 # against that module's own test file; prints per module the kill rate, the equivalent mutants

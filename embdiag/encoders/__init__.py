@@ -8,9 +8,11 @@
 - ``train``: training the reference encoders on the procedural pool split
   (``python -m embdiag.encoders.train --arch vit|cnn --minutes 30``);
 - ``huggingface``: a lazily imported ``transformers`` adapter (CLIP/SigLIP-style);
+- ``wordllama``: the pinned WordLlama ``l2_supercat`` text encoder, loaded offline;
 - ``registry``: ``load_encoder(name, root=None)`` for every encoder name;
 - ``cache``: embeddings cached by encoder revision, dataset, split, role and dimension;
-- ``vectors``: what a fixed-encoder chapter measures (an encoder's cached vectors or a user's).
+- ``vectors``: what a fixed-encoder chapter measures (an encoder's cached vectors or a user's);
+- ``wordnet``: the WordNet sample's committed WordLlama vectors, and their regeneration.
 
 Imports only :mod:`embdiag.data`, :mod:`embdiag.metrics` and the shared helpers;
 ``train`` is imported on first use, so ``python -m embdiag.encoders.train`` runs it once.
@@ -24,6 +26,8 @@ from .protocol import ROLES, Encoder
 from .registry import REFERENCE_NAMES, load_encoder, load_reference
 from .tokenizer import WordTokenizer
 from .vectors import CaptionVectors, LabelledVectors, caption_vectors, driving_vectors, read_labelled_vectors
+from .wordllama import WordLlamaEncoder, WordLlamaError, load_wordllama
+from .wordnet import wordnet_caption_vectors, wordnet_vectors
 
 
 def __getattr__(name: str):
@@ -35,7 +39,8 @@ def __getattr__(name: str):
 
 __all__ = [
     "CaptionVectors", "DIMS", "DualConfig", "DualEncoder", "Encoder", "HuggingFaceEncoder", "LabelledVectors",
-    "REFERENCE_NAMES", "ROLES", "ReferenceEncoder", "TrainConfig", "WordTokenizer", "caption_vectors", "clip_loss",
-    "driving_vectors", "embed", "load_encoder", "load_huggingface", "load_reference", "matryoshka_loss", "prefix",
-    "read_labelled_vectors", "train_reference",
+    "REFERENCE_NAMES", "ROLES", "ReferenceEncoder", "TrainConfig", "WordLlamaEncoder", "WordLlamaError",
+    "WordTokenizer", "caption_vectors", "clip_loss", "driving_vectors", "embed", "load_encoder", "load_huggingface",
+    "load_reference", "load_wordllama", "matryoshka_loss", "prefix", "read_labelled_vectors", "train_reference",
+    "wordnet_caption_vectors", "wordnet_vectors",
 ]

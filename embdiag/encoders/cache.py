@@ -113,7 +113,14 @@ def regenerate(encoder: Encoder, dataset: Dataset, split: str, *, kind: str = "i
     a stale one) is committed. Nothing is replaced silently: the result says how far apart
     the two are."""
     params, committed, _ = _entry(encoder, dataset, split, kind, role)
-    new = np.asarray(_encode(encoder, dataset, params, progress), dtype=np.float32)
+    return regenerate_vectors(committed, params, _encode(encoder, dataset, params, progress), write=write, root=root)
+
+
+def regenerate_vectors(committed: str, params: dict, vectors, *, write: bool = False,
+                       root: Path | None = None) -> Regenerated:
+    """Compare freshly computed ``vectors`` with the committed artifact ``committed`` made with
+    ``params``, and write them there when ``write`` or when none (or a stale one) is committed."""
+    new = np.asarray(vectors, dtype=np.float32)
     try:
         old = artifacts.load(committed, params, root=root)["vectors"]
     except (artifacts.MissingArtifactError, artifacts.StaleArtifactError):

@@ -3,6 +3,8 @@
 - ``reference-vit``, ``reference-cnn``: the project's dual encoders, read from the
   committed artifact ``encoders/<name>/`` under ``root`` (default: the data folder),
   checksums verified; train them with ``python -m embdiag.encoders.train``.
+- ``wordllama:l2_supercat``: the pinned WordLlama text encoder from its installed wheel,
+  offline (:func:`~embdiag.encoders.wordllama.load_wordllama`).
 - ``hf:<model id>@<revision>`` or ``hf:<local folder>``: a Hugging Face model through
   :func:`~embdiag.encoders.huggingface.load_huggingface`, offline.
 """
@@ -15,9 +17,10 @@ from .. import artifacts
 from .dual import ReferenceEncoder
 from .huggingface import load_huggingface
 from .protocol import Encoder
+from .wordllama import NAME as WORDLLAMA, load_wordllama
 
 REFERENCE_NAMES: tuple[str, ...] = ("reference-vit", "reference-cnn")
-NAMES_HELP = "'reference-vit', 'reference-cnn', 'hf:<model id>@<revision>' or 'hf:<local folder>'"
+NAMES_HELP = f"'reference-vit', 'reference-cnn', '{WORDLLAMA}', 'hf:<model id>@<revision>' or 'hf:<local folder>'"
 
 
 def load_reference(name: str, root: Path | None = None) -> ReferenceEncoder:
@@ -46,6 +49,8 @@ def load_encoder(name: str, root: Path | None = None) -> Encoder:
     """The encoder called ``name`` (one of :data:`NAMES_HELP`)."""
     if name in REFERENCE_NAMES:
         return load_reference(name, root)
+    if name == WORDLLAMA:
+        return load_wordllama()
     if isinstance(name, str) and name.startswith("hf:") and len(name) > 3:
         return _hf(name[3:])
     raise ValueError(f"name: unknown encoder {name!r}; expected {NAMES_HELP}")

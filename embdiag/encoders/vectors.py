@@ -34,8 +34,8 @@ from ..data.vocab import ATTRIBUTES
 from .cache import Regenerated, embed, regenerate
 from .registry import REFERENCE_NAMES, load_encoder
 
-DRIVING_SOURCES = ("procedural", "bdd100k")
-CAPTION_SOURCES = ("procedural", "coco")
+DRIVING_SOURCES = ("procedural", "bdd100k", "wordnet")
+CAPTION_SOURCES = ("procedural", "coco", "wordnet")
 SPLIT_COLUMN = "split"
 EVAL_NAMES = ("val", "eval", "evaluation", "test")
 
@@ -154,12 +154,16 @@ def driving_vectors(encoder: str = "reference-cnn", dataset: str = "procedural",
     From the user's files when ``vectors_path`` and ``labels_path`` are given (then
     ``encoder`` and ``dataset`` are not used), else ``encoder``'s cached embeddings of
     ``dataset`` (``procedural``, or ``bdd100k`` read from ``data_dir``), cut to the
-    Matryoshka prefix ``dim`` when given.
+    Matryoshka prefix ``dim`` when given. ``wordnet``: the committed WordNet glosses with
+    ``pos`` and ``lexname`` labels (:func:`~embdiag.encoders.wordnet.wordnet_vectors`).
     """
     if (vectors_path is None) != (labels_path is None):
         raise ValueError("vectors_path and labels_path: give both (a user's vectors and their labels) or neither")
     if vectors_path is not None:
         return read_labelled_vectors(vectors_path, labels_path)
+    if dataset == "wordnet":
+        from .wordnet import wordnet_vectors
+        return wordnet_vectors(encoder, dim=dim, root=root)
     ds = _driving_dataset(dataset, data_dir, seed, root)
     enc = load_encoder(encoder, root=root)
     train, val = (embed(enc, ds, s, dim=dim, root=root, progress=progress).astype(np.float64) for s in ("train", "val"))
@@ -216,10 +220,14 @@ def caption_vectors(encoder: str = "reference-cnn", dataset: str = "procedural",
     """The caption groups' image vectors and captions in the query and document roles.
 
     From the user's ``.npz`` when ``vectors_path`` is given (``encoder`` and ``dataset`` are
-    then not used), else ``encoder``'s cached embeddings of ``dataset``.
+    then not used), else ``encoder``'s cached embeddings of ``dataset`` (``wordnet``: the
+    committed glosses and their examples, :func:`~embdiag.encoders.wordnet.wordnet_caption_vectors`).
     """
     if vectors_path is not None:
         return read_caption_vectors(vectors_path)
+    if dataset == "wordnet":
+        from .wordnet import wordnet_caption_vectors
+        return wordnet_caption_vectors(encoder, root=root)
     if dataset == "procedural":
         ds = load_dataset("procedural", splits=("caption",), n_caption=n, seed=seed, root=root)
     elif dataset == "coco":
@@ -259,8 +267,12 @@ def book_embeddings(root=None):
 
 
 def regenerate_book_embeddings(*, write: bool = False, root=None, progress: bool = False) -> list[Regenerated]:
-    """:func:`~embdiag.encoders.cache.regenerate` every entry of :func:`book_embeddings`: how far
-    this machine's vectors are from the committed ones (written where none are committed, or
-    all of them with ``write``)."""
-    return [regenerate(enc, ds, split, kind=kind, role=role or "query", write=write, root=root, progress=progress)
-            for enc, ds, split, kind, role in book_embeddings(root)]
+    """The WordNet sample's WordLlama vectors (:func:`~embdiag.encoders.wordnet.regenerate_wordnet`,
+    first: it needs Debian's wordnet-base and the wordllama wheel, and fails fast without them), then
+    :func:`~embdiag.encoders.cache.regenerate` every entry of :func:`book_embeddings`: how far this
+    machine's vectors are from the committed ones (written where none are committed, or all with ``write``)."""
+    from .wordnet import regenerate_wordnet
+
+    return [*regenerate_wordnet(write=write, root=root, progress=progress),
+            *(regenerate(enc, ds, split, kind=kind, role=role or "query", write=write, root=root, progress=progress)
+              for enc, ds, split, kind, role in book_embeddings(root))]

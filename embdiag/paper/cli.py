@@ -101,8 +101,9 @@ def _embeddings(argv) -> int:
 
 
 _EMBEDDINGS_HELP = (
-    "recompute the embeddings the book reads (both reference encoders) and print how far they are "
-    "from the committed ones; the committed vectors are kept unless --write"
+    "recompute the embeddings the book reads (both reference encoders; WordLlama on the WordNet sample, which "
+    "needs Debian's wordnet-base) and print how far they are from the committed ones; the committed vectors are "
+    "kept unless --write"
 )
 _TRAIN_HELP = "run the JEPA training sweep: finished runs are skipped, interrupted ones resumed"
 _REPORT_HELP = (

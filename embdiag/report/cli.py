@@ -181,9 +181,15 @@ def export_main(argv=None) -> int:
         "images, the reference encoder's by default) and their weather, scene and time-of-day labels as "
         "DIR/vectors.npy and DIR/labels.csv: inputs to try `embdiag report` on."))
     p.add_argument("--encoder", default="reference-cnn", help="a registered encoder (default reference-cnn)")
+    p.add_argument("--dataset", default="procedural", choices=("procedural", "wordnet"), help="procedural driving "
+                   "scenes (default), or wordnet: WordNet glosses with id, split, pos and lexname labels "
+                   "(--encoder wordllama:l2_supercat; embdiag.encoders.wordnet.export_wordnet_vectors)")
     p.add_argument("--out", metavar="DIR", required=True, help="output folder")
     args = p.parse_args(argv)
-    paths = export_project_vectors(args.out, args.encoder)
+    export = export_project_vectors
+    if args.dataset == "wordnet":
+        from ..encoders.wordnet import export_wordnet_vectors as export
+    paths = export(args.out, args.encoder)
     print(paths["vectors"])
     print(paths["labels"])
     _say(f"now: embdiag report {paths['vectors']} --labels {paths['labels']} --compress fp16,int8 --out REPORT_DIR")
