@@ -51,7 +51,7 @@ def test_precision_at_k_with_separate_query_labels_and_no_missing_is_unchanged()
     assert np.isnan(precision_at_k(nb, gallery, queries, per_query=True)[2])
     assert precision_at_k(nb, ["a", "a", "b"], ["a", "b", "b"], per_query=True).tolist() == [1.0, 0.5, 0.5]
     with pytest.raises(ValueError, match="no query has a label and a labelled neighbour"):
-        precision_at_k(np.array([[1], [0]]), ["a", None], [None, "a"])
+        precision_at_k(np.array([[1], [1]]), ["a", None], [None, "a"])
 
 
 def test_floors_classes_and_balanced_accuracy_ignore_missing_labels():
