@@ -23,8 +23,8 @@ import torch
 from .._blas import single_thread
 from .._mapped import release_rows
 from .._scaling import unit_scale_rows, unsafe_norms
-from .._validate import as_float, as_labels, as_matrix, check_int, check_k, same_length
-from .probe import labelled, labelled_values
+from .._validate import as_float, as_matrix, check_int, check_k, same_length
+from .probe import labelled_values
 
 __all__ = [
     "topk",

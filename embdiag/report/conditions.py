@@ -42,7 +42,8 @@ from ..interventions.compression import PCACompression
 from ..interventions.precision import store
 from ..metrics.retrieval import topk
 
-__all__ = ["CHUNK_ROWS", "COMPRESSION_METHODS", "FIT_ROWS", "ApproximateIndex", "CompareFile", "Compression", "ReportCondition", "Storage",
+__all__ = ["CHUNK_ROWS", "COMPRESSION_METHODS", "FIT_ROWS", "ApproximateIndex", "CompareFile", "Compression",
+           "ReportCondition", "Storage",
            "file_condition", "hnsw_params", "ivfpq_params", "parse_compress", "parse_conditions", "parse_index",
            "unit_rows_f32"]
 
@@ -55,7 +56,8 @@ _STORAGE = {"fp16": "float16", "float16": "float16", "int8": "int8"}
 _COMPRESS_FORMS = ("fp16 (or float16), int8, pca<DIM> (centred PCA), upca<DIM> (uncentred PCA), prefix<DIM> "
                    "(DIM an integer below d)")
 #: Compression methods of ``--compress``: spec prefix -> what its description calls it.
-COMPRESSION_METHODS = {"pca": "Centred PCA", "upca": "Uncentred PCA (no mean subtracted)", "prefix": "Matryoshka prefix"}
+COMPRESSION_METHODS = {"pca": "Centred PCA", "upca": "Uncentred PCA (no mean subtracted)",
+                       "prefix": "Matryoshka prefix"}
 _INDEX_FORMS = "hnsw, ivfpq"
 
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 200, 64

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from embdiag.interventions.compression import PCACompression
 from embdiag.interventions.precision import store
 from embdiag.metrics import geometry
 from embdiag.metrics.retrieval import hit_at_k, overlap_at_k, precision_at_k, random_floor, topk
@@ -58,16 +59,33 @@ def test_sections_tables_and_columns(report):
     assert list(report.metrics.columns) == METRIC_COLUMNS
     assert set(report.scope) == {"geometry", "labels", "identity", "relevance"}
     assert all(s.endswith(".") for s in report.scope.values())
-    assert set(report.tables) == {"conditions", "geometry", "identity", "support", "labels", "relevance"}
+    assert set(report.tables) == {"conditions", "geometry", "identity", "support", "labels", "relevance", "summary"}
     assert report.inputs["n_queries"] == N and report.inputs["n_gallery"] == N and not report.inputs["quick"]
     assert [c["name"] for c in report.inputs["conditions"]] == ["fp16", "int8", "pca8", "hnsw"]
 
 
-def test_geometry_is_the_library_summary(report):
+def unit(A):
+    return (A / np.linalg.norm(A.astype(np.float64), axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_geometry_is_the_library_summary_of_raw_and_of_unit_rows_kept_apart(report):
+    """Issue #25, point 3: every representation with vectors in both spaces, labelled, never mixed."""
     for key, v in geometry.summary(X).items():
-        assert value(report, "geometry", key, "reference").value == v
+        assert value(report, "geometry", key, "reference", "raw").value == v
+    for key, v in geometry.summary(unit(X)).items():
+        assert value(report, "geometry", key, "reference", "unit").value == v
     recon = store(X, "int8").reconstruct().astype(np.float32)
-    assert value(report, "geometry", "rankme", "int8").value == geometry.summary(recon)["rankme"]
+    assert value(report, "geometry", "rankme", "int8", "raw").value == geometry.summary(recon)["rankme"]
+    assert value(report, "geometry", "rankme", "int8", "unit").value == geometry.summary(unit(recon))["rankme"]
+    # a compression's raw rows are its projection (not renormalized): its total variance is the PCA's share
+    pca = PCACompression(8).fit(X)
+    projected = ((X - pca.mean_) @ pca.components_.T).astype(np.float32)
+    raw_tv = value(report, "geometry", "total_variance", "pca8", "raw").value
+    assert raw_tv == geometry.summary(projected)["total_variance"] and raw_tv < geometry.summary(X)["total_variance"]
+    assert value(report, "geometry", "total_variance", "pca8", "unit").value < N / (N - 1)  # unit rows: at most n/(n-1)
+    table = report.tables["geometry"]
+    assert list(table.columns[:2]) == ["space", "representation"] and set(table.space) == {"raw", "unit"}
+    assert (table.groupby("space").representation.apply(list) == [["reference", "fp16", "int8", "pca8"]] * 2).all()
     assert not (report.metrics.condition[report.metrics.section == "geometry"] == "hnsw").any()
 
 
@@ -106,7 +124,6 @@ def test_delta_p_is_the_difference_of_precision_at_k(report):
 
 
 def report_pca_vectors():
-    from embdiag.interventions.compression import PCACompression
     return PCACompression(8).fit(X).transform(X).astype(np.float32)
 
 
@@ -168,7 +185,7 @@ def test_save_leaves_nothing_on_failure(tmp_path, monkeypatch):
 
 def test_nan_becomes_null_in_json():
     rep = Report({"x": np.float64("nan")}, {}, {"t": pd.DataFrame({"v": [np.nan, 1.0]})})
-    assert rep.to_json() == {"inputs": {"x": None}, "scope": {}, "metrics": [],
+    assert rep.to_json() == {"inputs": {"x": None}, "scope": {}, "summary": [], "gates": [], "metrics": [],
                              "tables": {"t": [{"v": None}, {"v": 1.0}]}}
     json.dumps(rep.to_json(), allow_nan=False)
 
@@ -223,7 +240,8 @@ def test_compare_file_condition_and_names():
     assert [c["kind"] for c in rep.inputs["conditions"]] == ["file"]
     ov = overlap_at_k(exact(X), exact(X[:, :8] * 3.0))
     assert value(rep, "identity", f"overlap@{K}", "compare").value == pytest.approx(ov, abs=1e-12)
-    assert value(rep, "geometry", "rankme", "compare").value == geometry.summary(X[:, :8] * 3.0)["rankme"]
+    assert value(rep, "geometry", "rankme", "compare", "raw").value == geometry.summary(X[:, :8] * 3.0)["rankme"]
+    assert value(rep, "geometry", "rankme", "compare", "unit").value == geometry.summary(unit(X[:, :8] * 3.0))["rankme"]
     with pytest.raises(InputError, match=r"^conditions: names must be unique and not 'reference'"):
         measure(X, compare=X, compress="fp16", index=parse_index("hnsw", N, D) * 2, progress=False)
 
