@@ -68,8 +68,8 @@ from .conditions import (CHUNK_ROWS, FIT_ROWS, Compression, ReportCondition, Sto
                          unit_rows_f32)
 from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
 
-__all__ = ["Report", "measure", "available_metrics", "summarize", "summary_table", "verdict", "METRIC_COLUMNS", "SPACES",
-           "QUERY_ROWS", "QUICK_QUERY_ROWS", "QUICK_GALLERY_ROWS",
+__all__ = ["Report", "measure", "available_metrics", "summarize", "summary_table", "verdict", "METRIC_COLUMNS",
+           "SPACES", "QUERY_ROWS", "QUICK_QUERY_ROWS", "QUICK_GALLERY_ROWS",
            "QUICK_GEOMETRY_ROWS", "PROBE_ROWS", "QUICK_PROBE_ROWS", "STRESS_ROWS", "CERT_QUERIES", "CERT_GALLERY"]
 
 METRIC_COLUMNS = ["section", "metric", "condition", "attribute", "value", "low", "high"]
