@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from safetensors.numpy import save_file
 
 from embdiag.data import files
-from embdiag.data.files import (EVAL_NAMES, SPLIT_COLUMN, InputError, check_support, parse_split, read_labels, read_pairs,
-                                read_vectors, split_labels)
+from embdiag.data.files import (EVAL_NAMES, SPLIT_COLUMN, InputError, check_support, parse_split, read_labels,
+                                read_pairs, read_vectors, split_labels)
 from embdiag.metrics import hit_at_k
 
 RNG = np.random.default_rng(0)
