@@ -459,7 +459,7 @@ def precision_at_k(neighbors, labels, query_labels=None, per_query: bool = False
     >>> precision_at_k(neighbors, [0, 0, 1, 1]), precision_at_k(neighbors, [0, 0, 1, 1], per_query=True)
     (0.75, array([1., 1., 1., 0.]))
     >>> precision_at_k([[1, 2], [0, 2], [0, 1]], ["a", "a", None], per_query=True)  # row 2: no label
-    array([1., 1., nan])
+    array([ 1.,  1., nan])
     """
     nb = _neighbors(neighbors)
     lab, has = _label_array(labels, "labels")

@@ -994,9 +994,11 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         >>> X = np.random.default_rng(0).standard_normal((300, 8)).astype(np.float32)
         >>> report = measure(X, compress="fp16,prefix4", k=5, progress=False)
         >>> list(report.scope), list(report.tables)
-        (['geometry', 'identity'], ['conditions', 'geometry', 'identity'])
+        (['geometry', 'identity'], ['conditions', 'geometry', 'identity', 'summary'])
         >>> report.tables["identity"].set_index("condition")["overlap@5"].round(2).to_dict()
         {'fp16': 1.0, 'prefix4': 0.21}
+        >>> [(e["condition"], e["verdict"]) for e in report.summary]
+        [('fp16', 'safe: identity and relevance unchanged'), ('prefix4', 'changes neighbours; relevance not measured')]
     """
     shard_rows = check_int(shard_rows, "shard_rows", minimum=1)
 
