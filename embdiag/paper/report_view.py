@@ -104,17 +104,19 @@ def section(report: Report, name: str, source: str) -> list:
 
 def _summary(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
     k = report.inputs["k"]
-    shown = table.rename(columns={"changed_queries": f"changed top-{k} (share)",
+    lines = {c: table[c].str.replace("; ", "<br>") for c in ("relevance_change_pp", "probe_ba_change_pp")}
+    shown = table.assign(**lines)  # one change per line
+    shown = shown.rename(columns={"changed_queries": f"changed top-{k} (share)",
                                   "relevance_change_pp": "relevance change, pp [95% interval]",
                                   "probe_ba_change_pp": "probe BA change, pp"}).set_index("condition")
     return [exhibits.table(shown, name="report-summary", **mark, extremes=False, caption=(
-        f"Each condition against the reference, in one row. *changed top-{k}*: share of searched queries whose "
-        f"top-{k} set differs from exact search on the reference; *overlap@{k}*: mean share of the reference's "
-        f"top {k} still returned; *relevance change*: the condition's per-query P@{k} (per label column), Hit@{k} "
+        f"Each condition against the reference, in one row. changed top-{k}: share of searched queries whose "
+        f"top-{k} set differs from exact search on the reference; overlap@{k}: mean share of the reference's "
+        f"top {k} still returned; relevance change: the condition's per-query P@{k} (per label column), Hit@{k} "
         f"and recall@{k} minus the reference's, averaged, in percentage points, with a 95% paired bootstrap "
-        "interval over the searched queries; *probe BA change*: balanced accuracy of a linear probe fitted on "
+        "interval over the searched queries; probe BA change: balanced accuracy of a linear probe fitted on "
         "the condition's vectors minus the reference's, in pp (one probe split, no interval; none for an index); "
-        "*verdict*: 'costs relevance' if some relevance interval lies wholly below 0, else 'safe: identity and "
+        "verdict: 'costs relevance' if some relevance interval lies wholly below 0, else 'safe: identity and "
         "relevance unchanged' if no top-k changed, else 'changes neighbours, gains relevance' if some interval "
         "lies wholly above 0, else 'changes neighbours, keeps relevance' (or '; relevance not measured' "
         f"without labels or pairs). {on}"))]
@@ -123,13 +125,13 @@ def _summary(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
 def _conditions(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
     return [exhibits.table(table, name="report-conditions", **mark, extremes=False, caption=(
         "Each condition compared with the reference VECTORS, with every parameter stated (a definition, "
-        "not a measurement). *kind*: file (--compare), storage (a number format), compression (fewer "
+        "not a measurement). kind: file (--compare), storage (a number format), compression (fewer "
         "dimensions) or index (an approximate search over the reference vectors)."))]
 
 
-_GEOMETRY_COLUMNS = ("*total_variance*: sum of the per-dimension variances; *mean_cosine*: mean cosine of distinct "
-                     "pairs of rows; *rankme*: effective rank, exp of the entropy of the normalized singular values; "
-                     "*participation_ratio*: (sum of covariance eigenvalues)² / sum of their squares")
+_GEOMETRY_COLUMNS = ("total_variance: sum of the per-dimension variances; mean_cosine: mean cosine of distinct "
+                     "pairs of rows; rankme: effective rank, exp of the entropy of the normalized singular values; "
+                     "participation_ratio: (sum of covariance eigenvalues)² / sum of their squares")
 
 
 def _geometry(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
@@ -159,36 +161,46 @@ def _labels(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
            exhibits.table(table.set_index(["representation", "attribute"]), name="report-labels-table", **mark,
                           extremes=[c for c in ("probe_ba", f"p@{k}") if c in table] or False,  # no floors
                           caption=(
-        f"The values of the figure. *eligible_classes*: classes with at least {report.inputs['min_support']} "
-        "labelled items; *missing_labels*: rows without a label for the attribute (left out of its numbers); "
-        "*probe_ba*: the probe's balanced accuracy on the evaluation rows over the eligible classes present, "
-        f"*ba_floor* its chance level (1 / classes); *p@{k}*: share of a query's labelled neighbours with its "
-        f"label (unlabelled queries skipped), *p_floor* its chance level (sum of squared class shares). {on}"))]
+        f"The values of the figure. eligible_classes: classes with at least {report.inputs['min_support']} "
+        "labelled items; missing_labels: rows without a label for the attribute (left out of its numbers); "
+        "probe_ba: the probe's balanced accuracy on the evaluation rows over the eligible classes present, "
+        f"ba_floor: its chance level (1 / classes); p@{k}: share of a query's labelled neighbours with its "
+        f"label (unlabelled queries skipped), p_floor: its chance level (sum of squared class shares). {on}"))]
     support = report.tables.get("support")
     if support is not None:
         out.append(exhibits.table(support.set_index(["attribute", "class"]), name="report-support", **mark,
                                   extremes=False, caption=(
-            f"Labelled items per class (*count*); *eligible*: at least {report.inputs['min_support']} items, so "
+            f"Labelled items per class (count); eligible: at least {report.inputs['min_support']} items, so "
             f"the class counts in probe accuracy and the comparisons. {on}")))
     return out
 
 
+def _certified_on(table: pd.DataFrame) -> str:
+    """Which queries and gallery rows the storage certificates were computed on (a clause, or '')."""
+    if "cert_queries" not in table or table["cert_queries"].isna().all():
+        return ""
+    row = table.dropna(subset=["cert_queries"]).iloc[0]
+    return f" (on {int(row['cert_queries']):,} queries against {int(row['cert_gallery']):,} gallery rows)"
+
+
 def _identity(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
     k = report.inputs["k"]
+    n_queries = int(table["n_queries"].iloc[0])
+    shown = table.drop(columns=[c for c in ("n_queries", "cert_queries", "cert_gallery") if c in table])
+    shown = shown.rename(columns=lambda c: c.replace("_", " ")).set_index("condition")  # headers may wrap
     return [exhibits.figure(identity_chart(table, k), name="report-identity", **mark, caption=(
         f"Mean overlap@{k} of each condition's top {k} with exact search on the reference vectors (bar, coloured "
         f"by kind) and the share of queries whose top-{k} set changed (dot). {on} Exact counts over "
-        f"{int(table['n_queries'].iloc[0]):,} queries, no interval.")),
-            exhibits.table(table.set_index("condition"), name="report-identity-table", **mark, caption=(
-        f"Identity per condition. *overlap@{k}*: mean share of the reference's top {k} still returned; "
-        f"*changed_queries*: share of queries whose top-{k} set changed; *n_queries*: queries searched; "
-        f"*median_margin_changed / unchanged*: median boundary margin (rank-{k} minus rank-{k + 1} cosine of "
-        "the reference) of the changed and of the unchanged queries, small margins being the ones that flip; "
-        "storage conditions only: *cert_coverage*: share of the certificate's queries whose top-k set is proven "
-        "unchanged by the float error bound of the stored format (a proof, not a measurement: those queries "
-        "cannot change), *cert_violations*: certified queries that changed all the same (0 unless the bound is "
-        "wrong), over *cert_queries* queries against *cert_gallery* gallery rows. "
-        f"{on}"))]
+        f"{n_queries:,} queries, no interval.")),
+            exhibits.table(shown, name="report-identity-table", **mark, caption=(
+        f"Identity per condition over {n_queries:,} searched queries. overlap@{k}: mean share of the reference's "
+        f"top {k} still returned; changed queries: share of queries whose top-{k} set changed; median margin "
+        f"changed / unchanged: median boundary margin (rank-{k} minus rank-{k + 1} cosine of the reference) of "
+        "the changed and of the unchanged queries, small margins being the ones that flip; storage conditions "
+        "only: cert coverage: share of the certificate's queries proven unchanged, whose boundary margin is wider "
+        "than the largest score change the stored format's rounding can cause (a proof, not a measurement: those "
+        "queries cannot change); cert violations: certified queries that changed all the same (0 unless the "
+        f"bound is wrong){_certified_on(table)}. {on}"))]
 
 
 def _relevance(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
@@ -198,8 +210,8 @@ def _relevance(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list
         f"paired bootstrap interval over the searched queries (line); the dashed line is no change. {on}")),
             exhibits.table(table.set_index(["metric", "attribute", "condition"]), name="report-relevance-table",
                            **mark, extremes=False, caption=(  # rows: metrics
-        "The changes: *value* the mean per-query difference (condition minus reference) in percentage points, "
-        "*low* and *high* its 95% paired bootstrap interval, *n_queries* the queries where both are defined "
+        "The changes: value: the mean per-query difference (condition minus reference) in percentage points; "
+        "low, high: its 95% paired bootstrap interval; n_queries: the queries where both are defined "
         f"(for P@k: a label and a labelled neighbour). {on}"))]
 
 
@@ -213,10 +225,10 @@ def _stress(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
 def _gates(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
     shown = table.assign(outcome=[("pass" if ok else "FAIL") if measured else "FAIL (not measured)"
                                   for ok, measured in zip(table["passed"], table["measured"])])
-    shown = shown.drop(columns=["passed", "measured", "metric"]).set_index("rule")
+    shown = shown[["rule", "condition", "attribute", "value", "threshold", "outcome"]].set_index("rule")
     return [exhibits.table(shown, name="report-gates", **mark, extremes=False, caption=(
-        "Each --fail-if rule on each row it checks: *condition* and *attribute* of the row, *value* the "
-        "measured number, *threshold* the rule's number; *outcome* FAIL when the rule's comparison holds (or "
+        "Each --fail-if rule on each row it checks: condition, attribute: the row's; value: the measured "
+        "number; threshold: the rule's number; outcome: FAIL when the rule's comparison holds (or "
         "the value is undefined or was not measured), which makes embdiag report exit with status 1. "
         f"{on}"))]
 

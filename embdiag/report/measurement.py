@@ -89,6 +89,9 @@ CERT_QUERIES, CERT_GALLERY = 1_000, 100_000
 _QUERIES, _GALLERY, _GEOMETRY, _PROBE, _FIT, _CERT, _SPLIT = 1, 2, 3, 4, 5, 6, 7
 
 SCOPE = {
+    "summary": "Each condition's identity, relevance and probe change side by side, read from the sections below, "
+               "with a verdict from its identity and its relevance intervals only; the probe change (no interval) "
+               "is shown, not judged.",
     "geometry": "Label-free shape of each representation (spread, mean direction, effective rank) on a sample; "
                 "it says nothing about whether neighbours or labels are kept.",
     "labels": "What a linear probe recovers and how often neighbours share a query's label, against chance "
@@ -853,8 +856,9 @@ def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
         tables.update(s.tables)
     metrics = pd.DataFrame([r for s in sections.values() for r in s.rows], columns=METRIC_COLUMNS)
     suffix = " Quick run: from subsamples." if plan.quick else ""
-    scope = {name: text + suffix for name, text in SCOPE.items() if sections[name].measured}
     summary = summarize(plan.conds, tables.get("identity"), tables.get("relevance"), tables.get("labels"), plan.k)
+    measured = {name: s.measured for name, s in sections.items()} | {"summary": bool(summary)}
+    scope = {name: text + suffix for name, text in SCOPE.items() if measured[name]}
     gates = rules_of.outcomes(plan.rules, metrics, strict=False)
     if summary:
         tables["summary"] = summary_table(summary, plan.k)
@@ -994,7 +998,7 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         >>> X = np.random.default_rng(0).standard_normal((300, 8)).astype(np.float32)
         >>> report = measure(X, compress="fp16,prefix4", k=5, progress=False)
         >>> list(report.scope), list(report.tables)
-        (['geometry', 'identity'], ['conditions', 'geometry', 'identity', 'summary'])
+        (['summary', 'geometry', 'identity'], ['conditions', 'geometry', 'identity', 'summary'])
         >>> report.tables["identity"].set_index("condition")["overlap@5"].round(2).to_dict()
         {'fp16': 1.0, 'prefix4': 0.21}
         >>> [(e["condition"], e["verdict"]) for e in report.summary]

@@ -58,7 +58,7 @@ def exact(Z):
 
 def test_sections_tables_and_columns(report):
     assert list(report.metrics.columns) == METRIC_COLUMNS
-    assert set(report.scope) == {"geometry", "labels", "identity", "relevance"}
+    assert set(report.scope) == {"summary", "geometry", "labels", "identity", "relevance"}
     assert all(s.endswith(".") for s in report.scope.values())
     assert set(report.tables) == {"conditions", "geometry", "identity", "support", "labels", "relevance", "summary"}
     assert report.inputs["n_queries"] == N and report.inputs["n_gallery"] == N and not report.inputs["quick"]
