@@ -66,3 +66,44 @@ def test_readme_report_command_parses():
     conditions.parse_compress(args.compress, 768)
     conditions.parse_index(args.index, 100_000, 768)
     assert [fail_if.parse(rule).metric for rule in args.fail_if] == ["overlap@10", "delta_p@10"]
+
+
+def write_digits_like(folder, n: int = 900, d: int = 384, seed: int = 0):
+    """A user trial's files: n x d float32 vectors around ten 'digit' centres, labels ``digit``,
+    ``parity`` (a few missing) and a ``split`` column (train / test)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    digit = rng.integers(0, 10, n)
+    X = (3.0 * rng.standard_normal((10, d))[digit] + rng.standard_normal((n, d))).astype(np.float32)
+    np.save(folder / "vectors.npy", X)
+    parity = np.where(digit % 2, "odd", "even").astype(object)
+    parity[::50] = ""
+    pd.DataFrame({"digit": digit.astype(str), "parity": parity,
+                  "split": np.where(rng.random(n) < 0.7, "train", "test")}).to_csv(folder / "labels.csv", index=False)
+
+
+@pytest.mark.slow
+def test_readme_report_command_runs_as_printed_on_384_d_vectors_with_other_labels(tmp_path, monkeypatch):
+    """The README's `embdiag report` example, as printed, on a user's 384-d vectors with labels that are
+    not the study's (digit, parity, a split column): written, every condition summarized, gates recorded."""
+    import json
+    import shlex
+
+    from embdiag.report import cli
+
+    text = (REPO / "README.md").read_text()
+    block = re.search(r"```bash\n(\.venv/bin/embdiag report .*?)```", text, re.S).group(1)
+    argv = shlex.split(block.replace("\\\n", " "))[2:]
+    write_digits_like(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code = cli.main(argv, progress=False)
+    assert code in (cli.OK, cli.VIOLATED)
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert [e["condition"] for e in report["summary"]] == ["fp16", "int8", "pca256", "prefix256", "hnsw", "ivfpq"]
+    assert all(e["verdict"] for e in report["summary"])
+    assert report["inputs"]["label_columns"] == ["digit", "parity"]
+    assert report["inputs"]["missing_labels"] == {"digit": 0, "parity": 18}
+    assert {g["rule"] for g in report["gates"]} == {"overlap@10<0.95", "delta_p@10<-1"}
+    assert (code == cli.VIOLATED) == (not all(g["passed"] for g in report["gates"]))
+    assert {r["attribute"] for r in report["metrics"] if r["section"] == "geometry"} == {"raw", "unit"}

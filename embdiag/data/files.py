@@ -1,5 +1,6 @@
 """A user's files: vectors, labels and retrieval pairs (``embdiag report`` and the chapters' own
-``vectors_path`` / ``labels_path``).
+``vectors_path`` / ``labels_path``), and the ``split`` column both routes read as the split of
+labelled rows into training and evaluation rows (:func:`parse_split`, :func:`split_labels`).
 
 Every reader only reads (never writes) and raises :class:`InputError` whose message starts
 with the file and the option it was given for (``emb.npy (VECTORS): ...``) and states the
@@ -26,6 +27,11 @@ VECTOR_NAMES = ("vectors", "embeddings")
 #: Rows per chunk when scanning vectors for NaN/inf and zero rows (a memory-map's pages are released
 #: chunk by chunk: :mod:`embdiag._mapped`).
 SCAN_ROWS = 16384
+#: The labels' column that splits rows into training and evaluation rows (never an attribute).
+SPLIT_COLUMN = "split"
+#: Its values (compared after stripping and lower-casing): training rows, and evaluation rows.
+TRAIN_NAMES = ("train",)
+EVAL_NAMES = ("val", "eval", "evaluation", "test")
 
 
 class InputError(DataError):
@@ -209,25 +215,47 @@ def _no_missing(table: pd.DataFrame, where: str) -> None:
                              f"(first at row {missing[0]})")
 
 
-def read_labels(path, n: int, name: str = "--labels") -> pd.DataFrame:
+def _as_strings(column: pd.Series) -> pd.Series:
+    """The column's values as strings, missing values as None (object dtype)."""
+    return column.astype(str).astype(object).where(column.notna(), None)
+
+
+def _check_attribute(column: pd.Series, name: str, where: str) -> None:
+    """Raise unless the labelled values of ``column`` hold at least two classes."""
+    classes = column.dropna().unique()
+    if len(classes) == 0:
+        raise InputError(f"{where}: column {name!r} has no value (all {len(column)} missing)")
+    if len(classes) < 2:
+        raise InputError(f"{where}: column {name!r} has a single class ({classes[0]!r}); nothing to tell apart")
+
+
+def read_labels(path, n: int, name: str = "--labels", *, allow_missing: bool = False) -> pd.DataFrame:
     """Read one row per item (``n`` rows) and one column per attribute, as strings.
 
     Accepted: ``.csv`` (header line; an empty field is missing) or ``.parquet``. An ``id``
     column, when present, becomes the index (as strings, unique); every other column is an
-    attribute with at least two classes. Rare classes are not an error: see
-    :func:`check_support`.
+    attribute with at least two classes among its labelled rows. A :data:`SPLIT_COLUMN`
+    column is returned like the others (:func:`split_labels` parses it and takes it out).
+    Rare classes are not an error: see :func:`check_support`.
+
+    ``allow_missing``: missing values of attribute columns are kept as None (the row is left
+    out for that attribute only); the ``id`` and ``split`` columns must still be complete.
+    By default any missing value is refused.
 
     Raises:
         InputError: unreadable file, no attribute column, a row count other than ``n``,
-            missing values (column and first row), duplicate ids, or a single-class column.
+            missing values (column and first row; with ``allow_missing``, only in ``id`` or
+            ``split``, or a column with no value at all), duplicate ids, or a column with a
+            single class among its labelled rows.
     """
     n = check_int(n, "n", minimum=1)
     path, where = _open(path, name, LABEL_SUFFIXES)
     table = _read_table(path, where)
     if len(table) != n:
         raise InputError(f"{where}: has {len(table)} row(s), expected {n} (one per vector)")
-    _no_missing(table, where)
-    table = table.astype(str)
+    _no_missing(table[[c for c in table.columns if c in ("id", SPLIT_COLUMN)] if allow_missing else table.columns],
+                where)
+    table = table.apply(_as_strings)
     if "id" in table.columns:
         table = table.set_index("id")
         dup = table.index[table.index.duplicated()]
@@ -235,11 +263,52 @@ def read_labels(path, n: int, name: str = "--labels") -> pd.DataFrame:
             raise InputError(f"{where}: column 'id' has {len(dup)} duplicate(s) (first: {dup[0]!r})")
     if table.columns.empty:
         raise InputError(f"{where}: no attribute column" + (" besides 'id'" if table.index.name == "id" else ""))
-    for column in table.columns:
-        classes = table[column].unique()
-        if len(classes) < 2:
-            raise InputError(f"{where}: column {column!r} has a single class ({classes[0]!r}); nothing to tell apart")
+    for column in table.columns.drop(SPLIT_COLUMN, errors="ignore"):  # parse_split checks the split
+        _check_attribute(table[column], column, where)
     return table
+
+
+def parse_split(values, where: str) -> np.ndarray:
+    """Which rows are training rows, from a split column's ``values``: ``train`` (a training
+    row) or one of :data:`EVAL_NAMES` (an evaluation row), case and surrounding blanks ignored.
+
+    Raises:
+        InputError: a missing or unknown value (named), or either part with fewer than 2 rows.
+
+    Example:
+        >>> parse_split(["train", " Val", "TEST", "train"], "labels.csv (--labels)")
+        array([ True, False, False,  True])
+    """
+    split = pd.Series(values, dtype=object)
+    if split.isna().any():
+        first = int(np.flatnonzero(split.isna().to_numpy())[0])
+        raise InputError(f"{where}: column {SPLIT_COLUMN!r} has {int(split.isna().sum())} missing value(s) "
+                         f"(first at row {first})")
+    split = split.astype(str).str.strip().str.lower()
+    unknown = sorted(set(split) - {*TRAIN_NAMES, *EVAL_NAMES})
+    if unknown:
+        raise InputError(f"{where}: unknown split names {unknown}; use 'train' or one of {EVAL_NAMES}")
+    train = split.isin(TRAIN_NAMES).to_numpy()
+    for part, count in (("train", int(train.sum())), ("evaluation", int((~train).sum()))):
+        if count < 2:
+            raise InputError(f"{where}: the {part} split has {count} rows; at least 2 are needed")
+    return train
+
+
+def split_labels(labels: pd.DataFrame, where: str) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """``(attributes, is_train)``: the label table without its :data:`SPLIT_COLUMN` and that
+    column parsed by :func:`parse_split` (None, and the table as it is, without one).
+
+    Raises:
+        InputError: a bad split column (see :func:`parse_split`), or no attribute column besides it.
+    """
+    if SPLIT_COLUMN not in labels.columns:
+        return labels, None
+    is_train = parse_split(labels[SPLIT_COLUMN].to_numpy(), where)
+    attributes = labels.drop(columns=SPLIT_COLUMN)
+    if attributes.columns.empty:
+        raise InputError(f"{where}: no attribute column besides {SPLIT_COLUMN!r}")
+    return attributes, is_train
 
 
 def check_support(labels: pd.DataFrame, min_per_class: int = 10) -> dict[str, dict[str, int]]:
@@ -251,7 +320,7 @@ def check_support(labels: pd.DataFrame, min_per_class: int = 10) -> dict[str, di
     min_per_class = check_int(min_per_class, "min_per_class", minimum=1)
     out = {}
     for column in labels.columns:
-        counts = labels[column].value_counts(sort=False)
+        counts = labels[column].value_counts(sort=False)  # missing values are not a class
         rare = counts[counts < min_per_class]
         if len(rare):
             out[column] = {str(c): int(k) for c, k in sorted(rare.items())}

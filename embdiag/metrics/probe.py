@@ -7,6 +7,10 @@ chosen from a fixed grid on a seeded stratified validation split held out from t
 training data; the probe is then refit on all training data with the chosen ``C``.
 :func:`fit_probes` fits one probe per labelling of the same vectors (the attributes of
 one representation), sharing the standardization and the row-space basis.
+
+Missing labels (None, NaN, pandas NA; :func:`labelled`) are allowed everywhere here: a row
+without a label is left out of what that labelling fits or scores (the other labellings of the
+same rows keep it).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import numbers
 from typing import Mapping
 
 import numpy as np
+import pandas as pd
 from scipy.linalg import LinAlgError, cholesky, solve_triangular
 from scipy.linalg.blas import dsyrk, ssyrk
 from scipy.linalg.lapack import dpstrf, strtri
@@ -25,18 +30,56 @@ from sklearn.utils.validation import check_is_fitted
 from .._blas import single_thread
 from .._validate import as_labels, as_matrix, check_int, same_length
 
-__all__ = ["LinearProbe", "fit_probes", "eligible_classes", "balanced_accuracy", "majority_floor"]
+__all__ = ["LinearProbe", "fit_probes", "eligible_classes", "balanced_accuracy", "majority_floor", "labelled",
+           "labelled_values"]
+
+
+def labelled(y) -> np.ndarray:
+    """Which entries of the 1-D labels ``y`` carry a label: all but None, NaN and pandas' NA / NaT.
+
+    Examples
+    --------
+    >>> labelled(["a", None, float("nan"), "b"])
+    array([ True, False, False,  True])
+    """
+    a = np.asarray(y, dtype=object)
+    if a.ndim != 1:
+        raise ValueError(f"y: expected a 1-D array of labels, got shape {a.shape}")
+    return ~pd.isna(a)
+
+
+def labelled_values(y, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
+    """``(values, keep)``: the labelled entries of the 1-D labels ``y`` (checked like any labels)
+    and the mask :func:`labelled` of them; all entries, as given, when none is missing.
+
+    Raises ``ValueError`` naming ``name`` when no entry is labelled.
+
+    Examples
+    --------
+    >>> labelled_values(["a", None, "b"])
+    (array(['a', 'b'], dtype=object), array([ True, False,  True]))
+    """
+    a = np.asarray(y)
+    if a.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-D array of labels, got shape {a.shape}")
+    keep = labelled(a)
+    if a.size and not keep.any():
+        raise ValueError(f"{name}: no labelled entry (all {a.size} missing)")
+    return as_labels(a if keep.all() else a[keep], name), keep
 
 
 def eligible_classes(y, min_support: int = 10) -> np.ndarray:
-    """Classes with at least ``min_support`` samples in ``y``, sorted.
+    """Classes with at least ``min_support`` labelled samples in ``y``, sorted (missing labels
+    are no class).
 
     Examples
     --------
     >>> eligible_classes([0, 0, 1, 2, 2, 2], min_support=2)
     array([0, 2])
+    >>> eligible_classes(["a", None, "a", "b"], min_support=2)
+    array(['a'], dtype=object)
     """
-    y = as_labels(y)
+    y = labelled_values(y)[0]
     check_int(min_support, "min_support", minimum=1)
     classes, counts = np.unique(y, return_counts=True)
     return classes[counts >= min_support]
@@ -45,7 +88,7 @@ def eligible_classes(y, min_support: int = 10) -> np.ndarray:
 def balanced_accuracy(y_true, y_pred, classes) -> float:
     """Mean per-class recall over the given (frozen, e.g. eligible) ``classes``.
 
-    Samples whose true label is not in ``classes`` are ignored; a prediction outside
+    Samples whose true label is not in ``classes`` or missing are ignored; a prediction outside
     ``classes`` counts as an error. Needs at least two classes, each present in ``y_true``.
 
     Examples
@@ -55,8 +98,9 @@ def balanced_accuracy(y_true, y_pred, classes) -> float:
     >>> balanced_accuracy([0, 1, 2], [0, 1, 1], classes=[0, 1])  # the sample of class 2 is ignored
     1.0
     """
-    y_true, y_pred = as_labels(y_true, "y_true"), as_labels(y_pred, "y_pred")
-    same_length(y_true=y_true, y_pred=y_pred)
+    (y_true, keep), y_pred = labelled_values(y_true, "y_true"), as_labels(y_pred, "y_pred")
+    same_length(y_true=keep, y_pred=y_pred)
+    y_pred = y_pred if keep.all() else y_pred[keep]
     classes = np.unique(as_labels(classes, "classes"))
     if len(classes) < 2:
         raise ValueError(f"classes: needs at least 2 classes, got {len(classes)}")
@@ -70,14 +114,14 @@ def balanced_accuracy(y_true, y_pred, classes) -> float:
 
 
 def majority_floor(y) -> float:
-    """Accuracy of always predicting the most frequent class: its share of ``y``.
+    """Accuracy of always predicting the most frequent class: its share of the labelled ``y``.
 
     Examples
     --------
     >>> majority_floor([0, 0, 0, 1])
     0.75
     """
-    _, counts = np.unique(as_labels(y), return_counts=True)
+    _, counts = np.unique(labelled_values(y)[0], return_counts=True)
     return float(counts.max() / counts.sum())
 
 
@@ -461,12 +505,13 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         return np.unique(Cs)  # ascending; a repeated C would make the path's extrapolation divide by 0
 
     def _check_labels(self, X, y):
-        y = as_labels(y)
-        same_length(X=X, y=y)
+        """``(classes, class index per labelled row, mask of the labelled rows)``."""
+        y, keep = labelled_values(y)
+        same_length(X=X, y=keep)
         classes, yi = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(f"y: needs at least 2 classes, got {len(classes)}")
-        return classes, yi
+        return classes, yi, keep
 
     def _path(self, design: _Design, yi, K: int, Cs, Theta, pre: _Preconditioner):
         """Solve every C in ``Cs`` (ascending) on ``design``, each from the previous solution or
@@ -484,13 +529,14 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
 
     # -- API ---------------------------------------------------------------------------
     def fit(self, X, y):
-        """Choose ``C`` on a held-out split of ``(X, y)``, then refit on all of it."""
+        """Choose ``C`` on a held-out split of ``(X, y)``, then refit on all of it (rows without a
+        label left out)."""
         vs = self._check_params()
         X = as_matrix(X, "X", dtype=np.float64)
-        self.classes_, yi = self._check_labels(X, y)
+        self.classes_, yi, keep = self._check_labels(X, y)
         Cs = self._grid()
         with single_thread():  # thin products and small factorizations: one thread is faster
-            return self._fit(_Representation(X, self.standardize), yi, vs, Cs)
+            return self._fit(_Representation(X if keep.all() else X[keep], self.standardize), yi, vs, Cs)
 
     def _fit(self, rep: _Representation, yi, vs: float, Cs):
         X, K = rep.X, len(self.classes_)
@@ -551,7 +597,8 @@ def fit_probes(X, labels: Mapping[str, object], **params) -> dict[str, LinearPro
     """``{name: LinearProbe(**params).fit(X, y)}`` for every labelling ``y`` of the same ``X``.
 
     The fits are the ones :meth:`LinearProbe.fit` makes one at a time; the standardization
-    and the row-space basis of ``X`` are computed once and shared.
+    and the row-space basis of the labelled rows are computed once per set of labelled rows
+    and shared (once for ``X`` when no label is missing).
 
     Examples
     --------
@@ -569,8 +616,14 @@ def fit_probes(X, labels: Mapping[str, object], **params) -> dict[str, LinearPro
     checked = {}
     for name, y in labels.items():
         probe = clone(template)
-        probe.classes_, yi = probe._check_labels(X, y)
-        checked[name] = probe, yi
+        probe.classes_, yi, keep = probe._check_labels(X, y)
+        checked[name] = probe, yi, keep
+    reps: dict[bytes, _Representation] = {}
+
+    def rows(keep) -> _Representation:
+        key = b"" if keep.all() else np.packbits(keep).tobytes()
+        if key not in reps:
+            reps[key] = _Representation(X if not key else X[keep], template.standardize)
+        return reps[key]
     with single_thread():
-        rep = _Representation(X, template.standardize)
-        return {name: probe._fit(rep, yi, vs, Cs) for name, (probe, yi) in checked.items()}
+        return {name: probe._fit(rows(keep), yi, vs, Cs) for name, (probe, yi, keep) in checked.items()}

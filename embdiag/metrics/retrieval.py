@@ -23,7 +23,8 @@ import torch
 from .._blas import single_thread
 from .._mapped import release_rows
 from .._scaling import unit_scale_rows, unsafe_norms
-from .._validate import as_float, as_labels, as_matrix, check_int, check_k, same_length
+from .._validate import as_float, as_matrix, check_int, check_k, same_length
+from .probe import labelled_values
 
 __all__ = [
     "topk",
@@ -431,6 +432,13 @@ def _reduce(values: np.ndarray, per_query: bool):
     return values if per_query else float(values.mean())
 
 
+def _label_array(labels, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``labels`` as one 1-D array (missing entries kept in place) and the mask of labelled ones."""
+    a = np.asarray(labels)
+    keep = labelled_values(a, name)[1]
+    return (a if keep.all() else np.where(keep, a.astype(object), None)), keep
+
+
 def precision_at_k(neighbors, labels, query_labels=None, per_query: bool = False):
     """P@k: share of each query's ``k`` neighbours whose label equals the query's, averaged.
 
@@ -439,37 +447,53 @@ def precision_at_k(neighbors, labels, query_labels=None, per_query: bool = False
     row ``i``, searched with ``exclude_self=True``); a query listed among its own
     neighbours raises ``ValueError``.
 
+    Missing labels (None, NaN, pandas NA): a query without a label is skipped, and among its
+    ``k`` neighbours only the labelled ones count, so a query's value is the share of its
+    labelled neighbours that share its label (undefined, NaN, when none of them is labelled).
+    The mean is over the queries with a value; ``per_query`` gives NaN for the others.
+    Without missing labels this is the share of all ``k``.
+
     Examples
     --------
     >>> neighbors = np.array([[1], [0], [3], [0]])  # each row's nearest other row
     >>> precision_at_k(neighbors, [0, 0, 1, 1]), precision_at_k(neighbors, [0, 0, 1, 1], per_query=True)
     (0.75, array([1., 1., 1., 0.]))
+    >>> precision_at_k([[1, 2], [0, 2], [0, 1]], ["a", "a", None], per_query=True)  # row 2: no label
+    array([ 1.,  1., nan])
     """
     nb = _neighbors(neighbors)
-    lab = as_labels(labels, "labels")
+    lab, has = _label_array(labels, "labels")
     _check_range(nb, len(lab), "neighbors")
     if query_labels is None:
         same_length(neighbors=nb, labels=lab)
         if (nb == np.arange(len(nb))[:, None]).any():
             raise ValueError("neighbors: a query appears among its own neighbours; search with exclude_self=True")
-        ql = lab
+        ql, q_has = lab, has
     else:
-        ql = as_labels(query_labels, "query_labels")
+        ql, q_has = _label_array(query_labels, "query_labels")
         same_length(neighbors=nb, query_labels=ql)
-    values = (lab[nb] == ql[:, None]).mean(axis=1)
-    return _reduce(values, per_query)
+    if has.all() and q_has.all():
+        return _reduce((lab[nb] == ql[:, None]).mean(axis=1), per_query)
+    counted = has[nb]
+    n_counted = counted.sum(axis=1)
+    defined = q_has & (n_counted > 0)
+    values = np.full(len(nb), np.nan)
+    values[defined] = ((lab[nb] == ql[:, None]) & counted)[defined].sum(axis=1) / n_counted[defined]
+    if not defined.any():
+        raise ValueError("labels: no query has a label and a labelled neighbour; P@k is undefined")
+    return values if per_query else float(values[defined].mean())
 
 
 def random_floor(labels) -> float:
     """Random-neighbour floor of P@k: ``sum_c share_c**2``, the chance that a random item
-    shares the label of a random query (drawn with replacement).
+    shares the label of a random query (drawn with replacement), over the labelled items.
 
     Examples
     --------
-    >>> random_floor([0, 0, 1, 1]), random_floor([0, 0, 0, 1])
-    (0.5, 0.625)
+    >>> random_floor([0, 0, 1, 1]), random_floor([0, 0, 0, 1]), random_floor(["a", None, "b"])
+    (0.5, 0.625, 0.5)
     """
-    lab = as_labels(labels, "labels")
+    lab = labelled_values(labels, "labels")[0]
     _, counts = np.unique(lab, return_counts=True)
     share = counts / counts.sum()
     return float(np.sum(share * share))

@@ -3,7 +3,9 @@
 One call measures what each row of the study's tables reports for a set of
 evaluation vectors: the four geometry numbers (no labels), standardized linear-probe
 accuracy and balanced accuracy per attribute (probes fitted on training vectors), and
-P@k per attribute (each evaluation vector queries the others by cosine).
+P@k per attribute (each evaluation vector queries the others by cosine). Labels may be
+missing (None, NaN, pandas NA): a row without a label for an attribute is left out of that
+attribute's numbers only.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Mapping
 import numpy as np
 
 from .geometry import summary
-from .probe import balanced_accuracy, eligible_classes, fit_probes
+from .probe import balanced_accuracy, eligible_classes, fit_probes, labelled_values
 from .retrieval import precision_at_k, topk
 
 
@@ -26,6 +28,13 @@ def frozen_classes(labels: Mapping[str, np.ndarray], min_support: int = 10) -> d
     {'shape': array([0, 1])}
     """
     return {a: eligible_classes(y, min_support) for a, y in labels.items()}
+
+
+def _check_attribute(y, name: str, min_classes: int) -> None:
+    """Raise ``ValueError`` naming ``name`` unless its labelled entries hold ``min_classes`` classes."""
+    values = labelled_values(y, name)[0]
+    if len(np.unique(values)) < min_classes:
+        raise ValueError(f"{name}: fewer than {min_classes} classes among its {len(values)} labelled entries")
 
 
 def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
@@ -41,6 +50,13 @@ def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Map
     exclude_self=True, dtype=np.float64)``: pass them when already computed (e.g. for
     overlap@k as well), else they are computed here.
 
+    Missing labels (None, NaN, pandas NA) drop that row for that attribute only: its probe
+    is fitted on the training rows labelled for it, accuracy and BA are over the evaluation
+    rows labelled for it, and P@k skips unlabelled queries and counts only labelled
+    neighbours (:func:`~embdiag.metrics.retrieval.precision_at_k`). An attribute with no
+    labelled row, or fewer than 2 classes among them, in either set raises ``ValueError``
+    naming it (fewer than 2 classes: only with ``probes``).
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -52,13 +68,18 @@ def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Map
     >>> round(row["a accuracy"], 4), round(row["a BA"], 4), round(row["a P@3"], 4)
     (1.0, 1.0, 0.8778)
     """
+    for a in val_labels:  # a probe needs two classes on either side; P@k, one labelled row
+        _check_attribute(val_labels[a], f"val_labels[{a!r}]", 2 if probes else 1)
+        if probes:
+            _check_attribute(train_labels[a], f"train_labels[{a!r}]", 2)
     classes = dict(classes) if classes is not None else frozen_classes(val_labels)
     row = summary(val)
     if probes:  # one call: the attributes share the training vectors' standardization and basis
         fitted = fit_probes(train, {a: train_labels[a] for a in val_labels}, standardize=standardize)
         for a, y in val_labels.items():
-            pred = fitted[a].predict(val)
-            row[f"{a} accuracy"] = float(np.mean(pred == np.asarray(y)))
+            y, keep = labelled_values(y, f"val_labels[{a!r}]")
+            pred = fitted[a].predict(val)[keep]
+            row[f"{a} accuracy"] = float(np.mean(pred == y))
             row[f"{a} BA"] = balanced_accuracy(y, pred, classes[a])
     if neighbors is None:  # dtype=None would be np.dtype(None), i.e. float64 (equivalent mutant)
         _, neighbors = topk(val, val, k, exclude_self=True, dtype=np.float64)

@@ -8,14 +8,19 @@ anything, and saves ``report.json`` and one CSV per table there. The command ren
 ``report.html`` (:func:`embdiag.report.html.render`), tests ``--fail-if`` against the metrics
 records of ``report.json`` (:mod:`embdiag.report.fail_if`) and moves the finished folder into
 place in one rename, so ``--out`` holds a whole report or what it held before, never half of one.
+``--fail-if`` rules are checked before the chapter runs, against the metrics the inputs will give
+(:func:`~embdiag.report.measurement.available_metrics`: metric names, the conditions parsed from
+``--compare`` / ``--compress`` / ``--index``, the label columns), and the chapter records each
+rule's outcome in ``report.json`` and on the page.
 
 Exit status (:data:`OK`, :data:`VIOLATED`, :data:`BAD_INPUT`, :data:`FAILED`):
 
 - 0: the report was written and no ``--fail-if`` rule is violated;
 - 1: the report was written and at least one rule is violated (each violation is printed);
 - 2: bad input: an unusable file or option (the message names it and the problem), including
-  a ``--fail-if`` rule naming a metric the report does not have (the report is then still
-  written, and the message lists the metrics it has) and an ``InputError`` raised by the chapter;
+  a ``--fail-if`` rule naming a metric, condition or attribute the report will not have (refused
+  before anything is measured; the message lists what it will have) and an ``InputError`` raised
+  by the chapter;
 - 3: the chapter failed for another reason (a bug, not the user's input): cell and error are
   printed and ``--out`` is left as it was.
 """
@@ -35,8 +40,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.files import InputError, file_records_later, read_labels, read_pairs, read_vectors
+from ..data.files import InputError, file_records_later, read_labels, read_pairs, read_vectors, split_labels
 from . import conditions, fail_if
+from .measurement import available_metrics
 from .sharded import check_address
 
 #: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`),
@@ -82,14 +88,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("vectors", metavar="VECTORS",
                    help="n x d float rows: .npy (memory-mapped), .npz, .parquet or .safetensors")
     p.add_argument("--labels", metavar="FILE", help="CSV or parquet: one row per item, one column per attribute "
-                   "(an 'id' column names the items)")
+                   "(an 'id' column names the items; an empty cell is a missing label, that row is left out for "
+                   "that attribute only; a 'split' column, train or val/eval/evaluation/test, is the probes' split: "
+                   "train rows fit them, the others score them, and it is not an attribute)")
     p.add_argument("--compare", metavar="VECTORS2", help="a second representation of the same n items (d may differ)")
     p.add_argument("--pairs", metavar="FILE", help="CSV with columns query,target: positives for Hit@k and recall@k "
                    "(row indices, or ids of the labels' 'id' column)")
     p.add_argument("--queries", metavar="FILE",
                    help="a separate query set (same d as VECTORS) searched against VECTORS")
     p.add_argument("--compress", metavar="SPEC", default="",
-                   help="representations to make and compare, e.g. fp16,int8,pca256,prefix256")
+                   help="representations to make and compare, e.g. fp16,int8,pca256,upca256,prefix256: fp16 (or "
+                   "float16), int8, pca<DIM> (centred PCA), upca<DIM> (uncentred PCA), prefix<DIM> (Matryoshka)")
     p.add_argument("--index", metavar="SPEC", default="", help="ANN indexes to compare with exact search: hnsw,ivfpq")
     p.add_argument("--k", type=_int_at_least(1, "positive"), default=10, help="neighbours per query (default 10)")
     p.add_argument("--stress", action="store_true", help="also measure the stress grid (needs --labels)")
@@ -100,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cluster", metavar="ADDRESS", help="run every exact search as Ray tasks over gallery shards: "
                    "auto, ray://HOST:PORT or local[:N] (the numbers equal a local run's)")
     p.add_argument("--fail-if", metavar="EXPR", action="append", default=[], dest="fail_if",
-                   help="exit 1 if the rule holds for any row, e.g. 'overlap@10<0.95' (repeatable)")
+                   help="exit 1 if the rule holds for any row, e.g. 'overlap@10<0.95' (repeatable; checked before "
+                   "anything is measured, outcomes recorded in report.json and on the page)")
     p.add_argument("--out", metavar="DIR", required=True,
                    help="output folder (replaced only when the report is complete)")
     return p
@@ -139,7 +149,7 @@ def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None,
                              "queries are searched against VECTORS")
         out["queries"] = Q
     if labels is not None:
-        out["labels"] = read_labels(labels, n)
+        out["labels"] = read_labels(labels, n, allow_missing=True)
     if pairs is not None:
         ids = out["labels"].index if out["labels"] is not None and out["labels"].index.name == "id" else None
         n_queries = n if queries is None else len(out["queries"])
@@ -226,6 +236,16 @@ def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pa
     return data, source, files
 
 
+def _check_rules(rules, conds, data: dict, args: argparse.Namespace) -> None:
+    """Raise ``InputError`` for a ``--fail-if`` rule naming a metric, condition or attribute that
+    the report of these inputs will not have (before anything is measured)."""
+    attributes = []
+    if data["labels"] is not None:
+        attributes = [str(c) for c in split_labels(data["labels"], f"{args.labels} (--labels)")[0].columns]
+    fail_if.check(rules, available_metrics(conds, attributes, k=args.k, pairs=data["pairs"] is not None,
+                                           self_search=data["queries"] is None, stress=args.stress))
+
+
 def _check_k(k: int, n: int, vectors) -> None:
     if k >= n:
         raise InputError(f"--k {k}: must be less than the number of vectors ({n} in {vectors}): a query's own row "
@@ -261,7 +281,7 @@ def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool =
             "compare_path": _absolute(args.compare), "pairs_path": _absolute(args.pairs),
             "queries_path": _absolute(args.queries), "k": args.k, "stress": args.stress, "quick": args.quick,
             "compress": args.compress, "index": args.index, "seed": args.seed, "out_dir": str(out_dir),
-            "progress": progress, "cluster": args.cluster}
+            "progress": progress, "cluster": args.cluster, "fail_if": list(args.fail_if)}
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -363,7 +383,9 @@ def main(argv=None, *, progress: bool = True) -> int:
         if args.stress and data["labels"] is None:
             raise InputError("--stress: needs --labels (the stress grid is measured on label probes)")
         # the chapter builds its conditions with this parser again; a bad spec stops the command here
-        conditions.parse_conditions(args.compress, args.index, n=n, d=d, seed=args.seed)
+        conds = conditions.parse_conditions(args.compress, args.index, n=n, d=d, seed=args.seed,
+                                            compare=data["compare"])
+        _check_rules(rules, conds, data, args)
         if args.cluster is not None:
             check_address(args.cluster)
         del data  # the chapter reads the files again; memory-mapped arrays cost nothing here
@@ -378,11 +400,7 @@ def main(argv=None, *, progress: bool = True) -> int:
     try:
         nb = run_chapter(CHAPTER, chapter_parameters(args, tmp, progress), tmp, progress=progress)
         (tmp / REPORT_HTML).write_text(_render(nb, f"{TITLE}: {Path(args.vectors).name}"), encoding="utf-8")
-        metrics = read_metrics(tmp / REPORT_JSON)
-        try:
-            violated, bad_rule = fail_if.violations(rules, metrics), None
-        except InputError as e:
-            violated, bad_rule = [], e
+        violated = fail_if.violations(rules, read_metrics(tmp / REPORT_JSON), strict=False)
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; the report is an ordinary folder
         _replace(tmp, out)
     except InputError as e:
@@ -396,9 +414,6 @@ def main(argv=None, *, progress: bool = True) -> int:
     if progress:
         _say(f"wrote {out} in {time.perf_counter() - start:.1f} s")
     print(out / REPORT_HTML)
-    if bad_rule is not None:
-        _say(f"{bad_rule} (the report was written to {out})")
-        return BAD_INPUT
     for line in violated:
         print(f"--fail-if violated: {line}")
     return VIOLATED if violated else OK

@@ -6,9 +6,10 @@ A :class:`ReportCondition` is one of four kinds, each a class:
   model or pipeline; d may differ);
 - :class:`Storage` (``"storage"``): the vectors stored as float16 or int8 and reconstructed
   (:func:`embdiag.interventions.precision.store`);
-- :class:`Compression` (``"compression"``): PCA (centred,
-  :class:`~embdiag.interventions.compression.PCACompression`) or a Matryoshka prefix
-  (:class:`~embdiag.interventions.compression.MatryoshkaPrefix`);
+- :class:`Compression` (``"compression"``): PCA, centred (``pca<DIM>``) or uncentred
+  (``upca<DIM>``), fitted by :class:`~embdiag.interventions.compression.PCACompression`, or a
+  Matryoshka prefix (``prefix<DIM>``; :class:`~embdiag.interventions.compression.MatryoshkaPrefix`
+  renormalizes these same coordinates);
 - :class:`ApproximateIndex` (``"index"``): an approximate FAISS index over the unit float32
   reference rows (no vectors of its own; its search is compared with exact search).
 
@@ -16,8 +17,10 @@ A :class:`ReportCondition` is one of four kinds, each a class:
 command checks its options with it before the report chapter runs, and
 :func:`~embdiag.report.measure` builds the report's conditions with it.
 
-Exact search is always :func:`embdiag.metrics.retrieval.topk` in float32. Conditions with
-vectors return one float32 copy of the rows they are given, transformed in chunks of
+Exact search is always :func:`embdiag.metrics.retrieval.topk` in float32 (cosine: rows are
+compared after normalisation). Conditions with vectors return their raw rows (not renormalized:
+a compression's projection, whose geometry a report measures beside that of its unit rows), one
+float32 copy of the rows they are given, transformed in chunks of
 :data:`CHUNK_ROWS` rows (a memory-map's pages are released chunk by chunk:
 :mod:`embdiag._mapped`); a ``"file"`` condition asked for all its rows returns its array
 itself (a memory-map stays one).
@@ -35,11 +38,12 @@ import numpy as np
 from .._mapped import release_rows, take_rows
 from .._validate import check_int
 from ..data.files import InputError, read_vectors
-from ..interventions.compression import MatryoshkaPrefix, PCACompression
+from ..interventions.compression import PCACompression
 from ..interventions.precision import store
 from ..metrics.retrieval import topk
 
-__all__ = ["CHUNK_ROWS", "FIT_ROWS", "ApproximateIndex", "CompareFile", "Compression", "ReportCondition", "Storage",
+__all__ = ["CHUNK_ROWS", "COMPRESSION_METHODS", "FIT_ROWS", "ApproximateIndex", "CompareFile", "Compression",
+           "ReportCondition", "Storage",
            "file_condition", "hnsw_params", "ivfpq_params", "parse_compress", "parse_conditions", "parse_index",
            "unit_rows_f32"]
 
@@ -49,7 +53,11 @@ CHUNK_ROWS = 65536
 FIT_ROWS = 20000
 
 _STORAGE = {"fp16": "float16", "float16": "float16", "int8": "int8"}
-_COMPRESS_FORMS = "fp16 (or float16), int8, pca<DIM>, prefix<DIM> (DIM an integer below d)"
+_COMPRESS_FORMS = ("fp16 (or float16), int8, pca<DIM> (centred PCA), upca<DIM> (uncentred PCA), prefix<DIM> "
+                   "(DIM an integer below d)")
+#: Compression methods of ``--compress``: spec prefix -> what its description calls it.
+COMPRESSION_METHODS = {"pca": "Centred PCA", "upca": "Uncentred PCA (no mean subtracted)",
+                       "prefix": "Matryoshka prefix"}
 _INDEX_FORMS = "hnsw, ivfpq"
 
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 200, 64
@@ -226,13 +234,16 @@ class Storage(ReportCondition):
 
 @dataclass(frozen=True)
 class Compression(ReportCondition):
-    """``method`` ``"pca"`` (centred PCA) or ``"prefix"`` (the first coordinates) to ``dim``
-    dimensions, rows renormalized; PCA is fitted on ``fit`` rows, by default on a seeded sample
-    of at most ``fit_rows`` rows of the rows transformed (``seed``, stream 11).
+    """``method`` ``"pca"`` (centred PCA: ``(x - mean) @ components.T``), ``"upca"`` (uncentred:
+    ``x @ components.T``, directions of the second-moment matrix) or ``"prefix"`` (the first
+    coordinates) to ``dim`` dimensions, not renormalized (search is by cosine; the report
+    measures the geometry of these rows and of their unit rows). PCA is fitted on ``fit`` rows,
+    by default on a seeded sample of at most ``fit_rows`` rows of the rows transformed
+    (``seed``, stream 11).
 
     Example:
         >>> Compression.of("prefix", 2, d=3).vectors(np.array([[3.0, 4.0, 12.0]]))
-        array([[0.6, 0.8]], dtype=float32)
+        array([[3., 4.]], dtype=float32)
     """
 
     kind: ClassVar[str] = "compression"
@@ -244,21 +255,23 @@ class Compression(ReportCondition):
 
     @classmethod
     def of(cls, method: str, dim: int, d: int, fit_rows: int = FIT_ROWS, seed: int = 0) -> Compression:
-        """The ``pca<dim>`` or ``prefix<dim>`` condition of ``d``-dimensional rows, with its description."""
-        if method == "pca":
-            desc = (f"Centred PCA to {dim} of {d} dimensions, fitted on a seeded sample of at most "
-                    f"{fit_rows:,} rows (seed {seed}), rows renormalized; exact cosine search in float32.")
+        """The ``pca<dim>``, ``upca<dim>`` or ``prefix<dim>`` condition of ``d``-dimensional rows,
+        with its description."""
+        if method == "prefix":
+            desc = f"Matryoshka prefix: the first {dim} of {d} coordinates; exact cosine search in float32."
         else:
-            desc = (f"Matryoshka prefix: the first {dim} of {d} coordinates, renormalized; exact cosine "
-                    "search in float32.")
+            desc = (f"{COMPRESSION_METHODS[method]} to {dim} of {d} dimensions, fitted on a seeded sample of at "
+                    f"most {fit_rows:,} rows (seed {seed}); exact cosine search in float32.")
         return cls(f"{method}{dim}", desc, method, dim, fit_rows, seed)
 
     def vectors(self, X, fit=None, rows=None) -> np.ndarray:
         """``X`` compressed by the model fitted on ``fit`` (default: a seeded sample of ``X``)."""
+        if self.method == "prefix":
+            return _map_rows(X, lambda c: c[:, :self.dim], self.dim)
         if fit is None:
             fit = np.asarray(X[_sample_rows(len(X), self.fit_rows, self.seed, 11)])
-        model = (PCACompression(self.dim) if self.method == "pca" else MatryoshkaPrefix(self.dim)).fit(fit)
-        return _map_rows(X, model.transform, self.dim)
+        model = PCACompression(self.dim, center=self.method == "pca").fit(fit)
+        return _map_rows(X, lambda c: (c.astype(np.float64) - model.mean_) @ model.components_.T, self.dim)
 
 
 @dataclass(frozen=True)
@@ -384,7 +397,7 @@ def _compress_item(item: str, d: int, fit_rows: int, seed: int) -> ReportConditi
     """The condition of one ``--compress`` item."""
     if item in _STORAGE:
         return Storage.of(_STORAGE[item])
-    m = re.fullmatch(r"(pca|prefix)(\d+)", item)
+    m = re.fullmatch(r"(pca|upca|prefix)(\d+)", item)
     if not m:
         raise InputError(f"--compress: unknown item {item!r}; accepted: {_COMPRESS_FORMS}")
     dim = int(m.group(2))
@@ -399,16 +412,16 @@ def parse_compress(spec: str, d: int, *, fit_rows: int = FIT_ROWS, seed: int = 0
 
     ``fp16`` / ``float16`` and ``int8``: :class:`Storage`, reconstructed to float (int8:
     symmetric per-row scale ``max|x| / 127``). ``pca<DIM>``: centred PCA to ``DIM`` dimensions,
-    fitted on a seeded sample of at most ``fit_rows`` rows; ``prefix<DIM>``: the first ``DIM``
-    coordinates (Matryoshka prefix); both :class:`Compression`, renormalized. ``DIM`` must lie in
-    ``[1, d)``.
+    ``upca<DIM>``: uncentred PCA (no mean subtracted), each fitted on a seeded sample of at most
+    ``fit_rows`` rows; ``prefix<DIM>``: the first ``DIM`` coordinates (Matryoshka prefix); all
+    :class:`Compression`. ``DIM`` must lie in ``[1, d)``.
 
     Raises:
         InputError: naming ``--compress`` and listing the accepted forms.
 
     Example:
-        >>> [(c.name, c.kind) for c in parse_compress("fp16,int8,pca64,prefix64", d=128)]
-        [('fp16', 'storage'), ('int8', 'storage'), ('pca64', 'compression'), ('prefix64', 'compression')]
+        >>> [(c.name, c.kind) for c in parse_compress("int8,pca64,upca64,prefix64", d=128)]
+        [('int8', 'storage'), ('pca64', 'compression'), ('upca64', 'compression'), ('prefix64', 'compression')]
     """
     d = check_int(d, "d", minimum=1)
     fit_rows = check_int(fit_rows, "fit_rows", minimum=2)

@@ -14,7 +14,8 @@ from passing silently:
 
 - a rule whose metric is not in the report, or whose qualifier matches no row of that metric,
   raises :class:`~embdiag.data.files.InputError` naming ``--fail-if`` and listing what the
-  report has;
+  report has: :func:`check` before anything is measured (against what the inputs will give),
+  :func:`outcomes` and :func:`violations` (``strict``) on a measured table;
 - a selected row whose value is NaN (or missing) is a violation: a threshold that cannot be
   checked fails, whatever the operator.
 """
@@ -114,22 +115,65 @@ def _format(value) -> str:
     return f"{float(value):.6g}"
 
 
-def violations(rules, metrics: pd.DataFrame) -> list[str]:
-    """One readable line per (rule, metrics row) that violates the rule, in rule then row order.
+def check(rules, available) -> list[Rule]:
+    """``rules`` (:class:`Rule` objects or expression strings) checked against what a report will
+    have, before anything is measured: ``available`` maps each metric name to the conditions and
+    attributes of its rows (:func:`embdiag.report.measurement.available_metrics`). Returns the
+    parsed rules.
+
+    Raises:
+        InputError: a rule names a metric not in ``available`` (the available names are listed),
+            or a qualifier that is neither a condition nor an attribute of that metric (those are
+            listed).
+
+    Example:
+        >>> check(["overlap@10[int8]<0.99"], {"overlap@10": {"int8", "fp16"}})
+        [Rule(metric='overlap@10', qualifiers=('int8',), op='<', threshold=0.99, text='overlap@10[int8]<0.99')]
+    """
+    rules = [parse(r) if isinstance(r, str) else r for r in rules]
+    for rule in rules:
+        if rule.metric not in available:
+            raise InputError(f"{OPTION} {rule.text!r}: the report has no metric {rule.metric!r}; "
+                             f"its metrics are: {', '.join(sorted(available)) or 'none'}")
+        unknown = [q for q in rule.qualifiers if q not in available[rule.metric]]
+        if unknown:
+            raise InputError(f"{OPTION} {rule.text!r}: {rule.metric!r} has no condition or attribute "
+                             f"{' or '.join(map(repr, unknown))}; its conditions and attributes are: "
+                             f"{', '.join(sorted(available[rule.metric])) or 'none'}")
+    return rules
+
+
+def _selected(rule: Rule, names, condition, attribute, strict: bool, available: list[str]):
+    """The rows of ``rule``'s metric that match its qualifiers (raising, when ``strict``, if none)."""
+    rows = names == rule.metric
+    if strict and not rows.any():
+        raise InputError(f"{OPTION} {rule.text!r}: the report has no metric {rule.metric!r}; "
+                         f"its metrics are: {', '.join(available) or 'none'}")
+    selected = rows.copy()
+    for q in rule.qualifiers:
+        selected &= (condition == q) | (attribute == q)
+    if strict and not selected.any():
+        values = sorted((set(condition[rows]) | set(attribute[rows])) - {""})
+        raise InputError(f"{OPTION} {rule.text!r}: no row of {rule.metric!r} has condition or attribute "
+                         f"{' and '.join(map(repr, rule.qualifiers))}; its conditions and attributes are: "
+                         f"{', '.join(values) or 'none'}")
+    return selected[selected].index
+
+
+def outcomes(rules, metrics: pd.DataFrame, *, strict: bool = True) -> list[dict]:
+    """Every rule checked on the rows it selects: one record per (rule, row), in rule then row
+    order, ``{"rule", "metric", "condition", "attribute", "value", "threshold", "passed", "measured"}``.
 
     ``rules`` are :class:`Rule` objects or expression strings. ``metrics`` needs the columns
     ``metric`` and ``value``; ``condition`` and ``attribute`` are optional (missing = '').
+    A rule that selects no row (its metric was not measured, e.g. a probe left out) raises
+    when ``strict``; otherwise it gives one record with value None that does not pass (a
+    threshold that cannot be checked fails).
 
     Raises:
-        InputError: a rule names a metric the table does not have (the available names are
-            listed), or its qualifiers match no row of that metric (the metric's conditions and
-            attributes are listed).
-
-    Example:
-        >>> metrics = pd.DataFrame({"metric": ["overlap@10", "overlap@10"], "condition": ["fp16", "int8"],
-        ...                         "value": [1.0, 0.97]})
-        >>> violations(["overlap@10<0.99"], metrics)
-        ['overlap@10 (condition int8) = 0.97: violates overlap@10<0.99']
+        InputError: (``strict``) a rule names a metric the table does not have (the available
+            names are listed), or its qualifiers match no row of that metric (the metric's
+            conditions and attributes are listed).
     """
     missing = {"metric", "value"} - set(metrics.columns)
     if missing:
@@ -141,21 +185,36 @@ def violations(rules, metrics: pd.DataFrame) -> list[str]:
     available = sorted(set(names))
     out = []
     for rule in rules:
-        rows = names == rule.metric
-        if not rows.any():
-            raise InputError(f"{OPTION} {rule.text!r}: the report has no metric {rule.metric!r}; "
-                             f"its metrics are: {', '.join(available) or 'none'}")
-        selected = rows.copy()
-        for q in rule.qualifiers:
-            selected &= (condition == q) | (attribute == q)
-        if not selected.any():
-            values = sorted((set(condition[rows]) | set(attribute[rows])) - {""})
-            raise InputError(f"{OPTION} {rule.text!r}: no row of {rule.metric!r} has condition or attribute "
-                             f"{' and '.join(map(repr, rule.qualifiers))}; its conditions and attributes are: "
-                             f"{', '.join(values) or 'none'}")
-        for i in selected[selected].index:
+        rows = _selected(rule, names, condition, attribute, strict, available)
+        base = {"rule": rule.text, "metric": rule.metric, "threshold": rule.threshold}
+        if not len(rows):
+            out.append({**base, "condition": "", "attribute": "", "value": None, "passed": False, "measured": False})
+        for i in rows:
             value = metrics.at[i, "value"]
-            if rule.fails(value):
-                row = {"condition": condition[i], "attribute": attribute[i]}
-                out.append(f"{rule.metric}{_describe(row)} = {_format(value)}: violates {rule.text}")
+            out.append({**base, "condition": condition[i], "attribute": attribute[i],
+                        "value": None if value is None or pd.isna(value) else float(value),
+                        "passed": not rule.fails(value), "measured": True})
     return out
+
+
+def violations(rules, metrics: pd.DataFrame, *, strict: bool = True) -> list[str]:
+    """One readable line per (rule, metrics row) that violates the rule, in rule then row order
+    (the failing :func:`outcomes`; with ``strict=False`` a rule that selects no row is one).
+
+    Raises:
+        InputError: as :func:`outcomes` (``strict``).
+
+    Example:
+        >>> metrics = pd.DataFrame({"metric": ["overlap@10", "overlap@10"], "condition": ["fp16", "int8"],
+        ...                         "value": [1.0, 0.97]})
+        >>> violations(["overlap@10<0.99"], metrics)
+        ['overlap@10 (condition int8) = 0.97: violates overlap@10<0.99']
+    """
+    return [_line(o) for o in outcomes(rules, metrics, strict=strict) if not o["passed"]]
+
+
+def _line(outcome: dict) -> str:
+    if not outcome["measured"]:
+        return (f"{outcome['metric']}: not measured (no row matches; cannot be checked, counts as a violation): "
+                f"violates {outcome['rule']}")
+    return f"{outcome['metric']}{_describe(outcome)} = {_format(outcome['value'])}: violates {outcome['rule']}"

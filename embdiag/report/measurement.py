@@ -5,17 +5,27 @@ inputs exist:
 
 - ``geometry``: :func:`embdiag.metrics.geometry.summary` of the reference and of every
   condition with vectors, over every row (quick: a seeded sample of
-  :data:`QUICK_GEOMETRY_ROWS` rows).
+  :data:`QUICK_GEOMETRY_ROWS` rows), in two spaces kept apart (:data:`SPACES`, the records'
+  ``attribute``): the ``raw`` rows as given or made (a compression's projection, not
+  renormalized) and the ``unit`` rows (each row divided by its norm, what cosine search sees).
 - ``identity``: per condition, overlap@k with the exact reference top-k, the share of changed
   queries, reference boundary margins, and for storage conditions the float certificate of
   :func:`~embdiag.interventions.precision.compare_conditions`.
 - ``labels``: per label column, probe balanced accuracy (:func:`~embdiag.metrics.probe.fit_probes`
-  on a seeded 70/30 split of at most :data:`PROBE_ROWS` rows) and P@k of the searched queries,
-  with floors; classes frozen once by :func:`~embdiag.metrics.suite.frozen_classes`.
+  fitted on the training rows of the labels' ``split`` column and scored on its evaluation rows,
+  or without one on a seeded 70/30 split; at most :data:`PROBE_ROWS` rows) and P@k of the
+  searched queries, with floors; classes frozen once by :func:`~embdiag.metrics.suite.frozen_classes`.
+  The ``split`` column (:data:`~embdiag.data.files.SPLIT_COLUMN`) is never an attribute. A
+  missing label leaves that row out for that attribute only (counted in ``missing_labels``).
 - ``relevance``: with pairs, Hit@k and recall@k of every representation; per condition, ΔP@k
   per label column and, with pairs, ΔHit@k / Δrecall@k, in percentage points with paired
   bootstrap intervals over queries.
 - ``stress``: :func:`~embdiag.interventions.stress.measure_grid` on (part of) the probe split.
+
+Then :func:`summarize` puts identity, relevance and the probe change of each condition side by
+side with a verdict in words (:func:`verdict`), and the ``--fail-if`` rules, checked against
+:func:`available_metrics` before anything is measured, are recorded with their outcomes
+(:func:`~embdiag.report.fail_if.outcomes`).
 
 Identity, labels and relevance read the same neighbour lists: each searched query's top k
 under the reference and under every condition. Exact search is
@@ -44,22 +54,28 @@ import pandas as pd
 from .._mapped import take_rows
 from .._validate import as_float, check_int
 from ..cluster import connect
-from ..data.files import InputError
+from ..data.files import InputError, split_labels
 from ..interventions.precision import StorageCondition, compare_conditions
-from ..interventions.stress import measure_grid
+from ..interventions.stress import INTERVENTIONS, SEVERITIES, measure_grid
 from ..metrics.geometry import summary
-from ..metrics.probe import balanced_accuracy, eligible_classes, fit_probes
+from ..metrics.probe import balanced_accuracy, eligible_classes, fit_probes, labelled, labelled_values
 from ..metrics.retrieval import (boundary_margin, hit_at_k, overlap_at_k, precision_at_k, random_floor,
                                  recall_at_k, topk)
 from ..metrics.stats import paired_bootstrap
 from ..metrics.suite import frozen_classes
-from .conditions import FIT_ROWS, Compression, ReportCondition, Storage, _sample_rows, parse_conditions
+from . import fail_if as rules_of
+from .conditions import (CHUNK_ROWS, FIT_ROWS, Compression, ReportCondition, Storage, _sample_rows, parse_conditions,
+                         unit_rows_f32)
 from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
 
-__all__ = ["Report", "measure", "METRIC_COLUMNS", "QUERY_ROWS", "QUICK_QUERY_ROWS", "QUICK_GALLERY_ROWS",
+__all__ = ["Report", "measure", "available_metrics", "summarize", "summary_table", "verdict", "METRIC_COLUMNS",
+           "SPACES", "QUERY_ROWS", "QUICK_QUERY_ROWS", "QUICK_GALLERY_ROWS",
            "QUICK_GEOMETRY_ROWS", "PROBE_ROWS", "QUICK_PROBE_ROWS", "STRESS_ROWS", "CERT_QUERIES", "CERT_GALLERY"]
 
 METRIC_COLUMNS = ["section", "metric", "condition", "attribute", "value", "low", "high"]
+#: Geometry's two spaces: the rows as given (or as a condition makes them) and their unit rows.
+SPACES = ("raw", "unit")
+GEOMETRY_KEYS = ("total_variance", "mean_cosine", "rankme", "participation_ratio")
 QUERY_ROWS, QUICK_QUERY_ROWS = 10_000, 1_000
 QUICK_GALLERY_ROWS = 100_000
 QUICK_GEOMETRY_ROWS = 5_000
@@ -73,6 +89,9 @@ CERT_QUERIES, CERT_GALLERY = 1_000, 100_000
 _QUERIES, _GALLERY, _GEOMETRY, _PROBE, _FIT, _CERT, _SPLIT = 1, 2, 3, 4, 5, 6, 7
 
 SCOPE = {
+    "summary": "Each condition's identity, relevance and probe change side by side, read from the sections below, "
+               "with a verdict from its identity and its relevance intervals only; the probe change (no interval) "
+               "is shown, not judged.",
     "geometry": "Label-free shape of each representation (spread, mean direction, effective rank) on a sample; "
                 "it says nothing about whether neighbours or labels are kept.",
     "labels": "What a linear probe recovers and how often neighbours share a query's label, against chance "
@@ -115,22 +134,27 @@ class Report:
     ``inputs``: JSON-able description of the inputs and sampling; ``scope``: section -> one
     sentence (what it establishes and what not); ``tables``: name -> table (saved as
     ``<name>.csv``); ``metrics``: long format, columns :data:`METRIC_COLUMNS` (``condition`` is
-    ``"reference"`` or a condition's name; ``low``/``high`` NaN without an interval).
+    ``"reference"`` or a condition's name; ``low``/``high`` NaN without an interval);
+    ``summary``: one entry per condition (:func:`summarize`); ``gates``: each ``--fail-if``
+    rule's outcome on each row it checks (:func:`~embdiag.report.fail_if.outcomes`).
 
     Example:
         >>> report = Report({"n": 3}, {"geometry": "Shape."}, {"t": pd.DataFrame({"v": [1.0, np.nan]})})
-        >>> report.to_json()
-        {'inputs': {'n': 3}, 'scope': {'geometry': 'Shape.'}, 'metrics': [], 'tables': {'t': [{'v': 1.0}, {'v': None}]}}
+        >>> report.to_json()  # doctest: +NORMALIZE_WHITESPACE
+        {'inputs': {'n': 3}, 'scope': {'geometry': 'Shape.'}, 'summary': [], 'gates': [], 'metrics': [],
+         'tables': {'t': [{'v': 1.0}, {'v': None}]}}
     """
 
     inputs: dict
     scope: dict[str, str]
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     metrics: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=METRIC_COLUMNS))
+    summary: list[dict] = field(default_factory=list)
+    gates: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        """Every number: inputs, scope, metrics records and tables as records (NaN as null)."""
-        return _jsonable({"inputs": self.inputs, "scope": self.scope,
+        """Every number: inputs, scope, summary, gates, metrics records and tables as records (NaN as null)."""
+        return _jsonable({"inputs": self.inputs, "scope": self.scope, "summary": self.summary, "gates": self.gates,
                           "metrics": self.metrics.to_dict(orient="records"),
                           "tables": {n: t.to_dict(orient="records") for n, t in self.tables.items()}})
 
@@ -232,8 +256,8 @@ def _record(section: str, metric: str, condition: str, value, attribute: str = "
 
 
 def _label_arrays(labels: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Label column name -> its values as strings."""
-    return {str(col): labels[col].astype(str).to_numpy() for col in labels.columns}
+    """Label column name -> its values as strings (an object array; a missing label is None)."""
+    return {str(col): np.where(labels[col].notna(), labels[col].astype(str), None) for col in labels.columns}
 
 
 # ----------------------------------------------------------------------------- plan
@@ -279,11 +303,15 @@ class _Plan:
     gallery (sorted indices into ``V``) and ``G`` its rows; ``Q``: the searched query rows;
     ``self_pos``: each query's position in ``G`` when the queries are ``V``'s rows, else None;
     ``fit``: the rows PCA conditions are fitted on (None without one); ``geo_idx``: the rows
-    geometry is measured on; ``positives``: per query of the pool, its targets (None without pairs).
+    geometry is measured on; ``positives``: per query of the pool, its targets (None without pairs);
+    ``labels``: the attribute columns (the ``split`` column taken out), ``is_train``: that
+    column parsed (None without one); ``rules``: the ``--fail-if`` rules, checked.
     """
 
     V: np.ndarray
     labels: pd.DataFrame | None
+    is_train: np.ndarray | None
+    rules: tuple
     conds: list[ReportCondition]
     positives: list[np.ndarray] | None
     n_pool: int
@@ -313,6 +341,11 @@ class _Plan:
     def n_draws(self) -> int:
         return QUICK_DRAWS if self.quick else N_DRAWS
 
+    @property
+    def geometry_on_gallery(self) -> bool:
+        """Whether geometry's rows are the gallery's (a full run): each condition's vectors are then made once."""
+        return len(self.geo_idx) == len(self.g_idx) and bool((self.geo_idx == self.g_idx).all())
+
 
 def _check_labels(labels, n: int, min_support: int) -> None:
     """Raise unless ``labels`` is None or a table of ``n`` rows with a column of two supported classes."""
@@ -324,7 +357,11 @@ def _check_labels(labels, n: int, min_support: int) -> None:
         raise InputError(f"--labels: has {len(labels)} row(s), expected {n} (one per vector)")
     if labels.columns.empty:
         raise InputError("--labels: no attribute column")
-    if not any(len(eligible_classes(labels[c].astype(str).to_numpy(), min_support)) >= 2 for c in labels.columns):
+    empty = [str(c) for c in labels.columns if not labelled(labels[c].to_numpy()).any()]
+    if empty:
+        raise InputError(f"--labels: column {empty[0]!r} has no value (all {n} missing)")
+    ys = _label_arrays(labels)
+    if not any(len(eligible_classes(y, min_support)) >= 2 for y in ys.values()):
         raise InputError(f"--labels: too little support: no column has two classes with at least {min_support} "
                          f"items each (columns: {', '.join(map(str, labels.columns))})")
 
@@ -342,9 +379,52 @@ def _gallery_sample(n: int, q_sel, positives, self_search: bool, seed: int) -> n
     return np.sort(np.concatenate([need, rest[fill]]))
 
 
+def available_metrics(conditions, attributes=(), *, k: int = 10, pairs: bool = False, self_search: bool = True,
+                      stress: bool = False) -> dict[str, set[str]]:
+    """Each metric a report of these inputs records -> the conditions and attributes of its rows
+    (what a ``--fail-if`` qualifier may name), known before anything is measured.
+
+    ``conditions``: the parsed conditions; ``attributes``: the label columns (not ``split``);
+    ``pairs``: whether there are retrieval pairs; ``self_search``: whether the queries are the
+    vectors' rows (no ``--queries``); ``stress``: whether the stress grid is measured.
+
+    Example:
+        >>> conds = parse_conditions("int8", "", n=100, d=8)
+        >>> m = available_metrics(conds, ["digit"], k=10)
+        >>> sorted(m["delta_p@10"]), sorted(m["mean_cosine"]), "hit@10" in m
+        (['digit', 'int8'], ['int8', 'raw', 'reference', 'unit'], False)
+    """
+    names = [c.name for c in conditions]
+    vec = ["reference"] + [c.name for c in conditions if c.has_vectors]
+    out: dict[str, set[str]] = {}
+
+    def add(metrics, rows, attrs=()):
+        if rows:
+            for m in metrics:
+                out.setdefault(m, set()).update(rows, attrs)
+    add(GEOMETRY_KEYS, vec, SPACES)
+    add((f"overlap@{k}", "changed_queries", "median_margin_changed", "median_margin_unchanged"), names)
+    add(("cert_coverage", "cert_violations"), [c.name for c in conditions if isinstance(c, Storage)])
+    if attributes:
+        add(("rare_classes", "missing_labels"), ["reference"], attributes)
+        add(("probe_ba",), vec, attributes)
+        if self_search:
+            add((f"p@{k}",), ["reference"] + names, attributes)
+            add((f"delta_p@{k}",), names, attributes)
+    if pairs:
+        add((f"hit@{k}", f"recall@{k}"), ["reference"] + names)
+        add((f"delta_hit@{k}", f"delta_recall@{k}"), names)
+    if stress and attributes:
+        grid = [f"{name}@{s:g}" for name in INTERVENTIONS for s in SEVERITIES]
+        add(GEOMETRY_KEYS + (f"overlap@{k}",), grid)
+        add(("probe_ba", "probe_accuracy", f"p@{k}"), grid, attributes)
+    return out
+
+
 def _plan(vectors, *, labels, compare, pairs, queries, compress, index, k, stress, quick, seed,
-          min_support) -> _Plan:
-    """:func:`measure`'s arguments checked, its conditions parsed and its samples drawn."""
+          min_support, fail_if) -> _Plan:
+    """:func:`measure`'s arguments checked (the ``--fail-if`` rules against :func:`available_metrics`,
+    before any measurement), its conditions parsed and its samples drawn."""
     k = check_int(k, "k", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
     min_support = check_int(min_support, "min_support", minimum=1)
@@ -352,6 +432,9 @@ def _plan(vectors, *, labels, compare, pairs, queries, compress, index, k, stres
     n, d = V.shape
     self_search = queries is None
     pool = V if self_search else _array(queries, "--queries", d)
+    is_train = None
+    if isinstance(labels, pd.DataFrame):
+        labels, is_train = split_labels(labels, "--labels")
     _check_labels(labels, n, min_support)
     if stress and labels is None:
         raise InputError("--stress: needs --labels (the stress grid measures probes and P@k)")
@@ -359,6 +442,9 @@ def _plan(vectors, *, labels, compare, pairs, queries, compress, index, k, stres
         raise InputError("--compare: cannot be combined with --queries (the second representation of the "
                          "queries is not given)")
     conds = parse_conditions(compress, index, n=n, d=d, compare=compare, seed=seed)
+    attributes = [] if labels is None else [str(c) for c in labels.columns]
+    rules = rules_of.check(fail_if, available_metrics(conds, attributes, k=k, pairs=pairs is not None,
+                                                      self_search=self_search, stress=stress))
     positives = None if pairs is None else _positives(pairs, len(pool), n)
     q_sel = _sample_rows(len(pool), QUICK_QUERY_ROWS if quick else QUERY_ROWS, seed, _QUERIES)
     sampled = quick and n > QUICK_GALLERY_ROWS
@@ -371,7 +457,8 @@ def _plan(vectors, *, labels, compare, pairs, queries, compress, index, k, stres
     self_pos = np.searchsorted(g_idx, q_sel) if self_search else None
     fit = take_rows(V, _sample_rows(n, FIT_ROWS, seed, _FIT)) if any(
         isinstance(c, Compression) for c in conds) else None
-    return _Plan(V=V, labels=labels, conds=conds, positives=positives, n_pool=len(pool), q_sel=q_sel, g_idx=g_idx,
+    return _Plan(V=V, labels=labels, is_train=is_train, rules=tuple(rules), conds=conds, positives=positives,
+                 n_pool=len(pool), q_sel=q_sel, g_idx=g_idx,
                  G=G, Q=take_rows(G, self_pos) if self_search else take_rows(pool, q_sel), self_pos=self_pos,
                  fit=fit, geo_idx=_sample_rows(n, QUICK_GEOMETRY_ROWS, seed, _GEOMETRY) if quick else np.arange(n),
                  k=k, seed=seed, quick=bool(quick), min_support=min_support, stress=bool(stress))
@@ -391,26 +478,54 @@ class _Section:
     inputs: dict = field(default_factory=dict)
 
 
-def _geometry(plan: _Plan, geometry: Callable) -> _Section:
-    """``geometry`` of the reference and of every condition with vectors, on the geometry rows."""
-    n = len(plan.V)
-    X = plan.V if len(plan.geo_idx) == n else take_rows(plan.V, plan.geo_idx)
-    geo = {"reference": geometry(X)}
-    geo.update({c.name: geometry(c.vectors(X, plan.fit, rows=plan.geo_idx)) for c in plan.conds if c.has_vectors})
-    rows = [_record("geometry", key, name, r[key]) for name, r in geo.items()
-            for key in ("total_variance", "mean_cosine", "rankme", "participation_ratio")]
-    table = pd.DataFrame([{"representation": name, **r, "n_rows": len(plan.geo_idx)} for name, r in geo.items()])
+def _unit(X, own: bool) -> np.ndarray:
+    """The unit rows of ``X``: ``X`` itself divided in place when ``own`` (a float32 array made for
+    the report), else a float32 copy (norms in float64, chunk by chunk)."""
+    if not own:
+        return unit_rows_f32(X)
+    for a in range(0, len(X), CHUNK_ROWS):
+        chunk = X[a:a + CHUNK_ROWS]
+        chunk /= np.linalg.norm(chunk.astype(np.float64), axis=1)[:, None]
+    return X
+
+
+def _both_spaces(X, geometry: Callable, own: bool) -> dict[str, dict]:
+    """``{"raw": geometry(X), "unit": geometry(unit rows of X)}`` (``X`` normalized in place when ``own``)."""
+    raw = geometry(X)
+    return {"raw": raw, "unit": geometry(_unit(X, own))}
+
+
+def _geometry(plan: _Plan, geo: dict[str, dict]) -> _Section:
+    """The geometry records and table of every representation's summaries in both :data:`SPACES`."""
+    rows = [_record("geometry", key, name, r[key], space) for space in SPACES for name, by in geo.items()
+            for r in [by[space]] for key in GEOMETRY_KEYS]
+    table = pd.DataFrame([{"space": space, "representation": name, **by[space], "n_rows": len(plan.geo_idx)}
+                          for space in SPACES for name, by in geo.items()])
     return _Section(True, rows, {"geometry": table})
 
 
-def _neighbours(plan: _Plan, c: ReportCondition, search: Callable) -> np.ndarray:
-    """Each searched query's top-k gallery positions under ``c`` (a query is never its own neighbour)."""
+def _geometry_rows(plan: _Plan) -> np.ndarray:
+    """The reference rows geometry reads: ``V``, or its sampled rows."""
+    return plan.V if len(plan.geo_idx) == len(plan.V) else take_rows(plan.V, plan.geo_idx)
+
+
+def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[np.ndarray, dict | None]:
+    """Each searched query's top-k gallery positions under ``c`` (a query is never its own
+    neighbour) and, for a condition with vectors, its geometry in both spaces of the geometry rows
+    ``Xg``. In a full run (geometry on the gallery's rows) the condition's vectors are made once:
+    searched raw, then normalized in place for the unit geometry."""
     if not c.has_vectors:
         S, I = c.search(plan.Q, plan.G, plan.k + plan.self_search)
-        return _drop_self(S, I, plan.self_pos, plan.k)[1]
+        return _drop_self(S, I, plan.self_pos, plan.k)[1], None
     Gc = c.vectors(plan.G, plan.fit, rows=plan.g_idx)
     Qc = Gc[plan.self_pos] if plan.self_search else c.vectors(plan.Q, plan.fit)
-    return _exact(Qc, Gc, plan.k, plan.self_pos, search)[1]
+    neighbours = _exact(Qc, Gc, plan.k, plan.self_pos, backend.search)[1]
+    del Qc
+    if plan.geometry_on_gallery:
+        return neighbours, _both_spaces(Gc, backend.geometry, own=Gc is not getattr(c, "array", None))
+    del Gc
+    Xc = c.vectors(Xg, plan.fit, rows=plan.geo_idx)
+    return neighbours, _both_spaces(Xc, backend.geometry, own=Xc is not getattr(c, "array", None))
 
 
 def _certificate(plan: _Plan, c: Storage) -> dict:
@@ -454,35 +569,55 @@ def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarra
     return _Section(bool(plan.conds), rows, {"identity": pd.DataFrame(table)} if plan.conds else {})
 
 
-def _probe_split(n: int, probe_rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The probes' seeded 70/30 split of a seeded sample of at most ``probe_rows`` rows, each part
-    in its random order (the stress grid takes the first rows of each)."""
-    rows = _sample_rows(n, probe_rows, seed, _PROBE)
-    perm = np.random.default_rng([seed, _SPLIT]).permutation(len(rows))
-    n_tr = int(round(0.7 * len(rows)))
-    return rows[perm[:n_tr]], rows[perm[n_tr:]]
+def _probe_split(plan: _Plan) -> tuple[np.ndarray, np.ndarray]:
+    """The probes' training and evaluation rows, each part in its random order (the stress grid
+    takes the first rows of each): with a ``split`` column its training and evaluation rows (a
+    seeded sample of at most 70% and 30% of ``probe_rows`` of each), else a seeded 70/30 split of
+    a seeded sample of at most ``probe_rows`` rows."""
+    n_tr = int(round(0.7 * plan.probe_rows))
+    if plan.is_train is None:
+        rows = _sample_rows(len(plan.V), plan.probe_rows, plan.seed, _PROBE)
+        perm = np.random.default_rng([plan.seed, _SPLIT]).permutation(len(rows))
+        n_tr = int(round(0.7 * len(rows)))
+        return rows[perm[:n_tr]], rows[perm[n_tr:]]
+    parts = []
+    for part, (mask, cap) in enumerate(((plan.is_train, n_tr), (~plan.is_train, plan.probe_rows - n_tr))):
+        rows = np.flatnonzero(mask)
+        rows = rows[_sample_rows(len(rows), cap, plan.seed, _PROBE + 100 * (part + 1))]
+        parts.append(rows[np.random.default_rng([plan.seed, _SPLIT, part]).permutation(len(rows))])
+    return parts[0], parts[1]
 
 
 def _support(ys: dict[str, np.ndarray], min_support: int) -> tuple[list[dict], list[dict]]:
     """Per column, the rare-class count (metric records) and every class's count (support table rows)."""
     records, support = [], []
     for col, y in ys.items():
-        values, counts = np.unique(y, return_counts=True)
+        values, counts = np.unique(labelled_values(y, col)[0], return_counts=True)
         support += [{"attribute": col, "class": v, "count": int(c), "eligible": bool(c >= min_support)}
                     for v, c in zip(values, counts)]
         records.append(_record("labels", "rare_classes", "reference", int((counts < min_support).sum()), col))
+        records.append(_record("labels", "missing_labels", "reference", int((~labelled(y)).sum()), col))
     return records, support
 
 
-def _probe_classes(ys, classes, va, min_support: int) -> tuple[dict[str, np.ndarray], list[str]]:
-    """Per column, the frozen classes present in the evaluation split ``va`` (columns with fewer
-    than two are left out, with a note)."""
+def _present(y) -> np.ndarray:
+    """The classes of the labelled entries of ``y`` (none when every entry is missing)."""
+    keep = labelled(y)
+    return np.unique(y[keep]) if keep.any() else np.empty(0, dtype=object)
+
+
+def _probe_classes(ys, classes, tr, va, min_support: int) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Per column, the frozen classes present in the evaluation rows ``va`` (columns with fewer
+    than two, or whose training rows ``tr`` hold fewer than two classes, are left out, with a note)."""
     out, notes = {}, []
     for col, y in ys.items():
-        present = np.intersect1d(classes[col], np.unique(y[va]))
+        present = np.intersect1d(classes[col], _present(y[va]))
         if len(present) < 2:
             notes.append(f"--labels: column {col!r} has fewer than 2 classes with at least {min_support} items "
                          "present in the probe's evaluation split; no probe accuracy")
+        elif len(_present(y[tr])) < 2:
+            notes.append(f"--labels: column {col!r} has fewer than 2 classes among the probe's labelled training "
+                         "rows; no probe accuracy")
         else:
             out[col] = present
     return out, notes
@@ -508,13 +643,14 @@ def _labels(plan: _Plan, neighbours: dict[str, np.ndarray]) -> _Section:
     ys = _label_arrays(plan.labels)
     classes = frozen_classes(ys, plan.min_support)
     rows, support = _support(ys, plan.min_support)
-    tr, va = (np.sort(part) for part in _probe_split(len(plan.V), plan.probe_rows, plan.seed))
-    ba_classes, notes = _probe_classes(ys, classes, va, plan.min_support)
+    tr, va = (np.sort(part) for part in _probe_split(plan))
+    ba_classes, notes = _probe_classes(ys, classes, tr, va, plan.min_support)
     table = []
     for name, c in [("reference", None)] + [(c.name, c) for c in plan.conds]:
         ba = _probe_accuracy(plan, c, ys, tr, va, ba_classes)
         for col, y in ys.items():
-            row = {"representation": name, "attribute": col, "eligible_classes": len(classes[col])}
+            row = {"representation": name, "attribute": col, "eligible_classes": len(classes[col]),
+                   "missing_labels": int((~labelled(y)).sum())}
             if col in ba:
                 row.update(probe_ba=ba[col], ba_floor=1.0 / len(ba_classes[col]))
                 rows.append(_record("labels", "probe_ba", name, ba[col], col))
@@ -536,12 +672,13 @@ def _delta_p_draws(plan: _Plan, neighbours: dict[str, np.ndarray]) -> list[tuple
     if plan.labels is None or not plan.self_search:
         return []
     draws = []
-    for col in plan.labels.columns:
-        y = plan.labels[col].astype(str).to_numpy()
+    for col, y in _label_arrays(plan.labels).items():
         pq = {name: 100.0 * precision_at_k(nb, y[plan.g_idx], y[plan.q_sel], per_query=True)
               for name, nb in neighbours.items()}
-        draws += [({"condition": c.name, "attribute": str(col), "metric": f"delta_p@{plan.k}"},
-                   pq[c.name], pq["reference"]) for c in plan.conds]
+        for c in plan.conds:  # the queries where both are defined (a query's label or its neighbours' may be missing)
+            both = ~np.isnan(pq[c.name]) & ~np.isnan(pq["reference"])
+            draws.append(({"condition": c.name, "attribute": col, "metric": f"delta_p@{plan.k}"},
+                          pq[c.name][both], pq["reference"][both]))
     return draws
 
 
@@ -592,14 +729,15 @@ def _stress_records(condition: str, row: dict) -> list[dict]:
 
 
 def _stress(plan: _Plan) -> _Section:
-    """The stress grid on the first :data:`STRESS_ROWS` rows of the probe split (70/30), over the
+    """The stress grid on the first :data:`STRESS_ROWS` rows of the probe split (70/30 of them), over the
     label columns with two classes of at least 10 items in its evaluation rows."""
     if not plan.stress:
         return _Section(False)
-    tr, va = _probe_split(len(plan.V), plan.probe_rows, plan.seed)
+    tr, va = _probe_split(plan)
     tr, va = np.sort(tr[: int(0.7 * STRESS_ROWS)]), np.sort(va[: STRESS_ROWS - int(0.7 * STRESS_ROWS)])
     ys = _label_arrays(plan.labels)
-    cols = [c for c, y in ys.items() if len(eligible_classes(y[va], 10)) >= 2]
+    cols = [c for c, y in ys.items()
+            if len(_present(y[tr])) >= 2 and labelled(y[va]).any() and len(eligible_classes(y[va], 10)) >= 2]
     notes = []
     if len(cols) < len(ys):
         notes.append(f"--stress: columns without 2 classes of at least 10 items in the stress evaluation rows "
@@ -618,6 +756,16 @@ def _stress(plan: _Plan) -> _Section:
 
 # ----------------------------------------------------------------------------- the report
 
+def _probe_statement(plan: _Plan) -> str:
+    """Which rows fit the probes and which score them."""
+    if plan.is_train is None:
+        return f"a seeded 70/30 split of at most {plan.probe_rows:,} labelled rows"
+    tr, va = _probe_split(plan)
+    n_tr, n_va = int(plan.is_train.sum()), int((~plan.is_train).sum())
+    return (f"the labels' split column: {len(tr):,} of its {n_tr:,} training rows fit them, {len(va):,} of its "
+            f"{n_va:,} evaluation rows score them" + (" (seeded samples)" if len(tr) + len(va) < n_tr + n_va else ""))
+
+
 def _sampling(plan: _Plan, backend: _Backend) -> dict[str, str]:
     """One statement per sample: queries, gallery, geometry rows, probes, bootstrap, PCA fit."""
     n, N, pool = len(plan.V), len(plan.G), plan.n_pool
@@ -630,7 +778,7 @@ def _sampling(plan: _Plan, backend: _Backend) -> dict[str, str]:
         "gallery": (f"all {n:,} rows" if N == n else f"a seeded sample of {N:,} of {n:,} rows (containing every "
                     "searched query and its positives)"),
         "geometry": geometry + backend.geometry_note,
-        "probes": f"a seeded 70/30 split of at most {plan.probe_rows:,} labelled rows",
+        "probes": _probe_statement(plan),
         "bootstrap": (f"{plan.n_draws:,} paired bootstrap draws over queries (seed {plan.seed})"
                       + backend.bootstrap_note),
         "pca_fit": f"a seeded sample of at most {FIT_ROWS:,} rows",
@@ -645,6 +793,9 @@ def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -
         "min_support": plan.min_support, "queries_are_vectors": plan.self_search, "n_query_pool": plan.n_pool,
         "n_queries": len(plan.q_sel), "n_gallery": len(plan.G), "sampling": _sampling(plan, backend),
         "label_columns": [] if plan.labels is None else [str(c) for c in plan.labels.columns],
+        "missing_labels": {} if plan.labels is None else {
+            col: int((~labelled(y)).sum()) for col, y in _label_arrays(plan.labels).items()},
+        "split_column": plan.is_train is not None,
         "conditions": [{"name": c.name, "kind": c.kind, "description": c.description} for c in plan.conds],
         "exact_search": "embdiag.metrics.retrieval.topk, cosine in float32" + backend.search_note,
         "versions": _versions(), "notes": [note for s in sections for note in s.notes],
@@ -671,14 +822,18 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> dict[str, _Sect
     def step(desc):
         bar.set_postfix_str(f"{desc} done")  # names the step just finished
         bar.update(1)
-    out = {"geometry": _geometry(plan, backend.geometry)}
+    Xg = _geometry_rows(plan)
+    geo = {"reference": _both_spaces(Xg, backend.geometry, own=False)}
     step("geometry")
     ref_S, ref_I = _exact(plan.Q, plan.G, plan.k + 1, plan.self_pos, backend.search)
     neighbours = {"reference": ref_I[:, :plan.k]}
     step("exact search")
     for c in plan.conds:
-        neighbours[c.name] = _neighbours(plan, c, backend.search)
+        neighbours[c.name], by_space = _condition(plan, c, backend, Xg)
+        if by_space is not None:
+            geo[c.name] = by_space
         step(c.name)
+    out = {"geometry": _geometry(plan, geo)}
     out["identity"] = _identity(plan, neighbours, boundary_margin(ref_S, plan.k))
     out["labels"] = _labels(plan, neighbours)
     if out["labels"].measured:
@@ -701,18 +856,111 @@ def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
         tables.update(s.tables)
     metrics = pd.DataFrame([r for s in sections.values() for r in s.rows], columns=METRIC_COLUMNS)
     suffix = " Quick run: from subsamples." if plan.quick else ""
-    scope = {name: text + suffix for name, text in SCOPE.items() if sections[name].measured}
-    return Report(inputs, scope, tables, metrics)
+    summary = summarize(plan.conds, tables.get("identity"), tables.get("relevance"), tables.get("labels"), plan.k)
+    measured = {name: s.measured for name, s in sections.items()} | {"summary": bool(summary)}
+    scope = {name: text + suffix for name, text in SCOPE.items() if measured[name]}
+    gates = rules_of.outcomes(plan.rules, metrics, strict=False)
+    if summary:
+        tables["summary"] = summary_table(summary, plan.k)
+    if gates:
+        tables["gates"] = pd.DataFrame(gates)
+    return Report(inputs, scope, tables, metrics, summary, gates)
+
+
+# ----------------------------------------------------------------------------- summary
+
+def verdict(changed_queries: float, intervals) -> str:
+    """One condition's verdict in words, from its identity and its relevance changes.
+
+    ``changed_queries``: the share of searched queries whose top-k set changed; ``intervals``:
+    the ``(low, high)`` 95% intervals of its relevance changes (ΔP@k per attribute, ΔHit@k,
+    Δrecall@k), empty when relevance was not measured. The first rule that holds:
+
+    - ``"costs relevance"``: some interval lies wholly below 0;
+    - ``"safe: identity and relevance unchanged"``: no searched query's top-k changed (so no
+      relevance change either);
+    - ``"changes neighbours, gains relevance"``: some interval lies wholly above 0;
+    - ``"changes neighbours, keeps relevance"``: every interval contains 0;
+    - ``"changes neighbours; relevance not measured"``: there is no interval.
+
+    The probe change is shown beside the verdict but does not enter it (one probe split, no
+    interval).
+
+    Example:
+        >>> verdict(0.0, [(0.0, 0.0)]), verdict(0.4, [(-0.6, 0.3)]), verdict(0.4, [(-0.6, 0.3), (-2.0, -0.1)])
+        ('safe: identity and relevance unchanged', 'changes neighbours, keeps relevance', 'costs relevance')
+    """
+    intervals = list(intervals)
+    if any(high < 0 for _, high in intervals):
+        return "costs relevance"
+    if changed_queries == 0:
+        return "safe: identity and relevance unchanged"
+    if any(low > 0 for low, _ in intervals):
+        return "changes neighbours, gains relevance"
+    return "changes neighbours, keeps relevance" if intervals else "changes neighbours; relevance not measured"
+
+
+def _probe_changes(labels: pd.DataFrame | None, name: str) -> list[dict]:
+    """Per attribute, the probe's balanced accuracy under condition ``name`` minus the reference's, in pp."""
+    if labels is None or "probe_ba" not in labels:
+        return []
+    ba = labels.set_index(["representation", "attribute"])["probe_ba"]
+    return [{"attribute": a, "probe_ba": float(ba[(name, a)]), "reference_probe_ba": float(ba[("reference", a)]),
+             "change_pp": 100.0 * float(ba[(name, a)] - ba[("reference", a)])}
+            for a in dict.fromkeys(labels["attribute"]) if (name, a) in ba.index and np.isfinite(ba[(name, a)])]
+
+
+def summarize(conditions, identity: pd.DataFrame | None, relevance: pd.DataFrame | None,
+              labels: pd.DataFrame | None, k: int) -> list[dict]:
+    """One entry per condition: ``condition``, ``kind``; identity: ``changed_queries`` (share of
+    searched queries whose top-k set changed) and ``overlap@k``; ``relevance``: each change of
+    the condition (``metric``, ``attribute``, ``value``, ``low``, ``high`` in pp, ``n_queries``);
+    ``labels``: per attribute its probe change (:func:`_probe_changes`; none for an index); and
+    ``verdict`` (:func:`verdict` of the changed share and the relevance intervals). Empty
+    without conditions."""
+    if identity is None or identity.empty:
+        return []
+    ident = identity.set_index("condition")
+    out = []
+    for c in conditions:
+        rel = [] if relevance is None else [
+            {key: r[key] for key in ("metric", "attribute", "value", "low", "high", "n_queries")}
+            for r in relevance.to_dict("records") if r["condition"] == c.name]
+        changed = float(ident.loc[c.name, "changed_queries"])
+        out.append({"condition": c.name, "kind": c.kind, "changed_queries": changed,
+                    f"overlap@{k}": float(ident.loc[c.name, f"overlap@{k}"]), "relevance": rel,
+                    "labels": _probe_changes(labels, c.name),
+                    "verdict": verdict(changed, [(r["low"], r["high"]) for r in rel])})
+    return out
+
+
+def _change(r: dict) -> str:
+    """``ΔP@10 digit -0.31 [-0.90, +0.22]`` (pp)."""
+    what = r["metric"].replace("delta_", "Δ").replace("p@", "P@").replace("hit@", "Hit@")
+    where = f" {r['attribute']}" if r["attribute"] else ""
+    return f"{what}{where} {r['value']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]"
+
+
+def summary_table(summary: list[dict], k: int) -> pd.DataFrame:
+    """:func:`summarize`'s entries as one row per condition (changes and probe changes in words)."""
+    return pd.DataFrame([{
+        "condition": e["condition"], "kind": e["kind"], "changed_queries": e["changed_queries"],
+        f"overlap@{k}": e[f"overlap@{k}"],
+        "relevance_change_pp": "; ".join(map(_change, e["relevance"])) or "not measured",
+        "probe_ba_change_pp": "; ".join(f"{p['attribute']} {p['change_pp']:+.2f}" for p in e["labels"]) or "—",
+        "verdict": e["verdict"]} for e in summary])
 
 
 def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=None, queries=None,
             compress=(), index=(), k: int = 10, stress: bool = False, quick: bool = False, seed: int = 0,
             min_support: int = 10, progress: bool = True, sources: dict | None = None, cluster: str | None = None,
-            shard_rows: int = SHARD_ROWS) -> Report:
+            shard_rows: int = SHARD_ROWS, fail_if=()) -> Report:
     """Measure a report on ``vectors`` (n x d; a memmap stays a memmap).
 
     Args:
-        labels: one row per vector, one column per attribute (values compared as strings).
+        labels: one row per vector, one column per attribute (values compared as strings; a
+            missing value leaves the row out for that attribute only); a ``split`` column
+            (:func:`~embdiag.data.files.parse_split`) is the probes' split, not an attribute.
         compare: a second representation of the same n items (array, path or
             :class:`~embdiag.report.conditions.CompareFile`).
         pairs: positives per query: a list with one array of VECTORS row indices per query
@@ -732,6 +980,9 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         shard_rows: rows per search task on a cluster, and with or without one the rows per
             block of the geometry's sums (:func:`~embdiag.metrics.geometry.summary`), which are
             added over the blocks in order.
+        fail_if: ``--fail-if`` rules (strings or :class:`~embdiag.report.fail_if.Rule`), checked
+            against :func:`available_metrics` before anything is measured and recorded with their
+            outcomes (:attr:`Report.gates`).
         sources: the files read, recorded as ``inputs["files"]`` (option -> name, size and
             SHA-256), or a future of them (:func:`~embdiag.data.files.file_records_later`, as
             :func:`~embdiag.report.cli.chapter_inputs` gives them), awaited once all else is measured.
@@ -747,15 +998,18 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
         >>> X = np.random.default_rng(0).standard_normal((300, 8)).astype(np.float32)
         >>> report = measure(X, compress="fp16,prefix4", k=5, progress=False)
         >>> list(report.scope), list(report.tables)
-        (['geometry', 'identity'], ['conditions', 'geometry', 'identity'])
+        (['summary', 'geometry', 'identity'], ['conditions', 'geometry', 'identity', 'summary'])
         >>> report.tables["identity"].set_index("condition")["overlap@5"].round(2).to_dict()
         {'fp16': 1.0, 'prefix4': 0.21}
+        >>> [(e["condition"], e["verdict"]) for e in report.summary]
+        [('fp16', 'safe: identity and relevance unchanged'), ('prefix4', 'changes neighbours; relevance not measured')]
     """
     shard_rows = check_int(shard_rows, "shard_rows", minimum=1)
 
     def run(backend: _Backend) -> Report:
         plan = _plan(vectors, labels=labels, compare=compare, pairs=pairs, queries=queries, compress=compress,
-                     index=index, k=k, stress=stress, quick=quick, seed=seed, min_support=min_support)
+                     index=index, k=k, stress=stress, quick=quick, seed=seed, min_support=min_support,
+                     fail_if=fail_if)
         return _report(plan, backend, progress, sources)
     if cluster is None:
         return run(_local(shard_rows))

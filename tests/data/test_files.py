@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from safetensors.numpy import save_file
 
 from embdiag.data import files
-from embdiag.data.files import InputError, check_support, read_labels, read_pairs, read_vectors
+from embdiag.data.files import (EVAL_NAMES, SPLIT_COLUMN, InputError, check_support, parse_split, read_labels,
+                                read_pairs, read_vectors, split_labels)
 from embdiag.metrics import hit_at_k
 
 RNG = np.random.default_rng(0)
@@ -298,3 +299,41 @@ def test_file_records_later_is_file_record_and_carries_errors(tmp_path):
     assert later.result()["VECTORS"]["sha256"] == hashlib.sha256(b"embdiag" * 100_000).hexdigest()
     with pytest.raises(FileNotFoundError):
         file_records_later({"VECTORS": tmp_path / "missing.bin"}).result(timeout=60)
+
+
+# --- missing labels and the split column (issue #25, points 4 and 8) ----------------------------------
+
+def test_missing_labels_are_kept_as_none_when_allowed(tmp_path):
+    path = tmp_path / "labels.csv"
+    path.write_text("digit,parity,split\n1,odd,train\n,even,val\n2,,Train\n1,odd,TEST\n")
+    out = read_labels(path, 4, allow_missing=True)
+    assert out["digit"].tolist() == ["1", None, "2", "1"] and out["parity"].tolist() == ["odd", "even", None, "odd"]
+    assert out["split"].tolist() == ["train", "val", "Train", "TEST"]  # returned as read; split_labels parses it
+    with pytest.raises(InputError, match=r"column 'digit' has 1 missing value\(s\) \(first at row 1\)$"):
+        read_labels(path, 4)  # by default (the chapters' route) a missing value is still refused
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("a,b\nx,\ny,\n", r"column 'b' has no value \(all 2 missing\)$"),
+    ("a,b\nx,1\ny,\nz,1\n", r"column 'b' has a single class \('1'\); nothing to tell apart$"),
+    ("a,split\nx,train\ny,\n", r"column 'split' has 1 missing value\(s\) \(first at row 1\)$"),
+])
+def test_missing_labels_that_leave_nothing_to_tell_apart_are_refused(tmp_path, text, problem):
+    path = tmp_path / "labels.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match="^" + where(path, "--labels") + problem):
+        read_labels(path, text.count("\n") - 1, allow_missing=True)
+
+
+def test_split_labels_parses_and_removes_the_split_column():
+    labels = pd.DataFrame({"digit": list("1212"), "split": ["train", " Val", "TEST", "train"]})
+    attributes, is_train = split_labels(labels, "l.csv (--labels)")
+    assert list(attributes.columns) == ["digit"] and is_train.tolist() == [True, False, False, True]
+    assert split_labels(labels[["digit"]], "x")[1] is None
+    assert SPLIT_COLUMN == "split" and EVAL_NAMES == ("val", "eval", "evaluation", "test")
+    with pytest.raises(InputError, match=r"^l.csv \(--labels\): unknown split names \['holdout'\]; use 'train' or one"):
+        split_labels(labels.assign(split=["train", "holdout", "val", "train"]), "l.csv (--labels)")
+    with pytest.raises(InputError, match=r"^x: the evaluation split has 1 rows; at least 2 are needed$"):
+        parse_split(["train", "train", "val"], "x")
+    with pytest.raises(InputError, match=r"^x: no attribute column besides 'split'$"):
+        split_labels(labels[["split"]], "x")

@@ -545,8 +545,10 @@ def test_metric_bad_input():
         r.hit_at_k(np.array([[0, -1]]), np.array([0]))
     with pytest.raises(ValueError, match="labels: empty"):
         r.random_floor([])
-    with pytest.raises(ValueError, match="labels: contains NaN"):
-        r.random_floor([0.0, np.nan])
+    with pytest.raises(ValueError, match="labels: contains NaN or infinite"):
+        r.random_floor([0.0, np.inf])
+    with pytest.raises(ValueError, match=r"^labels: no labelled entry \(all 2 missing\)$"):  # NaN: a missing label
+        r.random_floor([np.nan, None])
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -60,7 +60,7 @@ hidden_code_marker = 1
 metrics = pd.DataFrame([
     {"section": "identity", "metric": f"overlap@{k}", "condition": "int8", "attribute": None,
      "value": float(X[0, 0]), "low": None, "high": None},
-    {"section": "geometry", "metric": "rows", "condition": "reference", "attribute": None,
+    {"section": "geometry", "metric": "total_variance", "condition": "reference", "attribute": "raw",
      "value": float(len(X)), "low": None, "high": None},
 ])
 parameters = dict(vectors_path=vectors_path, labels_path=labels_path, compare_path=compare_path,
@@ -142,8 +142,8 @@ def test_end_to_end_with_a_test_chapter(tmp_path, vectors, monkeypatch, capsys):
     out = tmp_path / "reports" / "run1"
 
     code = cli.main([str(vectors), "--labels", str(labels), "--pairs", str(pairs), "--k", "5", "--quick",
-                     "--seed", "3", "--fail-if", "overlap@5<0.4", "--fail-if", "rows[reference]!=30",
-                     "--out", str(out)])
+                     "--seed", "3", "--compress", "int8", "--fail-if", "overlap@5<0.4",
+                     "--fail-if", "total_variance[reference,raw]!=30", "--out", str(out)])
     captured = capsys.readouterr()
     assert code == cli.OK, captured.err
     assert captured.out.strip() == str(out / "report.html")
@@ -156,7 +156,7 @@ def test_end_to_end_with_a_test_chapter(tmp_path, vectors, monkeypatch, capsys):
     assert inputs["vectors_path"] == str(vectors.resolve()) and inputs["labels_path"] == str(labels.resolve())
     assert inputs["compare_path"] is None and inputs["queries_path"] is None
     assert (inputs["k"], inputs["quick"], inputs["stress"], inputs["seed"], inputs["compress"], inputs["index"]) == (
-        5, True, False, 3, "", "")
+        5, True, False, 3, "int8", "")
     assert Path(inputs["out_dir"]).parent == out.parent and Path(inputs["cwd"]) == Path(inputs["out_dir"])
     assert inputs["labels"] == ["weather"] and inputs["pairs"] == [[1, 2], [7]]
 
@@ -203,9 +203,17 @@ def test_a_crashing_chapter_exits_3_naming_cell_and_error(tmp_path, vectors, mon
 
 
 # -- after the chapter: fail-if, outputs, replacement -------------------------------------------
-def test_violations_exit_1_and_are_listed_but_the_report_is_written(tmp_path, vectors, fake, capsys):
+@pytest.fixture
+def weather(tmp_path) -> list[str]:
+    """``--labels`` with a weather column and ``--compress fp16,int8``: the inputs METRICS' rules name."""
+    path = tmp_path / "weather.csv"
+    path.write_text("weather\n" + "sun\nrain\n" * 15)
+    return ["--labels", str(path), "--compress", "fp16,int8"]
+
+
+def test_violations_exit_1_and_are_listed_but_the_report_is_written(tmp_path, vectors, weather, fake, capsys):
     out = tmp_path / "out"
-    code = cli.main([str(vectors), "--fail-if", "overlap@10<0.95", "--fail-if", "delta_p@10[weather]<-1",
+    code = cli.main([str(vectors), *weather, "--fail-if", "overlap@10<0.95", "--fail-if", "delta_p@10[weather]<-1",
                      "--fail-if", "overlap@10[fp16]<0.95", "--out", str(out)])
     assert code == cli.VIOLATED
     lines = capsys.readouterr().out.splitlines()
@@ -219,19 +227,32 @@ def test_violations_exit_1_and_are_listed_but_the_report_is_written(tmp_path, ve
     assert "fake <strong>report</strong>" in (out / "report.html").read_text()
 
 
-def test_no_rule_or_rules_that_hold_exit_0(tmp_path, vectors, fake, capsys):
+def test_no_rule_or_rules_that_hold_exit_0(tmp_path, vectors, weather, fake, capsys):
     assert cli.main([str(vectors), "--out", str(tmp_path / "a")]) == cli.OK
-    assert cli.main([str(vectors), "--fail-if", "overlap@10<0.5", "--out", str(tmp_path / "b")]) == cli.OK
+    assert cli.main([str(vectors), *weather, "--fail-if", "overlap@10<0.5", "--out", str(tmp_path / "b")]) == cli.OK
     assert "violated" not in capsys.readouterr().out
 
 
-def test_a_rule_naming_an_unknown_metric_exits_2_after_writing_the_report(tmp_path, vectors, fake, capsys):
+@pytest.mark.parametrize("rule, message", [
+    ("overlap@5<0.9", "the report has no metric 'overlap@5'; its metrics are: cert_coverage, cert_violations, "
+                      "changed_queries, delta_p@10, "),
+    ("ovrlap@10<0.9", "the report has no metric 'ovrlap@10'"),
+    ("delta_p@10[wether]<-1", "'delta_p@10' has no condition or attribute 'wether'; its conditions and attributes "
+                              "are: fp16, int8, weather"),
+    ("overlap@10[pca64]<0.9", "'overlap@10' has no condition or attribute 'pca64'; its conditions and attributes "
+                              "are: fp16, int8"),
+    ("probe_ba[split]<0.5", "'probe_ba' has no condition or attribute 'split'"),  # split is never an attribute
+])
+def test_a_rule_naming_what_the_report_will_not_have_exits_2_before_anything_is_measured(
+        tmp_path, vectors, weather, monkeypatch, capsys, rule, message):
+    """Issue #25, point 5: metric, attribute and condition names are checked before the chapter runs."""
+    monkeypatch.setattr(cli, "run_chapter", no_chapter)
+    labels = tmp_path / "weather.csv"
+    labels.write_text("weather,split\n" + "sun,train\nrain,val\n" * 15)
     out = tmp_path / "out"
-    assert cli.main([str(vectors), "--fail-if", "overlap@5<0.9", "--out", str(out)]) == cli.BAD_INPUT
-    err = capsys.readouterr().err
-    assert ("--fail-if 'overlap@5<0.9': the report has no metric 'overlap@5'; its metrics are: delta_p@10, "
-            f"overlap@10 (the report was written to {out})") in err
-    assert (out / "report.html").is_file()
+    assert cli.main([str(vectors), *weather, "--fail-if", rule, "--out", str(out)]) == cli.BAD_INPUT
+    assert f"--fail-if {rule!r}: {message}" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_a_malformed_rule_exits_2_before_anything_runs(tmp_path, vectors, monkeypatch, capsys):
@@ -252,10 +273,10 @@ def test_parameters_passed_to_the_chapter(tmp_path, vectors, fake):
                      "--stress", "--out", str(tmp_path / "o")]) == cli.OK
     (params,) = fake
     assert set(params) == {"vectors_path", "labels_path", "compare_path", "pairs_path", "queries_path", "k", "stress",
-                           "quick", "compress", "index", "seed", "out_dir", "progress", "cluster"}
+                           "quick", "compress", "index", "seed", "out_dir", "progress", "cluster", "fail_if"}
     assert params["compare_path"] == str(compare.resolve()) and params["queries_path"] == str(queries.resolve())
     assert params["pairs_path"] is None and params["stress"] is True and params["k"] == 10 and params["seed"] == 0
-    assert params["cluster"] is None
+    assert params["cluster"] is None and params["fail_if"] == []
     assert Path(params["out_dir"]).parent == tmp_path and Path(params["out_dir"]).name.startswith(".o.tmp-")
 
 

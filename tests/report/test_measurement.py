@@ -7,8 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from embdiag.interventions.compression import PCACompression
 from embdiag.interventions.precision import store
 from embdiag.metrics import geometry
+from embdiag.metrics.probe import balanced_accuracy, eligible_classes, fit_probes
 from embdiag.metrics.retrieval import hit_at_k, overlap_at_k, precision_at_k, random_floor, topk
 from embdiag.report.conditions import parse_index
 from embdiag.data.files import InputError
@@ -56,18 +58,35 @@ def exact(Z):
 
 def test_sections_tables_and_columns(report):
     assert list(report.metrics.columns) == METRIC_COLUMNS
-    assert set(report.scope) == {"geometry", "labels", "identity", "relevance"}
+    assert set(report.scope) == {"summary", "geometry", "labels", "identity", "relevance"}
     assert all(s.endswith(".") for s in report.scope.values())
-    assert set(report.tables) == {"conditions", "geometry", "identity", "support", "labels", "relevance"}
+    assert set(report.tables) == {"conditions", "geometry", "identity", "support", "labels", "relevance", "summary"}
     assert report.inputs["n_queries"] == N and report.inputs["n_gallery"] == N and not report.inputs["quick"]
     assert [c["name"] for c in report.inputs["conditions"]] == ["fp16", "int8", "pca8", "hnsw"]
 
 
-def test_geometry_is_the_library_summary(report):
+def unit(A):
+    return (A / np.linalg.norm(A.astype(np.float64), axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_geometry_is_the_library_summary_of_raw_and_of_unit_rows_kept_apart(report):
+    """Issue #25, point 3: every representation with vectors in both spaces, labelled, never mixed."""
     for key, v in geometry.summary(X).items():
-        assert value(report, "geometry", key, "reference").value == v
+        assert value(report, "geometry", key, "reference", "raw").value == v
+    for key, v in geometry.summary(unit(X)).items():
+        assert value(report, "geometry", key, "reference", "unit").value == v
     recon = store(X, "int8").reconstruct().astype(np.float32)
-    assert value(report, "geometry", "rankme", "int8").value == geometry.summary(recon)["rankme"]
+    assert value(report, "geometry", "rankme", "int8", "raw").value == geometry.summary(recon)["rankme"]
+    assert value(report, "geometry", "rankme", "int8", "unit").value == geometry.summary(unit(recon))["rankme"]
+    # a compression's raw rows are its projection (not renormalized): its total variance is the PCA's share
+    pca = PCACompression(8).fit(X)
+    projected = ((X - pca.mean_) @ pca.components_.T).astype(np.float32)
+    raw_tv = value(report, "geometry", "total_variance", "pca8", "raw").value
+    assert raw_tv == geometry.summary(projected)["total_variance"] and raw_tv < geometry.summary(X)["total_variance"]
+    assert value(report, "geometry", "total_variance", "pca8", "unit").value < N / (N - 1)  # unit rows: at most n/(n-1)
+    table = report.tables["geometry"]
+    assert list(table.columns[:2]) == ["space", "representation"] and set(table.space) == {"raw", "unit"}
+    assert (table.groupby("space").representation.apply(list) == [["reference", "fp16", "int8", "pca8"]] * 2).all()
     assert not (report.metrics.condition[report.metrics.section == "geometry"] == "hnsw").any()
 
 
@@ -106,7 +125,6 @@ def test_delta_p_is_the_difference_of_precision_at_k(report):
 
 
 def report_pca_vectors():
-    from embdiag.interventions.compression import PCACompression
     return PCACompression(8).fit(X).transform(X).astype(np.float32)
 
 
@@ -168,7 +186,7 @@ def test_save_leaves_nothing_on_failure(tmp_path, monkeypatch):
 
 def test_nan_becomes_null_in_json():
     rep = Report({"x": np.float64("nan")}, {}, {"t": pd.DataFrame({"v": [np.nan, 1.0]})})
-    assert rep.to_json() == {"inputs": {"x": None}, "scope": {}, "metrics": [],
+    assert rep.to_json() == {"inputs": {"x": None}, "scope": {}, "summary": [], "gates": [], "metrics": [],
                              "tables": {"t": [{"v": None}, {"v": 1.0}]}}
     json.dumps(rep.to_json(), allow_nan=False)
 
@@ -223,7 +241,8 @@ def test_compare_file_condition_and_names():
     assert [c["kind"] for c in rep.inputs["conditions"]] == ["file"]
     ov = overlap_at_k(exact(X), exact(X[:, :8] * 3.0))
     assert value(rep, "identity", f"overlap@{K}", "compare").value == pytest.approx(ov, abs=1e-12)
-    assert value(rep, "geometry", "rankme", "compare").value == geometry.summary(X[:, :8] * 3.0)["rankme"]
+    assert value(rep, "geometry", "rankme", "compare", "raw").value == geometry.summary(X[:, :8] * 3.0)["rankme"]
+    assert value(rep, "geometry", "rankme", "compare", "unit").value == geometry.summary(unit(X[:, :8] * 3.0))["rankme"]
     with pytest.raises(InputError, match=r"^conditions: names must be unique and not 'reference'"):
         measure(X, compare=X, compress="fp16", index=parse_index("hnsw", N, D) * 2, progress=False)
 
@@ -273,3 +292,119 @@ def test_a_future_of_the_sources_is_awaited_and_recorded():
     X = np.random.default_rng(0).standard_normal((50, 8)).astype(np.float32)
     assert measure(X, sources=files, progress=False).inputs["files"] == files.result()
     assert measure(X, progress=False).inputs["files"] == {}
+
+
+# -- issue #25: split column, missing labels, gates, summary, vectors made once ----------------------------
+
+def test_the_split_column_is_the_probe_split_and_never_an_attribute():
+    """Point 4: train rows fit the probe, the others score it; no probe, P@k or gate on ``split``."""
+    split = np.where(np.arange(N) % 3 == 0, " TEST", "Train")  # case and blanks ignored
+    rep = measure(X, labels=LABELS.assign(split=split), compress="fp16", k=K, progress=False)
+    assert rep.inputs["label_columns"] == ["cluster", "noise"] and rep.inputs["split_column"]
+    assert "split" not in set(rep.metrics.attribute)
+    train = np.arange(N) % 3 != 0
+    y = LABELS["cluster"].to_numpy()
+    probe = fit_probes(X[train], {"c": y[train]}, random_state=0)["c"]
+    classes = np.intersect1d(eligible_classes(y, 10), y[~train])
+    expected = balanced_accuracy(y[~train], probe.predict(X[~train]), classes)
+    assert value(rep, "labels", "probe_ba", "reference", "cluster").value == pytest.approx(expected, abs=1e-12)
+    assert rep.inputs["sampling"]["probes"].startswith(
+        "the labels' split column: 333 of its 333 training rows fit them, 167 of its 167 evaluation")
+    with pytest.raises(InputError, match=r"^--fail-if 'probe_ba\[split\]<0.5': 'probe_ba' has no condition or "):
+        measure(X, labels=LABELS.assign(split=split), k=K, progress=False, fail_if=["probe_ba[split]<0.5"])
+    with pytest.raises(InputError, match=r"^--labels: unknown split names \['holdout'\]"):
+        measure(X, labels=LABELS.assign(split=np.where(train, "train", "holdout")), k=K, progress=False)
+
+
+def test_missing_labels_drop_the_row_for_that_attribute_only():
+    """Point 8: counted per attribute; P@k skips unlabelled queries and counts labelled neighbours only."""
+    labels = LABELS.copy()
+    labels.loc[::7, "noise"] = None
+    rep = measure(X, labels=labels, compress="fp16", k=K, progress=False)
+    lost = int(labels["noise"].isna().sum())
+    assert rep.inputs["missing_labels"] == {"cluster": 0, "noise": lost}
+    assert value(rep, "labels", "missing_labels", "reference", "noise").value == lost
+    y = labels["noise"].to_numpy(dtype=object)
+    y = np.where(pd.isna(y), None, y)
+    p = precision_at_k(exact(X), y)
+    assert value(rep, "labels", f"p@{K}", "reference", "noise").value == pytest.approx(p, abs=1e-12)
+    full = measure(X, labels=LABELS, compress="fp16", k=K, progress=False)
+    assert value(rep, "labels", "probe_ba", "reference", "cluster").value == \
+        value(full, "labels", "probe_ba", "reference", "cluster").value
+    assert rep.tables["labels"].set_index(["representation", "attribute"]).loc[("fp16", "noise"), "missing_labels"] \
+        == lost
+    with pytest.raises(InputError, match=r"^--labels: column 'noise' has no value \(all 500 missing\)$"):
+        measure(X, labels=LABELS.assign(noise=None), k=K, progress=False)
+
+
+def test_a_misspelt_rule_is_refused_before_anything_is_measured(monkeypatch):
+    """Point 5: the rules are checked against what the inputs will give, before the first measurement."""
+    def never(*args, **kwargs):
+        raise AssertionError("measured before the rules were checked")
+    monkeypatch.setattr(measure_mod, "_sections", never)
+    monkeypatch.setattr(measure_mod, "take_rows", never)
+    with pytest.raises(InputError, match=r"^--fail-if 'overlap@50<0.9': the report has no metric 'overlap@50'; "
+                                         r"its metrics are: cert_coverage, "):
+        measure(X, labels=LABELS, compress="fp16", k=K, progress=False, fail_if=["overlap@50<0.9"])
+    with pytest.raises(InputError, match=r"'delta_p@5' has no condition or attribute 'clustr'"):
+        measure(X, labels=LABELS, compress="fp16", k=K, progress=False, fail_if=["delta_p@5[clustr]<-1"])
+
+
+def test_gate_outcomes_are_recorded_with_their_values(report):
+    rules = ["overlap@5[pca8]<0.99", "delta_p@5[cluster]<-50", "mean_cosine[unit,reference]>2"]
+    rep = measure(X, labels=LABELS, compress="fp16,pca8", k=K, progress=False, fail_if=rules)
+    gates = pd.DataFrame(rep.gates)
+    assert list(gates.columns) == ["rule", "metric", "threshold", "condition", "attribute", "value", "passed",
+                                   "measured"]
+    first = gates[gates.rule == rules[0]].iloc[0]
+    assert first.value == value(rep, "identity", "overlap@5", "pca8").value and not first.passed
+    assert gates[gates.rule == rules[1]].passed.all() and len(gates[gates.rule == rules[1]]) == 2  # fp16, pca8
+    assert gates[gates.rule == rules[2]].passed.all()
+    assert rep.to_json()["gates"][0]["rule"] == rules[0] and "gates" in rep.tables
+
+
+@pytest.mark.parametrize("changed, intervals, words", [
+    (0.0, [(0.0, 0.0)], "safe: identity and relevance unchanged"),
+    (0.0, [], "safe: identity and relevance unchanged"),
+    (0.3, [(-0.5, 0.4), (-0.1, 0.2)], "changes neighbours, keeps relevance"),
+    (0.3, [(-0.5, 0.4), (0.1, 0.9)], "changes neighbours, gains relevance"),
+    (0.3, [(0.1, 0.9), (-3.0, -0.2)], "costs relevance"),
+    (0.3, [], "changes neighbours; relevance not measured"),
+])
+def test_the_verdict_rule(changed, intervals, words):
+    assert measure_mod.verdict(changed, intervals) == words
+
+
+def test_the_summary_puts_identity_relevance_and_probes_side_by_side(report):
+    """Point 6: one entry per condition, from the section tables, with the verdict of its numbers."""
+    summary = {e["condition"]: e for e in report.summary}
+    assert list(summary) == ["fp16", "int8", "pca8", "hnsw"]
+    ident = report.tables["identity"].set_index("condition")
+    for name, e in summary.items():
+        assert e["changed_queries"] == ident.loc[name, "changed_queries"]
+        assert e[f"overlap@{K}"] == ident.loc[name, f"overlap@{K}"]
+        rel = report.tables["relevance"]
+        assert len(e["relevance"]) == (rel.condition == name).sum() == 4  # ΔP@k x 2 columns, ΔHit@k, Δrecall@k
+        intervals = [(r["low"], r["high"]) for r in e["relevance"]]
+        assert e["verdict"] == measure_mod.verdict(e["changed_queries"], intervals)
+    lab = report.tables["labels"].set_index(["representation", "attribute"])["probe_ba"]
+    pca = {p["attribute"]: p["change_pp"] for p in summary["pca8"]["labels"]}
+    assert pca["cluster"] == pytest.approx(100 * (lab[("pca8", "cluster")] - lab[("reference", "cluster")]))
+    assert summary["hnsw"]["labels"] == []  # an index has no vectors to probe
+    table = report.tables["summary"]
+    assert list(table.columns) == ["condition", "kind", "changed_queries", f"overlap@{K}", "relevance_change_pp",
+                                   "probe_ba_change_pp", "verdict"]
+    assert table.relevance_change_pp.iloc[2].startswith(f"ΔP@{K} cluster ")
+    assert report.to_json()["summary"][0]["condition"] == "fp16"
+
+
+def test_a_full_run_makes_each_conditions_vectors_once(monkeypatch):
+    """Point 9: geometry and search read the same vectors of every row (probes read their own few rows)."""
+    from embdiag.report.conditions import Compression, Storage
+    calls = []
+    for cls in (Storage, Compression):
+        original = cls.vectors
+        monkeypatch.setattr(cls, "vectors", lambda self, Z, *a, _o=original, **kw: calls.append(
+            (self.name, len(Z))) or _o(self, Z, *a, **kw))
+    measure(X, labels=LABELS, compress="int8,pca8", k=K, progress=False)
+    assert sorted(c for c in calls if c[1] == N) == [("int8", N), ("pca8", N)]

@@ -21,6 +21,24 @@ def by_name(conds):
     return {c.name: c for c in conds}
 
 
+def unit(A):
+    return A / np.linalg.norm(A.astype(np.float64), axis=1, keepdims=True)
+
+
+def test_uncentred_pca_is_a_condition_of_its_own():
+    """``upca<DIM>``: PCA without centring (issue #25, point 7), beside the centred ``pca<DIM>``."""
+    shifted = X + 3.0  # a common offset: centring matters
+    c = by_name(parse_compress("pca4,upca4", 16))
+    assert (c["upca4"].kind, c["upca4"].method, c["upca4"].dim) == ("compression", "upca", 4)
+    assert c["upca4"].description.startswith("Uncentred PCA (no mean subtracted) to 4 of 16 dimensions")
+    assert c["pca4"].description.startswith("Centred PCA to 4 of 16 dimensions")
+    up = PCACompression(4, center=False).fit(shifted)
+    np.testing.assert_allclose(unit(c["upca4"].vectors(shifted)), up.transform(shifted), atol=1e-6)
+    np.testing.assert_allclose(unit(c["pca4"].vectors(shifted)), PCACompression(4).fit(shifted).transform(shifted),
+                               atol=1e-6)
+    assert not np.allclose(unit(c["upca4"].vectors(shifted)), unit(c["pca4"].vectors(shifted)), atol=1e-3)
+
+
 def test_parse_compress_names_kinds_and_descriptions():
     conds = parse_compress("fp16, INT8,pca8,prefix4", 16)
     assert [(c.name, c.kind) for c in conds] == [("fp16", "storage"), ("int8", "storage"),
@@ -30,7 +48,9 @@ def test_parse_compress_names_kinds_and_descriptions():
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("fp8", r"^--compress: unknown item 'fp8'; accepted: fp16 \(or float16\), int8, pca<DIM>, prefix<DIM>"),
+    ("fp8", r"^--compress: unknown item 'fp8'; accepted: fp16 \(or float16\), int8, pca<DIM> \(centred PCA\), "
+            r"upca<DIM> \(uncentred PCA\), prefix<DIM>"),
+    ("upca16", r"^--compress: 'upca16' asks for 16 dimensions; DIM must lie in \[1, 15\]"),
     ("pca16", r"^--compress: 'pca16' asks for 16 dimensions; DIM must lie in \[1, 15\] \(the vectors have d = 16\)"),
     ("prefix0", r"^--compress: 'prefix0' asks for 0 dimensions"),
     ("int8,int8", r"^--compress: int8 listed twice$"),
@@ -83,11 +103,14 @@ def test_storage_and_compression_vectors_are_the_library_transforms(monkeypatch)
         assert out.dtype == np.float32 and out.shape == X.shape
         np.testing.assert_array_equal(out, store(X, fmt).reconstruct().astype(np.float32))
     fit = X[:300]
-    np.testing.assert_array_equal(c["pca8"].vectors(X, fit),
-                                  PCACompression(8).fit(fit).transform(X).astype(np.float32))
-    np.testing.assert_array_equal(c["prefix4"].vectors(X), MatryoshkaPrefix(4).fit(X).transform(X).astype(np.float32))
+    # raw rows (the projection, not renormalized); their unit rows are the library's transform
+    pca = PCACompression(8).fit(fit)
+    np.testing.assert_array_equal(c["pca8"].vectors(X, fit), ((X - pca.mean_) @ pca.components_.T).astype(np.float32))
+    np.testing.assert_allclose(unit(c["pca8"].vectors(X, fit)), pca.transform(X), rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(c["prefix4"].vectors(X), X[:, :4])
+    np.testing.assert_allclose(unit(c["prefix4"].vectors(X)), MatryoshkaPrefix(4).fit(X).transform(X), atol=1e-6)
     # default fit: all rows when there are at most fit_rows
-    np.testing.assert_array_equal(c["pca8"].vectors(X), PCACompression(8).fit(X).transform(X).astype(np.float32))
+    np.testing.assert_allclose(unit(c["pca8"].vectors(X)), PCACompression(8).fit(X).transform(X), atol=1e-6)
     small = parse_compress("pca8", 16, fit_rows=100, seed=3)[0]
     assert "at most 100 rows (seed 3)" in small.description
     assert not np.array_equal(small.vectors(X), c["pca8"].vectors(X))

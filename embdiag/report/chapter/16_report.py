@@ -44,6 +44,7 @@ seed = 0  # seed of every sample, split and bootstrap
 out_dir = None  # where report.json and the CSVs are saved (set by `embdiag report`)
 progress = False  # progress bars on stderr for the long steps (set by `embdiag report`)
 cluster: str | None = None  # Ray cluster address (auto, ray://HOST:PORT, local[:N]): exact searches run there, sharded
+fail_if = []  # --fail-if rules, e.g. ["overlap@10<0.95"]: checked before measuring, outcomes shown last
 
 # %%
 from IPython.display import display
@@ -60,9 +61,20 @@ with maybe_connect(cluster):  # one connection for the input check and the searc
                                          pairs_path=pairs_path, queries_path=queries_path, encoder=encoder,
                                          cluster=cluster)
     report = measure(**data, compress=compress, index=index, k=k, stress=stress, quick=quick, seed=seed,
-                     progress=progress, sources=files, cluster=cluster)
+                     progress=progress, sources=files, cluster=cluster, fail_if=fail_if)
 saved = report.save(out_dir) if out_dir else []
 view.overview(report, source)
+
+# %% [markdown]
+# ## Summary: what each condition changes
+#
+# One row per condition: whether it changes the exact top-k neighbours (identity), what that
+# costs in relevance (with intervals), what a probe on its vectors recovers compared with the
+# reference's, and a verdict in words by the rule stated under the table. The sections below
+# give every number behind it.
+
+# %%
+display(*view.section(report, "summary", source))
 
 # %% [markdown]
 # ## Conditions compared
@@ -79,8 +91,11 @@ display(*view.section(report, "conditions", source))
 # ## Distribution: geometry without labels
 #
 # Geometry needs no labels: how spread the vectors are, how much they share one direction, and
-# how many directions carry their variance. A condition that changes these numbers changes the
-# shape of the space; one that keeps them may still reorder neighbours.
+# how many directions carry their variance. Each representation is measured twice, in tables
+# that are not to be mixed: on its raw rows (as given, or as a storage format or compression makes
+# them) and on its unit rows (each divided by its norm, what cosine search compares). A condition
+# that changes these numbers changes the shape of the space; one that keeps them may still
+# reorder neighbours.
 
 # %%
 display(*view.section(report, "geometry", source))
@@ -125,3 +140,12 @@ display(*view.section(report, "relevance", source))
 
 # %%
 display(*view.section(report, "stress", source))
+
+# %% [markdown]
+# ## Gates: the `--fail-if` rules
+#
+# Each rule given to `embdiag report --fail-if`, checked before anything was measured (its metric,
+# conditions and attributes exist for these inputs) and here on every row it selects.
+
+# %%
+display(*view.section(report, "gates", source))
