@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validate import as_matrix
 from ..data import load_dataset
-from ..data.files import InputError, read_labels, read_vectors
+from ..data.files import SPLIT_COLUMN, InputError, read_labels, read_vectors, split_labels
 from ..data.captions import caption_statistics
 from ..data.vocab import ATTRIBUTES
 from .cache import Regenerated, embed, regenerate
@@ -36,8 +36,6 @@ from .registry import REFERENCE_NAMES, load_encoder
 
 DRIVING_SOURCES = ("procedural", "bdd100k", "wordnet")
 CAPTION_SOURCES = ("procedural", "coco", "wordnet")
-SPLIT_COLUMN = "split"
-EVAL_NAMES = ("val", "eval", "evaluation", "test")
 
 
 @dataclass(frozen=True)
@@ -106,9 +104,14 @@ def _driving_dataset(dataset: str, data_dir, seed: int, root):
         return load_dataset("procedural", splits=("train", "val"), seed=seed, root=root)
     if dataset == "bdd100k":
         d = _folder(data_dir, dataset)
-        return load_dataset("bdd100k", train_labels=d / "labels" / "bdd100k_labels_images_train.json",
-                            val_labels=d / "labels" / "bdd100k_labels_images_val.json",
-                            images_dir=d / "images" / "100k", seed=seed, root=root)
+        return load_dataset(
+            "bdd100k",
+            train_labels=d / "labels" / "bdd100k_labels_images_train.json",
+            val_labels=d / "labels" / "bdd100k_labels_images_val.json",
+            images_dir=d / "images" / "100k",
+            seed=seed,
+            root=root,
+        )
     raise ValueError(f"dataset: expected one of {DRIVING_SOURCES} for driving data, got {dataset!r}")
 
 
@@ -118,37 +121,48 @@ def read_labelled_vectors(vectors_path, labels_path) -> LabelledVectors:
     ``vectors_path``: n x d rows in any format :func:`~embdiag.data.files.read_vectors` reads
     (``.npy``, ``.npz``, ``.parquet``, ``.safetensors``); ``labels_path``: CSV or parquet read by
     :func:`~embdiag.data.files.read_labels`, whose ``split`` column names each row ``train`` or
-    one of :data:`EVAL_NAMES`; every other column is an attribute. Raises
-    :class:`~embdiag.data.files.InputError` (a ``ValueError``) naming the file and the problem:
-    what those readers refuse (a row-count mismatch, missing labels, NaN/inf or zero vectors,
-    ...), a missing ``split`` column, unknown split names, a split of fewer than 2 rows, or no
-    attribute column.
+    one of :data:`~embdiag.data.files.EVAL_NAMES` (:func:`~embdiag.data.files.split_labels`);
+    every other column is an attribute, whose missing values (None) leave that row out for
+    that attribute only. Raises :class:`~embdiag.data.files.InputError` (a ``ValueError``)
+    naming the file and the problem: what those readers refuse (a row-count mismatch, a column
+    with no label at all, NaN/inf or zero vectors, ...), a missing ``split`` column, unknown
+    split names, a split of fewer than 2 rows, or no attribute column.
     """
     Z = np.asarray(read_vectors(vectors_path, "vectors_path"), dtype=np.float64)
-    labels = read_labels(labels_path, len(Z), "labels_path").reset_index(drop=True)
+    labels = read_labels(labels_path, len(Z), "labels_path", allow_missing=True).reset_index(drop=True)
     where = f"{labels_path} (labels_path)"
-    if SPLIT_COLUMN not in labels.columns:
+    labels, train = split_labels(labels, where)
+    if train is None:
         raise InputError(f"{where}: no {SPLIT_COLUMN!r} column (columns: {list(labels.columns)})")
-    split = labels.pop(SPLIT_COLUMN).str.strip().str.lower()
-    unknown = sorted(set(split) - {"train", *EVAL_NAMES})
-    if unknown:
-        raise InputError(f"{where}: unknown split names {unknown}; use 'train' or one of {EVAL_NAMES}")
-    if labels.shape[1] == 0:
-        raise InputError(f"{where}: no attribute column besides {SPLIT_COLUMN!r}")
-    train, val = (split == "train").to_numpy(), split.isin(EVAL_NAMES).to_numpy()
-    for name, mask in (("train", train), ("evaluation", val)):
-        if mask.sum() < 2:
-            raise InputError(f"{where}: the {name} split has {int(mask.sum())} rows; at least 2 are needed")
+    val = ~train
+    missing = {c: int(labels[c].isna().sum()) for c in labels.columns if labels[c].isna().any()}
     vectors_name, labels_name = Path(vectors_path).name, Path(labels_path).name
-    source = (f"the user's vectors {vectors_name} ({Z.shape[1]}-d; {int(train.sum())} training and "
-              f"{int(val.sum())} evaluation rows) with labels {', '.join(labels.columns)} from {labels_name}")
-    return LabelledVectors(Z[train], Z[val], {c: labels[c].to_numpy()[train] for c in labels.columns},
-                           {c: labels[c].to_numpy()[val] for c in labels.columns}, source)
+    source = (
+        f"the user's vectors {vectors_name} ({Z.shape[1]}-d; {int(train.sum())} training and "
+        f"{int(val.sum())} evaluation rows) with labels {', '.join(labels.columns)} from {labels_name}"
+        + ("".join(f"; {c} missing on {m} rows, left out for {c}" for c, m in missing.items()))
+    )
+    return LabelledVectors(
+        Z[train],
+        Z[val],
+        {c: labels[c].to_numpy()[train] for c in labels.columns},
+        {c: labels[c].to_numpy()[val] for c in labels.columns},
+        source,
+    )
 
 
-def driving_vectors(encoder: str = "reference-cnn", dataset: str = "procedural", *, data_dir=None, seed: int = 0,
-                    dim: int | None = None, vectors_path=None, labels_path=None, root=None,
-                    progress: bool = False) -> LabelledVectors:
+def driving_vectors(
+    encoder: str = "reference-cnn",
+    dataset: str = "procedural",
+    *,
+    data_dir=None,
+    seed: int = 0,
+    dim: int | None = None,
+    vectors_path=None,
+    labels_path=None,
+    root=None,
+    progress: bool = False,
+) -> LabelledVectors:
     """Training and evaluation vectors of the driving data, with weather, scene and time labels.
 
     From the user's files when ``vectors_path`` and ``labels_path`` are given (then
@@ -163,14 +177,16 @@ def driving_vectors(encoder: str = "reference-cnn", dataset: str = "procedural",
         return read_labelled_vectors(vectors_path, labels_path)
     if dataset == "wordnet":
         from .wordnet import wordnet_vectors
+
         return wordnet_vectors(encoder, dim=dim, root=root)
     ds = _driving_dataset(dataset, data_dir, seed, root)
     enc = load_encoder(encoder, root=root)
     train, val = (embed(enc, ds, s, dim=dim, root=root, progress=progress).astype(np.float64) for s in ("train", "val"))
     tr, va = ds.subset("train"), ds.subset("val")
-    source = (f"{_describe_encoder(enc)} on {ds.source}: {len(tr):,} training and {len(va):,} evaluation images")
-    return LabelledVectors(train, val, {a: tr.labels(a) for a in ATTRIBUTES}, {a: va.labels(a) for a in ATTRIBUTES},
-                           source)
+    source = f"{_describe_encoder(enc)} on {ds.source}: {len(tr):,} training and {len(va):,} evaluation images"
+    return LabelledVectors(
+        train, val, {a: tr.labels(a) for a in ATTRIBUTES}, {a: va.labels(a) for a in ATTRIBUTES}, source
+    )
 
 
 def read_caption_vectors(vectors_path) -> CaptionVectors:
@@ -187,8 +203,9 @@ def read_caption_vectors(vectors_path) -> CaptionVectors:
         raise ValueError(f"vectors_path: cannot read {path} as an .npz archive ({e})") from None
     missing = [k for k in ("images", "queries", "group") if k not in arrays]
     if missing:
-        raise ValueError(f"vectors_path: {path.name} has no array {', '.join(map(repr, missing))} "
-                         f"(has {sorted(arrays)})")
+        raise ValueError(
+            f"vectors_path: {path.name} has no array {', '.join(map(repr, missing))} (has {sorted(arrays)})"
+        )
     images = as_matrix(arrays["images"], "images", dtype=np.float64)
     queries = as_matrix(arrays["queries"], "queries", dtype=np.float64)
     documents = as_matrix(arrays.get("documents", arrays["queries"]), "documents", dtype=np.float64)
@@ -199,8 +216,9 @@ def read_caption_vectors(vectors_path) -> CaptionVectors:
         raise ValueError(f"documents: {documents.shape[0]} rows, queries have {queries.shape[0]}")
     group = np.asarray(arrays["group"])
     if group.shape != (queries.shape[0],) or not np.issubdtype(group.dtype, np.integer):
-        raise ValueError(f"group: expected {queries.shape[0]} integers (one per caption), "
-                         f"got {group.dtype} {group.shape}")
+        raise ValueError(
+            f"group: expected {queries.shape[0]} integers (one per caption), got {group.dtype} {group.shape}"
+        )
     if group.min() < 0 or group.max() >= len(images):
         raise ValueError(f"group: image indices must lie in 0..{len(images) - 1}")
     lonely = np.setdiff1d(np.arange(len(images)), group)
@@ -209,14 +227,32 @@ def read_caption_vectors(vectors_path) -> CaptionVectors:
     categories = np.asarray(arrays.get("categories", np.zeros((len(images), 0), bool)), bool)
     if categories.shape[0] != len(images):
         raise ValueError(f"categories: {categories.shape[0]} rows, images have {len(images)}")
-    source = (f"the user's vectors {path.name}: {len(images):,} images and {len(queries):,} captions, "
-              f"{images.shape[1]}-d")
-    return CaptionVectors(images, queries, documents, group.astype(np.int64), np.array([""] * len(queries)),
-                          categories, tuple(f"category {j}" for j in range(categories.shape[1])), source)
+    source = (
+        f"the user's vectors {path.name}: {len(images):,} images and {len(queries):,} captions, {images.shape[1]}-d"
+    )
+    return CaptionVectors(
+        images,
+        queries,
+        documents,
+        group.astype(np.int64),
+        np.array([""] * len(queries)),
+        categories,
+        tuple(f"category {j}" for j in range(categories.shape[1])),
+        source,
+    )
 
 
-def caption_vectors(encoder: str = "reference-cnn", dataset: str = "procedural", *, data_dir=None, n: int = 1000,
-                    seed: int = 0, vectors_path=None, root=None, progress: bool = False) -> CaptionVectors:
+def caption_vectors(
+    encoder: str = "reference-cnn",
+    dataset: str = "procedural",
+    *,
+    data_dir=None,
+    n: int = 1000,
+    seed: int = 0,
+    vectors_path=None,
+    root=None,
+    progress: bool = False,
+) -> CaptionVectors:
     """The caption groups' image vectors and captions in the query and document roles.
 
     From the user's ``.npz`` when ``vectors_path`` is given (``encoder`` and ``dataset`` are
@@ -227,14 +263,20 @@ def caption_vectors(encoder: str = "reference-cnn", dataset: str = "procedural",
         return read_caption_vectors(vectors_path)
     if dataset == "wordnet":
         from .wordnet import wordnet_caption_vectors
+
         return wordnet_caption_vectors(encoder, root=root)
     if dataset == "procedural":
         ds = load_dataset("procedural", splits=("caption",), n_caption=n, seed=seed, root=root)
     elif dataset == "coco":
         d = _folder(data_dir, dataset)
-        ds = load_dataset("coco", captions_json=d / "annotations" / "captions_val2017.json",
-                          instances_json=d / "annotations" / "instances_val2017.json", images_dir=d / "val2017",
-                          n=n, seed=seed)
+        ds = load_dataset(
+            "coco",
+            captions_json=d / "annotations" / "captions_val2017.json",
+            instances_json=d / "annotations" / "instances_val2017.json",
+            images_dir=d / "val2017",
+            n=n,
+            seed=seed,
+        )
     else:
         raise ValueError(f"dataset: expected one of {CAPTION_SOURCES} for captions, got {dataset!r}")
     enc = load_encoder(encoder, root=root)
@@ -245,10 +287,18 @@ def caption_vectors(encoder: str = "reference-cnn", dataset: str = "procedural",
     documents = embed(enc, ds, split, kind="texts", role="document", **kw).astype(np.float64)
     captions = np.asarray(ds.captions)
     per = captions.shape[1]
-    source = (f"{_describe_encoder(enc)} on {ds.source}: {len(ds):,} images with {per} captions each")
-    return CaptionVectors(images, queries, documents, np.repeat(np.arange(len(ds)), per), captions.ravel(),
-                          np.asarray(ds.categories, bool), tuple(ds.category_names), source,
-                          image_pixels=np.asarray(ds.images) if dataset == "procedural" else None)
+    source = f"{_describe_encoder(enc)} on {ds.source}: {len(ds):,} images with {per} captions each"
+    return CaptionVectors(
+        images,
+        queries,
+        documents,
+        np.repeat(np.arange(len(ds)), per),
+        captions.ravel(),
+        np.asarray(ds.categories, bool),
+        tuple(ds.category_names),
+        source,
+        image_pixels=np.asarray(ds.images) if dataset == "procedural" else None,
+    )
 
 
 def book_embeddings(root=None):
@@ -273,6 +323,10 @@ def regenerate_book_embeddings(*, write: bool = False, root=None, progress: bool
     machine's vectors are from the committed ones (written where none are committed, or all with ``write``)."""
     from .wordnet import regenerate_wordnet
 
-    return [*regenerate_wordnet(write=write, root=root, progress=progress),
-            *(regenerate(enc, ds, split, kind=kind, role=role or "query", write=write, root=root, progress=progress)
-              for enc, ds, split, kind, role in book_embeddings(root))]
+    return [
+        *regenerate_wordnet(write=write, root=root, progress=progress),
+        *(
+            regenerate(enc, ds, split, kind=kind, role=role or "query", write=write, root=root, progress=progress)
+            for enc, ds, split, kind, role in book_embeddings(root)
+        ),
+    ]

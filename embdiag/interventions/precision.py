@@ -390,10 +390,15 @@ class StorageResult:
         ``labels`` are the gallery labels; ``query_labels`` as in
         :func:`embdiag.metrics.retrieval.precision_at_k` (omit when the queries are the gallery).
         Computed from the integer count of relevant neighbours gained or lost, so an
-        unchanged P@k gives exactly 0.
+        unchanged P@k gives exactly 0. With missing labels (None), the mean over the queries
+        whose P@k is defined on both sides of the per-query change (each P@k among the labelled
+        neighbours), still exactly 0 when nothing changed.
         """
         before = precision_at_k(self.reference_neighbors, labels, query_labels, per_query=True)
         after = precision_at_k(self.neighbors, labels, query_labels, per_query=True)
+        defined = ~(np.isnan(before) | np.isnan(after))
+        if not defined.all():
+            return 100.0 * float(np.mean(after[defined] - before[defined])) if defined.any() else float("nan")
         gained = int(np.rint((after - before) * self.k).sum())
         return 100.0 * gained / (self.k * before.size)
 

@@ -16,8 +16,9 @@ def _write(tmp_path, Z, frame):
 
 
 def _frame(n_train=6, n_val=4):
-    return pd.DataFrame({"split": ["train"] * n_train + ["val"] * n_val,
-                         "weather": (["clear", "rainy"] * 10)[: n_train + n_val]})
+    return pd.DataFrame(
+        {"split": ["train"] * n_train + ["val"] * n_val, "weather": (["clear", "rainy"] * 10)[: n_train + n_val]}
+    )
 
 
 def test_user_files_are_split_by_the_split_column(tmp_path):
@@ -32,17 +33,24 @@ def test_user_files_are_split_by_the_split_column(tmp_path):
     assert driving_vectors(vectors_path=v, labels_path=l).source == got.source
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda Z, f: (Z[:-1], f), "labels.csv (labels_path): has 10 row(s), expected 9 (one per vector)"),
-    (lambda Z, f: (Z, f.rename(columns={"split": "part"})), "labels.csv (labels_path): no 'split' column"),
-    (lambda Z, f: (Z, f.assign(split=["train"] * 6 + ["holdout"] * 4)), "unknown split names ['holdout']"),
-    (lambda Z, f: (Z, f[["split"]]), "no attribute column besides 'split'"),
-    (lambda Z, f: (Z, f.assign(weather=[""] + list(f.weather[1:]))),
-     "labels.csv (labels_path): column 'weather' has 1 missing value(s) (first at row 0)"),
-    (lambda Z, f: (Z, f.assign(split=["train"] * 9 + ["val"])), "the evaluation split has 1 rows"),
-    (lambda Z, f: (np.where(np.arange(40).reshape(10, 4) == 5, np.nan, Z), f),
-     "vectors.npy (vectors_path): contains NaN or infinite values (1 bad row(s), first at index 1)"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda Z, f: (Z[:-1], f), "labels.csv (labels_path): has 10 row(s), expected 9 (one per vector)"),
+        (lambda Z, f: (Z, f.rename(columns={"split": "part"})), "labels.csv (labels_path): no 'split' column"),
+        (lambda Z, f: (Z, f.assign(split=["train"] * 6 + ["holdout"] * 4)), "unknown split names ['holdout']"),
+        (lambda Z, f: (Z, f[["split"]]), "no attribute column besides 'split'"),
+        (
+            lambda Z, f: (Z, f.assign(split=[""] + list(f.split[1:]))),  # a missing label is allowed, not a split
+            "labels.csv (labels_path): column 'split' has 1 missing value(s) (first at row 0)",
+        ),
+        (lambda Z, f: (Z, f.assign(split=["train"] * 9 + ["val"])), "the evaluation split has 1 rows"),
+        (
+            lambda Z, f: (np.where(np.arange(40).reshape(10, 4) == 5, np.nan, Z), f),
+            "vectors.npy (vectors_path): contains NaN or infinite values (1 bad row(s), first at index 1)",
+        ),
+    ],
+)
 def test_bad_user_files_are_named(tmp_path, change, message):
     Z, f = change(np.arange(40, dtype=float).reshape(10, 4), _frame())
     v, l = _write(tmp_path, Z, f)
@@ -101,16 +109,41 @@ def test_user_caption_vectors_default_documents_to_queries(tmp_path):
     assert got.categories.shape == (3, 0) and "3 images and 6 captions" in got.source
 
 
-@pytest.mark.parametrize("arrays, message", [
-    (dict(images=np.ones((2, 4)), group=np.array([0, 1])), "no array 'queries'"),
-    (dict(images=np.ones((2, 4)), queries=np.ones((2, 3)), group=np.array([0, 1])), "queries: 3 columns"),
-    (dict(images=np.ones((2, 4)), queries=np.ones((2, 4)), group=np.array([0, 2])), "must lie in 0..1"),
-    (dict(images=np.ones((3, 4)), queries=np.ones((2, 4)), group=np.array([0, 1])), "1 images have no caption"),
-    (dict(images=np.ones((2, 4)), queries=np.ones((2, 4)), group=np.array([0.0, 1.0])), "group: expected 2 integers"),
-    (dict(images=np.ones((2, 4)), queries=np.ones((2, 4)), documents=np.ones((3, 4)), group=np.array([0, 1])),
-     "documents: 3 rows"),
-])
+@pytest.mark.parametrize(
+    "arrays, message",
+    [
+        (dict(images=np.ones((2, 4)), group=np.array([0, 1])), "no array 'queries'"),
+        (dict(images=np.ones((2, 4)), queries=np.ones((2, 3)), group=np.array([0, 1])), "queries: 3 columns"),
+        (dict(images=np.ones((2, 4)), queries=np.ones((2, 4)), group=np.array([0, 2])), "must lie in 0..1"),
+        (dict(images=np.ones((3, 4)), queries=np.ones((2, 4)), group=np.array([0, 1])), "1 images have no caption"),
+        (
+            dict(images=np.ones((2, 4)), queries=np.ones((2, 4)), group=np.array([0.0, 1.0])),
+            "group: expected 2 integers",
+        ),
+        (
+            dict(images=np.ones((2, 4)), queries=np.ones((2, 4)), documents=np.ones((3, 4)), group=np.array([0, 1])),
+            "documents: 3 rows",
+        ),
+    ],
+)
 def test_bad_user_caption_vectors_are_named(tmp_path, arrays, message):
     with pytest.raises(ValueError) as e:
         caption_vectors(vectors_path=_npz(tmp_path, **arrays))
     assert message in str(e.value)
+
+
+def test_a_users_missing_labels_leave_the_row_out_for_that_attribute_only(tmp_path):
+    from embdiag.encoders.vectors import read_labelled_vectors
+
+    Z = np.random.default_rng(0).normal(size=(8, 3)).astype(np.float32)
+    np.save(tmp_path / "v.npy", Z)
+    (tmp_path / "l.csv").write_text(
+        "split,digit,parity\n"
+        + "".join(f"{'train' if i < 5 else 'test'},{'' if i == 2 else i % 3},{i % 2}\n" for i in range(8))
+    )
+    v = read_labelled_vectors(tmp_path / "v.npy", tmp_path / "l.csv")
+    assert v.train_labels["digit"][2] is None and list(v.train_labels["parity"]) == ["0", "1", "0", "1", "0"]
+    assert "digit missing on 1 rows, left out for digit" in v.source
+    (tmp_path / "l.csv").write_text("split,digit\n" + "train,\n" * 4 + "test,\n" * 4)
+    with pytest.raises(ValueError, match="digit"):
+        read_labelled_vectors(tmp_path / "v.npy", tmp_path / "l.csv")

@@ -1222,3 +1222,55 @@ def test_compare_study_conditions_defaults_and_k():
     # chunk_size is checked with the evaluation vectors, before any offset is fitted
     with pytest.raises(ValueError, match=r"^chunk_size: must be at least 1, got 0$"):
         compare_study_conditions(train, val, offset_severity=2.0, chunk_size=0)
+
+
+def test_precision_change_with_missing_labels_is_the_mean_over_defined_queries():
+    rng = np.random.default_rng(3)
+    n, k = 40, 4
+    labels = rng.integers(0, 3, n).astype(object)
+    labels[[1, 7]] = None
+    ref = np.array([rng.choice(np.delete(np.arange(n), i), k, replace=False) for i in range(n)])
+    new = ref.copy()
+    new[:10] = np.array([rng.choice(np.delete(np.arange(n), i), k, replace=False) for i in range(10)])
+    zeros = np.zeros(n)
+    result = StorageResult(
+        STUDY_CONDITIONS[0],
+        k,
+        0.0,
+        np.ones(n, bool),
+        zeros,
+        zeros,
+        zeros,
+        np.zeros(n, bool),
+        zeros,
+        zeros,
+        reference_neighbors=ref,
+        neighbors=new,
+    )
+
+    def p_at_k(rows):  # brute force: each labelled query, among its labelled neighbours
+        out = np.full(n, np.nan)
+        for i in range(n):
+            kept = [j for j in rows[i] if labels[j] is not None]
+            if labels[i] is not None and kept:
+                out[i] = np.mean([labels[j] == labels[i] for j in kept])
+        return out
+
+    before, after = p_at_k(ref), p_at_k(new)
+    ok = ~(np.isnan(before) | np.isnan(after))
+    assert result.precision_change(labels) == pytest.approx(100 * np.mean(after[ok] - before[ok]), rel=1e-12)
+    same = StorageResult(
+        STUDY_CONDITIONS[0],
+        k,
+        0.0,
+        np.ones(n, bool),
+        zeros,
+        zeros,
+        zeros,
+        np.zeros(n, bool),
+        zeros,
+        zeros,
+        reference_neighbors=ref,
+        neighbors=ref.copy(),
+    )
+    assert same.precision_change(labels) == 0.0

@@ -60,7 +60,8 @@ def test_a_cell_refusing_its_input_is_an_input_error(tmp_path, error, kind):
 
 @pytest.fixture(scope="module")
 def digits(tmp_path_factory):
-    """A user's 384-d vectors with labels the study never had (digit, parity) and a split column."""
+    """A user's 384-d vectors with labels the study never had (digit, parity; three digits missing)
+    and a split column."""
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
@@ -70,14 +71,16 @@ def digits(tmp_path_factory):
     folder = tmp_path_factory.mktemp("digits")
     np.save(folder / "mlp.npy", Z)
     split = np.where(rng.random(len(y)) < 0.7, "train", "test")
-    pd.DataFrame({"digit": y.astype(str), "parity": np.where(y % 2, "odd", "even"), "split": split}).to_csv(
+    digit = y.astype(str).astype(object)
+    digit[[3, 50, 400]] = None
+    pd.DataFrame({"digit": digit, "parity": np.where(y % 2, "odd", "even"), "split": split}).to_csv(
         folder / "labels.csv", index=False
     )
     return folder
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("chapter", ["compression", "stress_tests"])
+@pytest.mark.parametrize("chapter", ["compression", "stress_tests", "neighbour_stability"])
 def test_a_chapter_on_a_users_files_writes_its_page_under_out(chapter, digits, monkeypatch, capsys):
     monkeypatch.chdir(digits)
     before = _book_state()
@@ -101,6 +104,7 @@ def test_a_chapter_on_a_users_files_writes_its_page_under_out(chapter, digits, m
     assert "384-d" in text and "digit" in text
     html = page.read_text()
     assert html.startswith("<!DOCTYPE html>") and "the user's vectors mlp.npy (384-d" in html
+    assert "digit missing on 3 rows, left out for digit" in html
 
 
 def test_an_out_folder_that_cannot_be_made_is_bad_input(tmp_path, capsys):

@@ -215,6 +215,7 @@ def measure(
         if name == "noise" and s == values[-1]:
             for a, y in val_labels.items():
                 per_query = precision_at_k(neighbors, y, per_query=True)
+                per_query = per_query[~np.isnan(per_query)]  # queries without a label for a
                 gaps[a] = paired_bootstrap(per_query, np.full(len(per_query), floors[a]), n_draws=N_DRAWS, seed=seed)
     return StressResults(
         pd.DataFrame(rows),
