@@ -79,8 +79,9 @@ def write_digits_like(folder, n: int = 900, d: int = 384, seed: int = 0):
     np.save(folder / "vectors.npy", X)
     parity = np.where(digit % 2, "odd", "even").astype(object)
     parity[::50] = ""
-    pd.DataFrame({"digit": digit.astype(str), "parity": parity,
-                  "split": np.where(rng.random(n) < 0.7, "train", "test")}).to_csv(folder / "labels.csv", index=False)
+    pd.DataFrame(
+        {"digit": digit.astype(str), "parity": parity, "split": np.where(rng.random(n) < 0.7, "train", "test")}
+    ).to_csv(folder / "labels.csv", index=False)
 
 
 @pytest.mark.slow
@@ -107,3 +108,26 @@ def test_readme_report_command_runs_as_printed_on_384_d_vectors_with_other_label
     assert {g["rule"] for g in report["gates"]} == {"overlap@10<0.95", "delta_p@10<-1"}
     assert (code == cli.VIOLATED) == (not all(g["passed"] for g in report["gates"]))
     assert {r["attribute"] for r in report["metrics"] if r["section"] == "geometry"} == {"raw", "unit"}
+
+
+@pytest.mark.slow
+def test_readme_chapter_command_on_own_vectors_runs_as_printed(tmp_path, monkeypatch):
+    """The README's own-vectors chapter example, as printed, on a user's 384-d vectors with labels
+    that are not the study's: the page is written under --out and the book is left alone."""
+    import shlex
+
+    from embdiag.paper.cli import main
+
+    text = (REPO / "README.md").read_text()
+    line = re.search(
+        r"^\.venv/bin/embdiag chapter \S+ -p vectors_path vectors\.npy -p labels_path labels\.csv.*$", text, re.M
+    ).group(0)
+    argv = shlex.split(line.split("#")[0])[1:]
+    write_digits_like(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    before = {p.name: p.read_bytes() for p in (REPO / "book" / "chapters").glob("*.ipynb")}
+    assert main(argv) == 0
+    out = tmp_path / argv[argv.index("--out") + 1]
+    assert sorted(p.suffix for p in out.iterdir()) == [".html", ".ipynb"]
+    assert "384-d" in next(out.glob("*.html")).read_text()
+    assert {p.name: p.read_bytes() for p in (REPO / "book" / "chapters").glob("*.ipynb")} == before
