@@ -29,7 +29,8 @@ MODULES = [
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
-    results = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS,
-                              extraglobs={"np": numpy}, report=False)
+    results = doctest.testmod(
+        module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS, extraglobs={"np": numpy}, report=False
+    )
     assert results.attempted > 0, f"{name} has no docstring examples"
     assert results.failed == 0, f"{results.failed} of {results.attempted} examples of {name} failed (see stdout)"

@@ -1,14 +1,18 @@
-"""The package and the tests pass ruff's lint, as configured in pyproject.toml (ruff is in the test extra)."""
+"""The package and the tests pass ruff's lint and format check, as configured in pyproject.toml
+(ruff is in the test extra; the files hashed into committed records are excluded from formatting)."""
 
 import subprocess
 import sys
 
+import pytest
+
 from embdiag.paper.pipeline import REPO
 
 
-def test_ruff_check_is_clean():
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["lint", "format"])
+def test_ruff_is_clean(command):
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--no-cache", "embdiag", "tests"],
+        [sys.executable, "-m", "ruff", *command, "--no-cache", "embdiag", "tests"],
         cwd=REPO,
         capture_output=True,
         text=True,

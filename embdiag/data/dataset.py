@@ -53,16 +53,22 @@ class Dataset:
 
     def __post_init__(self):
         n = len(self.ids)
-        checks = {"images": len(self.images), "attributes": len(self.attributes), "split": len(self.split),
-                  "categories": len(self.categories)}
+        checks = {
+            "images": len(self.images),
+            "attributes": len(self.attributes),
+            "split": len(self.split),
+            "categories": len(self.categories),
+        }
         if self.captions is not None:
             checks["captions"] = len(self.captions)
         bad = {k: v for k, v in checks.items() if v != n}
         if bad:
             raise ValueError(f"Dataset: {n} ids but " + ", ".join(f"{k} has {v} rows" for k, v in bad.items()))
         if self.categories.ndim != 2 or self.categories.shape[1] != len(self.category_names):
-            raise ValueError(f"Dataset: categories shape {self.categories.shape} does not match "
-                             f"{len(self.category_names)} category names")
+            raise ValueError(
+                f"Dataset: categories shape {self.categories.shape} does not match "
+                f"{len(self.category_names)} category names"
+            )
         unknown = set(np.unique(self.split)) - set(SPLITS)
         if unknown:
             raise ValueError(f"Dataset: unknown split names {sorted(unknown)}; expected {SPLITS}")
@@ -87,8 +93,9 @@ class Dataset:
     @property
     def key(self) -> str:
         """Stable fingerprint of the data (source, parameters, ids): a cache key for derived results."""
-        h = hashlib.sha256(json.dumps({"source": self.source, "params": self.params}, sort_keys=True,
-                                      default=str).encode())
+        h = hashlib.sha256(
+            json.dumps({"source": self.source, "params": self.params}, sort_keys=True, default=str).encode()
+        )
         h.update("\n".join(map(str, self.ids)).encode())
         h.update("\n".join(map(str, self.split)).encode())
         return h.hexdigest()[:16]
@@ -104,8 +111,11 @@ class Dataset:
         else:
             w = np.asarray(which)
             idx = np.flatnonzero(w) if w.dtype == bool else w.astype(int)
-        images = self.images.take(idx) if hasattr(self.images, "take") and not isinstance(self.images, np.ndarray) \
+        images = (
+            self.images.take(idx)
+            if hasattr(self.images, "take") and not isinstance(self.images, np.ndarray)
             else self.images[idx]
+        )
         inst = None
         if self.instances is not None:
             pos = np.full(len(self), -1)
@@ -113,15 +123,24 @@ class Dataset:
             inst = self.instances[np.isin(self.instances["image"].to_numpy(), idx)].copy()
             inst["image"] = pos[inst["image"].to_numpy()]
             inst = inst.sort_values("image", kind="stable").reset_index(drop=True)
-        return replace(self, ids=self.ids[idx], images=images, attributes=self.attributes.iloc[idx],
-                       split=self.split[idx], categories=self.categories[idx],
-                       captions=None if self.captions is None else self.captions[idx], instances=inst)
+        return replace(
+            self,
+            ids=self.ids[idx],
+            images=images,
+            attributes=self.attributes.iloc[idx],
+            split=self.split[idx],
+            categories=self.categories[idx],
+            captions=None if self.captions is None else self.captions[idx],
+            instances=inst,
+        )
 
     def labels(self, attribute: str) -> np.ndarray:
         """String labels of ``attribute`` for every row."""
         if attribute not in self.attributes.columns:
-            raise ValueError(f"labels: this dataset has no attribute {attribute!r} "
-                             f"(has {list(self.attributes.columns)}; source: {self.source})")
+            raise ValueError(
+                f"labels: this dataset has no attribute {attribute!r} "
+                f"(has {list(self.attributes.columns)}; source: {self.source})"
+            )
         return self.attributes[attribute].astype(str).to_numpy()
 
     def codes(self, attribute: str) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -137,8 +156,15 @@ class Dataset:
                 col = self.attributes[a][self.split == s]
                 counts = col.value_counts(sort=False).reindex(VOCAB[a], fill_value=0)
                 for value, c in counts.items():
-                    rows.append({"attribute": a, "value": value, "split": s, "count": int(c),
-                                 "share": float(c) / max(len(col), 1)})
+                    rows.append(
+                        {
+                            "attribute": a,
+                            "value": value,
+                            "split": s,
+                            "count": int(c),
+                            "share": float(c) / max(len(col), 1),
+                        }
+                    )
         return pd.DataFrame(rows, columns=["attribute", "value", "split", "count", "share"])
 
 
@@ -154,8 +180,9 @@ def concat(parts: Sequence[Dataset]) -> Dataset:
     offsets = np.cumsum([0] + [len(p) for p in parts[:-1]])
     inst = None
     if all(p.instances is not None for p in parts):
-        inst = pd.concat([p.instances.assign(image=p.instances["image"] + o) for p, o in zip(parts, offsets)],
-                         ignore_index=True)
+        inst = pd.concat(
+            [p.instances.assign(image=p.instances["image"] + o) for p, o in zip(parts, offsets)], ignore_index=True
+        )
     caps = None
     if all(p.captions is not None for p in parts):
         caps = np.concatenate([p.captions.astype(str) for p in parts])
@@ -165,5 +192,9 @@ def concat(parts: Sequence[Dataset]) -> Dataset:
         attributes=pd.concat([p.attributes for p in parts]),
         split=np.concatenate([p.split for p in parts]),
         categories=np.concatenate([p.categories for p in parts]),
-        category_names=first.category_names, source=first.source, captions=caps, instances=inst,
-        params=first.params)
+        category_names=first.category_names,
+        source=first.source,
+        captions=caps,
+        instances=inst,
+        params=first.params,
+    )

@@ -49,8 +49,9 @@ def _open(path, name: str, suffixes: tuple[str, ...]) -> tuple[Path, str]:
     if not path.is_file():
         raise InputError(f"{where}: not a file")
     if path.suffix.lower() not in suffixes:
-        raise InputError(f"{where}: unsupported file type {path.suffix or '(no suffix)'!r}; "
-                         f"supported: {', '.join(suffixes)}")
+        raise InputError(
+            f"{where}: unsupported file type {path.suffix or '(no suffix)'!r}; supported: {', '.join(suffixes)}"
+        )
     return path, where
 
 
@@ -81,8 +82,7 @@ def _read_parquet(path: Path, where: str) -> np.ndarray:
     import pyarrow.parquet as pq
 
     schema = pq.read_schema(path)
-    is_list = [pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
-               for t in schema.types]
+    is_list = [pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) for t in schema.types]
     numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in schema.types]
     found = ", ".join(f"{c!r} ({t})" for c, t in zip(schema.names, schema.types)) or "no columns"
     if sum(is_list) == 1:
@@ -93,19 +93,23 @@ def _read_parquet(path: Path, where: str) -> np.ndarray:
             raise InputError(f"{where}: list column {column!r} holds {value_type}, not numbers")
         if col.null_count:
             first = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
-            raise InputError(f"{where}: list column {column!r} has {col.null_count} empty (null) row(s) "
-                             f"(first at index {first})")
+            raise InputError(
+                f"{where}: list column {column!r} has {col.null_count} empty (null) row(s) (first at index {first})"
+            )
         lengths = pc.list_value_length(col).to_numpy()
         if len(lengths) and (lengths != lengths[0]).any():
             first = int(np.flatnonzero(lengths != lengths[0])[0])
-            raise InputError(f"{where}: list column {column!r} has rows of different lengths "
-                             f"({lengths[0]} at index 0, {lengths[first]} at index {first})")
+            raise InputError(
+                f"{where}: list column {column!r} has rows of different lengths "
+                f"({lengths[0]} at index 0, {lengths[first]} at index {first})"
+            )
         d = int(lengths[0]) if len(lengths) else 0
         return col.flatten().to_numpy(zero_copy_only=False).reshape(len(col), d)
     if schema.names and not any(is_list) and all(numeric):
         return np.column_stack([c.to_numpy() for c in pq.read_table(path).columns])
-    raise InputError(f"{where}: expected one list column of floats, or only numeric columns (one per "
-                     f"dimension); found {found}")
+    raise InputError(
+        f"{where}: expected one list column of floats, or only numeric columns (one per dimension); found {found}"
+    )
 
 
 _VECTOR_READERS = {
@@ -133,8 +137,9 @@ def bad_rows(X, start: int = 0, stop: int | None = None) -> tuple[np.ndarray, np
 def refuse_bad_rows(bad: np.ndarray, zero: np.ndarray, where: str) -> None:
     """Raise :class:`InputError` for NaN/inf rows, then for all-zero rows (count and first index)."""
     if bad.size:
-        raise InputError(f"{where}: contains NaN or infinite values ({bad.size} bad row(s), "
-                         f"first at index {bad.min()})")
+        raise InputError(
+            f"{where}: contains NaN or infinite values ({bad.size} bad row(s), first at index {bad.min()})"
+        )
     if zero.size:
         raise InputError(f"{where}: {zero.size} zero-norm row(s) (first at index {zero.min()}); cosine is undefined")
 
@@ -194,6 +199,7 @@ def file_records_later(paths: dict) -> Future:
             future.set_result({key: file_record(path) for key, path in paths.items()})
         except BaseException as e:  # reaches whoever asks for the result
             future.set_exception(e)
+
     threading.Thread(target=run, name="embdiag-sha256", daemon=True).start()
     return future
 
@@ -211,8 +217,9 @@ def _no_missing(table: pd.DataFrame, where: str) -> None:
     for column in table.columns:
         missing = np.flatnonzero(table[column].isna().to_numpy())
         if missing.size:
-            raise InputError(f"{where}: column {column!r} has {missing.size} missing value(s) "
-                             f"(first at row {missing[0]})")
+            raise InputError(
+                f"{where}: column {column!r} has {missing.size} missing value(s) (first at row {missing[0]})"
+            )
 
 
 def _as_strings(column: pd.Series) -> pd.Series:
@@ -253,8 +260,9 @@ def read_labels(path, n: int, name: str = "--labels", *, allow_missing: bool = F
     table = _read_table(path, where)
     if len(table) != n:
         raise InputError(f"{where}: has {len(table)} row(s), expected {n} (one per vector)")
-    _no_missing(table[[c for c in table.columns if c in ("id", SPLIT_COLUMN)] if allow_missing else table.columns],
-                where)
+    _no_missing(
+        table[[c for c in table.columns if c in ("id", SPLIT_COLUMN)] if allow_missing else table.columns], where
+    )
     table = table.apply(_as_strings)
     if "id" in table.columns:
         table = table.set_index("id")
@@ -282,8 +290,9 @@ def parse_split(values, where: str) -> np.ndarray:
     split = pd.Series(values, dtype=object)
     if split.isna().any():
         first = int(np.flatnonzero(split.isna().to_numpy())[0])
-        raise InputError(f"{where}: column {SPLIT_COLUMN!r} has {int(split.isna().sum())} missing value(s) "
-                         f"(first at row {first})")
+        raise InputError(
+            f"{where}: column {SPLIT_COLUMN!r} has {int(split.isna().sum())} missing value(s) (first at row {first})"
+        )
     split = split.astype(str).str.strip().str.lower()
     unknown = sorted(set(split) - {*TRAIN_NAMES, *EVAL_NAMES})
     if unknown:
@@ -336,23 +345,36 @@ def _indices(values: pd.Series, ids, n: int, where: str, column: str) -> np.ndar
         idx = index.get_indexer(values)
         unknown = np.flatnonzero(idx < 0)
         if unknown.size:
-            raise InputError(f"{where}: {unknown.size} unknown {column} id(s) (first: {values.iloc[unknown[0]]!r} "
-                             f"at row {unknown[0]})")
+            raise InputError(
+                f"{where}: {unknown.size} unknown {column} id(s) (first: {values.iloc[unknown[0]]!r} "
+                f"at row {unknown[0]})"
+            )
         return idx
     not_int = np.flatnonzero(~values.str.fullmatch(r"[+-]?\d+").to_numpy(dtype=bool))
     if not_int.size:
-        raise InputError(f"{where}: column {column!r} holds {not_int.size} value(s) that are not integer row "
-                         f"indices (first: {values.iloc[not_int[0]]!r} at row {not_int[0]})")
+        raise InputError(
+            f"{where}: column {column!r} holds {not_int.size} value(s) that are not integer row "
+            f"indices (first: {values.iloc[not_int[0]]!r} at row {not_int[0]})"
+        )
     idx = values.astype(np.int64).to_numpy()
     out = np.flatnonzero((idx < 0) | (idx >= n))
     if out.size:
-        raise InputError(f"{where}: {out.size} {column} index(es) out of range 0..{n - 1} "
-                         f"(first: {idx[out[0]]} at row {out[0]})")
+        raise InputError(
+            f"{where}: {out.size} {column} index(es) out of range 0..{n - 1} (first: {idx[out[0]]} at row {out[0]})"
+        )
     return idx
 
 
-def read_pairs(path, n_queries: int, n_gallery: int, *, query_ids=None, target_ids=None,
-               allow_missing: bool = False, name: str = "--pairs"):
+def read_pairs(
+    path,
+    n_queries: int,
+    n_gallery: int,
+    *,
+    query_ids=None,
+    target_ids=None,
+    allow_missing: bool = False,
+    name: str = "--pairs",
+):
     """Read positive (query, target) pairs for Hit@k and recall@k.
 
     Accepted: a ``.csv`` with columns ``query`` and ``target`` (others ignored), one pair per
@@ -374,8 +396,10 @@ def read_pairs(path, n_queries: int, n_gallery: int, *, query_ids=None, target_i
     table = _read_table(path, where)
     missing = [c for c in ("query", "target") if c not in table.columns]
     if missing:
-        raise InputError(f"{where}: missing column(s) {', '.join(map(repr, missing))}; found "
-                         f"{', '.join(map(repr, table.columns)) or 'none'}")
+        raise InputError(
+            f"{where}: missing column(s) {', '.join(map(repr, missing))}; found "
+            f"{', '.join(map(repr, table.columns)) or 'none'}"
+        )
     table = table[["query", "target"]]
     if table.empty:
         raise InputError(f"{where}: no pairs")
@@ -390,6 +414,7 @@ def read_pairs(path, n_queries: int, n_gallery: int, *, query_ids=None, target_i
     if has.size < n_queries and not allow_missing:
         first = np.setdiff1d(np.arange(n_queries), has)[0]
         label = repr(str(query_ids[first])) if query_ids is not None else f"index {first}"
-        raise InputError(f"{where}: {n_queries - has.size} of {n_queries} queries have no positive "
-                         f"(first: query {label})")
+        raise InputError(
+            f"{where}: {n_queries - has.size} of {n_queries} queries have no positive (first: query {label})"
+        )
     return ([positives[i] for i in has], has) if allow_missing else positives

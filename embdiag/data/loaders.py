@@ -36,8 +36,9 @@ def load_dataset(source: str = "procedural", **params) -> Dataset:
     raise ValueError(f"source: expected one of {SOURCES}, got {source!r}")
 
 
-def load_captions(source: str = "procedural", *, n: int = 1000, seed: int = 0, image_size: int = 64,
-                  **params) -> Dataset:
+def load_captions(
+    source: str = "procedural", *, n: int = 1000, seed: int = 0, image_size: int = 64, **params
+) -> Dataset:
     """N image groups with five captions each (split ``caption``): procedural scenes or COCO 2017."""
     if source == "procedural":
         return load_procedural(splits=("caption",), n_caption=n, seed=seed, image_size=image_size, **params)
@@ -46,11 +47,24 @@ def load_captions(source: str = "procedural", *, n: int = 1000, seed: int = 0, i
     raise ValueError(f"source: expected 'procedural' or 'coco' for captions, got {source!r}")
 
 
-def load_study(source: str = "procedural", *, seed: int = 0, image_size: int = 64, difficulty: float = 0.5,
-               n_train: int = 2000, n_val: int = 983, n_pool: int = 20000, n_caption: int = 1000,
-               bdd_train_labels=None, bdd_val_labels=None, bdd_images=None,
-               coco_captions=None, coco_instances=None, coco_images=None,
-               root=None) -> tuple[Dataset, Dataset]:
+def load_study(
+    source: str = "procedural",
+    *,
+    seed: int = 0,
+    image_size: int = 64,
+    difficulty: float = 0.5,
+    n_train: int = 2000,
+    n_val: int = 983,
+    n_pool: int = 20000,
+    n_caption: int = 1000,
+    bdd_train_labels=None,
+    bdd_val_labels=None,
+    bdd_images=None,
+    coco_captions=None,
+    coco_instances=None,
+    coco_images=None,
+    root=None,
+) -> tuple[Dataset, Dataset]:
     """The book's two datasets in one call: driving data (train / val / pool) and caption groups.
 
     ``source="procedural"`` generates both (the default, runs anywhere); ``source="real"``
@@ -58,17 +72,33 @@ def load_study(source: str = "procedural", *, seed: int = 0, image_size: int = 6
     """
     if source == "procedural":
         common = dict(seed=seed, image_size=image_size, difficulty=difficulty, root=root)
-        driving = load_procedural(n_train=n_train, n_val=n_val, n_pool=n_pool, splits=("train", "val", "pool"),
-                                  **common)
+        driving = load_procedural(
+            n_train=n_train, n_val=n_val, n_pool=n_pool, splits=("train", "val", "pool"), **common
+        )
         return driving, load_procedural(n_caption=n_caption, splits=("caption",), **common)
     if source == "real":
-        need = {"bdd_train_labels": bdd_train_labels, "bdd_val_labels": bdd_val_labels, "bdd_images": bdd_images,
-                "coco_captions": coco_captions, "coco_images": coco_images}
+        need = {
+            "bdd_train_labels": bdd_train_labels,
+            "bdd_val_labels": bdd_val_labels,
+            "bdd_images": bdd_images,
+            "coco_captions": coco_captions,
+            "coco_images": coco_images,
+        }
         missing = [k for k, v in need.items() if v is None]
         if missing:
             raise ValueError(f"source='real' needs paths for: {', '.join(missing)}")
-        driving = load_bdd100k(bdd_train_labels, bdd_val_labels, bdd_images, n_train=n_train, n_val=n_val,
-                               n_pool=n_pool, seed=seed, image_size=image_size, root=root)
-        return driving, load_coco(coco_captions, coco_instances, coco_images, n=n_caption, seed=seed,
-                                  image_size=image_size)
+        driving = load_bdd100k(
+            bdd_train_labels,
+            bdd_val_labels,
+            bdd_images,
+            n_train=n_train,
+            n_val=n_val,
+            n_pool=n_pool,
+            seed=seed,
+            image_size=image_size,
+            root=root,
+        )
+        return driving, load_coco(
+            coco_captions, coco_instances, coco_images, n=n_caption, seed=seed, image_size=image_size
+        )
     raise ValueError(f"source: expected 'procedural' or 'real', got {source!r}")

@@ -31,13 +31,51 @@ FILES: dict[str, str] = {"n": "data.noun", "v": "data.verb", "a": "data.adj", "r
 SS_TYPES = ("n", "v", "a", "s", "r")
 #: lexnames(5): the lexicographer file of each number (the 2-digit field after the offset).
 LEXNAMES: tuple[str, ...] = (
-    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact", "noun.attribute",
-    "noun.body", "noun.cognition", "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group",
-    "noun.location", "noun.motive", "noun.object", "noun.person", "noun.phenomenon", "noun.plant",
-    "noun.possession", "noun.process", "noun.quantity", "noun.relation", "noun.shape", "noun.state",
-    "noun.substance", "noun.time", "verb.body", "verb.change", "verb.cognition", "verb.communication",
-    "verb.competition", "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
-    "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl",
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
 )
 _QUOTED = re.compile(r'"([^"]*)"')
 
@@ -89,8 +127,9 @@ def _int(text: str, base: int, what: str, where: str) -> int:
     try:
         return int(text, base)
     except ValueError:
-        raise DataFormatError(f"{where}: {what} {text!r} is not a {'hexadecimal' if base == 16 else 'decimal'} "
-                              "number") from None
+        raise DataFormatError(
+            f"{where}: {what} {text!r} is not a {'hexadecimal' if base == 16 else 'decimal'} number"
+        ) from None
 
 
 def parse_line(line: str, offset: int, pos: str, where: str) -> Synset:
@@ -117,17 +156,23 @@ def parse_line(line: str, offset: int, pos: str, where: str) -> Synset:
         for _ in range(n_pointers):
             symbol, target, target_pos, st = f[i], f[i + 1], f[i + 2], f[i + 3]
             if target_pos not in SS_TYPES or len(st) != 4:
-                raise DataFormatError(f"{where}: malformed pointer {' '.join(f[i:i + 4])!r}")
-            pointers.append(Pointer(symbol, _int(target, 10, "pointer offset", where), target_pos,
-                                    _int(st[:2], 16, "pointer source", where), _int(st[2:], 16, "pointer target",
-                                                                                     where)))
+                raise DataFormatError(f"{where}: malformed pointer {' '.join(f[i : i + 4])!r}")
+            pointers.append(
+                Pointer(
+                    symbol,
+                    _int(target, 10, "pointer offset", where),
+                    target_pos,
+                    _int(st[:2], 16, "pointer source", where),
+                    _int(st[2:], 16, "pointer target", where),
+                )
+            )
             i += 4
         frames = []
         if pos == "v":
             n_frames, i = _int(f[i], 10, "f_cnt", where), i + 1
             for _ in range(n_frames):
                 if f[i] != "+":
-                    raise DataFormatError(f"{where}: verb frame without '+' ({' '.join(f[i:i + 3])!r})")
+                    raise DataFormatError(f"{where}: verb frame without '+' ({' '.join(f[i : i + 3])!r})")
                 frames.append((_int(f[i + 1], 10, "f_num", where), _int(f[i + 2], 16, "w_num", where)))
                 i += 3
     except IndexError:
@@ -135,8 +180,9 @@ def parse_line(line: str, offset: int, pos: str, where: str) -> Synset:
     if i != len(f):
         raise DataFormatError(f"{where}: {len(f) - i} unexpected field(s) before the gloss: {' '.join(f[i:])!r}")
     definition, examples = split_gloss(gloss.strip())
-    return Synset(int(f[0]), pos, ss_type, LEXNAMES[lexfile], words, lex_ids, tuple(pointers), tuple(frames),
-                  definition, examples)
+    return Synset(
+        int(f[0]), pos, ss_type, LEXNAMES[lexfile], words, lex_ids, tuple(pointers), tuple(frames), definition, examples
+    )
 
 
 def read_file(path: Path, pos: str) -> list[Synset]:

@@ -53,8 +53,10 @@ class WordNetSample:
     @property
     def source(self) -> str:
         sizes = ", ".join(f"{int((self.items['split'] == s).sum()):,} {s}" for s in SPLITS)
-        return (f"WordNet 3.0 glosses (seed {self.params['seed']}: {sizes} synsets; "
-                f"{len(self.examples):,} examples of the retrieval synsets)")
+        return (
+            f"WordNet 3.0 glosses (seed {self.params['seed']}: {sizes} synsets; "
+            f"{len(self.examples):,} examples of the retrieval synsets)"
+        )
 
     def part(self, split: str) -> pd.DataFrame:
         """The items of one split."""
@@ -63,8 +65,11 @@ class WordNetSample:
         return self.items[self.items["split"] == split].reset_index(drop=True)
 
     def to_json(self) -> bytes:
-        return json.dumps({"items": self.items.to_dict("list"), "examples": self.examples.to_dict("list")},
-                          ensure_ascii=False, indent=0).encode()
+        return json.dumps(
+            {"items": self.items.to_dict("list"), "examples": self.examples.to_dict("list")},
+            ensure_ascii=False,
+            indent=0,
+        ).encode()
 
     @classmethod
     def from_json(cls, data: bytes, params: dict) -> "WordNetSample":
@@ -72,24 +77,39 @@ class WordNetSample:
         return cls(pd.DataFrame(doc["items"]), pd.DataFrame(doc["examples"]), params)
 
 
-def sample_wordnet(synsets: list[Synset], digests: dict, *, seed: int = 0, n_train: int = 2000, n_val: int = 1000,
-                   n_retrieval: int = 1000, min_examples: int = 3) -> WordNetSample:
+def sample_wordnet(
+    synsets: list[Synset],
+    digests: dict,
+    *,
+    seed: int = 0,
+    n_train: int = 2000,
+    n_val: int = 1000,
+    n_retrieval: int = 1000,
+    min_examples: int = 3,
+) -> WordNetSample:
     """The seeded sample of ``synsets`` (see the module docstring); ``digests`` are recorded."""
-    sizes = {k: check_int(v, k, minimum=0) for k, v in
-             dict(seed=seed, n_train=n_train, n_val=n_val, n_retrieval=n_retrieval, min_examples=min_examples).items()}
+    sizes = {
+        k: check_int(v, k, minimum=0)
+        for k, v in dict(
+            seed=seed, n_train=n_train, n_val=n_val, n_retrieval=n_retrieval, min_examples=min_examples
+        ).items()
+    }
     order = np.random.default_rng([sizes["seed"], _STREAM]).permutation(len(synsets))
     rich = [i for i in order if len(synsets[i].examples) >= min_examples][:n_retrieval]
     rest = order[~np.isin(order, rich)]
     if len(rich) < n_retrieval or len(rest) < n_train + n_val:
-        raise DataError(f"WordNet: {len(synsets)} synsets cannot give {n_retrieval} with {min_examples}+ examples "
-                        f"and {n_train} + {n_val} others")
-    chosen = {"train": rest[:n_train], "val": rest[n_train:n_train + n_val], "retrieval": np.asarray(rich)}
+        raise DataError(
+            f"WordNet: {len(synsets)} synsets cannot give {n_retrieval} with {min_examples}+ examples "
+            f"and {n_train} + {n_val} others"
+        )
+    chosen = {"train": rest[:n_train], "val": rest[n_train : n_train + n_val], "retrieval": np.asarray(rich)}
     rows, examples = [], []
     for split in SPLITS:
         for i in np.sort(chosen[split]):
             s = synsets[i]
-            rows.append({"id": s.id, "split": split, "pos": POS_NAMES[s.pos], "lexname": s.lexname,
-                         "definition": s.definition})
+            rows.append(
+                {"id": s.id, "split": split, "pos": POS_NAMES[s.pos], "lexname": s.lexname, "definition": s.definition}
+            )
             if split == "retrieval":
                 examples.extend({"id": s.id, "text": e} for e in s.examples)
     params = {**sizes, "database": "WordNet 3.0", "sha256": dict(sorted(digests.items()))}
@@ -104,14 +124,16 @@ def load_wordnet(data_dir=None, **draw) -> WordNetSample:
 
 def save_sample(sample: WordNetSample, *, root=None) -> None:
     """Write ``sample`` as the committed artifact :data:`COMMITTED`."""
-    artifacts.save(COMMITTED, {"sample.json": sample.to_json()}, sample.params, root=root,
-                   command="embdiag embeddings --write")
+    artifacts.save(
+        COMMITTED, {"sample.json": sample.to_json()}, sample.params, root=root, command="embdiag embeddings --write"
+    )
 
 
 def committed_sample(*, root=None) -> WordNetSample:
     """The book's sample from :data:`COMMITTED` (checksums verified; its draw must be :data:`SAMPLE`)."""
     params = artifacts.manifest(COMMITTED, root=root)["params"]
     if {k: params.get(k) for k in SAMPLE} != SAMPLE:
-        raise artifacts.StaleArtifactError(f"artifact {COMMITTED!r}: drawn with {params}, not {SAMPLE}; "
-                                           "regenerate it with: embdiag embeddings --write")
+        raise artifacts.StaleArtifactError(
+            f"artifact {COMMITTED!r}: drawn with {params}, not {SAMPLE}; regenerate it with: embdiag embeddings --write"
+        )
     return WordNetSample.from_json(artifacts.load(COMMITTED, params, root=root)["sample.json"], params)

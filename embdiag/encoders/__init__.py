@@ -33,14 +33,38 @@ from .wordnet import wordnet_caption_vectors, wordnet_vectors
 def __getattr__(name: str):
     if name in ("TrainConfig", "train_reference"):
         from . import train
+
         return getattr(train, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
-    "CaptionVectors", "DIMS", "DualConfig", "DualEncoder", "Encoder", "HuggingFaceEncoder", "LabelledVectors",
-    "REFERENCE_NAMES", "ROLES", "ReferenceEncoder", "TrainConfig", "WordLlamaEncoder", "WordLlamaError",
-    "WordTokenizer", "caption_vectors", "clip_loss", "driving_vectors", "embed", "load_encoder", "load_huggingface",
-    "load_reference", "load_wordllama", "matryoshka_loss", "prefix", "read_labelled_vectors", "train_reference",
-    "wordnet_caption_vectors", "wordnet_vectors",
+    "CaptionVectors",
+    "DIMS",
+    "DualConfig",
+    "DualEncoder",
+    "Encoder",
+    "HuggingFaceEncoder",
+    "LabelledVectors",
+    "REFERENCE_NAMES",
+    "ROLES",
+    "ReferenceEncoder",
+    "TrainConfig",
+    "WordLlamaEncoder",
+    "WordLlamaError",
+    "WordTokenizer",
+    "caption_vectors",
+    "clip_loss",
+    "driving_vectors",
+    "embed",
+    "load_encoder",
+    "load_huggingface",
+    "load_reference",
+    "load_wordllama",
+    "matryoshka_loss",
+    "prefix",
+    "read_labelled_vectors",
+    "train_reference",
+    "wordnet_caption_vectors",
+    "wordnet_vectors",
 ]

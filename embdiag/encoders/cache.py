@@ -55,8 +55,16 @@ def _entry(encoder: Encoder, dataset: Dataset, split: str, kind: str, role) -> t
         raise ValueError(f"kind: dataset {dataset.source!r} has no captions to embed")
     role = check_role(role) if kind == "texts" else None
     n = len(part) if kind == "images" else int(np.asarray(part.captions).size)
-    params = {"encoder": encoder.name, "revision": encoder.revision, "dataset": dataset.key, "split": split,
-              "kind": kind, "role": role, "dim": None, "rows": n}
+    params = {
+        "encoder": encoder.name,
+        "revision": encoder.revision,
+        "dataset": dataset.key,
+        "split": split,
+        "kind": kind,
+        "role": role,
+        "dim": None,
+        "rows": n,
+    }
     stem = f"{dataset.key}-{split}-{kind}{'-' + role if role else ''}"
     tag = hashlib.sha256(f"{encoder.name}@{encoder.revision}".encode()).hexdigest()[:12]
     return params, f"{COMMITTED}/{encoder.name}/{stem}", f"{artifacts.CACHE}/embeddings/{tag}/{stem}-native"
@@ -70,12 +78,23 @@ def _encode(encoder: Encoder, dataset: Dataset, params: dict, progress: bool) ->
 
 
 def _command(encoder: Encoder, params: dict) -> str:
-    return (f"embdiag.encoders.cache.embed(load_encoder({encoder.name!r}), ..., {params['split']!r}, "
-            f"kind={params['kind']!r})")
+    return (
+        f"embdiag.encoders.cache.embed(load_encoder({encoder.name!r}), ..., {params['split']!r}, "
+        f"kind={params['kind']!r})"
+    )
 
 
-def embed(encoder: Encoder, dataset: Dataset, split: str, *, kind: str = "images", role: str = "query",
-          dim: int | None = None, root: Path | None = None, progress: bool = False) -> np.ndarray:
+def embed(
+    encoder: Encoder,
+    dataset: Dataset,
+    split: str,
+    *,
+    kind: str = "images",
+    role: str = "query",
+    dim: int | None = None,
+    root: Path | None = None,
+    progress: bool = False,
+) -> np.ndarray:
     """Embeddings of ``split`` of ``dataset`` (images, or its captions in ``role``), cut to the
     prefix ``dim``: the committed vectors when there are some for exactly these parameters,
     else the cache's (computed on first use)."""
@@ -83,8 +102,13 @@ def embed(encoder: Encoder, dataset: Dataset, split: str, *, kind: str = "images
     try:
         Z = artifacts.load(committed, params, root=root)["vectors"]
     except (artifacts.MissingArtifactError, artifacts.StaleArtifactError):
-        Z = artifacts.cached(cache, params, lambda: {"vectors": _encode(encoder, dataset, params, progress)},
-                             command=_command(encoder, params), root=root)["vectors"]
+        Z = artifacts.cached(
+            cache,
+            params,
+            lambda: {"vectors": _encode(encoder, dataset, params, progress)},
+            command=_command(encoder, params),
+            root=root,
+        )["vectors"]
     if Z.shape[0] != params["rows"]:
         raise artifacts.CorruptArtifactError(f"{committed}: {Z.shape[0]} rows stored, {params['rows']} expected")
     return prefix(Z, dim)
@@ -106,8 +130,17 @@ class Regenerated:
     written: bool
 
 
-def regenerate(encoder: Encoder, dataset: Dataset, split: str, *, kind: str = "images", role: str = "query",
-               write: bool = False, root: Path | None = None, progress: bool = False) -> Regenerated:
+def regenerate(
+    encoder: Encoder,
+    dataset: Dataset,
+    split: str,
+    *,
+    kind: str = "images",
+    role: str = "query",
+    write: bool = False,
+    root: Path | None = None,
+    progress: bool = False,
+) -> Regenerated:
     """Compute the native vectors of this entry from ``encoder`` and compare them with the
     committed artifact; write them as the committed artifact when ``write`` or when none (or
     a stale one) is committed. Nothing is replaced silently: the result says how far apart
@@ -116,8 +149,9 @@ def regenerate(encoder: Encoder, dataset: Dataset, split: str, *, kind: str = "i
     return regenerate_vectors(committed, params, _encode(encoder, dataset, params, progress), write=write, root=root)
 
 
-def regenerate_vectors(committed: str, params: dict, vectors, *, write: bool = False,
-                       root: Path | None = None) -> Regenerated:
+def regenerate_vectors(
+    committed: str, params: dict, vectors, *, write: bool = False, root: Path | None = None
+) -> Regenerated:
     """Compare freshly computed ``vectors`` with the committed artifact ``committed`` made with
     ``params``, and write them there when ``write`` or when none (or a stale one) is committed."""
     new = np.asarray(vectors, dtype=np.float32)
@@ -131,8 +165,9 @@ def regenerate_vectors(committed: str, params: dict, vectors, *, write: bool = F
     else:
         diff = new.astype(np.float64) - old
         max_abs = float(np.abs(diff).max(initial=0.0))
-        max_rel = float((np.linalg.norm(diff, axis=1) / np.linalg.norm(old.astype(np.float64), axis=1)).max(
-            initial=0.0))
+        max_rel = float(
+            (np.linalg.norm(diff, axis=1) / np.linalg.norm(old.astype(np.float64), axis=1)).max(initial=0.0)
+        )
         identical = bool(np.array_equal(new.view(np.uint32), np.asarray(old, np.float32).view(np.uint32)))
     written = (write and not identical) or old is None
     if written:

@@ -60,8 +60,9 @@ class DualConfig:
 
 
 def _block(width: int, heads: int) -> nn.TransformerEncoderLayer:
-    return nn.TransformerEncoderLayer(width, heads, 4 * width, dropout=0.0, activation="gelu",
-                                      batch_first=True, norm_first=True)
+    return nn.TransformerEncoderLayer(
+        width, heads, 4 * width, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+    )
 
 
 class ViTTower(nn.Module):
@@ -83,10 +84,16 @@ class ViTTower(nn.Module):
 class CNNTower(nn.Module):
     def __init__(self, c: DualConfig):
         super().__init__()
-        layers, prev = [], 5                                               # RGB + two coordinate channels
+        layers, prev = [], 5  # RGB + two coordinate channels
         for i, ch in enumerate(c.channels):
-            layers += [nn.Conv2d(prev, ch, 3, stride=1 if i == 0 else 2, padding=1), nn.GroupNorm(8, ch),
-                       nn.GELU(), nn.Conv2d(ch, ch, 3, padding=1), nn.GroupNorm(8, ch), nn.GELU()]
+            layers += [
+                nn.Conv2d(prev, ch, 3, stride=1 if i == 0 else 2, padding=1),
+                nn.GroupNorm(8, ch),
+                nn.GELU(),
+                nn.Conv2d(ch, ch, 3, padding=1),
+                nn.GroupNorm(8, ch),
+                nn.GELU(),
+            ]
             prev = ch
         self.body = nn.Sequential(*layers)
         self.head = nn.Linear(prev, c.dim)
@@ -146,12 +153,12 @@ def to_bytes(model: DualEncoder, tokenizer: WordTokenizer) -> bytes:
     """The model's weights as safetensors bytes, config and vocabulary in the metadata."""
     tensors = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
     meta = {"config": dataclasses.asdict(model.config), "vocabulary": tokenizer.vocabulary_}
-    return save_tensors(tensors, metadata={"embdiag": json.dumps(meta)})          # one key: a stable header
+    return save_tensors(tensors, metadata={"embdiag": json.dumps(meta)})  # one key: a stable header
 
 
 def _metadata(data: bytes) -> dict:
     n = int.from_bytes(data[:8], "little")
-    return json.loads(json.loads(data[8:8 + n]).get("__metadata__", {}).get("embdiag", "{}"))
+    return json.loads(json.loads(data[8 : 8 + n]).get("__metadata__", {}).get("embdiag", "{}"))
 
 
 class ReferenceEncoder:
@@ -182,14 +189,15 @@ class ReferenceEncoder:
         @torch.no_grad()
         def run(i, j):
             return self.model.encode_image(image_tensor(a[i:j], self.model.config.image_size)).numpy()
+
         return batched(len(a), batch_size, run, progress=progress, label=f"{self.name} images")
 
-    def encode_texts(self, texts, role: str = "query", *, batch_size: int = 256,
-                     progress: bool = False) -> np.ndarray:
+    def encode_texts(self, texts, role: str = "query", *, batch_size: int = 256, progress: bool = False) -> np.ndarray:
         texts, role = check_texts(texts), check_role(role)
 
         @torch.no_grad()
         def run(i, j):
             ids, mask = self.tokenizer.encode(texts[i:j], role)
             return self.model.encode_text(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
+
         return batched(len(texts), batch_size, run, progress=progress, label=f"{self.name} {role} texts")

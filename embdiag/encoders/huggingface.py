@@ -52,16 +52,19 @@ class HuggingFaceEncoder:
 
     def encode_images(self, images, *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
         import torch
+
         a = check_images(images)
 
         @torch.no_grad()
         def run(i, j):
             pixels = self.image_processor(images=list(a[i:j]), return_tensors="pt")["pixel_values"]
             return _features(self.model.get_image_features(pixel_values=pixels)).float().numpy()
+
         return batched(len(a), batch_size, run, progress=progress, label=f"{self.name} images")
 
     def encode_texts(self, texts, role: str = "query", *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
         import torch
+
         texts, prompt = check_texts(texts), self.prompts[check_role(role)]
 
         @torch.no_grad()
@@ -69,11 +72,18 @@ class HuggingFaceEncoder:
             enc = self.tokenizer([prompt + t for t in texts[i:j]], padding=True, truncation=True, return_tensors="pt")
             keep = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}
             return _features(self.model.get_text_features(**keep)).float().numpy()
+
         return batched(len(texts), batch_size, run, progress=progress, label=f"{self.name} {role} texts")
 
 
-def load_huggingface(model: str, revision: str | None = None, *, prompts: Mapping[str, str] | None = None,
-                     trust_remote_code: bool = False, local_files_only: bool = True) -> HuggingFaceEncoder:
+def load_huggingface(
+    model: str,
+    revision: str | None = None,
+    *,
+    prompts: Mapping[str, str] | None = None,
+    trust_remote_code: bool = False,
+    local_files_only: bool = True,
+) -> HuggingFaceEncoder:
     """Load ``model`` (a local folder, or a hub id with a pinned ``revision``).
 
     ``prompts`` maps each role (``query``, ``document``) to the text prepended to it
@@ -89,8 +99,11 @@ def load_huggingface(model: str, revision: str | None = None, *, prompts: Mappin
     if not local and not revision:
         raise ValueError(f"revision: a hub model ({model!r}) needs a pinned revision (a commit hash)")
     rev = folder_revision(Path(model)) if local else revision
-    kw = dict(trust_remote_code=trust_remote_code, local_files_only=local_files_only,
-              **({} if local else {"revision": revision}))
+    kw = dict(
+        trust_remote_code=trust_remote_code,
+        local_files_only=local_files_only,
+        **({} if local else {"revision": revision}),
+    )
     net = AutoModel.from_pretrained(model, **kw)
     for method in ("get_image_features", "get_text_features"):
         if not hasattr(net, method):

@@ -21,15 +21,17 @@ DIMS: tuple[int, ...] = (768, 512, 256, 128)
 def clip_loss(images: torch.Tensor, texts: torch.Tensor, logit_scale: torch.Tensor | float) -> torch.Tensor:
     """Symmetric InfoNCE of matching rows; inputs are re-normalised, ``logit_scale`` is ``s`` (not its log)."""
     if images.shape != texts.shape or images.ndim != 2:
-        raise ValueError(f"images, texts: expected equal (n, d) shapes, got {tuple(images.shape)} "
-                         f"and {tuple(texts.shape)}")
+        raise ValueError(
+            f"images, texts: expected equal (n, d) shapes, got {tuple(images.shape)} and {tuple(texts.shape)}"
+        )
     logits = logit_scale * F.normalize(images, dim=-1) @ F.normalize(texts, dim=-1).T
     target = torch.arange(len(logits), device=logits.device)
     return (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
 
 
-def matryoshka_loss(images: torch.Tensor, texts: torch.Tensor, logit_scale: torch.Tensor | float,
-                    dims: Sequence[int] = DIMS) -> torch.Tensor:
+def matryoshka_loss(
+    images: torch.Tensor, texts: torch.Tensor, logit_scale: torch.Tensor | float, dims: Sequence[int] = DIMS
+) -> torch.Tensor:
     """Mean of :func:`clip_loss` over the prefixes ``[:, :k]`` for ``k`` in ``dims``."""
     d = images.shape[-1]
     if not dims or any(isinstance(k, bool) or not 1 <= int(k) <= d for k in dims):

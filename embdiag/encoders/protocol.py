@@ -30,8 +30,9 @@ class Encoder(Protocol):
 
     def encode_images(self, images, *, batch_size: int = 256, progress: bool = False) -> np.ndarray: ...
 
-    def encode_texts(self, texts: Sequence[str], role: str = "query", *, batch_size: int = 256,
-                     progress: bool = False) -> np.ndarray: ...
+    def encode_texts(
+        self, texts: Sequence[str], role: str = "query", *, batch_size: int = 256, progress: bool = False
+    ) -> np.ndarray: ...
 
 
 def check_role(role: str) -> str:
@@ -71,8 +72,14 @@ def unit_rows(Z) -> np.ndarray:
     return Z / norms
 
 
-def batched(n: int, batch_size: int, encode: Callable[[int, int], np.ndarray], *, progress: bool = False,
-            label: str = "encoding") -> np.ndarray:
+def batched(
+    n: int,
+    batch_size: int,
+    encode: Callable[[int, int], np.ndarray],
+    *,
+    progress: bool = False,
+    label: str = "encoding",
+) -> np.ndarray:
     """``encode(start, stop)`` over consecutive batches of ``n`` rows, stacked and unit-normalised."""
     batch_size = check_batch_size(batch_size)
     parts = []

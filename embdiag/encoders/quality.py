@@ -21,6 +21,7 @@ from ..metrics.suite import frozen_classes
 
 __all__ = ["card", "spanned_directions", "pooled_pixels", "probe_table"]
 
+
 def pooled_pixels(images, grid: int = 8) -> np.ndarray:
     """Pixel baseline features: ``grid x grid`` average-pooled RGB plus per-channel mean and std.
 
@@ -45,15 +46,23 @@ def card(name: str, root=None) -> dict:
     """How the reference encoder ``name`` was trained, from its committed manifest."""
     m = artifacts.manifest(f"encoders/{name}", root=root)
     p = m["params"]
-    return {"encoder": name, "image tower": p["model"]["arch"].upper(),
-            "revision": m["files"]["weights.safetensors"]["sha256"][:12],
-            "steps": f"{p['steps_done']:,} of {p['train']['steps']:,}", "batch": p["train"]["batch_size"],
-            "Matryoshka dims": ", ".join(map(str, p["train"]["dims"])), "final loss": round(p["final_loss"], 3),
-            "command": m["command"]}
+    return {
+        "encoder": name,
+        "image tower": p["model"]["arch"].upper(),
+        "revision": m["files"]["weights.safetensors"]["sha256"][:12],
+        "steps": f"{p['steps_done']:,} of {p['train']['steps']:,}",
+        "batch": p["train"]["batch_size"],
+        "Matryoshka dims": ", ".join(map(str, p["train"]["dims"])),
+        "final loss": round(p["final_loss"], 3),
+        "command": m["command"],
+    }
 
 
-def probe_table(features: Mapping[str, tuple[np.ndarray, np.ndarray]], train_labels: Mapping[str, np.ndarray],
-                val_labels: Mapping[str, np.ndarray]) -> pd.DataFrame:
+def probe_table(
+    features: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    train_labels: Mapping[str, np.ndarray],
+    val_labels: Mapping[str, np.ndarray],
+) -> pd.DataFrame:
     """Balanced accuracy (%) of a standardized probe per representation (rows) and attribute (columns).
 
     ``features`` maps a representation's name to its (training, evaluation) rows.

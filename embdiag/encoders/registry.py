@@ -40,8 +40,9 @@ def _hf(spec: str) -> Encoder:
         return load_huggingface(spec)
     model, sep, revision = spec.rpartition("@")
     if not sep or not model or not revision:
-        raise ValueError(f"name: 'hf:{spec}' needs a pinned revision, 'hf:<model id>@<revision>', "
-                         f"or an existing local folder")
+        raise ValueError(
+            f"name: 'hf:{spec}' needs a pinned revision, 'hf:<model id>@<revision>', or an existing local folder"
+        )
     return load_huggingface(model, revision)
 
 

@@ -47,7 +47,7 @@ class WordTokenizer:
     def from_vocabulary(cls, vocabulary: Sequence[str], max_len: int) -> "WordTokenizer":
         """A fitted tokenizer with a stored vocabulary (as written by ``vocabulary_``)."""
         vocabulary = list(vocabulary)
-        if vocabulary[:2 + len(PROMPTS)] != [PAD, UNK, *PROMPTS.values()]:
+        if vocabulary[: 2 + len(PROMPTS)] != [PAD, UNK, *PROMPTS.values()]:
             raise ValueError("vocabulary: must start with <pad>, <unk> and the role prompts")
         return cls(max_len=max_len)._set_vocabulary(vocabulary)
 

@@ -81,13 +81,21 @@ def batch_at(step: int, config: TrainConfig, n: int) -> tuple[np.ndarray, np.nda
 def _optimizer(model: DualEncoder, config: TrainConfig) -> torch.optim.AdamW:
     decay = [p for p in model.parameters() if p.ndim >= 2]
     rest = [p for p in model.parameters() if p.ndim < 2]
-    return torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
-                              {"params": rest, "weight_decay": 0.0}], lr=config.lr)
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": config.weight_decay}, {"params": rest, "weight_decay": 0.0}], lr=config.lr
+    )
 
 
-def train_reference(arch: str, *, minutes: float = 30.0, config: TrainConfig | None = None,
-                    model_config: DualConfig | None = None, name: str | None = None, root: Path | None = None,
-                    log=None) -> ReferenceEncoder:
+def train_reference(
+    arch: str,
+    *,
+    minutes: float = 30.0,
+    config: TrainConfig | None = None,
+    model_config: DualConfig | None = None,
+    name: str | None = None,
+    root: Path | None = None,
+    log=None,
+) -> ReferenceEncoder:
     """Train (or resume) reference encoder ``reference-<arch>``, save it and return it."""
     if arch not in ARCHS:
         raise ValueError(f"arch: expected one of {ARCHS}, got {arch!r}")
@@ -100,8 +108,7 @@ def train_reference(arch: str, *, minutes: float = 30.0, config: TrainConfig | N
     start = time.perf_counter()
     pool = load_procedural(splits=("pool",), n_pool=config.n_pool, image_size=config.pool_image_size, root=root)
     tokenizer = WordTokenizer(max_len=(model_config or REFERENCE_CONFIGS[arch]).max_len).fit(pool.captions.ravel())
-    mc = dataclasses.replace(model_config or REFERENCE_CONFIGS[arch], arch=arch,
-                             vocab_size=len(tokenizer.vocabulary_))
+    mc = dataclasses.replace(model_config or REFERENCE_CONFIGS[arch], arch=arch, vocab_size=len(tokenizer.vocabulary_))
     ids, mask = tokenizer.encode(pool.captions.ravel(), "document")
     ids, mask = ids.reshape(len(pool), 5, -1), mask.reshape(len(pool), 5, -1)
     images = np.asarray(pool.images)
@@ -127,8 +134,12 @@ def train_reference(arch: str, *, minutes: float = 30.0, config: TrainConfig | N
         rows, cols = batch_at(step, config, len(images))
         x = image_tensor(images[rows], mc.image_size)
         t_ids, t_mask = torch.from_numpy(ids[rows, cols]), torch.from_numpy(mask[rows, cols])
-        loss = matryoshka_loss(model.encode_image(x), model.encode_text(t_ids, t_mask),
-                               model.logit_scale.exp().clamp(max=100.0), config.dims)
+        loss = matryoshka_loss(
+            model.encode_image(x),
+            model.encode_text(t_ids, t_mask),
+            model.logit_scale.exp().clamp(max=100.0),
+            config.dims,
+        )
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -136,15 +147,30 @@ def train_reference(arch: str, *, minutes: float = 30.0, config: TrainConfig | N
         step += 1
         if step % config.checkpoint_every == 0 or step == config.steps:
             ckpt.parent.mkdir(parents=True, exist_ok=True)
-            torch.save({"record": record, "model": model.state_dict(), "opt": opt.state_dict(), "step": step,
-                        "losses": losses}, ckpt.with_suffix(".tmp"))
+            torch.save(
+                {
+                    "record": record,
+                    "model": model.state_dict(),
+                    "opt": opt.state_dict(),
+                    "step": step,
+                    "losses": losses,
+                },
+                ckpt.with_suffix(".tmp"),
+            )
             os.replace(ckpt.with_suffix(".tmp"), ckpt)
-            log(f"{name}: step {step}/{config.steps} loss {np.mean(losses[-50:]):.3f} "
-                f"({time.perf_counter() - start:.0f} s)")
+            log(
+                f"{name}: step {step}/{config.steps} loss {np.mean(losses[-50:]):.3f} "
+                f"({time.perf_counter() - start:.0f} s)"
+            )
     data = to_bytes(model.eval(), tokenizer)
     params = {**record, "steps_done": step, "final_loss": float(np.mean(losses[-50:])) if losses else None}
-    artifacts.save(f"encoders/{name}", {"weights.safetensors": data}, params, root=root,
-                   command=f"python -m embdiag.encoders.train --arch {arch} --minutes {minutes:g}")
+    artifacts.save(
+        f"encoders/{name}",
+        {"weights.safetensors": data},
+        params,
+        root=root,
+        command=f"python -m embdiag.encoders.train --arch {arch} --minutes {minutes:g}",
+    )
     return ReferenceEncoder.from_bytes(data, name)
 
 

@@ -51,8 +51,9 @@ def package_folder() -> Path:
     want = PACKAGE.split("==")[1]
     spec = importlib.util.find_spec("wordllama")
     if spec is None or not spec.submodule_search_locations:
-        raise WordLlamaError(f"encoder {NAME!r} needs the package {PACKAGE} (pip install {PACKAGE}); "
-                             "it is not installed")
+        raise WordLlamaError(
+            f"encoder {NAME!r} needs the package {PACKAGE} (pip install {PACKAGE}); it is not installed"
+        )
     have = importlib.metadata.version("wordllama")
     if have != want:
         raise WordLlamaError(f"encoder {NAME!r} is pinned to {PACKAGE}; wordllama {have} is installed")
@@ -62,8 +63,10 @@ def package_folder() -> Path:
         if not path.is_file():
             raise WordLlamaError(f"encoder {NAME!r}: {PACKAGE} lacks its file {path}; reinstall it")
         if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-            raise WordLlamaError(f"encoder {NAME!r}: {path} differs from the file {PACKAGE} ships (SHA-256 "
-                                 f"{digest[:12]}...); reinstall it (pip install --force-reinstall {PACKAGE})")
+            raise WordLlamaError(
+                f"encoder {NAME!r}: {path} differs from the file {PACKAGE} ships (SHA-256 "
+                f"{digest[:12]}...); reinstall it (pip install --force-reinstall {PACKAGE})"
+            )
     return folder
 
 
@@ -96,8 +99,13 @@ class WordLlamaEncoder:
         check_role(role)
         order = np.argsort([len(t) for t in texts], kind="stable")  # batches of like length pad less
         ordered = [texts[i] for i in order]
-        Z = batched(len(ordered), batch_size, lambda i, j: self.model.embed(ordered[i:j], batch_size=j - i),
-                    progress=progress, label=f"{NAME} texts")
+        Z = batched(
+            len(ordered),
+            batch_size,
+            lambda i, j: self.model.embed(ordered[i:j], batch_size=j - i),
+            progress=progress,
+            label=f"{NAME} texts",
+        )
         out = np.empty_like(Z)
         out[order] = Z
         return out

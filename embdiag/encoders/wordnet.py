@@ -27,8 +27,12 @@ from .cache import COMMITTED, Regenerated, prefix, regenerate_vectors
 from .vectors import CaptionVectors, LabelledVectors
 
 #: (split, kind) of every committed vectors artifact: glosses of each split, examples of the retrieval synsets.
-PARTS: tuple[tuple[str, str], ...] = (("train", "glosses"), ("val", "glosses"), ("retrieval", "glosses"),
-                                      ("retrieval", "examples"))
+PARTS: tuple[tuple[str, str], ...] = (
+    ("train", "glosses"),
+    ("val", "glosses"),
+    ("retrieval", "glosses"),
+    ("retrieval", "examples"),
+)
 ENCODERS = (wordllama.NAME,)
 
 
@@ -39,8 +43,17 @@ def part_name(key: str, split: str, kind: str) -> str:
 
 def part_params(key: str, split: str, kind: str, rows: int) -> dict:
     """What made one part's vectors: the encoder, its pinned package and files, the sample, the part."""
-    return {"encoder": wordllama.NAME, "revision": wordllama.revision(), "package": wordllama.PACKAGE,
-            "files": wordllama.FILES, "dataset": key, "split": split, "kind": kind, "dim": None, "rows": rows}
+    return {
+        "encoder": wordllama.NAME,
+        "revision": wordllama.revision(),
+        "package": wordllama.PACKAGE,
+        "files": wordllama.FILES,
+        "dataset": key,
+        "split": split,
+        "kind": kind,
+        "dim": None,
+        "rows": rows,
+    }
 
 
 def part_texts(sample: WordNetSample, split: str, kind: str) -> list[str]:
@@ -72,8 +85,13 @@ def wordnet_vectors(encoder: str = wordllama.NAME, *, dim: int | None = None, ro
     sample = committed_sample(root=root)
     tr, va = sample.part("train"), sample.part("val")
     source = f"{_describe(dim)} on {sample.source}: {len(tr):,} training and {len(va):,} evaluation glosses"
-    return LabelledVectors(_part(sample, "train", "glosses", dim, root), _part(sample, "val", "glosses", dim, root),
-                           {a: tr[a].to_numpy() for a in ATTRIBUTES}, {a: va[a].to_numpy() for a in ATTRIBUTES}, source)
+    return LabelledVectors(
+        _part(sample, "train", "glosses", dim, root),
+        _part(sample, "val", "glosses", dim, root),
+        {a: tr[a].to_numpy() for a in ATTRIBUTES},
+        {a: va[a].to_numpy() for a in ATTRIBUTES},
+        source,
+    )
 
 
 def wordnet_caption_vectors(encoder: str = wordllama.NAME, *, dim: int | None = None, root=None) -> CaptionVectors:
@@ -87,10 +105,13 @@ def wordnet_caption_vectors(encoder: str = wordllama.NAME, *, dim: int | None = 
     group = np.array([row[s] for s in sample.examples["id"]], dtype=np.int64)
     names = tuple(sorted(set(items["lexname"])))
     categories = items["lexname"].to_numpy()[:, None] == np.array(names)[None, :]
-    source = (f"{_describe(dim)} on {sample.source}: {len(items):,} glosses with {len(examples):,} examples "
-              f"({len(examples) / len(items):.2f} per gloss)")
-    return CaptionVectors(glosses, examples, examples, group, sample.examples["text"].to_numpy(), categories,
-                          names, source)
+    source = (
+        f"{_describe(dim)} on {sample.source}: {len(items):,} glosses with {len(examples):,} examples "
+        f"({len(examples) / len(items):.2f} per gloss)"
+    )
+    return CaptionVectors(
+        glosses, examples, examples, group, sample.examples["text"].to_numpy(), categories, names, source
+    )
 
 
 def regenerate_wordnet(*, write: bool = False, data_dir=None, root=None, progress: bool = False) -> list[Regenerated]:
@@ -105,16 +126,24 @@ def regenerate_wordnet(*, write: bool = False, data_dir=None, root=None, progres
     if same is None or (write and not same):
         save_sample(sample, root=root)
     elif not same:
-        raise artifacts.StaleArtifactError(f"artifact {SAMPLE_ARTIFACT!r}: this database draws another sample "
-                                           f"(key {sample.key}); embdiag embeddings --write replaces it")
+        raise artifacts.StaleArtifactError(
+            f"artifact {SAMPLE_ARTIFACT!r}: this database draws another sample "
+            f"(key {sample.key}); embdiag embeddings --write replaces it"
+        )
     encoder = wordllama.load_wordllama()
     out = []
     for split, kind in PARTS:
         texts = part_texts(sample, split, kind)
         vectors = encoder.encode_texts(texts, progress=progress)
-        out.append(regenerate_vectors(part_name(sample.key, split, kind),
-                                      part_params(sample.key, split, kind, len(texts)), vectors, write=write,
-                                      root=root))
+        out.append(
+            regenerate_vectors(
+                part_name(sample.key, split, kind),
+                part_params(sample.key, split, kind, len(texts)),
+                vectors,
+                write=write,
+                root=root,
+            )
+        )
     return out
 
 
@@ -124,8 +153,7 @@ def export_wordnet_vectors(out_dir, encoder: str = wordllama.NAME) -> dict[str, 
     files ``embdiag report`` and the chapters' ``vectors_path``/``labels_path`` read."""
     v = wordnet_vectors(encoder)
     sample = committed_sample()
-    labels = pd.concat([sample.part("train"), sample.part("val")], ignore_index=True)[
-        ["id", "split", *ATTRIBUTES]]
+    labels = pd.concat([sample.part("train"), sample.part("val")], ignore_index=True)[["id", "split", *ATTRIBUTES]]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"vectors": out_dir / "vectors.npy", "labels": out_dir / "labels.csv"}

@@ -7,14 +7,30 @@ them together for one representation. Imports only the shared helpers of :mod:`e
 
 from .geometry import mean_cosine, participation_ratio, rankme, summary, total_variance
 from .probe import LinearProbe, balanced_accuracy, eligible_classes, fit_probes, majority_floor
-from .retrieval import (boundary_margin, hit_at_k, overlap_at_k, precision_at_k, random_floor, recall_at_k,
-                        topk)
+from .retrieval import boundary_margin, hit_at_k, overlap_at_k, precision_at_k, random_floor, recall_at_k, topk
 from .stats import paired_bootstrap, paired_t_interval
 from .suite import evaluate, frozen_classes
 
 __all__ = [
-    "LinearProbe", "balanced_accuracy", "boundary_margin", "eligible_classes", "evaluate", "fit_probes",
-    "frozen_classes", "hit_at_k", "majority_floor", "mean_cosine", "overlap_at_k", "paired_bootstrap",
-    "paired_t_interval", "participation_ratio", "precision_at_k", "random_floor", "rankme", "recall_at_k", "summary",
-    "topk", "total_variance",
+    "LinearProbe",
+    "balanced_accuracy",
+    "boundary_margin",
+    "eligible_classes",
+    "evaluate",
+    "fit_probes",
+    "frozen_classes",
+    "hit_at_k",
+    "majority_floor",
+    "mean_cosine",
+    "overlap_at_k",
+    "paired_bootstrap",
+    "paired_t_interval",
+    "participation_ratio",
+    "precision_at_k",
+    "random_floor",
+    "rankme",
+    "recall_at_k",
+    "summary",
+    "topk",
+    "total_variance",
 ]

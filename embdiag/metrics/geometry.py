@@ -84,7 +84,7 @@ def _block_amax(Z: np.ndarray, a: int, b: int, workers: int) -> float:
     one thread (``workers``, which every block function of ``map_blocks`` takes, is unused)."""
     out = []
     for s, t in _chunks(b - a, Z.shape[1]):
-        Y = Z[a + s:a + t]
+        Y = Z[a + s : a + t]
         out += [Y.max(), -Y.min()]
         release_rows(Z, a + s, a + t)  # (mutants releasing more or other pages: memory only)
     return float(np.max(out))
@@ -129,8 +129,10 @@ def blocks(n: int, block_rows: int = BLOCK_ROWS) -> list[tuple[int, int]]:
 
 def _here(Z: np.ndarray):
     """``map_blocks`` of this process: the blocks one after another, each on every core."""
+
     def map_blocks(fn, spans, *args):
         return [fn(Z, a, b, *args, workers=_WORKERS) for a, b in spans]
+
     return map_blocks
 
 
@@ -180,7 +182,7 @@ def _scatter(Z: np.ndarray, e: int, spans, map_blocks, unit: bool):
     first = next(_chunks(n, d))
     # Both branches give the same column means when e == 0 (the else only saves a float64
     # copy), so a mutant always taking the first is equivalent.
-    c = _read(Z, *first, e).mean(axis=0) if e else Z[first[0]:first[1]].mean(axis=0, dtype=np.float64)
+    c = _read(Z, *first, e).mean(axis=0) if e else Z[first[0] : first[1]].mean(axis=0, dtype=np.float64)
     G, s, u = _total(map_blocks(_block_moments, spans, c, e, unit))
     return c, s, G, u
 
@@ -230,8 +232,11 @@ def _refined_eigvals(G: np.ndarray, projected_gram, keep: int) -> np.ndarray:
     m = len(lam) - r
     # Equivalent mutants: either projection gives the m small eigenvalues (the complement only
     # saves work when m > r), and None is falsy like False.
-    H = projected_gram(np.ascontiguousarray(V[:, r:]), False) if m <= r else \
-        projected_gram(np.ascontiguousarray(V[:, :r]), True)
+    H = (
+        projected_gram(np.ascontiguousarray(V[:, r:]), False)
+        if m <= r
+        else projected_gram(np.ascontiguousarray(V[:, :r]), True)
+    )
     with single_thread():
         small = np.linalg.eigvalsh(H)[::-1][:m]
     lam[r:] = small
@@ -241,8 +246,10 @@ def _refined_eigvals(G: np.ndarray, projected_gram, keep: int) -> np.ndarray:
 def _projector(shift, e: int, spans, map_blocks):
     """``projected_gram`` of :func:`_refined_eigvals` for the rows of ``Z * 2**-e - shift``
     (``Z``: the matrix that ``map_blocks`` maps over)."""
+
     def projected_gram(V, complement):
         return _total(map_blocks(_block_projected, spans, shift, e, V, complement))[0]
+
     return projected_gram
 
 
@@ -257,11 +264,19 @@ def _small_n_spectrum(Z: np.ndarray, centered: bool, e: int) -> np.ndarray:
     def projected_gram(V, complement):
         P = X.T - (X.T @ V) @ V.T if complement else X.T @ V
         return P.T @ P
+
     return _refined_eigvals(X @ X.T, projected_gram, X.shape[0])
 
 
-def _spectra(Z: np.ndarray, e: int, raw: bool = True, centered: bool = True, unit: bool = False,
-             block_rows: int = BLOCK_ROWS, map_blocks=None):
+def _spectra(
+    Z: np.ndarray,
+    e: int,
+    raw: bool = True,
+    centered: bool = True,
+    unit: bool = False,
+    block_rows: int = BLOCK_ROWS,
+    map_blocks=None,
+):
     """Eigenvalues of ``Y^T Y`` and of the centered scatter ``X^T X`` of ``Y = Z * 2**-e``
     (``min(n, d)`` each), and with ``unit`` the sum of the unit rows of ``Z`` (else zeros)."""
     n, d = Z.shape
@@ -271,9 +286,11 @@ def _spectra(Z: np.ndarray, e: int, raw: bool = True, centered: bool = True, uni
     # an unrequested spectrum returned as "" instead of None is never read; keep=None keeps
     # all d eigenvalues of a d x d Gram, as keep=d does.
     if n < d:
-        return (_small_n_spectrum(Z, False, e) if raw else None,
-                _small_n_spectrum(Z, True, e) if centered else None,
-                _unit_total(Z) if unit else np.zeros(d))
+        return (
+            _small_n_spectrum(Z, False, e) if raw else None,
+            _small_n_spectrum(Z, True, e) if centered else None,
+            _unit_total(Z) if unit else np.zeros(d),
+        )
     spans = blocks(n, block_rows)
     map_blocks = map_blocks or _here(Z)
     c, s, G, u = _scatter(Z, e, spans, map_blocks, unit)

@@ -30,8 +30,15 @@ from sklearn.utils.validation import check_is_fitted
 from .._blas import single_thread
 from .._validate import as_labels, as_matrix, check_int, same_length
 
-__all__ = ["LinearProbe", "fit_probes", "eligible_classes", "balanced_accuracy", "majority_floor", "labelled",
-           "labelled_values"]
+__all__ = [
+    "LinearProbe",
+    "fit_probes",
+    "eligible_classes",
+    "balanced_accuracy",
+    "majority_floor",
+    "labelled",
+    "labelled_values",
+]
 
 
 def labelled(y) -> np.ndarray:
@@ -472,8 +479,15 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
 
     Cs_default = 10.0 ** np.arange(-3, 4)
 
-    def __init__(self, standardize: bool = True, Cs=None, val_size: float = 0.2, random_state: int = 0,
-                 tol: float = 1e-6, max_iter: int = 100):
+    def __init__(
+        self,
+        standardize: bool = True,
+        Cs=None,
+        val_size: float = 0.2,
+        random_state: int = 0,
+        tol: float = 1e-6,
+        max_iter: int = 100,
+    ):
         self.standardize = standardize
         self.Cs = Cs
         self.val_size = val_size
@@ -625,5 +639,6 @@ def fit_probes(X, labels: Mapping[str, object], **params) -> dict[str, LinearPro
         if key not in reps:
             reps[key] = _Representation(X if not key else X[keep], template.standardize)
         return reps[key]
+
     with single_thread():
         return {name: probe._fit(rows(keep), yi, vs, Cs) for name, (probe, yi, keep) in checked.items()}

@@ -62,8 +62,10 @@ def _normalize(X: np.ndarray, name: str, dtype, offset: int = 0, out=None) -> np
         rows = X[bad]
         nonfinite = bad[~np.isfinite(rows).all(axis=1)]
         if nonfinite.size:  # (as as_matrix says it, with indices into the whole gallery)
-            raise ValueError(f"{name}: contains NaN or infinite values ({nonfinite.size} bad row(s), "
-                             f"first at index {offset + int(nonfinite[0])})")
+            raise ValueError(
+                f"{name}: contains NaN or infinite values ({nonfinite.size} bad row(s), "
+                f"first at index {offset + int(nonfinite[0])})"
+            )
         # else the squares over- or underflowed
         Xd = Xd.copy() if Xd is X else Xd  # (copying also when Xd is not X: memory only; equivalent)
         Xd[bad] = unit_scale_rows(rows.astype(np.float64))  # astype(None) is float64 (equivalent)
@@ -224,7 +226,7 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, failed=None, share=0):
         # higher index than the entry holding it, so it never enters.)
         dense = first
         if not dense:
-            np.greater(S, bs[:, k - 1:k], out=M)
+            np.greater(S, bs[:, k - 1 : k], out=M)
             dense = np.count_nonzero(M) > 4 * k * nb  # threshold: time only (equivalent mutants)
         if dense and m > k:  # (m >= k: at m == k the k-th score is the minimum; equivalent)
             # First chunk or an adversarial order: keep entries at least as high as the
@@ -245,8 +247,9 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, failed=None, share=0):
     return bs, bi
 
 
-def search_plan(n_queries: int, n_gallery: int, k: int, chunk_size: int | None = None,
-                dtype=np.float32) -> tuple[int, list[list[tuple[int, int]]]]:
+def search_plan(
+    n_queries: int, n_gallery: int, k: int, chunk_size: int | None = None, dtype=np.float32
+) -> tuple[int, list[list[tuple[int, int]]]]:
     """How :func:`topk` splits the work: ``(query_block, shares)``, the number of queries
     scored at a time and, per worker share, the ascending ``(start, stop)`` gallery chunks it
     scans. Each chunk is one single-threaded GEMM, so a chunk's scores depend only on its rows
@@ -286,8 +289,9 @@ def unit_queries(queries, dtype=np.float32) -> np.ndarray:
     return _normalize(as_matrix(queries, "queries"), "queries", np.dtype(dtype))
 
 
-def scan_chunks(unit_q, gallery, k: int, chunks, q0: int = 0, exclude_self: bool = False,
-                dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
+def scan_chunks(
+    unit_q, gallery, k: int, chunks, q0: int = 0, exclude_self: bool = False, dtype=np.float32
+) -> tuple[np.ndarray, np.ndarray]:
     """The top ``k`` (scores, gallery indices) of the unit query rows ``unit_q`` (rows ``q0:``
     of :func:`unit_queries`) over the ascending gallery ``chunks`` only, computed as
     :func:`topk` computes them (one single-threaded GEMM per chunk); :func:`merge_topk` of the
@@ -326,8 +330,7 @@ def merge_topk(parts, k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.take_along_axis(S, order, axis=1), np.take_along_axis(I, order, axis=1)
 
 
-def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int | None = None,
-         dtype=np.float32):
+def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int | None = None, dtype=np.float32):
     """Exact cosine top-``k`` of each query over the gallery rows.
 
     Returns ``(scores, indices)``, both of shape ``(n_queries, k)``, sorted by descending
@@ -394,8 +397,10 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
             # shares scan on, time only; the lowest failed chunk is still reported.
             failed = [False] * n_workers
             with single_thread(), ThreadPoolExecutor(n_workers) as pool:
-                futures = [pool.submit(_scan, Qn[q0:q1], q0, G, job, k, exclude_self, dtype, failed, i)
-                           for i, job in enumerate(jobs)]
+                futures = [
+                    pool.submit(_scan, Qn[q0:q1], q0, G, job, k, exclude_self, dtype, failed, i)
+                    for i, job in enumerate(jobs)
+                ]
                 results = [f.result() for f in futures]
         errors = [r for r in results if isinstance(r, tuple) and len(r) == 3]
         if errors:
@@ -409,6 +414,7 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
 
 
 # ----------------------------------------------------------------------------- metrics
+
 
 def _neighbors(neighbors, name: str = "neighbors") -> np.ndarray:
     a = np.asarray(neighbors)

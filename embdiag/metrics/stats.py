@@ -91,8 +91,9 @@ def _group_index(groups, n: int) -> np.ndarray:
     if len(g) != n:
         raise ValueError(f"length mismatch: a has {n}, groups has {len(g)}")
     if g.dtype.kind not in "biufUS":  # pragma: no mutate (a kind is one letter: padding it changes nothing)
-        raise ValueError(f"groups: expected integer, float or string ids of one kind, got dtype {g.dtype} "
-                         f"(e.g. None or mixed types)")
+        raise ValueError(
+            f"groups: expected integer, float or string ids of one kind, got dtype {g.dtype} (e.g. None or mixed types)"
+        )
     if g.dtype.kind == "f" and not np.isfinite(g).all():
         raise ValueError("groups: contains NaN or infinite ids")
     return np.unique(g, return_inverse=True)[1]
@@ -106,8 +107,9 @@ def _scalar(value) -> float:
     return float(a.reshape(()))
 
 
-def paired_bootstrap(a, b, groups=None, n_draws: int = 5000, level: float = 0.95, seed: int = 0,
-                     statistic=None) -> Interval:
+def paired_bootstrap(
+    a, b, groups=None, n_draws: int = 5000, level: float = 0.95, seed: int = 0, statistic=None
+) -> Interval:
     """Percentile bootstrap interval for a statistic of the paired differences ``a - b``.
 
     Whole groups are resampled with replacement (``groups`` gives a group id per item,
@@ -153,7 +155,7 @@ def paired_bootstrap(a, b, groups=None, n_draws: int = 5000, level: float = 0.95
         # kind="stable" keeps a group's items in order (the sort kind is case-insensitive)
         order = np.argsort(inverse, kind="stable")  # pragma: no mutate
         bounds = np.concatenate([[0], np.cumsum(np.bincount(inverse))])
-        members = [order[bounds[i]:bounds[i + 1]] for i in range(n_groups)]
+        members = [order[bounds[i] : bounds[i + 1]] for i in range(n_groups)]
     # Chunks of at most 2**20 indices bound memory only: the int32 draws of one generator
     # are the same however they are chunked (tests/metrics/test_stats.py), and
     # integers(0, n) is integers(n); so these two lines admit no behavioural mutant.
@@ -162,7 +164,7 @@ def paired_bootstrap(a, b, groups=None, n_draws: int = 5000, level: float = 0.95
         m = min(step, n_draws - s)
         idx = rng.integers(0, n_groups, size=(m, n_groups), dtype=np.int32)  # pragma: no mutate
         if fast:
-            draws[s:s + m] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+            draws[s : s + m] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
         else:
             for j, row in enumerate(idx):
                 draws[s + j] = _scalar(stat(d[np.concatenate([members[i] for i in row])]))

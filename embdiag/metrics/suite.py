@@ -37,9 +37,18 @@ def _check_attribute(y, name: str, min_classes: int) -> None:
         raise ValueError(f"{name}: fewer than {min_classes} classes among its {len(values)} labelled entries")
 
 
-def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Mapping[str, np.ndarray], *,
-             k: int = 10, classes: Mapping[str, np.ndarray] | None = None, standardize: bool = True,
-             probes: bool = True, neighbors=None) -> dict:
+def evaluate(
+    train,
+    train_labels: Mapping[str, np.ndarray],
+    val,
+    val_labels: Mapping[str, np.ndarray],
+    *,
+    k: int = 10,
+    classes: Mapping[str, np.ndarray] | None = None,
+    standardize: bool = True,
+    probes: bool = True,
+    neighbors=None,
+) -> dict:
     """Metrics of one representation as a flat dict.
 
     Keys: ``total_variance``, ``mean_cosine``, ``rankme``, ``participation_ratio`` (of
@@ -84,9 +93,10 @@ def evaluate(train, train_labels: Mapping[str, np.ndarray], val, val_labels: Map
     if neighbors is None:  # dtype=None would be np.dtype(None), i.e. float64 (equivalent mutant)
         _, neighbors = topk(val, val, k, exclude_self=True, dtype=np.float64)
     elif np.shape(neighbors) != (len(val), k):
-        raise ValueError(f"neighbors: expected shape {(len(val), k)} (one row of k indices per evaluation "
-                         f"vector), got {np.shape(neighbors)}")
+        raise ValueError(
+            f"neighbors: expected shape {(len(val), k)} (one row of k indices per evaluation "
+            f"vector), got {np.shape(neighbors)}"
+        )
     for a, y in val_labels.items():
         row[f"{a} P@{k}"] = precision_at_k(neighbors, y)
     return row
-

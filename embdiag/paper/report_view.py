@@ -37,8 +37,13 @@ SECTIONS = {
     "gates": "no --fail-if rule was given",
 }
 #: One colour per kind of representation, used by every chart of the report.
-KIND_COLOURS = {"reference": "#57606a", "file": "#8250df", "storage": "#0969da", "compression": "#bf8700",
-                "index": "#cf222e"}
+KIND_COLOURS = {
+    "reference": "#57606a",
+    "file": "#8250df",
+    "storage": "#0969da",
+    "compression": "#bf8700",
+    "index": "#cf222e",
+}
 
 
 def _kind_colour(title: str | None = "kind") -> alt.Color:
@@ -60,8 +65,7 @@ def overview(report: Report, source: str) -> Markdown:
     if "quick_statement" in i:
         lines.append(f"**{i['quick_statement']}**")
     lines.append(f"**Searched:** {s['queries']} as queries, against {s['gallery']} ({i['exact_search']}).")
-    lines.append(f"**Samples:** geometry on {s['geometry']}; probes on {s['probes']}; intervals from "
-                 f"{s['bootstrap']}.")
+    lines.append(f"**Samples:** geometry on {s['geometry']}; probes on {s['probes']}; intervals from {s['bootstrap']}.")
     missing = {a: m for a, m in i.get("missing_labels", {}).items() if m}
     if missing:
         lost = ", ".join(f"{a} {m:,} of {i['n']:,}" for a, m in missing.items())
@@ -78,8 +82,10 @@ def _provenance(report: Report) -> dict:
     if not files:
         return {}
     version = report.inputs.get("versions", {}).get("embdiag", "")
-    made = (f"Made by <code>embdiag report</code>{' ' + html.escape(version) if version else ''} "
-            f"(the book's chapter notebooks/{CHAPTER.name})")
+    made = (
+        f"Made by <code>embdiag report</code>{' ' + html.escape(version) if version else ''} "
+        f"(the book's chapter notebooks/{CHAPTER.name})"
+    )
     return {"made": made, "reads": [Read(f"{r['file']} ({option})", r["sha256"]) for option, r in files.items()]}
 
 
@@ -106,72 +112,130 @@ def _summary(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
     k = report.inputs["k"]
     lines = {c: table[c].str.replace("; ", "<br>") for c in ("relevance_change_pp", "probe_ba_change_pp")}
     shown = table.assign(**lines)  # one change per line
-    shown = shown.rename(columns={"changed_queries": f"changed top-{k} (share)",
-                                  "relevance_change_pp": "relevance change, pp [95% interval]",
-                                  "probe_ba_change_pp": "probe BA change, pp"}).set_index("condition")
-    return [exhibits.table(shown, name="report-summary", **mark, extremes=False, caption=(
-        f"Each condition against the reference, in one row. changed top-{k}: share of searched queries whose "
-        f"top-{k} set differs from exact search on the reference; overlap@{k}: mean share of the reference's "
-        f"top {k} still returned; relevance change: the condition's per-query P@{k} (per label column), Hit@{k} "
-        f"and recall@{k} minus the reference's, averaged, in percentage points, with a 95% paired bootstrap "
-        "interval over the searched queries; probe BA change: balanced accuracy of a linear probe fitted on "
-        "the condition's vectors minus the reference's, in pp (one probe split, no interval; none for an index); "
-        "verdict: 'costs relevance' if some relevance interval lies wholly below 0, else 'safe: identity and "
-        "relevance unchanged' if no top-k changed, else 'changes neighbours, gains relevance' if some interval "
-        "lies wholly above 0, else 'changes neighbours, keeps relevance' (or '; relevance not measured' "
-        f"without labels or pairs). {on}"))]
+    shown = shown.rename(
+        columns={
+            "changed_queries": f"changed top-{k} (share)",
+            "relevance_change_pp": "relevance change, pp [95% interval]",
+            "probe_ba_change_pp": "probe BA change, pp",
+        }
+    ).set_index("condition")
+    return [
+        exhibits.table(
+            shown,
+            name="report-summary",
+            **mark,
+            extremes=False,
+            caption=(
+                f"Each condition against the reference, in one row. changed top-{k}: share of searched queries whose "
+                f"top-{k} set differs from exact search on the reference; overlap@{k}: mean share of the reference's "
+                f"top {k} still returned; relevance change: the condition's per-query P@{k} (per label column), "
+                f"Hit@{k} "
+                f"and recall@{k} minus the reference's, averaged, in percentage points, with a 95% paired bootstrap "
+                "interval over the searched queries; probe BA change: balanced accuracy of a linear probe fitted on "
+                "the condition's vectors minus the reference's, in pp (one probe split, no interval; none for an "
+                "index); "
+                "verdict: 'costs relevance' if some relevance interval lies wholly below 0, else 'safe: identity and "
+                "relevance unchanged' if no top-k changed, else 'changes neighbours, gains relevance' if some interval "
+                "lies wholly above 0, else 'changes neighbours, keeps relevance' (or '; relevance not measured' "
+                f"without labels or pairs). {on}"
+            ),
+        )
+    ]
 
 
 def _conditions(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
-    return [exhibits.table(table, name="report-conditions", **mark, extremes=False, caption=(
-        "Each condition compared with the reference VECTORS, with every parameter stated (a definition, "
-        "not a measurement). kind: file (--compare), storage (a number format), compression (fewer "
-        "dimensions) or index (an approximate search over the reference vectors)."))]
+    return [
+        exhibits.table(
+            table,
+            name="report-conditions",
+            **mark,
+            extremes=False,
+            caption=(
+                "Each condition compared with the reference VECTORS, with every parameter stated (a definition, "
+                "not a measurement). kind: file (--compare), storage (a number format), compression (fewer "
+                "dimensions) or index (an approximate search over the reference vectors)."
+            ),
+        )
+    ]
 
 
-_GEOMETRY_COLUMNS = ("total_variance: sum of the per-dimension variances; mean_cosine: mean cosine of distinct "
-                     "pairs of rows; rankme: effective rank, exp of the entropy of the normalized singular values; "
-                     "participation_ratio: (sum of covariance eigenvalues)² / sum of their squares")
+_GEOMETRY_COLUMNS = (
+    "total_variance: sum of the per-dimension variances; mean_cosine: mean cosine of distinct "
+    "pairs of rows; rankme: effective rank, exp of the entropy of the normalized singular values; "
+    "participation_ratio: (sum of covariance eigenvalues)² / sum of their squares"
+)
 
 
 def _geometry(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
     rows = int(table["n_rows"].iloc[0])
     every = rows == report.inputs["n"]
     which = f"{'all' if every else 'the same'} {rows:,} {'' if every else 'sampled '}rows"
-    spaces = {"raw": ("raw rows: the vectors as given, a storage format's reconstruction, a compression's "
-                      "projection before any renormalization"),
-              "unit": "unit rows: every row divided by its norm (what cosine search compares)"}
+    spaces = {
+        "raw": (
+            "raw rows: the vectors as given, a storage format's reconstruction, a compression's "
+            "projection before any renormalization"
+        ),
+        "unit": "unit rows: every row divided by its norm (what cosine search compares)",
+    }
     out = []
     for space, what in spaces.items():
         part = table[table["space"] == space].drop(columns=["space", "n_rows"]).set_index("representation")
-        out.append(exhibits.table(part, name=f"report-geometry-{space}", **mark, caption=(
-            f"Geometry of {what}, each representation on {which} (embdiag.metrics.geometry.summary): "
-            f"{_GEOMETRY_COLUMNS}. Compare rows within this table only. {on} "
-            f"{'No' if every else 'One sample, no'} interval.")))
+        out.append(
+            exhibits.table(
+                part,
+                name=f"report-geometry-{space}",
+                **mark,
+                caption=(
+                    f"Geometry of {what}, each representation on {which} (embdiag.metrics.geometry.summary): "
+                    f"{_GEOMETRY_COLUMNS}. Compare rows within this table only. {on} "
+                    f"{'No' if every else 'One sample, no'} interval."
+                ),
+            )
+        )
     return out
 
 
 def _labels(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
     k = report.inputs["k"]
-    out = [exhibits.figure(labels_chart(table.assign(kind=table["representation"].map(_kinds(report))), k),
-                           name="report-labels", **mark, caption=(
-        f"Balanced accuracy of a linear probe and P@{k} per label column and representation (dots, coloured by "
-        f"kind), with each measure's chance floor (grey tick). {on} One probe split and one query sample, no "
-        "interval.")),
-           exhibits.table(table.set_index(["representation", "attribute"]), name="report-labels-table", **mark,
-                          extremes=[c for c in ("probe_ba", f"p@{k}") if c in table] or False,  # no floors
-                          caption=(
-        f"The values of the figure. eligible_classes: classes with at least {report.inputs['min_support']} "
-        "labelled items; missing_labels: rows without a label for the attribute (left out of its numbers); "
-        "probe_ba: the probe's balanced accuracy on the evaluation rows over the eligible classes present, "
-        f"ba_floor: its chance level (1 / classes); p@{k}: share of a query's labelled neighbours with its "
-        f"label (unlabelled queries skipped), p_floor: its chance level (sum of squared class shares). {on}"))]
+    out = [
+        exhibits.figure(
+            labels_chart(table.assign(kind=table["representation"].map(_kinds(report))), k),
+            name="report-labels",
+            **mark,
+            caption=(
+                f"Balanced accuracy of a linear probe and P@{k} per label column and representation (dots, coloured by "
+                f"kind), with each measure's chance floor (grey tick). {on} One probe split and one query sample, no "
+                "interval."
+            ),
+        ),
+        exhibits.table(
+            table.set_index(["representation", "attribute"]),
+            name="report-labels-table",
+            **mark,
+            extremes=[c for c in ("probe_ba", f"p@{k}") if c in table] or False,  # no floors
+            caption=(
+                f"The values of the figure. eligible_classes: classes with at least {report.inputs['min_support']} "
+                "labelled items; missing_labels: rows without a label for the attribute (left out of its numbers); "
+                "probe_ba: the probe's balanced accuracy on the evaluation rows over the eligible classes present, "
+                f"ba_floor: its chance level (1 / classes); p@{k}: share of a query's labelled neighbours with its "
+                f"label (unlabelled queries skipped), p_floor: its chance level (sum of squared class shares). {on}"
+            ),
+        ),
+    ]
     support = report.tables.get("support")
     if support is not None:
-        out.append(exhibits.table(support.set_index(["attribute", "class"]), name="report-support", **mark,
-                                  extremes=False, caption=(
-            f"Labelled items per class (count); eligible: at least {report.inputs['min_support']} items, so "
-            f"the class counts in probe accuracy and the comparisons. {on}")))
+        out.append(
+            exhibits.table(
+                support.set_index(["attribute", "class"]),
+                name="report-support",
+                **mark,
+                extremes=False,
+                caption=(
+                    f"Labelled items per class (count); eligible: at least {report.inputs['min_support']} items, so "
+                    f"the class counts in probe accuracy and the comparisons. {on}"
+                ),
+            )
+        )
     return out
 
 
@@ -188,53 +252,113 @@ def _identity(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
     n_queries = int(table["n_queries"].iloc[0])
     shown = table.drop(columns=[c for c in ("n_queries", "cert_queries", "cert_gallery") if c in table])
     shown = shown.rename(columns=lambda c: c.replace("_", " ")).set_index("condition")  # headers may wrap
-    return [exhibits.figure(identity_chart(table, k), name="report-identity", **mark, caption=(
-        f"Mean overlap@{k} of each condition's top {k} with exact search on the reference vectors (bar, coloured "
-        f"by kind) and the share of queries whose top-{k} set changed (dot). {on} Exact counts over "
-        f"{n_queries:,} queries, no interval.")),
-            exhibits.table(shown, name="report-identity-table", **mark, caption=(
-        f"Identity per condition over {n_queries:,} searched queries. overlap@{k}: mean share of the reference's "
-        f"top {k} still returned; changed queries: share of queries whose top-{k} set changed; median margin "
-        f"changed / unchanged: median boundary margin (rank-{k} minus rank-{k + 1} cosine of the reference) of "
-        "the changed and of the unchanged queries, small margins being the ones that flip; storage conditions "
-        "only: cert coverage: share of the certificate's queries proven unchanged, whose boundary margin is wider "
-        "than the largest score change the stored format's rounding can cause (a proof, not a measurement: those "
-        "queries cannot change); cert violations: certified queries that changed all the same (0 unless the "
-        f"bound is wrong){_certified_on(table)}. {on}"))]
+    return [
+        exhibits.figure(
+            identity_chart(table, k),
+            name="report-identity",
+            **mark,
+            caption=(
+                f"Mean overlap@{k} of each condition's top {k} with exact search on the reference vectors (bar, "
+                "coloured "
+                f"by kind) and the share of queries whose top-{k} set changed (dot). {on} Exact counts over "
+                f"{n_queries:,} queries, no interval."
+            ),
+        ),
+        exhibits.table(
+            shown,
+            name="report-identity-table",
+            **mark,
+            caption=(
+                f"Identity per condition over {n_queries:,} searched queries. overlap@{k}: mean share of the "
+                "reference's "
+                f"top {k} still returned; changed queries: share of queries whose top-{k} set changed; median margin "
+                f"changed / unchanged: median boundary margin (rank-{k} minus rank-{k + 1} cosine of the reference) of "
+                "the changed and of the unchanged queries, small margins being the ones that flip; storage conditions "
+                "only: cert coverage: share of the certificate's queries proven unchanged, whose boundary margin is "
+                "wider "
+                "than the largest score change the stored format's rounding can cause (a proof, not a measurement: "
+                "those "
+                "queries cannot change); cert violations: certified queries that changed all the same (0 unless the "
+                f"bound is wrong){_certified_on(table)}. {on}"
+            ),
+        ),
+    ]
 
 
 def _relevance(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
-    return [exhibits.figure(relevance_chart(table.assign(kind=table["condition"].map(_kinds(report)))),
-                            name="report-relevance", **mark, caption=(
-        "Change of each condition from the reference in percentage points (dot, coloured by kind) with its 95% "
-        f"paired bootstrap interval over the searched queries (line); the dashed line is no change. {on}")),
-            exhibits.table(table.set_index(["metric", "attribute", "condition"]), name="report-relevance-table",
-                           **mark, extremes=False, caption=(  # rows: metrics
-        "The changes: value: the mean per-query difference (condition minus reference) in percentage points; "
-        "low, high: its 95% paired bootstrap interval; n_queries: the queries where both are defined "
-        f"(for P@k: a label and a labelled neighbour). {on}"))]
+    return [
+        exhibits.figure(
+            relevance_chart(table.assign(kind=table["condition"].map(_kinds(report)))),
+            name="report-relevance",
+            **mark,
+            caption=(
+                "Change of each condition from the reference in percentage points (dot, coloured by kind) with its 95% "
+                f"paired bootstrap interval over the searched queries (line); the dashed line is no change. {on}"
+            ),
+        ),
+        exhibits.table(
+            table.set_index(["metric", "attribute", "condition"]),
+            name="report-relevance-table",
+            **mark,
+            extremes=False,
+            caption=(  # rows: metrics
+                "The changes: value: the mean per-query difference (condition minus reference) in percentage points; "
+                "low, high: its 95% paired bootstrap interval; n_queries: the queries where both are defined "
+                f"(for P@k: a label and a labelled neighbour). {on}"
+            ),
+        ),
+    ]
 
 
 def _stress(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
-    return [exhibits.table(table.set_index(["intervention", "severity"]), name="report-stress", **mark, caption=(
-        "Metrics of the reference vectors under each declared intervention and severity "
-        f"(embdiag.interventions.stress): geometry as above, per label column probe accuracy, BA and P@k, and "
-        f"overlap@k with the unchanged vectors' neighbours. {on}"))]
+    return [
+        exhibits.table(
+            table.set_index(["intervention", "severity"]),
+            name="report-stress",
+            **mark,
+            caption=(
+                "Metrics of the reference vectors under each declared intervention and severity "
+                f"(embdiag.interventions.stress): geometry as above, per label column probe accuracy, BA and P@k, and "
+                f"overlap@k with the unchanged vectors' neighbours. {on}"
+            ),
+        )
+    ]
 
 
 def _gates(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
-    shown = table.assign(outcome=[("pass" if ok else "FAIL") if measured else "FAIL (not measured)"
-                                  for ok, measured in zip(table["passed"], table["measured"])])
+    shown = table.assign(
+        outcome=[
+            ("pass" if ok else "FAIL") if measured else "FAIL (not measured)"
+            for ok, measured in zip(table["passed"], table["measured"])
+        ]
+    )
     shown = shown[["rule", "condition", "attribute", "value", "threshold", "outcome"]].set_index("rule")
-    return [exhibits.table(shown, name="report-gates", **mark, extremes=False, caption=(
-        "Each --fail-if rule on each row it checks: condition, attribute: the row's; value: the measured "
-        "number; threshold: the rule's number; outcome: FAIL when the rule's comparison holds (or "
-        "the value is undefined or was not measured), which makes embdiag report exit with status 1. "
-        f"{on}"))]
+    return [
+        exhibits.table(
+            shown,
+            name="report-gates",
+            **mark,
+            extremes=False,
+            caption=(
+                "Each --fail-if rule on each row it checks: condition, attribute: the row's; value: the measured "
+                "number; threshold: the rule's number; outcome: FAIL when the rule's comparison holds (or "
+                "the value is undefined or was not measured), which makes embdiag report exit with status 1. "
+                f"{on}"
+            ),
+        )
+    ]
 
 
-_EXHIBITS = {"summary": _summary, "conditions": _conditions, "geometry": _geometry, "labels": _labels,
-             "identity": _identity, "relevance": _relevance, "stress": _stress, "gates": _gates}
+_EXHIBITS = {
+    "summary": _summary,
+    "conditions": _conditions,
+    "geometry": _geometry,
+    "labels": _labels,
+    "identity": _identity,
+    "relevance": _relevance,
+    "stress": _stress,
+    "gates": _gates,
+}
 
 
 def labels_chart(labels: pd.DataFrame, k: int = 10) -> alt.FacetChart:
@@ -244,32 +368,66 @@ def labels_chart(labels: pd.DataFrame, k: int = 10) -> alt.FacetChart:
     labels = labels if "kind" in labels else labels.assign(kind="reference")
     for value, floor, measure in (("probe_ba", "ba_floor", "probe BA"), (f"p@{k}", "p_floor", f"P@{k}")):
         if value in labels:
-            parts.append(labels[["representation", "kind", "attribute", value, floor]].rename(
-                columns={value: "value", floor: "floor"}).assign(measure=measure))
+            parts.append(
+                labels[["representation", "kind", "attribute", value, floor]]
+                .rename(columns={value: "value", floor: "floor"})
+                .assign(measure=measure)
+            )
     data = pd.concat(parts, ignore_index=True).dropna(subset=["value"])
     order = list(dict.fromkeys(labels["representation"]))
     y = alt.Y("representation:N", sort=order, title=None)
-    dots = alt.Chart().mark_point(filled=True, size=60).encode(
-        x=alt.X("value:Q", title="share", scale=alt.Scale(domain=[0, 1])), y=y, color=_kind_colour(),
-        tooltip=["representation", "kind", "attribute", "measure", alt.Tooltip("value:Q", format=".4f"),
-                 alt.Tooltip("floor:Q", format=".4f")])
+    dots = (
+        alt.Chart()
+        .mark_point(filled=True, size=60)
+        .encode(
+            x=alt.X("value:Q", title="share", scale=alt.Scale(domain=[0, 1])),
+            y=y,
+            color=_kind_colour(),
+            tooltip=[
+                "representation",
+                "kind",
+                "attribute",
+                "measure",
+                alt.Tooltip("value:Q", format=".4f"),
+                alt.Tooltip("floor:Q", format=".4f"),
+            ],
+        )
+    )
     floor = alt.Chart().mark_tick(color="gray", thickness=2).encode(x="floor:Q", y=y)
-    return alt.layer(floor, dots, data=data).properties(width=220, height=18 * len(order)).facet(
-        row=alt.Row("measure:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
-        column=alt.Column("attribute:N", title=None, sort=list(dict.fromkeys(labels["attribute"]))))
+    return (
+        alt.layer(floor, dots, data=data)
+        .properties(width=220, height=18 * len(order))
+        .facet(
+            row=alt.Row("measure:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+            column=alt.Column("attribute:N", title=None, sort=list(dict.fromkeys(labels["attribute"]))),
+        )
+    )
 
 
 def identity_chart(identity: pd.DataFrame, k: int = 10) -> alt.LayerChart:
     """Mean overlap@k per condition (bars, coloured by kind) and the share of changed queries (dots)."""
     order = list(identity["condition"])
     data = identity[["condition", "kind", f"overlap@{k}", "changed_queries"]].rename(
-        columns={f"overlap@{k}": "overlap"})
+        columns={f"overlap@{k}": "overlap"}
+    )
     y = alt.Y("condition:N", sort=order, title=None)
-    bars = alt.Chart(data).mark_bar(opacity=0.6).encode(
-        x=alt.X("overlap:Q", title=f"overlap@{k} (bar) and changed queries (dot), share",
-                scale=alt.Scale(domain=[0, 1])), y=y, color=_kind_colour(),
-        tooltip=["condition", "kind", alt.Tooltip("overlap:Q", format=".4f"),
-                 alt.Tooltip("changed_queries:Q", format=".4f")])
+    bars = (
+        alt.Chart(data)
+        .mark_bar(opacity=0.6)
+        .encode(
+            x=alt.X(
+                "overlap:Q", title=f"overlap@{k} (bar) and changed queries (dot), share", scale=alt.Scale(domain=[0, 1])
+            ),
+            y=y,
+            color=_kind_colour(),
+            tooltip=[
+                "condition",
+                "kind",
+                alt.Tooltip("overlap:Q", format=".4f"),
+                alt.Tooltip("changed_queries:Q", format=".4f"),
+            ],
+        )
+    )
     dots = alt.Chart(data).mark_point(filled=True, color="black", size=50).encode(x="changed_queries:Q", y=y)
     return alt.layer(bars, dots).properties(width=360, height=22 * len(order))
 
@@ -282,13 +440,34 @@ def relevance_chart(relevance: pd.DataFrame) -> alt.FacetChart:
     order = list(dict.fromkeys(relevance["condition"]))
     y = alt.Y("condition:N", sort=order, title=None)
     x = alt.X("value:Q", title="change (pp)")
-    rule = alt.Chart().mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title="change (pp)"), x2="high:Q", y=y,
-                                                      color=_kind_colour())
-    dot = alt.Chart().mark_point(filled=True, size=50).encode(
-        x=x, y=y, color=_kind_colour(),
-        tooltip=["condition", "kind", "metric", "attribute", alt.Tooltip("value:Q", format="+.3f"),
-                 alt.Tooltip("low:Q", format="+.3f"), alt.Tooltip("high:Q", format="+.3f"), "n_queries"])
+    rule = (
+        alt.Chart()
+        .mark_rule(strokeWidth=2)
+        .encode(x=alt.X("low:Q", title="change (pp)"), x2="high:Q", y=y, color=_kind_colour())
+    )
+    dot = (
+        alt.Chart()
+        .mark_point(filled=True, size=50)
+        .encode(
+            x=x,
+            y=y,
+            color=_kind_colour(),
+            tooltip=[
+                "condition",
+                "kind",
+                "metric",
+                "attribute",
+                alt.Tooltip("value:Q", format="+.3f"),
+                alt.Tooltip("low:Q", format="+.3f"),
+                alt.Tooltip("high:Q", format="+.3f"),
+                "n_queries",
+            ],
+        )
+    )
     zero = alt.Chart().mark_rule(color="gray", strokeDash=[3, 3]).encode(x=alt.datum(0))
-    return alt.layer(zero, rule, dot, data=data).properties(width=200, height=20 * len(order)).facet(
-        facet=alt.Facet("panel:N", title=None, sort=list(dict.fromkeys(data["panel"]))), columns=3
-    ).resolve_scale(x="independent")
+    return (
+        alt.layer(zero, rule, dot, data=data)
+        .properties(width=200, height=20 * len(order))
+        .facet(facet=alt.Facet("panel:N", title=None, sort=list(dict.fromkeys(data["panel"]))), columns=3)
+        .resolve_scale(x="independent")
+    )

@@ -12,10 +12,34 @@ only the command line (``embdiag.paper.cli``) imports it.
 """
 
 from ..data.files import InputError, check_support, read_labels, read_pairs, read_vectors
-from .conditions import (ApproximateIndex, CompareFile, Compression, ReportCondition, Storage, file_condition,
-                         parse_compress, parse_conditions, parse_index)
+from .conditions import (
+    ApproximateIndex,
+    CompareFile,
+    Compression,
+    ReportCondition,
+    Storage,
+    file_condition,
+    parse_compress,
+    parse_conditions,
+    parse_index,
+)
 from .measurement import Report, measure
 
-__all__ = ["ApproximateIndex", "CompareFile", "Compression", "InputError", "Report", "ReportCondition", "Storage",
-           "check_support", "file_condition", "measure", "parse_compress", "parse_conditions", "parse_index",
-           "read_labels", "read_pairs", "read_vectors"]
+__all__ = [
+    "ApproximateIndex",
+    "CompareFile",
+    "Compression",
+    "InputError",
+    "Report",
+    "ReportCondition",
+    "Storage",
+    "check_support",
+    "file_condition",
+    "measure",
+    "parse_compress",
+    "parse_conditions",
+    "parse_index",
+    "read_labels",
+    "read_pairs",
+    "read_vectors",
+]

@@ -52,18 +52,23 @@ TITLE = "embdiag report"
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
 OK, VIOLATED, BAD_INPUT, FAILED = 0, 1, 2, 3
 
-_DESCRIPTION = ("Measure geometry, label probes, neighbour identity and retrieval relevance of your own "
-                "vectors, and what a second representation (a file, a storage format, a compression, an "
-                "ANN index) changes. Writes DIR/report.html (one file that opens offline), DIR/report.json "
-                "(every number) and one CSV per table.")
-_EPILOG = ("exit status: 0 written, no --fail-if violated; 1 written, a --fail-if violated; 2 bad input "
-           "(file or option named); 3 the report chapter failed. "
-           "--fail-if grammar: " + fail_if.GRAMMAR + "; a qualifier in brackets matches the condition "
-           "or the attribute (e.g. probe_ba[weather]<0.5); NaN values count as violations.")
+_DESCRIPTION = (
+    "Measure geometry, label probes, neighbour identity and retrieval relevance of your own "
+    "vectors, and what a second representation (a file, a storage format, a compression, an "
+    "ANN index) changes. Writes DIR/report.html (one file that opens offline), DIR/report.json "
+    "(every number) and one CSV per table."
+)
+_EPILOG = (
+    "exit status: 0 written, no --fail-if violated; 1 written, a --fail-if violated; 2 bad input "
+    "(file or option named); 3 the report chapter failed. "
+    "--fail-if grammar: " + fail_if.GRAMMAR + "; a qualifier in brackets matches the condition "
+    "or the attribute (e.g. probe_ba[weather]<0.5); NaN values count as violations."
+)
 
 
 def _int_at_least(minimum: int, what: str):
     """An argparse type: an integer of at least ``minimum`` (``what`` names the kind)."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -85,34 +90,64 @@ def build_parser() -> argparse.ArgumentParser:
         ('fp16,pca64', '', 10, [])
     """
     p = argparse.ArgumentParser(prog="embdiag report", description=_DESCRIPTION, epilog=_EPILOG)
-    p.add_argument("vectors", metavar="VECTORS",
-                   help="n x d float rows: .npy (memory-mapped), .npz, .parquet or .safetensors")
-    p.add_argument("--labels", metavar="FILE", help="CSV or parquet: one row per item, one column per attribute "
-                   "(an 'id' column names the items; an empty cell is a missing label, that row is left out for "
-                   "that attribute only; a 'split' column, train or val/eval/evaluation/test, is the probes' split: "
-                   "train rows fit them, the others score them, and it is not an attribute)")
+    p.add_argument(
+        "vectors", metavar="VECTORS", help="n x d float rows: .npy (memory-mapped), .npz, .parquet or .safetensors"
+    )
+    p.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="CSV or parquet: one row per item, one column per attribute "
+        "(an 'id' column names the items; an empty cell is a missing label, that row is left out for "
+        "that attribute only; a 'split' column, train or val/eval/evaluation/test, is the probes' split: "
+        "train rows fit them, the others score them, and it is not an attribute)",
+    )
     p.add_argument("--compare", metavar="VECTORS2", help="a second representation of the same n items (d may differ)")
-    p.add_argument("--pairs", metavar="FILE", help="CSV with columns query,target: positives for Hit@k and recall@k "
-                   "(row indices, or ids of the labels' 'id' column)")
-    p.add_argument("--queries", metavar="FILE",
-                   help="a separate query set (same d as VECTORS) searched against VECTORS")
-    p.add_argument("--compress", metavar="SPEC", default="",
-                   help="representations to make and compare, e.g. fp16,int8,pca256,upca256,prefix256: fp16 (or "
-                   "float16), int8, pca<DIM> (centred PCA), upca<DIM> (uncentred PCA), prefix<DIM> (Matryoshka)")
+    p.add_argument(
+        "--pairs",
+        metavar="FILE",
+        help="CSV with columns query,target: positives for Hit@k and recall@k "
+        "(row indices, or ids of the labels' 'id' column)",
+    )
+    p.add_argument(
+        "--queries", metavar="FILE", help="a separate query set (same d as VECTORS) searched against VECTORS"
+    )
+    p.add_argument(
+        "--compress",
+        metavar="SPEC",
+        default="",
+        help="representations to make and compare, e.g. fp16,int8,pca256,upca256,prefix256: fp16 (or "
+        "float16), int8, pca<DIM> (centred PCA), upca<DIM> (uncentred PCA), prefix<DIM> (Matryoshka)",
+    )
     p.add_argument("--index", metavar="SPEC", default="", help="ANN indexes to compare with exact search: hnsw,ivfpq")
     p.add_argument("--k", type=_int_at_least(1, "positive"), default=10, help="neighbours per query (default 10)")
     p.add_argument("--stress", action="store_true", help="also measure the stress grid (needs --labels)")
-    p.add_argument("--quick", action="store_true", help="subsample queries, gallery and bootstrap draws "
-                   "(the report says so)")
-    p.add_argument("--seed", type=_int_at_least(0, "non-negative"), default=0,
-                   help="seed of every sample and bootstrap (default 0)")
-    p.add_argument("--cluster", metavar="ADDRESS", help="run every exact search as Ray tasks over gallery shards: "
-                   "auto, ray://HOST:PORT or local[:N] (the numbers equal a local run's)")
-    p.add_argument("--fail-if", metavar="EXPR", action="append", default=[], dest="fail_if",
-                   help="exit 1 if the rule holds for any row, e.g. 'overlap@10<0.95' (repeatable; checked before "
-                   "anything is measured, outcomes recorded in report.json and on the page)")
-    p.add_argument("--out", metavar="DIR", required=True,
-                   help="output folder (replaced only when the report is complete)")
+    p.add_argument(
+        "--quick", action="store_true", help="subsample queries, gallery and bootstrap draws (the report says so)"
+    )
+    p.add_argument(
+        "--seed",
+        type=_int_at_least(0, "non-negative"),
+        default=0,
+        help="seed of every sample and bootstrap (default 0)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run every exact search as Ray tasks over gallery shards: "
+        "auto, ray://HOST:PORT or local[:N] (the numbers equal a local run's)",
+    )
+    p.add_argument(
+        "--fail-if",
+        metavar="EXPR",
+        action="append",
+        default=[],
+        dest="fail_if",
+        help="exit 1 if the rule holds for any row, e.g. 'overlap@10<0.95' (repeatable; checked before "
+        "anything is measured, outcomes recorded in report.json and on the page)",
+    )
+    p.add_argument(
+        "--out", metavar="DIR", required=True, help="output folder (replaced only when the report is complete)"
+    )
     return p
 
 
@@ -139,22 +174,27 @@ def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None,
     if compare is not None:
         Y = read_vectors(compare, "--compare", scan=scan)
         if len(Y) != n:
-            raise InputError(f"{compare} (--compare): has {len(Y)} rows, VECTORS ({vectors}) has {n}; "
-                             "--compare must hold a second representation of the same items, in the same order")
+            raise InputError(
+                f"{compare} (--compare): has {len(Y)} rows, VECTORS ({vectors}) has {n}; "
+                "--compare must hold a second representation of the same items, in the same order"
+            )
         out["compare"] = Y
     if queries is not None:
         Q = read_vectors(queries, "--queries", scan=scan)
         if Q.shape[1] != d:
-            raise InputError(f"{queries} (--queries): rows have dimension {Q.shape[1]}, VECTORS ({vectors}) has {d}; "
-                             "queries are searched against VECTORS")
+            raise InputError(
+                f"{queries} (--queries): rows have dimension {Q.shape[1]}, VECTORS ({vectors}) has {d}; "
+                "queries are searched against VECTORS"
+            )
         out["queries"] = Q
     if labels is not None:
         out["labels"] = read_labels(labels, n, allow_missing=True)
     if pairs is not None:
         ids = out["labels"].index if out["labels"] is not None and out["labels"].index.name == "id" else None
         n_queries = n if queries is None else len(out["queries"])
-        out["pairs"] = read_pairs(pairs, n_queries, n, query_ids=ids if queries is None else None,
-                                  target_ids=ids, allow_missing=True)
+        out["pairs"] = read_pairs(
+            pairs, n_queries, n, query_ids=ids if queries is None else None, target_ids=ids, allow_missing=True
+        )
     return out
 
 
@@ -186,14 +226,23 @@ def export_project_vectors(out_dir, encoder: str = "reference-cnn") -> dict[str,
 
 def export_main(argv=None) -> int:
     """``embdiag vectors``: write the project's cached embeddings for ``embdiag report``."""
-    p = argparse.ArgumentParser(prog="embdiag vectors", description=(
-        "Write the project's cached embeddings of the procedural driving scenes (training and evaluation "
-        "images, the reference encoder's by default) and their weather, scene and time-of-day labels as "
-        "DIR/vectors.npy and DIR/labels.csv: inputs to try `embdiag report` on."))
+    p = argparse.ArgumentParser(
+        prog="embdiag vectors",
+        description=(
+            "Write the project's cached embeddings of the procedural driving scenes (training and evaluation "
+            "images, the reference encoder's by default) and their weather, scene and time-of-day labels as "
+            "DIR/vectors.npy and DIR/labels.csv: inputs to try `embdiag report` on."
+        ),
+    )
     p.add_argument("--encoder", default="reference-cnn", help="a registered encoder (default reference-cnn)")
-    p.add_argument("--dataset", default="procedural", choices=("procedural", "wordnet"), help="procedural driving "
-                   "scenes (default), or wordnet: WordNet glosses with id, split, pos and lexname labels "
-                   "(--encoder wordllama:l2_supercat; embdiag.encoders.wordnet.export_wordnet_vectors)")
+    p.add_argument(
+        "--dataset",
+        default="procedural",
+        choices=("procedural", "wordnet"),
+        help="procedural driving "
+        "scenes (default), or wordnet: WordNet glosses with id, split, pos and lexname labels "
+        "(--encoder wordllama:l2_supercat; embdiag.encoders.wordnet.export_wordnet_vectors)",
+    )
     p.add_argument("--out", metavar="DIR", required=True, help="output folder")
     args = p.parse_args(argv)
     export = export_project_vectors
@@ -206,8 +255,16 @@ def export_main(argv=None) -> int:
     return OK
 
 
-def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pairs_path=None, queries_path=None,
-                   encoder: str = "reference-cnn", cluster: str | None = None) -> tuple[dict, str, Future | dict]:
+def chapter_inputs(
+    vectors_path=None,
+    *,
+    labels_path=None,
+    compare_path=None,
+    pairs_path=None,
+    queries_path=None,
+    encoder: str = "reference-cnn",
+    cluster: str | None = None,
+) -> tuple[dict, str, Future | dict]:
     """What the report chapter measures: ``measure``'s data arguments (:func:`read_inputs`), one
     sentence naming the data, and the files read (a future of option ->
     :func:`~embdiag.data.files.file_record`: name, size and SHA-256, hashed in a background
@@ -220,10 +277,21 @@ def chapter_inputs(vectors_path=None, *, labels_path=None, compare_path=None, pa
         vectors, labels, source = project_vectors(encoder)
         data = {"vectors": vectors, "labels": labels, "compare": None, "pairs": None, "queries": None}
         return data, source, {}
-    given = {"VECTORS": vectors_path, "--labels": labels_path, "--compare": compare_path, "--pairs": pairs_path,
-             "--queries": queries_path}
-    data = read_inputs(vectors_path, labels=labels_path, compare=compare_path, pairs=pairs_path,
-                       queries=queries_path, scan=cluster is None)
+    given = {
+        "VECTORS": vectors_path,
+        "--labels": labels_path,
+        "--compare": compare_path,
+        "--pairs": pairs_path,
+        "--queries": queries_path,
+    }
+    data = read_inputs(
+        vectors_path,
+        labels=labels_path,
+        compare=compare_path,
+        pairs=pairs_path,
+        queries=queries_path,
+        scan=cluster is None,
+    )
     given = {option: path for option, path in given.items() if path is not None}
     files = file_records_later(given)
     if cluster is not None:
@@ -242,22 +310,35 @@ def _check_rules(rules, conds, data: dict, args: argparse.Namespace) -> None:
     attributes = []
     if data["labels"] is not None:
         attributes = [str(c) for c in split_labels(data["labels"], f"{args.labels} (--labels)")[0].columns]
-    fail_if.check(rules, available_metrics(conds, attributes, k=args.k, pairs=data["pairs"] is not None,
-                                           self_search=data["queries"] is None, stress=args.stress))
+    fail_if.check(
+        rules,
+        available_metrics(
+            conds,
+            attributes,
+            k=args.k,
+            pairs=data["pairs"] is not None,
+            self_search=data["queries"] is None,
+            stress=args.stress,
+        ),
+    )
 
 
 def _check_k(k: int, n: int, vectors) -> None:
     if k >= n:
-        raise InputError(f"--k {k}: must be less than the number of vectors ({n} in {vectors}): a query's own row "
-                         "is not its neighbour")
+        raise InputError(
+            f"--k {k}: must be less than the number of vectors ({n} in {vectors}): a query's own row "
+            "is not its neighbour"
+        )
 
 
 def _check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"{out} (--out): exists and is not a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / REPORT_JSON).is_file():
-        raise InputError(f"{out} (--out): a folder that is not empty and holds no {REPORT_JSON}; it would be "
-                         "replaced: choose a new folder or a previous report's")
+        raise InputError(
+            f"{out} (--out): a folder that is not empty and holds no {REPORT_JSON}; it would be "
+            "replaced: choose a new folder or a previous report's"
+        )
 
 
 def _absolute(path) -> str | None:
@@ -277,11 +358,23 @@ def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool =
         >>> p["vectors_path"], p["labels_path"], p["compress"], p["index"], p["out_dir"]
         ('/embdiag-example/v.npy', None, '', 'hnsw', '/embdiag-example/.r.tmp')
     """
-    return {"vectors_path": _absolute(args.vectors), "labels_path": _absolute(args.labels),
-            "compare_path": _absolute(args.compare), "pairs_path": _absolute(args.pairs),
-            "queries_path": _absolute(args.queries), "k": args.k, "stress": args.stress, "quick": args.quick,
-            "compress": args.compress, "index": args.index, "seed": args.seed, "out_dir": str(out_dir),
-            "progress": progress, "cluster": args.cluster, "fail_if": list(args.fail_if)}
+    return {
+        "vectors_path": _absolute(args.vectors),
+        "labels_path": _absolute(args.labels),
+        "compare_path": _absolute(args.compare),
+        "pairs_path": _absolute(args.pairs),
+        "queries_path": _absolute(args.queries),
+        "k": args.k,
+        "stress": args.stress,
+        "quick": args.quick,
+        "compress": args.compress,
+        "index": args.index,
+        "seed": args.seed,
+        "out_dir": str(out_dir),
+        "progress": progress,
+        "cluster": args.cluster,
+        "fail_if": list(args.fail_if),
+    }
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -317,14 +410,22 @@ def run_chapter(chapter, parameters: dict, cwd: Path, *, progress: bool = True):
     nb = _read_chapter(chapter)
     try:
         return papermill.execute_notebook(
-            nb, None, parameters=parameters, cwd=str(cwd), kernel_name="python3", progress_bar=False,
-            log_output=False, stderr_file=sys.stderr if progress else None,
-            extra_arguments=["--log-level=CRITICAL"])
+            nb,
+            None,
+            parameters=parameters,
+            cwd=str(cwd),
+            kernel_name="python3",
+            progress_bar=False,
+            log_output=False,
+            stderr_file=sys.stderr if progress else None,
+            extra_arguments=["--log-level=CRITICAL"],
+        )
     except papermill.PapermillExecutionError as e:
         if e.ename == "InputError":
             raise InputError(e.evalue) from None
-        raise ChapterFailed(f"the report chapter {Path(chapter).name} failed in cell {e.exec_count}: "
-                            f"{e.ename}: {e.evalue}") from None
+        raise ChapterFailed(
+            f"the report chapter {Path(chapter).name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}"
+        ) from None
 
 
 def read_metrics(path: Path) -> pd.DataFrame:
@@ -338,8 +439,9 @@ def read_metrics(path: Path) -> pd.DataFrame:
         frame = pd.DataFrame(columns=["section", "metric", "condition", "attribute", "value", "low", "high"])
     missing = {"metric", "value"} - set(frame.columns)
     if missing:
-        raise ChapterFailed(f"the report chapter wrote {path.name} whose metrics records lack "
-                            f"{', '.join(sorted(missing))}")
+        raise ChapterFailed(
+            f"the report chapter wrote {path.name} whose metrics records lack {', '.join(sorted(missing))}"
+        )
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce")  # anything but a number: NaN, a violation
     return frame
 
@@ -376,15 +478,17 @@ def main(argv=None, *, progress: bool = True) -> int:
         rules = [fail_if.parse(expr) for expr in args.fail_if]
         _check_out(out)
         start = time.perf_counter()
-        data = read_inputs(args.vectors, labels=args.labels, compare=args.compare, pairs=args.pairs,
-                           queries=args.queries, scan=False)  # the chapter scans the rows, once
+        data = read_inputs(
+            args.vectors, labels=args.labels, compare=args.compare, pairs=args.pairs, queries=args.queries, scan=False
+        )  # the chapter scans the rows, once
         n, d = data["vectors"].shape
         _check_k(args.k, n, args.vectors)
         if args.stress and data["labels"] is None:
             raise InputError("--stress: needs --labels (the stress grid is measured on label probes)")
         # the chapter builds its conditions with this parser again; a bad spec stops the command here
-        conds = conditions.parse_conditions(args.compress, args.index, n=n, d=d, seed=args.seed,
-                                            compare=data["compare"])
+        conds = conditions.parse_conditions(
+            args.compress, args.index, n=n, d=d, seed=args.seed, compare=data["compare"]
+        )
         _check_rules(rules, conds, data, args)
         if args.cluster is not None:
             check_address(args.cluster)

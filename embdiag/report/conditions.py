@@ -42,10 +42,23 @@ from ..interventions.compression import PCACompression
 from ..interventions.precision import store
 from ..metrics.retrieval import topk
 
-__all__ = ["CHUNK_ROWS", "COMPRESSION_METHODS", "FIT_ROWS", "ApproximateIndex", "CompareFile", "Compression",
-           "ReportCondition", "Storage",
-           "file_condition", "hnsw_params", "ivfpq_params", "parse_compress", "parse_conditions", "parse_index",
-           "unit_rows_f32"]
+__all__ = [
+    "CHUNK_ROWS",
+    "COMPRESSION_METHODS",
+    "FIT_ROWS",
+    "ApproximateIndex",
+    "CompareFile",
+    "Compression",
+    "ReportCondition",
+    "Storage",
+    "file_condition",
+    "hnsw_params",
+    "ivfpq_params",
+    "parse_compress",
+    "parse_conditions",
+    "parse_index",
+    "unit_rows_f32",
+]
 
 #: Rows transformed (or added to an index) at a time.
 CHUNK_ROWS = 65536
@@ -53,11 +66,15 @@ CHUNK_ROWS = 65536
 FIT_ROWS = 20000
 
 _STORAGE = {"fp16": "float16", "float16": "float16", "int8": "int8"}
-_COMPRESS_FORMS = ("fp16 (or float16), int8, pca<DIM> (centred PCA), upca<DIM> (uncentred PCA), prefix<DIM> "
-                   "(DIM an integer below d)")
+_COMPRESS_FORMS = (
+    "fp16 (or float16), int8, pca<DIM> (centred PCA), upca<DIM> (uncentred PCA), prefix<DIM> (DIM an integer below d)"
+)
 #: Compression methods of ``--compress``: spec prefix -> what its description calls it.
-COMPRESSION_METHODS = {"pca": "Centred PCA", "upca": "Uncentred PCA (no mean subtracted)",
-                       "prefix": "Matryoshka prefix"}
+COMPRESSION_METHODS = {
+    "pca": "Centred PCA",
+    "upca": "Uncentred PCA (no mean subtracted)",
+    "prefix": "Matryoshka prefix",
+}
 _INDEX_FORMS = "hnsw, ivfpq"
 
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 200, 64
@@ -85,9 +102,11 @@ def unit_rows_f32(X) -> np.ndarray:
         array([[ 0.6,  0.8],
                [ 0. , -1. ]], dtype=float32)
     """
+
     def unit(chunk):
         c = chunk.astype(np.float64)
         return c / np.linalg.norm(c, axis=1)[:, None]
+
     return _map_rows(X, unit, np.shape(X)[1])
 
 
@@ -222,10 +241,16 @@ class Storage(ReportCondition):
     @classmethod
     def of(cls, fmt: str) -> Storage:
         """The ``fp16`` (``fmt="float16"``) or ``int8`` condition with its description."""
-        how = ("IEEE float16 (round to nearest)" if fmt == "float16" else
-               "int8 codes with a symmetric per-row float32 scale max|x|/127 (round to nearest)")
-        return cls("fp16" if fmt == "float16" else "int8",
-                   f"Vectors stored as {how} and reconstructed; exact cosine search in float32.", fmt)
+        how = (
+            "IEEE float16 (round to nearest)"
+            if fmt == "float16"
+            else "int8 codes with a symmetric per-row float32 scale max|x|/127 (round to nearest)"
+        )
+        return cls(
+            "fp16" if fmt == "float16" else "int8",
+            f"Vectors stored as {how} and reconstructed; exact cosine search in float32.",
+            fmt,
+        )
 
     def vectors(self, X, fit=None, rows=None) -> np.ndarray:
         """:func:`~embdiag.interventions.precision.store` of ``X``, reconstructed."""
@@ -260,14 +285,16 @@ class Compression(ReportCondition):
         if method == "prefix":
             desc = f"Matryoshka prefix: the first {dim} of {d} coordinates; exact cosine search in float32."
         else:
-            desc = (f"{COMPRESSION_METHODS[method]} to {dim} of {d} dimensions, fitted on a seeded sample of at "
-                    f"most {fit_rows:,} rows (seed {seed}); exact cosine search in float32.")
+            desc = (
+                f"{COMPRESSION_METHODS[method]} to {dim} of {d} dimensions, fitted on a seeded sample of at "
+                f"most {fit_rows:,} rows (seed {seed}); exact cosine search in float32."
+            )
         return cls(f"{method}{dim}", desc, method, dim, fit_rows, seed)
 
     def vectors(self, X, fit=None, rows=None) -> np.ndarray:
         """``X`` compressed by the model fitted on ``fit`` (default: a seeded sample of ``X``)."""
         if self.method == "prefix":
-            return _map_rows(X, lambda c: c[:, :self.dim], self.dim)
+            return _map_rows(X, lambda c: c[:, : self.dim], self.dim)
         if fit is None:
             fit = np.asarray(X[_sample_rows(len(X), self.fit_rows, self.seed, 11)])
         model = PCACompression(self.dim, center=self.method == "pca").fit(fit)
@@ -299,8 +326,13 @@ class ApproximateIndex(ReportCondition):
     def hnsw(cls, n: int, d: int, seed: int = 0) -> ApproximateIndex:
         """The ``hnsw`` condition (:func:`hnsw_params`) with its description."""
         p = hnsw_params(n, d)
-        return cls("hnsw", f"FAISS HNSW, M={p['M']}, efConstruction={p['efConstruction']}, efSearch={p['efSearch']}, "
-                   "inner product on unit float32 rows, built on one thread (reproducible).", p, seed)
+        return cls(
+            "hnsw",
+            f"FAISS HNSW, M={p['M']}, efConstruction={p['efConstruction']}, efSearch={p['efSearch']}, "
+            "inner product on unit float32 rows, built on one thread (reproducible).",
+            p,
+            seed,
+        )
 
     @classmethod
     def ivfpq(cls, n: int, d: int, seed: int = 0) -> ApproximateIndex:
@@ -311,13 +343,17 @@ class ApproximateIndex(ReportCondition):
         """
         q = ivfpq_params(n, d)
         if q["nbits"] < MIN_NBITS:
-            raise InputError(f"--index: ivfpq needs at least {FAISS_ROWS_PER_CENTROID << MIN_NBITS} rows "
-                             f"({MIN_NBITS}-bit codebooks of {FAISS_ROWS_PER_CENTROID} training rows per "
-                             f"centroid), got {n}")
-        desc = (f"FAISS IVF-PQ, nlist={q['nlist']} (round(sqrt(n)), at most 4096), m={q['m']} sub-quantizers "
-                f"of {d // q['m']} dimensions, {q['nbits']} bits per code, nprobe={q['nprobe']}, trained on a "
-                f"seeded sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows, "
-                "built on one thread (reproducible).")
+            raise InputError(
+                f"--index: ivfpq needs at least {FAISS_ROWS_PER_CENTROID << MIN_NBITS} rows "
+                f"({MIN_NBITS}-bit codebooks of {FAISS_ROWS_PER_CENTROID} training rows per "
+                f"centroid), got {n}"
+            )
+        desc = (
+            f"FAISS IVF-PQ, nlist={q['nlist']} (round(sqrt(n)), at most 4096), m={q['m']} sub-quantizers "
+            f"of {d // q['m']} dimensions, {q['nbits']} bits per code, nprobe={q['nprobe']}, trained on a "
+            f"seeded sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows, "
+            "built on one thread (reproducible)."
+        )
         return cls("ivfpq", desc, q, seed)
 
     def vectors(self, X, fit=None, rows=None) -> None:
@@ -334,11 +370,14 @@ class ApproximateIndex(ReportCondition):
         S, I = index.search(Q, k)
         if self.name == "ivfpq" and (I < 0).any():
             import faiss
+
             short = np.flatnonzero((I < 0).any(axis=1))
             S[short], I[short] = index.search(Q[short], k, params=faiss.SearchParametersIVF(nprobe=index.nlist))
         if (I < 0).any():
-            raise ValueError(f"{self.name}: the index returned fewer than k = {k} results for "
-                             f"{int((I < 0).any(axis=1).sum())} query(ies)")
+            raise ValueError(
+                f"{self.name}: the index returned fewer than k = {k} results for "
+                f"{int((I < 0).any(axis=1).sum())} query(ies)"
+            )
         return _sort_like_topk(S.astype(np.float32), I.astype(np.int64))
 
     def _index(self, gallery):
@@ -366,10 +405,13 @@ class ApproximateIndex(ReportCondition):
         else:
             q = ivfpq_params(n, d)
             if q["nbits"] < MIN_NBITS:
-                raise InputError(f"--index ivfpq: needs at least {FAISS_ROWS_PER_CENTROID << MIN_NBITS} gallery rows "
-                                 f"({MIN_NBITS}-bit codebooks), got {n}")
-            index = faiss.IndexIVFPQ(faiss.IndexFlatIP(d), d, q["nlist"], q["m"], q["nbits"],
-                                     faiss.METRIC_INNER_PRODUCT)
+                raise InputError(
+                    f"--index ivfpq: needs at least {FAISS_ROWS_PER_CENTROID << MIN_NBITS} gallery rows "
+                    f"({MIN_NBITS}-bit codebooks), got {n}"
+                )
+            index = faiss.IndexIVFPQ(
+                faiss.IndexFlatIP(d), d, q["nlist"], q["m"], q["nbits"], faiss.METRIC_INNER_PRODUCT
+            )
             train = unit_rows_f32(take_rows(gallery, _sample_rows(n, q["train_rows"], self.seed, 12)))
             index.cp.seed = self.seed
             index.pq.cp.seed = self.seed
@@ -402,8 +444,10 @@ def _compress_item(item: str, d: int, fit_rows: int, seed: int) -> ReportConditi
         raise InputError(f"--compress: unknown item {item!r}; accepted: {_COMPRESS_FORMS}")
     dim = int(m.group(2))
     if not 1 <= dim < d:
-        raise InputError(f"--compress: {item!r} asks for {dim} dimensions; DIM must lie in [1, {d - 1}] "
-                         f"(the vectors have d = {d}); accepted: {_COMPRESS_FORMS}")
+        raise InputError(
+            f"--compress: {item!r} asks for {dim} dimensions; DIM must lie in [1, {d - 1}] "
+            f"(the vectors have d = {d}); accepted: {_COMPRESS_FORMS}"
+        )
     return Compression.of(m.group(1), dim, d, fit_rows, seed)
 
 
@@ -477,8 +521,10 @@ def file_condition(path_or_array, name: str | None = None) -> CompareFile:
             raise InputError(f"--compare: expected an n x d numeric array, got shape {A.shape} dtype {A.dtype}")
         name = name or "compare"
         where = "an array"
-    desc = (f"Second representation {name!r} from {where}: {A.shape[0]:,} x {A.shape[1]} rows, "
-            "item i is row i of VECTORS; exact cosine search in float32.")
+    desc = (
+        f"Second representation {name!r} from {where}: {A.shape[0]:,} x {A.shape[1]} rows, "
+        "item i is row i of VECTORS; exact cosine search in float32."
+    )
     return CompareFile(name, desc, A)
 
 

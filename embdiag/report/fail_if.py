@@ -31,8 +31,14 @@ import pandas as pd
 
 from ..data.files import InputError
 
-OPERATORS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
-             "<": operator.lt, ">": operator.gt}
+OPERATORS = {
+    "<=": operator.le,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    ">": operator.gt,
+}
 OPTION = "--fail-if"
 GRAMMAR = "NAME[QUALIFIER] OP NUMBER, OP one of < <= > >= == != (e.g. overlap@10<0.95, delta_p@10[int8]<-1)"
 
@@ -41,7 +47,8 @@ _RULE = re.compile(
     r"\s*(?P<metric>[A-Za-z_][\w@.%-]*?)\s*"
     r"(?:\[(?P<qualifiers>[^\[\]]*)\])?\s*"
     r"(?P<op><=|>=|==|!=|<|>)\s*"
-    rf"(?P<number>{_NUMBER})\s*")
+    rf"(?P<number>{_NUMBER})\s*"
+)
 
 
 @dataclass(frozen=True)
@@ -90,8 +97,10 @@ def parse(expr: str) -> Rule:
     if match["qualifiers"] is not None:
         qualifiers = tuple(q.strip() for q in match["qualifiers"].split(","))
         if not all(qualifiers):
-            raise InputError(f"{OPTION} {expr!r}: empty qualifier in [{match['qualifiers']}]; "
-                             "name a condition or attribute, several separated by commas")
+            raise InputError(
+                f"{OPTION} {expr!r}: empty qualifier in [{match['qualifiers']}]; "
+                "name a condition or attribute, several separated by commas"
+            )
     threshold = float(match["number"])
     if not math.isfinite(threshold):
         raise InputError(f"{OPTION} {expr!r}: the threshold {match['number']} is not a finite number")
@@ -133,13 +142,17 @@ def check(rules, available) -> list[Rule]:
     rules = [parse(r) if isinstance(r, str) else r for r in rules]
     for rule in rules:
         if rule.metric not in available:
-            raise InputError(f"{OPTION} {rule.text!r}: the report has no metric {rule.metric!r}; "
-                             f"its metrics are: {', '.join(sorted(available)) or 'none'}")
+            raise InputError(
+                f"{OPTION} {rule.text!r}: the report has no metric {rule.metric!r}; "
+                f"its metrics are: {', '.join(sorted(available)) or 'none'}"
+            )
         unknown = [q for q in rule.qualifiers if q not in available[rule.metric]]
         if unknown:
-            raise InputError(f"{OPTION} {rule.text!r}: {rule.metric!r} has no condition or attribute "
-                             f"{' or '.join(map(repr, unknown))}; its conditions and attributes are: "
-                             f"{', '.join(sorted(available[rule.metric])) or 'none'}")
+            raise InputError(
+                f"{OPTION} {rule.text!r}: {rule.metric!r} has no condition or attribute "
+                f"{' or '.join(map(repr, unknown))}; its conditions and attributes are: "
+                f"{', '.join(sorted(available[rule.metric])) or 'none'}"
+            )
     return rules
 
 
@@ -147,16 +160,20 @@ def _selected(rule: Rule, names, condition, attribute, strict: bool, available: 
     """The rows of ``rule``'s metric that match its qualifiers (raising, when ``strict``, if none)."""
     rows = names == rule.metric
     if strict and not rows.any():
-        raise InputError(f"{OPTION} {rule.text!r}: the report has no metric {rule.metric!r}; "
-                         f"its metrics are: {', '.join(available) or 'none'}")
+        raise InputError(
+            f"{OPTION} {rule.text!r}: the report has no metric {rule.metric!r}; "
+            f"its metrics are: {', '.join(available) or 'none'}"
+        )
     selected = rows.copy()
     for q in rule.qualifiers:
         selected &= (condition == q) | (attribute == q)
     if strict and not selected.any():
         values = sorted((set(condition[rows]) | set(attribute[rows])) - {""})
-        raise InputError(f"{OPTION} {rule.text!r}: no row of {rule.metric!r} has condition or attribute "
-                         f"{' and '.join(map(repr, rule.qualifiers))}; its conditions and attributes are: "
-                         f"{', '.join(values) or 'none'}")
+        raise InputError(
+            f"{OPTION} {rule.text!r}: no row of {rule.metric!r} has condition or attribute "
+            f"{' and '.join(map(repr, rule.qualifiers))}; its conditions and attributes are: "
+            f"{', '.join(values) or 'none'}"
+        )
     return selected[selected].index
 
 
@@ -191,9 +208,16 @@ def outcomes(rules, metrics: pd.DataFrame, *, strict: bool = True) -> list[dict]
             out.append({**base, "condition": "", "attribute": "", "value": None, "passed": False, "measured": False})
         for i in rows:
             value = metrics.at[i, "value"]
-            out.append({**base, "condition": condition[i], "attribute": attribute[i],
-                        "value": None if value is None or pd.isna(value) else float(value),
-                        "passed": not rule.fails(value), "measured": True})
+            out.append(
+                {
+                    **base,
+                    "condition": condition[i],
+                    "attribute": attribute[i],
+                    "value": None if value is None or pd.isna(value) else float(value),
+                    "passed": not rule.fails(value),
+                    "measured": True,
+                }
+            )
     return out
 
 
@@ -215,6 +239,8 @@ def violations(rules, metrics: pd.DataFrame, *, strict: bool = True) -> list[str
 
 def _line(outcome: dict) -> str:
     if not outcome["measured"]:
-        return (f"{outcome['metric']}: not measured (no row matches; cannot be checked, counts as a violation): "
-                f"violates {outcome['rule']}")
+        return (
+            f"{outcome['metric']}: not measured (no row matches; cannot be checked, counts as a violation): "
+            f"violates {outcome['rule']}"
+        )
     return f"{outcome['metric']}{_describe(outcome)} = {_format(outcome['value'])}: violates {outcome['rule']}"

@@ -142,10 +142,11 @@ def render(nb, title: str) -> str:
     css = _inline(_PAGE_CSS + "\n" + _stylesheet(), "style")
     js = _inline(_bundle(), "script")
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{html.escape(title)}</title>\n<style>\n{css}\n</style>\n"
         # the bundle sets window.vegaEmbed; its own top-level names stay inside the function
-        f"<script type=\"text/javascript\">\n(function () {{\n{js}\n}})();\n</script>\n"
-        "</head>\n<body>\n<main class=\"embdiag-report\">\n"
-        f"{body}\n</main>\n</body>\n</html>\n")
+        f'<script type="text/javascript">\n(function () {{\n{js}\n}})();\n</script>\n'
+        '</head>\n<body>\n<main class="embdiag-report">\n'
+        f"{body}\n</main>\n</body>\n</html>\n"
+    )

@@ -59,18 +59,41 @@ from ..interventions.precision import StorageCondition, compare_conditions
 from ..interventions.stress import INTERVENTIONS, SEVERITIES, measure_grid
 from ..metrics.geometry import summary
 from ..metrics.probe import balanced_accuracy, eligible_classes, fit_probes, labelled, labelled_values
-from ..metrics.retrieval import (boundary_margin, hit_at_k, overlap_at_k, precision_at_k, random_floor,
-                                 recall_at_k, topk)
+from ..metrics.retrieval import boundary_margin, hit_at_k, overlap_at_k, precision_at_k, random_floor, recall_at_k, topk
 from ..metrics.stats import paired_bootstrap
 from ..metrics.suite import frozen_classes
 from . import fail_if as rules_of
-from .conditions import (CHUNK_ROWS, FIT_ROWS, Compression, ReportCondition, Storage, _sample_rows, parse_conditions,
-                         unit_rows_f32)
+from .conditions import (
+    CHUNK_ROWS,
+    FIT_ROWS,
+    Compression,
+    ReportCondition,
+    Storage,
+    _sample_rows,
+    parse_conditions,
+    unit_rows_f32,
+)
 from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
 
-__all__ = ["Report", "measure", "available_metrics", "summarize", "summary_table", "verdict", "METRIC_COLUMNS",
-           "SPACES", "QUERY_ROWS", "QUICK_QUERY_ROWS", "QUICK_GALLERY_ROWS",
-           "QUICK_GEOMETRY_ROWS", "PROBE_ROWS", "QUICK_PROBE_ROWS", "STRESS_ROWS", "CERT_QUERIES", "CERT_GALLERY"]
+__all__ = [
+    "Report",
+    "measure",
+    "available_metrics",
+    "summarize",
+    "summary_table",
+    "verdict",
+    "METRIC_COLUMNS",
+    "SPACES",
+    "QUERY_ROWS",
+    "QUICK_QUERY_ROWS",
+    "QUICK_GALLERY_ROWS",
+    "QUICK_GEOMETRY_ROWS",
+    "PROBE_ROWS",
+    "QUICK_PROBE_ROWS",
+    "STRESS_ROWS",
+    "CERT_QUERIES",
+    "CERT_GALLERY",
+]
 
 METRIC_COLUMNS = ["section", "metric", "condition", "attribute", "value", "low", "high"]
 #: Geometry's two spaces: the rows as given (or as a condition makes them) and their unit rows.
@@ -90,23 +113,24 @@ _QUERIES, _GALLERY, _GEOMETRY, _PROBE, _FIT, _CERT, _SPLIT = 1, 2, 3, 4, 5, 6, 7
 
 SCOPE = {
     "summary": "Each condition's identity, relevance and probe change side by side, read from the sections below, "
-               "with a verdict from its identity and its relevance intervals only; the probe change (no interval) "
-               "is shown, not judged.",
+    "with a verdict from its identity and its relevance intervals only; the probe change (no interval) "
+    "is shown, not judged.",
     "geometry": "Label-free shape of each representation (spread, mean direction, effective rank) on a sample; "
-                "it says nothing about whether neighbours or labels are kept.",
+    "it says nothing about whether neighbours or labels are kept.",
     "labels": "What a linear probe recovers and how often neighbours share a query's label, against chance "
-              "floors; it does not establish that the labels are the ones the application needs.",
+    "floors; it does not establish that the labels are the ones the application needs.",
     "identity": "Whether each condition returns the same top-k neighbours as exact search on the reference "
-                "vectors (and, for storage, which queries provably cannot change); a change of identity is "
-                "not by itself a loss of relevance.",
+    "vectors (and, for storage, which queries provably cannot change); a change of identity is "
+    "not by itself a loss of relevance.",
     "relevance": "The change of label agreement (and of retrieval of the given pairs) of each condition's "
-                 "top-k, with intervals over the searched queries only (not over re-encodings or other data).",
+    "top-k, with intervals over the searched queries only (not over re-encodings or other data).",
     "stress": "How the metrics move under declared synthetic changes of the vectors; it probes sensitivity, "
-              "not the changes the user's pipeline makes.",
+    "not the changes the user's pipeline makes.",
 }
 
 
 # ----------------------------------------------------------------------------- Report
+
 
 def _jsonable(x):
     if isinstance(x, dict):
@@ -154,9 +178,16 @@ class Report:
 
     def to_json(self) -> dict:
         """Every number: inputs, scope, summary, gates, metrics records and tables as records (NaN as null)."""
-        return _jsonable({"inputs": self.inputs, "scope": self.scope, "summary": self.summary, "gates": self.gates,
-                          "metrics": self.metrics.to_dict(orient="records"),
-                          "tables": {n: t.to_dict(orient="records") for n, t in self.tables.items()}})
+        return _jsonable(
+            {
+                "inputs": self.inputs,
+                "scope": self.scope,
+                "summary": self.summary,
+                "gates": self.gates,
+                "metrics": self.metrics.to_dict(orient="records"),
+                "tables": {n: t.to_dict(orient="records") for n, t in self.tables.items()},
+            }
+        )
 
     def save(self, out_dir) -> list[Path]:
         """Write ``report.json`` and ``<table>.csv`` per table into ``out_dir`` (created if needed).
@@ -190,6 +221,7 @@ class Report:
 
 
 # ----------------------------------------------------------------------------- helpers
+
 
 def _array(x, option: str, d: int | None = None) -> np.ndarray:
     try:
@@ -251,8 +283,15 @@ def _median(x) -> float:
 
 def _record(section: str, metric: str, condition: str, value, attribute: str = "", low=np.nan, high=np.nan) -> dict:
     """One row of the metrics table (columns :data:`METRIC_COLUMNS`)."""
-    return {"section": section, "metric": metric, "condition": condition, "attribute": attribute,
-            "value": float(value), "low": float(low), "high": float(high)}
+    return {
+        "section": section,
+        "metric": metric,
+        "condition": condition,
+        "attribute": attribute,
+        "value": float(value),
+        "low": float(low),
+        "high": float(high),
+    }
 
 
 def _label_arrays(labels: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -261,6 +300,7 @@ def _label_arrays(labels: pd.DataFrame) -> dict[str, np.ndarray]:
 
 
 # ----------------------------------------------------------------------------- plan
+
 
 @dataclass(frozen=True)
 class _Backend:
@@ -278,8 +318,9 @@ class _Backend:
 
 def _local(shard_rows: int) -> _Backend:
     """Everything on this machine; the geometry's sums in blocks of ``shard_rows`` rows."""
-    return _Backend(topk, functools.partial(summary, block_rows=shard_rows),
-                    lambda calls: [paired_bootstrap(*c) for c in calls])
+    return _Backend(
+        topk, functools.partial(summary, block_rows=shard_rows), lambda calls: [paired_bootstrap(*c) for c in calls]
+    )
 
 
 def _on_cluster(shard_rows: int) -> _Backend:
@@ -288,10 +329,15 @@ def _on_cluster(shard_rows: int) -> _Backend:
 
     def geometry(X):
         return summary(X, block_rows=shard_rows, map_blocks=block_mapper(X))
-    return _Backend(functools.partial(sharded_topk, shard_rows=shard_rows), geometry,
-                    lambda calls: run_tasks(paired_bootstrap, calls),
-                    f", sharded over a Ray cluster ({shard_rows:,} gallery rows per task)",
-                    f", one Ray task per block of {shard_rows:,} rows", ", one Ray task per interval")
+
+    return _Backend(
+        functools.partial(sharded_topk, shard_rows=shard_rows),
+        geometry,
+        lambda calls: run_tasks(paired_bootstrap, calls),
+        f", sharded over a Ray cluster ({shard_rows:,} gallery rows per task)",
+        f", one Ray task per block of {shard_rows:,} rows",
+        ", one Ray task per interval",
+    )
 
 
 @dataclass(frozen=True)
@@ -362,8 +408,10 @@ def _check_labels(labels, n: int, min_support: int) -> None:
         raise InputError(f"--labels: column {empty[0]!r} has no value (all {n} missing)")
     ys = _label_arrays(labels)
     if not any(len(eligible_classes(y, min_support)) >= 2 for y in ys.values()):
-        raise InputError(f"--labels: too little support: no column has two classes with at least {min_support} "
-                         f"items each (columns: {', '.join(map(str, labels.columns))})")
+        raise InputError(
+            f"--labels: too little support: no column has two classes with at least {min_support} "
+            f"items each (columns: {', '.join(map(str, labels.columns))})"
+        )
 
 
 def _gallery_sample(n: int, q_sel, positives, self_search: bool, seed: int) -> np.ndarray:
@@ -379,8 +427,9 @@ def _gallery_sample(n: int, q_sel, positives, self_search: bool, seed: int) -> n
     return np.sort(np.concatenate([need, rest[fill]]))
 
 
-def available_metrics(conditions, attributes=(), *, k: int = 10, pairs: bool = False, self_search: bool = True,
-                      stress: bool = False) -> dict[str, set[str]]:
+def available_metrics(
+    conditions, attributes=(), *, k: int = 10, pairs: bool = False, self_search: bool = True, stress: bool = False
+) -> dict[str, set[str]]:
     """Each metric a report of these inputs records -> the conditions and attributes of its rows
     (what a ``--fail-if`` qualifier may name), known before anything is measured.
 
@@ -402,6 +451,7 @@ def available_metrics(conditions, attributes=(), *, k: int = 10, pairs: bool = F
         if rows:
             for m in metrics:
                 out.setdefault(m, set()).update(rows, attrs)
+
     add(GEOMETRY_KEYS, vec, SPACES)
     add((f"overlap@{k}", "changed_queries", "median_margin_changed", "median_margin_unchanged"), names)
     add(("cert_coverage", "cert_violations"), [c.name for c in conditions if isinstance(c, Storage)])
@@ -421,8 +471,9 @@ def available_metrics(conditions, attributes=(), *, k: int = 10, pairs: bool = F
     return out
 
 
-def _plan(vectors, *, labels, compare, pairs, queries, compress, index, k, stress, quick, seed,
-          min_support, fail_if) -> _Plan:
+def _plan(
+    vectors, *, labels, compare, pairs, queries, compress, index, k, stress, quick, seed, min_support, fail_if
+) -> _Plan:
     """:func:`measure`'s arguments checked (the ``--fail-if`` rules against :func:`available_metrics`,
     before any measurement), its conditions parsed and its samples drawn."""
     k = check_int(k, "k", minimum=1)
@@ -439,12 +490,15 @@ def _plan(vectors, *, labels, compare, pairs, queries, compress, index, k, stres
     if stress and labels is None:
         raise InputError("--stress: needs --labels (the stress grid measures probes and P@k)")
     if compare is not None and not self_search:
-        raise InputError("--compare: cannot be combined with --queries (the second representation of the "
-                         "queries is not given)")
+        raise InputError(
+            "--compare: cannot be combined with --queries (the second representation of the queries is not given)"
+        )
     conds = parse_conditions(compress, index, n=n, d=d, compare=compare, seed=seed)
     attributes = [] if labels is None else [str(c) for c in labels.columns]
-    rules = rules_of.check(fail_if, available_metrics(conds, attributes, k=k, pairs=pairs is not None,
-                                                      self_search=self_search, stress=stress))
+    rules = rules_of.check(
+        fail_if,
+        available_metrics(conds, attributes, k=k, pairs=pairs is not None, self_search=self_search, stress=stress),
+    )
     positives = None if pairs is None else _positives(pairs, len(pool), n)
     q_sel = _sample_rows(len(pool), QUICK_QUERY_ROWS if quick else QUERY_ROWS, seed, _QUERIES)
     sampled = quick and n > QUICK_GALLERY_ROWS
@@ -452,19 +506,39 @@ def _plan(vectors, *, labels, compare, pairs, queries, compress, index, k, stres
     G = take_rows(V, g_idx) if sampled else V
     limit = len(G) - 2 if self_search else len(G) - 1
     if k > limit:
-        raise InputError(f"--k: must be at most {limit} (gallery of {len(G)} rows"
-                         f"{', a query never its own neighbour' if self_search else ''}), got {k}")
+        raise InputError(
+            f"--k: must be at most {limit} (gallery of {len(G)} rows"
+            f"{', a query never its own neighbour' if self_search else ''}), got {k}"
+        )
     self_pos = np.searchsorted(g_idx, q_sel) if self_search else None
-    fit = take_rows(V, _sample_rows(n, FIT_ROWS, seed, _FIT)) if any(
-        isinstance(c, Compression) for c in conds) else None
-    return _Plan(V=V, labels=labels, is_train=is_train, rules=tuple(rules), conds=conds, positives=positives,
-                 n_pool=len(pool), q_sel=q_sel, g_idx=g_idx,
-                 G=G, Q=take_rows(G, self_pos) if self_search else take_rows(pool, q_sel), self_pos=self_pos,
-                 fit=fit, geo_idx=_sample_rows(n, QUICK_GEOMETRY_ROWS, seed, _GEOMETRY) if quick else np.arange(n),
-                 k=k, seed=seed, quick=bool(quick), min_support=min_support, stress=bool(stress))
+    fit = (
+        take_rows(V, _sample_rows(n, FIT_ROWS, seed, _FIT)) if any(isinstance(c, Compression) for c in conds) else None
+    )
+    return _Plan(
+        V=V,
+        labels=labels,
+        is_train=is_train,
+        rules=tuple(rules),
+        conds=conds,
+        positives=positives,
+        n_pool=len(pool),
+        q_sel=q_sel,
+        g_idx=g_idx,
+        G=G,
+        Q=take_rows(G, self_pos) if self_search else take_rows(pool, q_sel),
+        self_pos=self_pos,
+        fit=fit,
+        geo_idx=_sample_rows(n, QUICK_GEOMETRY_ROWS, seed, _GEOMETRY) if quick else np.arange(n),
+        k=k,
+        seed=seed,
+        quick=bool(quick),
+        min_support=min_support,
+        stress=bool(stress),
+    )
 
 
 # ----------------------------------------------------------------------------- sections
+
 
 @dataclass
 class _Section:
@@ -484,7 +558,7 @@ def _unit(X, own: bool) -> np.ndarray:
     if not own:
         return unit_rows_f32(X)
     for a in range(0, len(X), CHUNK_ROWS):
-        chunk = X[a:a + CHUNK_ROWS]
+        chunk = X[a : a + CHUNK_ROWS]
         chunk /= np.linalg.norm(chunk.astype(np.float64), axis=1)[:, None]
     return X
 
@@ -497,10 +571,20 @@ def _both_spaces(X, geometry: Callable, own: bool) -> dict[str, dict]:
 
 def _geometry(plan: _Plan, geo: dict[str, dict]) -> _Section:
     """The geometry records and table of every representation's summaries in both :data:`SPACES`."""
-    rows = [_record("geometry", key, name, r[key], space) for space in SPACES for name, by in geo.items()
-            for r in [by[space]] for key in GEOMETRY_KEYS]
-    table = pd.DataFrame([{"space": space, "representation": name, **by[space], "n_rows": len(plan.geo_idx)}
-                          for space in SPACES for name, by in geo.items()])
+    rows = [
+        _record("geometry", key, name, r[key], space)
+        for space in SPACES
+        for name, by in geo.items()
+        for r in [by[space]]
+        for key in GEOMETRY_KEYS
+    ]
+    table = pd.DataFrame(
+        [
+            {"space": space, "representation": name, **by[space], "n_rows": len(plan.geo_idx)}
+            for space in SPACES
+            for name, by in geo.items()
+        ]
+    )
     return _Section(True, rows, {"geometry": table})
 
 
@@ -540,13 +624,22 @@ def _certificate(plan: _Plan, c: Storage) -> dict:
     else:
         need = plan.self_pos[cq] if plan.self_search else np.empty(0, np.int64)
         rest = np.setdiff1d(np.arange(len(G)), need)
-        pick = np.random.default_rng([plan.seed, _CERT + 100]).choice(len(rest), CERT_GALLERY // div - len(need),
-                                                                       replace=False)
+        pick = np.random.default_rng([plan.seed, _CERT + 100]).choice(
+            len(rest), CERT_GALLERY // div - len(need), replace=False
+        )
         cg = np.sort(np.concatenate([need, rest[pick]]))
-    res = compare_conditions(np.asarray(Q[cq]), [StorageCondition(c.name, gallery=c.format, queries=c.format)],
-                             gallery=take_rows(G, cg), k=plan.k + plan.self_search)[0]
-    return {"cert_coverage": res.coverage, "cert_violations": res.violations, "cert_queries": len(cq),
-            "cert_gallery": len(cg)}
+    res = compare_conditions(
+        np.asarray(Q[cq]),
+        [StorageCondition(c.name, gallery=c.format, queries=c.format)],
+        gallery=take_rows(G, cg),
+        k=plan.k + plan.self_search,
+    )[0]
+    return {
+        "cert_coverage": res.coverage,
+        "cert_violations": res.violations,
+        "cert_queries": len(cq),
+        "cert_gallery": len(cg),
+    }
 
 
 def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarray) -> _Section:
@@ -556,14 +649,25 @@ def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarra
     for c in plan.conds:
         ov = overlap_at_k(neighbours["reference"], neighbours[c.name], per_query=True)
         changed = ov < 1
-        row = {"condition": c.name, "kind": c.kind, f"overlap@{k}": float(ov.mean()),
-               "changed_queries": float(changed.mean()), "n_queries": len(ov),
-               "median_margin_changed": _median(margins[changed]),
-               "median_margin_unchanged": _median(margins[~changed])}
+        row = {
+            "condition": c.name,
+            "kind": c.kind,
+            f"overlap@{k}": float(ov.mean()),
+            "changed_queries": float(changed.mean()),
+            "n_queries": len(ov),
+            "median_margin_changed": _median(margins[changed]),
+            "median_margin_unchanged": _median(margins[~changed]),
+        }
         if isinstance(c, Storage):
             row.update(_certificate(plan, c))
-        keys = (f"overlap@{k}", "changed_queries", "median_margin_changed", "median_margin_unchanged",
-                "cert_coverage", "cert_violations")
+        keys = (
+            f"overlap@{k}",
+            "changed_queries",
+            "median_margin_changed",
+            "median_margin_unchanged",
+            "cert_coverage",
+            "cert_violations",
+        )
         rows += [_record("identity", key, c.name, row[key]) for key in keys if key in row]
         table.append(row)
     return _Section(bool(plan.conds), rows, {"identity": pd.DataFrame(table)} if plan.conds else {})
@@ -593,8 +697,10 @@ def _support(ys: dict[str, np.ndarray], min_support: int) -> tuple[list[dict], l
     records, support = [], []
     for col, y in ys.items():
         values, counts = np.unique(labelled_values(y, col)[0], return_counts=True)
-        support += [{"attribute": col, "class": v, "count": int(c), "eligible": bool(c >= min_support)}
-                    for v, c in zip(values, counts)]
+        support += [
+            {"attribute": col, "class": v, "count": int(c), "eligible": bool(c >= min_support)}
+            for v, c in zip(values, counts)
+        ]
         records.append(_record("labels", "rare_classes", "reference", int((counts < min_support).sum()), col))
         records.append(_record("labels", "missing_labels", "reference", int((~labelled(y)).sum()), col))
     return records, support
@@ -613,11 +719,15 @@ def _probe_classes(ys, classes, tr, va, min_support: int) -> tuple[dict[str, np.
     for col, y in ys.items():
         present = np.intersect1d(classes[col], _present(y[va]))
         if len(present) < 2:
-            notes.append(f"--labels: column {col!r} has fewer than 2 classes with at least {min_support} items "
-                         "present in the probe's evaluation split; no probe accuracy")
+            notes.append(
+                f"--labels: column {col!r} has fewer than 2 classes with at least {min_support} items "
+                "present in the probe's evaluation split; no probe accuracy"
+            )
         elif len(_present(y[tr])) < 2:
-            notes.append(f"--labels: column {col!r} has fewer than 2 classes among the probe's labelled training "
-                         "rows; no probe accuracy")
+            notes.append(
+                f"--labels: column {col!r} has fewer than 2 classes among the probe's labelled training "
+                "rows; no probe accuracy"
+            )
         else:
             out[col] = present
     return out, notes
@@ -649,8 +759,12 @@ def _labels(plan: _Plan, neighbours: dict[str, np.ndarray]) -> _Section:
     for name, c in [("reference", None)] + [(c.name, c) for c in plan.conds]:
         ba = _probe_accuracy(plan, c, ys, tr, va, ba_classes)
         for col, y in ys.items():
-            row = {"representation": name, "attribute": col, "eligible_classes": len(classes[col]),
-                   "missing_labels": int((~labelled(y)).sum())}
+            row = {
+                "representation": name,
+                "attribute": col,
+                "eligible_classes": len(classes[col]),
+                "missing_labels": int((~labelled(y)).sum()),
+            }
             if col in ba:
                 row.update(probe_ba=ba[col], ba_floor=1.0 / len(ba_classes[col]))
                 rows.append(_record("labels", "probe_ba", name, ba[col], col))
@@ -661,8 +775,10 @@ def _labels(plan: _Plan, neighbours: dict[str, np.ndarray]) -> _Section:
             table.append(row)
     if not plan.self_search:
         notes.append("--labels with --queries: labels describe VECTORS only, so P@k of the queries is not measured")
-    tables = {"support": pd.DataFrame(support, columns=["attribute", "class", "count", "eligible"]),
-              "labels": pd.DataFrame(table)}
+    tables = {
+        "support": pd.DataFrame(support, columns=["attribute", "class", "count", "eligible"]),
+        "labels": pd.DataFrame(table),
+    }
     return _Section(True, rows, tables, notes)
 
 
@@ -673,12 +789,19 @@ def _delta_p_draws(plan: _Plan, neighbours: dict[str, np.ndarray]) -> list[tuple
         return []
     draws = []
     for col, y in _label_arrays(plan.labels).items():
-        pq = {name: 100.0 * precision_at_k(nb, y[plan.g_idx], y[plan.q_sel], per_query=True)
-              for name, nb in neighbours.items()}
+        pq = {
+            name: 100.0 * precision_at_k(nb, y[plan.g_idx], y[plan.q_sel], per_query=True)
+            for name, nb in neighbours.items()
+        }
         for c in plan.conds:  # the queries where both are defined (a query's label or its neighbours' may be missing)
             both = ~np.isnan(pq[c.name]) & ~np.isnan(pq["reference"])
-            draws.append(({"condition": c.name, "attribute": col, "metric": f"delta_p@{plan.k}"},
-                          pq[c.name][both], pq["reference"][both]))
+            draws.append(
+                (
+                    {"condition": c.name, "attribute": col, "metric": f"delta_p@{plan.k}"},
+                    pq[c.name][both],
+                    pq["reference"][both],
+                )
+            )
     return draws
 
 
@@ -689,15 +812,31 @@ def _pairs(plan: _Plan, neighbours: dict[str, np.ndarray]) -> tuple[_Section, li
         return _Section(False), []
     has = np.flatnonzero([plan.positives[i].size > 0 for i in plan.q_sel])
     if has.size < 2:
-        return _Section(False, notes=[f"--pairs: only {has.size} searched query(ies) have positives; Hit@k and "
-                                      "recall@k skipped"]), []
+        return _Section(
+            False, notes=[f"--pairs: only {has.size} searched query(ies) have positives; Hit@k and recall@k skipped"]
+        ), []
     pos = [np.searchsorted(plan.g_idx, plan.positives[plan.q_sel[i]]) for i in has]
-    vals = {name: {"hit": 100.0 * hit_at_k(nb[has], pos, per_query=True),
-                   "recall": 100.0 * recall_at_k(nb[has], pos, per_query=True)} for name, nb in neighbours.items()}
-    rows = [_record("relevance", f"{what}@{plan.k}", name, vals[name][what].mean() / 100.0)
-            for name in vals for what in ("hit", "recall")]
-    draws = [({"condition": c.name, "attribute": "", "metric": f"delta_{what}@{plan.k}"},
-              vals[c.name][what], vals["reference"][what]) for c in plan.conds for what in ("hit", "recall")]
+    vals = {
+        name: {
+            "hit": 100.0 * hit_at_k(nb[has], pos, per_query=True),
+            "recall": 100.0 * recall_at_k(nb[has], pos, per_query=True),
+        }
+        for name, nb in neighbours.items()
+    }
+    rows = [
+        _record("relevance", f"{what}@{plan.k}", name, vals[name][what].mean() / 100.0)
+        for name in vals
+        for what in ("hit", "recall")
+    ]
+    draws = [
+        (
+            {"condition": c.name, "attribute": "", "metric": f"delta_{what}@{plan.k}"},
+            vals[c.name][what],
+            vals["reference"][what],
+        )
+        for c in plan.conds
+        for what in ("hit", "recall")
+    ]
     return _Section(False, rows, inputs={"n_queries_with_positives": int(has.size)}), draws
 
 
@@ -708,10 +847,13 @@ def _relevance(plan: _Plan, neighbours: dict[str, np.ndarray], intervals: Callab
     pairs, pair_draws = _pairs(plan, neighbours)
     draws = _delta_p_draws(plan, neighbours) + pair_draws
     ivs = intervals([(a, b, None, plan.n_draws, 0.95, plan.seed) for _, a, b in draws])
-    rel = [{**row, "value": iv.mean, "low": iv.low, "high": iv.high, "n_queries": iv.n}
-           for (row, _, _), iv in zip(draws, ivs)]
-    rows = pairs.rows + [_record("relevance", r["metric"], r["condition"], r["value"], r["attribute"], r["low"],
-                                 r["high"]) for r in rel]
+    rel = [
+        {**row, "value": iv.mean, "low": iv.low, "high": iv.high, "n_queries": iv.n}
+        for (row, _, _), iv in zip(draws, ivs)
+    ]
+    rows = pairs.rows + [
+        _record("relevance", r["metric"], r["condition"], r["value"], r["attribute"], r["low"], r["high"]) for r in rel
+    ]
     return _Section(bool(rel), rows, {"relevance": pd.DataFrame(rel)} if rel else {}, pairs.notes, pairs.inputs)
 
 
@@ -736,19 +878,28 @@ def _stress(plan: _Plan) -> _Section:
     tr, va = _probe_split(plan)
     tr, va = np.sort(tr[: int(0.7 * STRESS_ROWS)]), np.sort(va[: STRESS_ROWS - int(0.7 * STRESS_ROWS)])
     ys = _label_arrays(plan.labels)
-    cols = [c for c, y in ys.items()
-            if len(_present(y[tr])) >= 2 and labelled(y[va]).any() and len(eligible_classes(y[va], 10)) >= 2]
+    cols = [
+        c
+        for c, y in ys.items()
+        if len(_present(y[tr])) >= 2 and labelled(y[va]).any() and len(eligible_classes(y[va], 10)) >= 2
+    ]
     notes = []
     if len(cols) < len(ys):
-        notes.append(f"--stress: columns without 2 classes of at least 10 items in the stress evaluation rows "
-                     f"left out: {[c for c in ys if c not in cols]}")
+        notes.append(
+            f"--stress: columns without 2 classes of at least 10 items in the stress evaluation rows "
+            f"left out: {[c for c in ys if c not in cols]}"
+        )
     if not cols:
-        return _Section(True, tables={"stress": pd.DataFrame()},
-                        notes=notes + ["--stress: no label column usable; stress grid skipped"])
+        return _Section(
+            True,
+            tables={"stress": pd.DataFrame()},
+            notes=notes + ["--stress: no label column usable; stress grid skipped"],
+        )
     Xtr, Xva = take_rows(plan.V, tr).astype(np.float64), take_rows(plan.V, va).astype(np.float64)
     rows, table = [], []
-    for name, s, _, row, _ in measure_grid(Xtr, {c: ys[c][tr] for c in cols}, Xva, {c: ys[c][va] for c in cols},
-                                        k=plan.k, seed=plan.seed):
+    for name, s, _, row, _ in measure_grid(
+        Xtr, {c: ys[c][tr] for c in cols}, Xva, {c: ys[c][va] for c in cols}, k=plan.k, seed=plan.seed
+    ):
         rows += _stress_records(f"{name}@{s:g}", row)
         table.append({"intervention": name, "severity": s, **row})
     return _Section(True, rows, {"stress": pd.DataFrame(table)}, notes)
@@ -756,31 +907,40 @@ def _stress(plan: _Plan) -> _Section:
 
 # ----------------------------------------------------------------------------- the report
 
+
 def _probe_statement(plan: _Plan) -> str:
     """Which rows fit the probes and which score them."""
     if plan.is_train is None:
         return f"a seeded 70/30 split of at most {plan.probe_rows:,} labelled rows"
     tr, va = _probe_split(plan)
     n_tr, n_va = int(plan.is_train.sum()), int((~plan.is_train).sum())
-    return (f"the labels' split column: {len(tr):,} of its {n_tr:,} training rows fit them, {len(va):,} of its "
-            f"{n_va:,} evaluation rows score them" + (" (seeded samples)" if len(tr) + len(va) < n_tr + n_va else ""))
+    return (
+        f"the labels' split column: {len(tr):,} of its {n_tr:,} training rows fit them, {len(va):,} of its "
+        f"{n_va:,} evaluation rows score them" + (" (seeded samples)" if len(tr) + len(va) < n_tr + n_va else "")
+    )
 
 
 def _sampling(plan: _Plan, backend: _Backend) -> dict[str, str]:
     """One statement per sample: queries, gallery, geometry rows, probes, bootstrap, PCA fit."""
     n, N, pool = len(plan.V), len(plan.G), plan.n_pool
     what = "rows" if plan.self_search else "queries"
-    geometry = (f"a seeded sample of {len(plan.geo_idx):,} of {n:,} rows" if len(plan.geo_idx) < n
-                else f"all {n:,} rows")
+    geometry = f"a seeded sample of {len(plan.geo_idx):,} of {n:,} rows" if len(plan.geo_idx) < n else f"all {n:,} rows"
     return {
-        "queries": (f"all {pool:,} {what}" if len(plan.q_sel) == pool else
-                    f"a seeded sample of {len(plan.q_sel):,} of {pool:,} {what}"),
-        "gallery": (f"all {n:,} rows" if N == n else f"a seeded sample of {N:,} of {n:,} rows (containing every "
-                    "searched query and its positives)"),
+        "queries": (
+            f"all {pool:,} {what}"
+            if len(plan.q_sel) == pool
+            else f"a seeded sample of {len(plan.q_sel):,} of {pool:,} {what}"
+        ),
+        "gallery": (
+            f"all {n:,} rows"
+            if N == n
+            else f"a seeded sample of {N:,} of {n:,} rows (containing every searched query and its positives)"
+        ),
         "geometry": geometry + backend.geometry_note,
         "probes": _probe_statement(plan),
-        "bootstrap": (f"{plan.n_draws:,} paired bootstrap draws over queries (seed {plan.seed})"
-                      + backend.bootstrap_note),
+        "bootstrap": (
+            f"{plan.n_draws:,} paired bootstrap draws over queries (seed {plan.seed})" + backend.bootstrap_note
+        ),
         "pca_fit": f"a seeded sample of at most {FIT_ROWS:,} rows",
     }
 
@@ -789,22 +949,34 @@ def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -
     """The report's description of its inputs, samples, conditions and notes; ``sources`` (the
     files read, or a future of them) is awaited here, after every section."""
     inputs = {
-        "files": {}, "n": len(plan.V), "d": plan.V.shape[1], "k": plan.k, "seed": plan.seed, "quick": plan.quick,
-        "min_support": plan.min_support, "queries_are_vectors": plan.self_search, "n_query_pool": plan.n_pool,
-        "n_queries": len(plan.q_sel), "n_gallery": len(plan.G), "sampling": _sampling(plan, backend),
+        "files": {},
+        "n": len(plan.V),
+        "d": plan.V.shape[1],
+        "k": plan.k,
+        "seed": plan.seed,
+        "quick": plan.quick,
+        "min_support": plan.min_support,
+        "queries_are_vectors": plan.self_search,
+        "n_query_pool": plan.n_pool,
+        "n_queries": len(plan.q_sel),
+        "n_gallery": len(plan.G),
+        "sampling": _sampling(plan, backend),
         "label_columns": [] if plan.labels is None else [str(c) for c in plan.labels.columns],
-        "missing_labels": {} if plan.labels is None else {
-            col: int((~labelled(y)).sum()) for col, y in _label_arrays(plan.labels).items()},
+        "missing_labels": {}
+        if plan.labels is None
+        else {col: int((~labelled(y)).sum()) for col, y in _label_arrays(plan.labels).items()},
         "split_column": plan.is_train is not None,
         "conditions": [{"name": c.name, "kind": c.kind, "description": c.description} for c in plan.conds],
         "exact_search": "embdiag.metrics.retrieval.topk, cosine in float32" + backend.search_note,
-        "versions": _versions(), "notes": [note for s in sections for note in s.notes],
+        "versions": _versions(),
+        "notes": [note for s in sections for note in s.notes],
     }
     if plan.quick:
         inputs["quick_statement"] = (
             f"Quick run: the numbers come from subsamples (at most {QUICK_QUERY_ROWS:,} queries, a gallery of at most "
             f"{QUICK_GALLERY_ROWS:,} rows, {QUICK_GEOMETRY_ROWS:,} rows for geometry, {QUICK_PROBE_ROWS:,} for "
-            f"probes, {QUICK_DRAWS:,} bootstrap draws); rerun without --quick for the full measurement.")
+            f"probes, {QUICK_DRAWS:,} bootstrap draws); rerun without --quick for the full measurement."
+        )
     for s in sections:
         inputs.update(s.inputs)
     inputs["files"] = dict((sources.result() if isinstance(sources, Future) else sources) or {})
@@ -822,11 +994,12 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> dict[str, _Sect
     def step(desc):
         bar.set_postfix_str(f"{desc} done")  # names the step just finished
         bar.update(1)
+
     Xg = _geometry_rows(plan)
     geo = {"reference": _both_spaces(Xg, backend.geometry, own=False)}
     step("geometry")
     ref_S, ref_I = _exact(plan.Q, plan.G, plan.k + 1, plan.self_pos, backend.search)
-    neighbours = {"reference": ref_I[:, :plan.k]}
+    neighbours = {"reference": ref_I[:, : plan.k]}
     step("exact search")
     for c in plan.conds:
         neighbours[c.name], by_space = _condition(plan, c, backend, Xg)
@@ -869,6 +1042,7 @@ def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
 
 # ----------------------------------------------------------------------------- summary
 
+
 def verdict(changed_queries: float, intervals) -> str:
     """One condition's verdict in words, from its identity and its relevance changes.
 
@@ -905,13 +1079,21 @@ def _probe_changes(labels: pd.DataFrame | None, name: str) -> list[dict]:
     if labels is None or "probe_ba" not in labels:
         return []
     ba = labels.set_index(["representation", "attribute"])["probe_ba"]
-    return [{"attribute": a, "probe_ba": float(ba[(name, a)]), "reference_probe_ba": float(ba[("reference", a)]),
-             "change_pp": 100.0 * float(ba[(name, a)] - ba[("reference", a)])}
-            for a in dict.fromkeys(labels["attribute"]) if (name, a) in ba.index and np.isfinite(ba[(name, a)])]
+    return [
+        {
+            "attribute": a,
+            "probe_ba": float(ba[(name, a)]),
+            "reference_probe_ba": float(ba[("reference", a)]),
+            "change_pp": 100.0 * float(ba[(name, a)] - ba[("reference", a)]),
+        }
+        for a in dict.fromkeys(labels["attribute"])
+        if (name, a) in ba.index and np.isfinite(ba[(name, a)])
+    ]
 
 
-def summarize(conditions, identity: pd.DataFrame | None, relevance: pd.DataFrame | None,
-              labels: pd.DataFrame | None, k: int) -> list[dict]:
+def summarize(
+    conditions, identity: pd.DataFrame | None, relevance: pd.DataFrame | None, labels: pd.DataFrame | None, k: int
+) -> list[dict]:
     """One entry per condition: ``condition``, ``kind``; identity: ``changed_queries`` (share of
     searched queries whose top-k set changed) and ``overlap@k``; ``relevance``: each change of
     the condition (``metric``, ``attribute``, ``value``, ``low``, ``high`` in pp, ``n_queries``);
@@ -923,14 +1105,27 @@ def summarize(conditions, identity: pd.DataFrame | None, relevance: pd.DataFrame
     ident = identity.set_index("condition")
     out = []
     for c in conditions:
-        rel = [] if relevance is None else [
-            {key: r[key] for key in ("metric", "attribute", "value", "low", "high", "n_queries")}
-            for r in relevance.to_dict("records") if r["condition"] == c.name]
+        rel = (
+            []
+            if relevance is None
+            else [
+                {key: r[key] for key in ("metric", "attribute", "value", "low", "high", "n_queries")}
+                for r in relevance.to_dict("records")
+                if r["condition"] == c.name
+            ]
+        )
         changed = float(ident.loc[c.name, "changed_queries"])
-        out.append({"condition": c.name, "kind": c.kind, "changed_queries": changed,
-                    f"overlap@{k}": float(ident.loc[c.name, f"overlap@{k}"]), "relevance": rel,
-                    "labels": _probe_changes(labels, c.name),
-                    "verdict": verdict(changed, [(r["low"], r["high"]) for r in rel])})
+        out.append(
+            {
+                "condition": c.name,
+                "kind": c.kind,
+                "changed_queries": changed,
+                f"overlap@{k}": float(ident.loc[c.name, f"overlap@{k}"]),
+                "relevance": rel,
+                "labels": _probe_changes(labels, c.name),
+                "verdict": verdict(changed, [(r["low"], r["high"]) for r in rel]),
+            }
+        )
     return out
 
 
@@ -943,18 +1138,42 @@ def _change(r: dict) -> str:
 
 def summary_table(summary: list[dict], k: int) -> pd.DataFrame:
     """:func:`summarize`'s entries as one row per condition (changes and probe changes in words)."""
-    return pd.DataFrame([{
-        "condition": e["condition"], "kind": e["kind"], "changed_queries": e["changed_queries"],
-        f"overlap@{k}": e[f"overlap@{k}"],
-        "relevance_change_pp": "; ".join(map(_change, e["relevance"])) or "not measured",
-        "probe_ba_change_pp": "; ".join(f"{p['attribute']} {p['change_pp']:+.2f}" for p in e["labels"]) or "—",
-        "verdict": e["verdict"]} for e in summary])
+    return pd.DataFrame(
+        [
+            {
+                "condition": e["condition"],
+                "kind": e["kind"],
+                "changed_queries": e["changed_queries"],
+                f"overlap@{k}": e[f"overlap@{k}"],
+                "relevance_change_pp": "; ".join(map(_change, e["relevance"])) or "not measured",
+                "probe_ba_change_pp": "; ".join(f"{p['attribute']} {p['change_pp']:+.2f}" for p in e["labels"]) or "—",
+                "verdict": e["verdict"],
+            }
+            for e in summary
+        ]
+    )
 
 
-def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=None, queries=None,
-            compress=(), index=(), k: int = 10, stress: bool = False, quick: bool = False, seed: int = 0,
-            min_support: int = 10, progress: bool = True, sources: dict | None = None, cluster: str | None = None,
-            shard_rows: int = SHARD_ROWS, fail_if=()) -> Report:
+def measure(
+    vectors,
+    *,
+    labels: pd.DataFrame | None = None,
+    compare=None,
+    pairs=None,
+    queries=None,
+    compress=(),
+    index=(),
+    k: int = 10,
+    stress: bool = False,
+    quick: bool = False,
+    seed: int = 0,
+    min_support: int = 10,
+    progress: bool = True,
+    sources: dict | None = None,
+    cluster: str | None = None,
+    shard_rows: int = SHARD_ROWS,
+    fail_if=(),
+) -> Report:
     """Measure a report on ``vectors`` (n x d; a memmap stays a memmap).
 
     Args:
@@ -1007,10 +1226,23 @@ def measure(vectors, *, labels: pd.DataFrame | None = None, compare=None, pairs=
     shard_rows = check_int(shard_rows, "shard_rows", minimum=1)
 
     def run(backend: _Backend) -> Report:
-        plan = _plan(vectors, labels=labels, compare=compare, pairs=pairs, queries=queries, compress=compress,
-                     index=index, k=k, stress=stress, quick=quick, seed=seed, min_support=min_support,
-                     fail_if=fail_if)
+        plan = _plan(
+            vectors,
+            labels=labels,
+            compare=compare,
+            pairs=pairs,
+            queries=queries,
+            compress=compress,
+            index=index,
+            k=k,
+            stress=stress,
+            quick=quick,
+            seed=seed,
+            min_support=min_support,
+            fail_if=fail_if,
+        )
         return _report(plan, backend, progress, sources)
+
     if cluster is None:
         return run(_local(shard_rows))
     check_address(cluster)

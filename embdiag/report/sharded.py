@@ -169,4 +169,5 @@ def block_mapper(X):
 
     def map_blocks(fn, spans, *args):
         return run_tasks(_on_rows, [(fn, source, a, b, args) for a, b in spans])
+
     return map_blocks

@@ -14,8 +14,10 @@ from embdiag.data.captions import NOUNS, caption_statistics, describe, names_obj
 from embdiag.data.procedural import _unpack
 
 #: SHA-256 of every non-caption array of two splits, computed with generator v1 before captions changed.
-V1_DIGESTS = {("caption", 1000): "51addd35c560be60114bdf9e99f836b8c848459f5d79c25eaac8d7faeac13d7e",
-              ("train", 200): "819f2efe816dd2139077342e75ae5aa4262a2f06af80f8d08358216a45ee0bb8"}
+V1_DIGESTS = {
+    ("caption", 1000): "51addd35c560be60114bdf9e99f836b8c848459f5d79c25eaac8d7faeac13d7e",
+    ("train", 200): "819f2efe816dd2139077342e75ae5aa4262a2f06af80f8d08358216a45ee0bb8",
+}
 
 
 def _digest(arrays: dict) -> str:
@@ -45,18 +47,25 @@ def test_captions_identify_their_images(caption_split):
     caps = _captions(caption_split)
     stats = caption_statistics(caps)
     assert stats["n_captions"] == 5000
-    assert stats["distinct"] > 0.99                         # v1: 0.497
-    assert stats["shared_with_other_image"] < 0.01          # v1: 0.60
+    assert stats["distinct"] > 0.99  # v1: 0.497
+    assert stats["shared_with_other_image"] < 0.01  # v1: 0.60
     empty = np.bincount(caption_split["inst_image"], minlength=len(caps)) == 0
     assert stats["no_object"] == pytest.approx(empty.mean())  # only empty scenes name no object (v1: 0.55)
     assert all(names_object(c) for row in caps[~empty] for c in row)
 
 
 def test_every_caption_states_its_own_scene():
-    objects = [("car", "red", 0.2, 0.9), ("car", "white", 0.7, 0.5), ("pedestrian", "blue", 0.9, 0.8),
-               ("traffic light", "green", 0.8, 0.6)]
-    absent = re.compile(r"\b(" + "|".join(w for c in ("truck", "bus", "cyclist", "traffic sign")
-                                           for pair in NOUNS[c] for w in pair) + r")\b")
+    objects = [
+        ("car", "red", 0.2, 0.9),
+        ("car", "white", 0.7, 0.5),
+        ("pedestrian", "blue", 0.9, 0.8),
+        ("traffic light", "green", 0.8, 0.6),
+    ]
+    absent = re.compile(
+        r"\b("
+        + "|".join(w for c in ("truck", "bus", "cyclist", "traffic sign") for pair in NOUNS[c] for w in pair)
+        + r")\b"
+    )
     for seed in range(20):
         caps = describe("rainy", "highway", "night", objects, random.Random(seed))
         assert len(set(caps)) == 5

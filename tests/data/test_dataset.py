@@ -17,8 +17,9 @@ from embdiag.data.vocab import VOCAB
 
 @pytest.fixture(scope="module")
 def ds(tmp_path_factory):
-    return load_procedural(n_train=40, n_val=30, n_pool=10, n_caption=12, image_size=32,
-                           root=tmp_path_factory.mktemp("data"))
+    return load_procedural(
+        n_train=40, n_val=30, n_pool=10, n_caption=12, image_size=32, root=tmp_path_factory.mktemp("data")
+    )
 
 
 def test_subset_by_name_mask_and_indices(ds):
@@ -60,7 +61,7 @@ def test_labels_codes_and_class_counts(ds):
     totals = cc.groupby(["attribute", "split"])["count"].sum()
     assert (totals.xs("val", level="split") == 30).all()
     assert np.allclose(cc.groupby(["attribute", "split"])["share"].sum(), 1.0)
-    assert len(cc[(cc.attribute == "weather") & (cc.split == "val")]) == len(VOCAB["weather"])   # zeros kept
+    assert len(cc[(cc.attribute == "weather") & (cc.split == "val")]) == len(VOCAB["weather"])  # zeros kept
 
 
 def test_key_is_stable_and_specific(ds, tmp_path):
@@ -74,8 +75,15 @@ def test_key_is_stable_and_specific(ds, tmp_path):
 def test_dataset_validation():
     ids = np.array(["a", "b"])
     attrs = attribute_frame({"weather": ["clear", "rainy"]}, ids)
-    ok = dict(ids=ids, images=np.zeros((2, 4, 4, 3), np.uint8), attributes=attrs, split=np.array(["train", "val"]),
-              categories=np.zeros((2, 1), bool), category_names=("car",), source="test")
+    ok = dict(
+        ids=ids,
+        images=np.zeros((2, 4, 4, 3), np.uint8),
+        attributes=attrs,
+        split=np.array(["train", "val"]),
+        categories=np.zeros((2, 1), bool),
+        category_names=("car",),
+        source="test",
+    )
     Dataset(**ok)
     with pytest.raises(ValueError, match="images has 3 rows"):
         Dataset(**{**ok, "images": np.zeros((3, 4, 4, 3), np.uint8)})
@@ -93,7 +101,7 @@ def test_entry_point_errors():
     with pytest.raises(ValueError, match="captions"):
         load_captions("bdd100k")
     with pytest.raises(TypeError):
-        load_dataset("bdd100k")                                              # paths are required
+        load_dataset("bdd100k")  # paths are required
 
 
 def test_data_url_round_trip(ds):

@@ -14,8 +14,17 @@ from hypothesis import strategies as st
 from safetensors.numpy import save_file
 
 from embdiag.data import files
-from embdiag.data.files import (EVAL_NAMES, SPLIT_COLUMN, InputError, check_support, parse_split, read_labels,
-                                read_pairs, read_vectors, split_labels)
+from embdiag.data.files import (
+    EVAL_NAMES,
+    SPLIT_COLUMN,
+    InputError,
+    check_support,
+    parse_split,
+    read_labels,
+    read_pairs,
+    read_vectors,
+    split_labels,
+)
 from embdiag.metrics import hit_at_k
 
 RNG = np.random.default_rng(0)
@@ -32,6 +41,7 @@ def write_parquet(path, columns):
 
 
 # --- vectors: round trips -------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_npy_float_is_memory_mapped_without_a_copy(tmp_path, dtype):
@@ -50,11 +60,14 @@ def test_other_numeric_types_are_upcast_to_float32(tmp_path, dtype):
     np.testing.assert_array_equal(out, data.astype(np.float32))
 
 
-@pytest.mark.parametrize("arrays, key", [
-    ({"anything": X}, "anything"),
-    ({"vectors": X, "ids": np.arange(6)}, "vectors"),
-    ({"embeddings": X, "ids": np.arange(6), "meta": np.zeros(2)}, "embeddings"),
-])
+@pytest.mark.parametrize(
+    "arrays, key",
+    [
+        ({"anything": X}, "anything"),
+        ({"vectors": X, "ids": np.arange(6)}, "vectors"),
+        ({"embeddings": X, "ids": np.arange(6), "meta": np.zeros(2)}, "embeddings"),
+    ],
+)
 def test_npz_and_safetensors_pick_the_one_array(tmp_path, arrays, key):
     np.savez(tmp_path / "x.npz", **arrays)
     save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()}, str(tmp_path / "x.safetensors"))
@@ -62,11 +75,14 @@ def test_npz_and_safetensors_pick_the_one_array(tmp_path, arrays, key):
         np.testing.assert_array_equal(read_vectors(tmp_path / f"x.{suffix}"), arrays[key])
 
 
-@pytest.mark.parametrize("column", [
-    pa.array(list(X), type=pa.list_(pa.float32())),
-    pa.array(list(X), type=pa.list_(pa.float32(), 4)),
-    pa.array(list(X.astype(np.float64)), type=pa.large_list(pa.float64())),
-])
+@pytest.mark.parametrize(
+    "column",
+    [
+        pa.array(list(X), type=pa.list_(pa.float32())),
+        pa.array(list(X), type=pa.list_(pa.float32(), 4)),
+        pa.array(list(X.astype(np.float64)), type=pa.large_list(pa.float64())),
+    ],
+)
 def test_parquet_with_one_list_column(tmp_path, column):
     path = write_parquet(tmp_path / "x.parquet", {"id": [f"i{i}" for i in range(6)], "emb": column})
     np.testing.assert_array_equal(read_vectors(path), X)
@@ -108,8 +124,11 @@ BAD_VECTOR_FILES = [
     ("two.npz", r"expected one array, or one named 'vectors' or 'embeddings'; found 'a', 'b'$"),
     ("both.npz", r"expected one array, .*; found 'vectors', 'embeddings'$"),
     ("two.safetensors", r"expected one tensor, or one named 'vectors' or 'embeddings'; found 'a', 'b'$"),
-    ("mixed.parquet", r"expected one list column of floats, or only numeric columns \(one per dimension\); "
-                      r"found 'a' \(double\), 'b' \(string\)$"),
+    (
+        "mixed.parquet",
+        r"expected one list column of floats, or only numeric columns \(one per dimension\); "
+        r"found 'a' \(double\), 'b' \(string\)$",
+    ),
     ("lists.parquet", r"expected one list column .*; found 'a' \(list<element: double>\), 'b' \(list"),
     ("strlist.parquet", r"list column 'a' holds string, not numbers$"),
     ("ragged.parquet", r"list column 'a' has rows of different lengths \(2 at index 0, 1 at index 2\)$"),
@@ -157,8 +176,11 @@ def test_nonfinite_rows_across_chunk_boundaries(tmp_path, monkeypatch, chunk, va
     data[7] = 0  # a zero row too: non-finite rows are reported first
     np.save(tmp_path / "x.npy", data)
     path = tmp_path / "x.npy"
-    with pytest.raises(InputError, match="^" + where(path) + r"contains NaN or infinite values "
-                                         r"\(3 bad row\(s\), first at index 4\)$"):
+    with pytest.raises(
+        InputError,
+        match="^" + where(path) + r"contains NaN or infinite values "
+        r"\(3 bad row\(s\), first at index 4\)$",
+    ):
         read_vectors(path)
 
 
@@ -202,6 +224,7 @@ def test_nan_values_in_parquet_are_found(tmp_path):
 
 # --- labels ---------------------------------------------------------------------------------------
 
+
 def test_labels_csv_with_ids_round_trips_as_strings(tmp_path):
     path = tmp_path / "labels.csv"
     path.write_text("colour,id,size\nred,a,1\nNA,b,2\nred,c,1\nNA,d,2\n")
@@ -217,14 +240,17 @@ def test_labels_parquet_without_ids(tmp_path):
     assert list(out.index) == [0, 1, 2]
 
 
-@pytest.mark.parametrize("text, n, problem", [
-    ("a\nx\ny\n", 3, r"has 2 row\(s\), expected 3 \(one per vector\)$"),
-    ("a,b\nx,1\ny,\nx,\n", 3, r"column 'b' has 2 missing value\(s\) \(first at row 1\)$"),
-    ("a,b\nx,1\ny,1\n", 2, r"column 'b' has a single class \('1'\); nothing to tell apart$"),
-    ("id,a\n1,x\n2,y\n1,x\n", 3, r"column 'id' has 1 duplicate\(s\) \(first: '1'\)$"),
-    ("id\n1\n2\n", 2, r"no attribute column besides 'id'$"),
-    ("", 2, r"cannot read as \.csv \(EmptyDataError: .+\)$"),
-])
+@pytest.mark.parametrize(
+    "text, n, problem",
+    [
+        ("a\nx\ny\n", 3, r"has 2 row\(s\), expected 3 \(one per vector\)$"),
+        ("a,b\nx,1\ny,\nx,\n", 3, r"column 'b' has 2 missing value\(s\) \(first at row 1\)$"),
+        ("a,b\nx,1\ny,1\n", 2, r"column 'b' has a single class \('1'\); nothing to tell apart$"),
+        ("id,a\n1,x\n2,y\n1,x\n", 3, r"column 'id' has 1 duplicate\(s\) \(first: '1'\)$"),
+        ("id\n1\n2\n", 2, r"no attribute column besides 'id'$"),
+        ("", 2, r"cannot read as \.csv \(EmptyDataError: .+\)$"),
+    ],
+)
 def test_bad_labels_are_named_with_their_problem(tmp_path, text, n, problem):
     path = tmp_path / "labels.csv"
     path.write_text(text)
@@ -249,6 +275,7 @@ def test_check_support_returns_the_rare_classes_without_raising():
 
 # --- pairs ----------------------------------------------------------------------------------------
 
+
 def test_pairs_by_index_feed_hit_at_k(tmp_path):
     path = tmp_path / "pairs.csv"
     path.write_text("target,query,note\n2,0,x\n1,0,x\n2,0,dup\n0, 1,x\n3,2,x\n")
@@ -261,26 +288,38 @@ def test_pairs_by_index_feed_hit_at_k(tmp_path):
 def test_pairs_by_id_and_missing_queries_when_allowed(tmp_path):
     path = tmp_path / "pairs.csv"
     path.write_text("query,target\nq2,g0\nq0,g1\nq2,g1\n")
-    positives, queries = read_pairs(path, 3, 2, query_ids=["q0", "q1", "q2"], target_ids=["g0", "g1"],
-                                    allow_missing=True)
+    positives, queries = read_pairs(
+        path, 3, 2, query_ids=["q0", "q1", "q2"], target_ids=["g0", "g1"], allow_missing=True
+    )
     assert queries.tolist() == [0, 2] and [p.tolist() for p in positives] == [[1], [0, 1]]
-    with pytest.raises(InputError, match="^" + where(path, "--pairs") +
-                       r"1 of 3 queries have no positive \(first: query 'q1'\)$"):
+    with pytest.raises(
+        InputError, match="^" + where(path, "--pairs") + r"1 of 3 queries have no positive \(first: query 'q1'\)$"
+    ):
         read_pairs(path, 3, 2, query_ids=["q0", "q1", "q2"], target_ids=["g0", "g1"])
 
 
-@pytest.mark.parametrize("text, kwargs, problem", [
-    ("q,target\n0,1\n", {}, r"missing column\(s\) 'query'; found 'q', 'target'$"),
-    ("query,target\n", {}, r"no pairs$"),
-    ("query,target\n0,1\n1,\n", {}, r"column 'target' has 1 missing value\(s\) \(first at row 1\)$"),
-    ("query,target\n0,1\n1,x\n2,1.0\n", {}, r"column 'target' holds 2 value\(s\) that are not integer row "
-                                            r"indices \(first: 'x' at row 1\)$"),
-    ("query,target\n0,1\n3,1\n-1,0\n", {}, r"2 query index\(es\) out of range 0\.\.2 \(first: 3 at row 1\)$"),
-    ("query,target\n0,1\n1,0\n", {}, r"1 of 3 queries have no positive \(first: query index 2\)$"),
-    ("query,target\n0,a\n1,z\n2,y\n", {"target_ids": ["a", "b"]},
-     r"2 unknown target id\(s\) \(first: 'z' at row 1\)$"),
-    ("query,target\n0,a\n", {"target_ids": ["a", "a"]}, r"2 target id\(s\) given \(1 distinct\) for 2 row\(s\)$"),
-])
+@pytest.mark.parametrize(
+    "text, kwargs, problem",
+    [
+        ("q,target\n0,1\n", {}, r"missing column\(s\) 'query'; found 'q', 'target'$"),
+        ("query,target\n", {}, r"no pairs$"),
+        ("query,target\n0,1\n1,\n", {}, r"column 'target' has 1 missing value\(s\) \(first at row 1\)$"),
+        (
+            "query,target\n0,1\n1,x\n2,1.0\n",
+            {},
+            r"column 'target' holds 2 value\(s\) that are not integer row "
+            r"indices \(first: 'x' at row 1\)$",
+        ),
+        ("query,target\n0,1\n3,1\n-1,0\n", {}, r"2 query index\(es\) out of range 0\.\.2 \(first: 3 at row 1\)$"),
+        ("query,target\n0,1\n1,0\n", {}, r"1 of 3 queries have no positive \(first: query index 2\)$"),
+        (
+            "query,target\n0,a\n1,z\n2,y\n",
+            {"target_ids": ["a", "b"]},
+            r"2 unknown target id\(s\) \(first: 'z' at row 1\)$",
+        ),
+        ("query,target\n0,a\n", {"target_ids": ["a", "a"]}, r"2 target id\(s\) given \(1 distinct\) for 2 row\(s\)$"),
+    ],
+)
 def test_bad_pairs_are_named_with_their_problem(tmp_path, text, kwargs, problem):
     path = tmp_path / "pairs.csv"
     path.write_text(text)
@@ -303,6 +342,7 @@ def test_file_records_later_is_file_record_and_carries_errors(tmp_path):
 
 # --- missing labels and the split column (issue #25, points 4 and 8) ----------------------------------
 
+
 def test_missing_labels_are_kept_as_none_when_allowed(tmp_path):
     path = tmp_path / "labels.csv"
     path.write_text("digit,parity,split\n1,odd,train\n,even,val\n2,,Train\n1,odd,TEST\n")
@@ -313,11 +353,14 @@ def test_missing_labels_are_kept_as_none_when_allowed(tmp_path):
         read_labels(path, 4)  # by default (the chapters' route) a missing value is still refused
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("a,b\nx,\ny,\n", r"column 'b' has no value \(all 2 missing\)$"),
-    ("a,b\nx,1\ny,\nz,1\n", r"column 'b' has a single class \('1'\); nothing to tell apart$"),
-    ("a,split\nx,train\ny,\n", r"column 'split' has 1 missing value\(s\) \(first at row 1\)$"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("a,b\nx,\ny,\n", r"column 'b' has no value \(all 2 missing\)$"),
+        ("a,b\nx,1\ny,\nz,1\n", r"column 'b' has a single class \('1'\); nothing to tell apart$"),
+        ("a,split\nx,train\ny,\n", r"column 'split' has 1 missing value\(s\) \(first at row 1\)$"),
+    ],
+)
 def test_missing_labels_that_leave_nothing_to_tell_apart_are_refused(tmp_path, text, problem):
     path = tmp_path / "labels.csv"
     path.write_text(text)

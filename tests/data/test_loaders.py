@@ -10,8 +10,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from embdiag.data import (DataError, DataFileNotFoundError, DataFormatError, ImageReadError, LazyImages,
-                          load_bdd100k, load_captions, load_coco, load_dataset, load_study, read_image)
+from embdiag.data import (
+    DataError,
+    DataFileNotFoundError,
+    DataFormatError,
+    ImageReadError,
+    LazyImages,
+    load_bdd100k,
+    load_captions,
+    load_coco,
+    load_dataset,
+    load_study,
+    read_image,
+)
 from embdiag.data import jsonio
 from embdiag.data.vocab import VOCAB
 
@@ -24,14 +35,19 @@ def _jpeg(path, rgb, size=(24, 16)):
 
 
 def _bdd_record(i, split):
-    labels = [{"category": "car", "id": 1, "box2d": {"x1": 1, "y1": 1, "x2": 5, "y2": 5}},
-              {"category": "lane", "id": 2, "poly2d": [{"vertices": [[0, 0], [1, 1]]}]},
-              {"category": "drivable area", "id": 3, "poly2d": [{"vertices": [[0, 0], [1, 1]]}]}]
+    labels = [
+        {"category": "car", "id": 1, "box2d": {"x1": 1, "y1": 1, "x2": 5, "y2": 5}},
+        {"category": "lane", "id": 2, "poly2d": [{"vertices": [[0, 0], [1, 1]]}]},
+        {"category": "drivable area", "id": 3, "poly2d": [{"vertices": [[0, 0], [1, 1]]}]},
+    ]
     if i % 3 == 0:
         labels.append({"category": "person", "id": 4, "box2d": {"x1": 1, "y1": 1, "x2": 2, "y2": 2}})
-    return {"name": f"{split}-{i:04d}.jpg", "timestamp": 10000,
-            "attributes": {"weather": WEATHERS[i % 7], "scene": SCENES[i % 7], "timeofday": TIMES[i % 4]},
-            "labels": labels if i % 5 else []}
+    return {
+        "name": f"{split}-{i:04d}.jpg",
+        "timestamp": 10000,
+        "attributes": {"weather": WEATHERS[i % 7], "scene": SCENES[i % 7], "timeofday": TIMES[i % 4]},
+        "labels": labels if i % 5 else [],
+    }
 
 
 @pytest.fixture
@@ -46,8 +62,12 @@ def bdd(tmp_path):
         files[split] = path
         for i, r in enumerate(recs):
             _jpeg(root / "images" / "100k" / split / r["name"], (8 * i, 100, 200 - 5 * i))
-    return {"train_labels": files["train"], "val_labels": files["val"], "images_dir": root / "images" / "100k",
-            "root": tmp_path / "cache_root"}
+    return {
+        "train_labels": files["train"],
+        "val_labels": files["val"],
+        "images_dir": root / "images" / "100k",
+        "root": tmp_path / "cache_root",
+    }
 
 
 def test_bdd100k_round_trip(bdd):
@@ -56,7 +76,7 @@ def test_bdd100k_round_trip(bdd):
     recs = {r["name"]: r for s in ("train", "val") for r in json.loads(bdd[f"{s}_labels"].read_text())}
     for i, name in enumerate(ds.ids):
         for a in ("weather", "scene", "timeofday"):
-            assert ds.attributes.loc[name, a] == recs[name]["attributes"][a]      # undefined kept as a label
+            assert ds.attributes.loc[name, a] == recs[name]["attributes"][a]  # undefined kept as a label
         cats = {c for c, on in zip(ds.category_names, ds.categories[i]) if on}
         assert cats == {lab["category"] for lab in recs[name]["labels"] if "box2d" in lab}
     assert "lane" not in ds.category_names and "drivable area" not in ds.category_names
@@ -91,7 +111,7 @@ def test_bdd100k_flat_image_folder_and_label_cache(bdd, tmp_path):
             p.rename(flat / p.name)
     ds = load_bdd100k(**{**bdd, "images_dir": flat}, n_train=5, n_val=5)
     assert len(ds) == 10
-    assert len(list((bdd["root"] / "cache").glob("bdd100k-labels-*"))) == 2          # parsed label tables cached
+    assert len(list((bdd["root"] / "cache").glob("bdd100k-labels-*"))) == 2  # parsed label tables cached
     ds2 = load_bdd100k(**{**bdd, "images_dir": flat}, n_train=5, n_val=5, cache=False)
     assert np.array_equal(ds.ids, ds2.ids) and np.array_equal(ds.categories, ds2.categories)
 
@@ -135,7 +155,7 @@ def test_bdd100k_unreadable_image_and_too_many(bdd):
     (bdd["images_dir"] / "train" / "train-0007.jpg").write_bytes(b"this is not a jpeg")
     with pytest.raises(ImageReadError, match="train-0007.jpg.*cannot read image"):
         load_bdd100k(**bdd, n_train=30, n_val=5)
-    ds = load_bdd100k(**bdd, n_train=30, n_val=5, verify_images=False)     # found on access instead
+    ds = load_bdd100k(**bdd, n_train=30, n_val=5, verify_images=False)  # found on access instead
     with pytest.raises(ImageReadError, match="train-0007.jpg"):
         np.asarray(ds.images)
     with pytest.raises(DataError, match="asked for 40 images but the file has 30"):
@@ -144,6 +164,7 @@ def test_bdd100k_unreadable_image_and_too_many(bdd):
 
 # ----------------------------------------------------------------------------------------- COCO
 
+
 def _coco(tmp_path, n_images=12):
     imgs, caps, inst = [], [], []
     aid = 100
@@ -151,7 +172,7 @@ def _coco(tmp_path, n_images=12):
         iid = 1000 + 7 * k
         name = f"{iid:012d}.jpg"
         imgs.append({"id": iid, "file_name": name, "height": 16, "width": 24})
-        n_caps = 3 if k % 4 == 3 else 5 + k % 3                      # some too few, some more than five
+        n_caps = 3 if k % 4 == 3 else 5 + k % 3  # some too few, some more than five
         for c in range(n_caps):
             caps.append({"id": aid, "image_id": iid, "caption": f"  Image {iid} caption {c}.\n"})
             aid += 1
@@ -160,9 +181,11 @@ def _coco(tmp_path, n_images=12):
             inst.append({"id": aid + 1, "image_id": iid, "category_id": 3, "bbox": [0, 0, 2, 2]})
         aid += 2
         _jpeg(tmp_path / "val2017" / name, (20 * k, 50, 90))
-    cats = [{"id": 18, "name": "dog", "supercategory": "animal"},
-            {"id": 1, "name": "person", "supercategory": "person"},
-            {"id": 3, "name": "car", "supercategory": "vehicle"}]
+    cats = [
+        {"id": 18, "name": "dog", "supercategory": "animal"},
+        {"id": 1, "name": "person", "supercategory": "person"},
+        {"id": 3, "name": "car", "supercategory": "vehicle"},
+    ]
     (tmp_path / "annotations").mkdir(exist_ok=True)
     cj, ij = tmp_path / "annotations" / "captions_val2017.json", tmp_path / "annotations" / "instances_val2017.json"
     cj.write_text(json.dumps({"info": {}, "images": imgs, "annotations": caps}))
@@ -178,7 +201,7 @@ def test_coco_round_trip(tmp_path):
     for an in doc["annotations"]:
         by_image.setdefault(an["image_id"], []).append(" ".join(an["caption"].split()))
     assert len(ds) == 8 and set(ds.split) == {"caption"} and ds.captions.shape == (8, 5)
-    assert ds.category_names == ("person", "car", "dog")                    # ordered by category id
+    assert ds.category_names == ("person", "car", "dog")  # ordered by category id
     for i, name in enumerate(ds.ids):
         iid = int(name.split(".")[0])
         assert len(by_image[iid]) >= 5
@@ -238,16 +261,27 @@ def test_coco_missing_and_unreadable_images(tmp_path):
 
 def test_load_study_switches_to_real_data_by_parameters_only(bdd, tmp_path):
     coco = _coco(tmp_path / "coco")
-    driving, groups = load_study("real", n_train=20, n_val=10, n_pool=5, n_caption=5, image_size=16,
-                                 bdd_train_labels=bdd["train_labels"], bdd_val_labels=bdd["val_labels"],
-                                 bdd_images=bdd["images_dir"], coco_captions=coco["captions_json"],
-                                 coco_instances=coco["instances_json"], coco_images=coco["images_dir"],
-                                 root=bdd["root"])
+    driving, groups = load_study(
+        "real",
+        n_train=20,
+        n_val=10,
+        n_pool=5,
+        n_caption=5,
+        image_size=16,
+        bdd_train_labels=bdd["train_labels"],
+        bdd_val_labels=bdd["val_labels"],
+        bdd_images=bdd["images_dir"],
+        coco_captions=coco["captions_json"],
+        coco_instances=coco["instances_json"],
+        coco_images=coco["images_dir"],
+        root=bdd["root"],
+    )
     assert driving.splits == ("train", "val", "pool") and groups.splits == ("caption",)
     assert driving.source.startswith("BDD100K") and groups.source.startswith("COCO 2017")
-    syn_driving, syn_groups = load_study("procedural", n_train=20, n_val=10, n_pool=5, n_caption=5, image_size=32,
-                                         root=tmp_path / "syn")
-    for real, syn in ((driving, syn_driving), (groups, syn_groups)):                  # same interface
+    syn_driving, syn_groups = load_study(
+        "procedural", n_train=20, n_val=10, n_pool=5, n_caption=5, image_size=32, root=tmp_path / "syn"
+    )
+    for real, syn in ((driving, syn_driving), (groups, syn_groups)):  # same interface
         assert real.splits == syn.splits and list(real.class_counts().columns) == list(syn.class_counts().columns)
         assert real.images.shape[1:] == (16, 16, 3) and syn.images.dtype == real.images.dtype == np.uint8
     assert groups.captions.shape == syn_groups.captions.shape == (5, 5)
@@ -259,7 +293,7 @@ def test_load_study_switches_to_real_data_by_parameters_only(bdd, tmp_path):
 
 def test_read_image_crops_and_errors(tmp_path):
     im = np.zeros((20, 40, 3), np.uint8)
-    im[:, 10:30] = 255                                                       # the central square is white
+    im[:, 10:30] = 255  # the central square is white
     Image.fromarray(im).save(tmp_path / "a.png")
     out = read_image(tmp_path / "a.png", 8)
     assert out.shape == (8, 8, 3) and out.min() > 200
@@ -273,10 +307,14 @@ def test_read_image_crops_and_errors(tmp_path):
 # ----------------------------------------------------------------------------------------- JSON streaming
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
-    max_leaves=12)
+    max_leaves=12,
+)
 
 
 @settings(max_examples=60, deadline=None)

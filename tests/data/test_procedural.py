@@ -8,8 +8,16 @@ import numpy as np
 import pytest
 
 from embdiag import artifacts
-from embdiag.data import (ATTRIBUTES, DEFAULT_VAL_ABSENT, OBJECT_CATEGORIES, VOCAB, generate_split, load_captions,
-                          load_dataset, load_procedural)
+from embdiag.data import (
+    ATTRIBUTES,
+    DEFAULT_VAL_ABSENT,
+    OBJECT_CATEGORIES,
+    VOCAB,
+    generate_split,
+    load_captions,
+    load_dataset,
+    load_procedural,
+)
 from embdiag.data.layout import draw_attributes, draw_facts, quota_counts, stream
 from embdiag.data.procedural import artifact_name, split_params
 from embdiag.data.vocab import DEFAULT_SHARES
@@ -42,7 +50,7 @@ def test_different_seed_differs():
 
 
 def test_thread_count_does_not_change_images():
-    a = generate_split("pool", 300, image_size=32, workers=1)          # two random blocks
+    a = generate_split("pool", 300, image_size=32, workers=1)  # two random blocks
     b = generate_split("pool", 300, image_size=32, workers=2)
     assert _same(a, b)
 
@@ -58,7 +66,7 @@ def test_facts_do_not_depend_on_image_size():
 def test_images_are_uint8_rgb_and_varied(small):
     assert small.images.dtype == np.uint8 and small.images.shape == (150, 32, 32, 3)
     digests = {hashlib.sha256(im.tobytes()).hexdigest() for im in small.images}
-    assert len(digests) == len(small)                                 # no duplicate image anywhere
+    assert len(digests) == len(small)  # no duplicate image anywhere
 
 
 def test_vocabulary_is_bdd100k_only(small):
@@ -95,7 +103,7 @@ def test_default_val_split_lacks_foggy_gas_stations_tunnel():
     for j, a in enumerate(ATTRIBUTES):
         names_val = {VOCAB[a][k] for k in val[:, j]}
         names_train = {VOCAB[a][k] for k in train[:, j]}
-        assert names_train == set(VOCAB[a])                           # every class appears in training
+        assert names_train == set(VOCAB[a])  # every class appears in training
         assert not names_val & set(DEFAULT_VAL_ABSENT)
     # The support floor (>= 10 evaluation samples) matters: some val classes are present but rarer.
     counts = {a: np.bincount(val[:, j], minlength=len(VOCAB[a])) for j, a in enumerate(ATTRIBUTES)}
@@ -109,7 +117,7 @@ def test_default_val_split_lacks_foggy_gas_stations_tunnel():
 def test_val_absent_is_a_parameter(tmp_path):
     p = split_params("val", 983, val_absent=())
     assert p["absent"] == []
-    assert split_params("train", 10)["absent"] == []                   # only the val split drops classes
+    assert split_params("train", 10)["absent"] == []  # only the val split drops classes
 
 
 def test_captions_five_distinct_deterministic(small):
@@ -120,14 +128,19 @@ def test_captions_five_distinct_deterministic(small):
     assert not any("undefined" in c for c in caps.ravel())
     again = generate_split("caption", 20, image_size=32)
     from embdiag.data.procedural import _unpack
-    assert np.array_equal(np.array(_unpack(again["captions_utf8"], again["captions_offsets"])).reshape(20, 5),
-                          small.subset("caption").captions)
+
+    assert np.array_equal(
+        np.array(_unpack(again["captions_utf8"], again["captions_offsets"])).reshape(20, 5),
+        small.subset("caption").captions,
+    )
 
 
 def test_captions_state_only_true_facts(small):
     """Words for a weather or an hour appear only in captions of images that have it."""
-    words = {"weather": {"rain": "rainy", "snow": "snowy", "fog": "foggy", "overcast": "overcast"},
-             "timeofday": {"night": "night", "dark": "night", "dusk": "dawn/dusk", "daylight": "daytime"}}
+    words = {
+        "weather": {"rain": "rainy", "snow": "snowy", "fog": "foggy", "overcast": "overcast"},
+        "timeofday": {"night": "night", "dark": "night", "dusk": "dawn/dusk", "daylight": "daytime"},
+    }
     for a, table in words.items():
         for row, label in zip(small.captions, small.labels(a)):
             text = " ".join(row).lower()
@@ -152,11 +165,11 @@ def test_visible_causes():
     lab = {a: np.asarray(VOCAB[a])[f["attributes"][:, j]] for j, a in enumerate(ATTRIBUTES)}
     bright = img.mean(axis=(1, 2, 3))
     assert bright[lab["timeofday"] == "night"].mean() < 0.75 * bright[lab["timeofday"] == "daytime"].mean()
-    top = img[:, :8].mean(axis=(1, 2))                                     # upper rows: sky
+    top = img[:, :8].mean(axis=(1, 2))  # upper rows: sky
     blue = top[:, 2] - top[:, 0]
     day_clear = (lab["timeofday"] == "daytime") & (lab["weather"] == "clear")
     day_over = (lab["timeofday"] == "daytime") & (lab["weather"] == "overcast")
-    assert blue[day_clear].mean() > blue[day_over].mean() + 10           # grey sky when overcast
+    assert blue[day_clear].mean() > blue[day_over].mean() + 10  # grey sky when overcast
 
 
 def test_parameter_validation():
@@ -191,17 +204,17 @@ def test_cache_roundtrip_stale_and_corrupt(tmp_path, monkeypatch, capsys):
     p = split_params("val", 40, image_size=32)
     name = artifact_name(p)
     assert (tmp_path / name / "manifest.json").exists() and name.startswith("cache/scenes-val-")
-    b = load_procedural(**SMALL, splits=["val"])                          # from the cache
+    b = load_procedural(**SMALL, splits=["val"])  # from the cache
     assert np.array_equal(a.images, b.images) and np.array_equal(a.captions, b.captions)
     params = artifacts.manifest(name)["params"]
-    assert params["image_size"] == 32 and len(params["code"]) == 16     # generator source digest in the key
-    c = load_procedural(**{**SMALL, "difficulty": 0.7}, splits=["val"])   # other parameters, other artifact
+    assert params["image_size"] == 32 and len(params["code"]) == 16  # generator source digest in the key
+    c = load_procedural(**{**SMALL, "difficulty": 0.7}, splits=["val"])  # other parameters, other artifact
     assert not np.array_equal(a.images, c.images)
-    (tmp_path / name / "images.npy").write_bytes(b"corrupt")             # a regenerable entry is rebuilt
+    (tmp_path / name / "images.npy").write_bytes(b"corrupt")  # a regenerable entry is rebuilt
     d = load_procedural(**SMALL, splits=["val"])
     assert np.array_equal(a.images, d.images)
     assert "rebuilding a corrupt cache entry" in capsys.readouterr().err
-    artifacts.load(name, p)                                              # and is valid again
+    artifacts.load(name, p)  # and is valid again
 
 
 def test_source_names_the_generator(small):
@@ -224,4 +237,5 @@ def test_default_sizes_full_pipeline(tmp_path):
     for a in ATTRIBUTES:
         assert not set(val.labels(a)) & set(DEFAULT_VAL_ABSENT)
     assert {"foggy", "gas stations", "tunnel"} <= set(ds.subset("train").labels("weather")) | set(
-        ds.subset("train").labels("scene"))
+        ds.subset("train").labels("scene")
+    )

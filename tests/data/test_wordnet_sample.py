@@ -5,8 +5,15 @@ import pytest
 from embdiag import artifacts
 from embdiag.data.errors import DataError
 from embdiag.data.wordnet import DEFAULT_DIR, Synset
-from embdiag.data.wordnet_sample import (COMMITTED, SAMPLE, WordNetSample, committed_sample, load_wordnet,
-                                         sample_wordnet, save_sample)
+from embdiag.data.wordnet_sample import (
+    COMMITTED,
+    SAMPLE,
+    WordNetSample,
+    committed_sample,
+    load_wordnet,
+    sample_wordnet,
+    save_sample,
+)
 
 DIGESTS = {"data.noun": "ab" * 32}
 
@@ -14,14 +21,27 @@ DIGESTS = {"data.noun": "ab" * 32}
 def _synsets(n=60):
     """Synsets with 0-5 examples, every part of speech and a few lexnames."""
     pos = "nvar"
-    return [Synset(1000 + i, pos[i % 4], pos[i % 4], f"{['noun', 'verb', 'adj', 'adv'][i % 4]}.x{i % 3}", (f"w{i}",),
-                   (0,), (), (), f"definition {i}", tuple(f"example {i}.{j}" for j in range(i % 6)))
-            for i in range(n)]
+    return [
+        Synset(
+            1000 + i,
+            pos[i % 4],
+            pos[i % 4],
+            f"{['noun', 'verb', 'adj', 'adv'][i % 4]}.x{i % 3}",
+            (f"w{i}",),
+            (0,),
+            (),
+            (),
+            f"definition {i}",
+            tuple(f"example {i}.{j}" for j in range(i % 6)),
+        )
+        for i in range(n)
+    ]
 
 
 def _draw(seed=0, **sizes):
-    return sample_wordnet(_synsets(), DIGESTS, seed=seed, **{"n_train": 20, "n_val": 10, "n_retrieval": 8,
-                                                              "min_examples": 3, **sizes})
+    return sample_wordnet(
+        _synsets(), DIGESTS, seed=seed, **{"n_train": 20, "n_val": 10, "n_retrieval": 8, "min_examples": 3, **sizes}
+    )
 
 
 def test_the_sample_is_deterministic_and_seeded():
@@ -43,8 +63,15 @@ def test_splits_are_disjoint_and_retrieval_synsets_have_their_examples():
         assert ids == sorted(ids)  # file order within a split
     row = s.items.iloc[0]
     assert row["pos"] in ("noun", "verb", "adj", "adv") and row["definition"].startswith("definition ")
-    assert s.params == {"seed": 0, "n_train": 20, "n_val": 10, "n_retrieval": 8, "min_examples": 3,
-                        "database": "WordNet 3.0", "sha256": DIGESTS}
+    assert s.params == {
+        "seed": 0,
+        "n_train": 20,
+        "n_val": 10,
+        "n_retrieval": 8,
+        "min_examples": 3,
+        "database": "WordNet 3.0",
+        "sha256": DIGESTS,
+    }
 
 
 def test_a_draw_too_large_is_refused():

@@ -31,8 +31,9 @@ class CountingEncoder:
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    return load_procedural(n_train=6, n_val=4, n_pool=2, n_caption=3, image_size=32,
-                           root=tmp_path_factory.mktemp("scenes"))
+    return load_procedural(
+        n_train=6, n_val=4, n_pool=2, n_caption=3, image_size=32, root=tmp_path_factory.mktemp("scenes")
+    )
 
 
 def test_cached_once_then_reused(data, tmp_path):
@@ -42,7 +43,7 @@ def test_cached_once_then_reused(data, tmp_path):
     assert enc.calls == 1 and np.array_equal(a, b) and a.shape == (4, 16)
     t = embed(enc, data, "caption", kind="texts", role="document", root=tmp_path)
     assert t.shape == (15, 16) and enc.calls == 2
-    embed(enc, data, "caption", kind="texts", role="query", root=tmp_path)    # another role, another entry
+    embed(enc, data, "caption", kind="texts", role="query", root=tmp_path)  # another role, another entry
     assert enc.calls == 3
 
 
@@ -52,7 +53,7 @@ def test_new_revision_recomputes_a_prefix_does_not(data, tmp_path):
     embed(enc2, data, "val", root=tmp_path)
     assert enc2.calls == 1
     full = embed(enc2, data, "val", root=tmp_path)
-    short = embed(enc2, data, "val", dim=8, root=tmp_path)   # cut from the cached native vectors
+    short = embed(enc2, data, "val", dim=8, root=tmp_path)  # cut from the cached native vectors
     assert enc2.calls == 1 and short.shape == (4, 8)
     np.testing.assert_allclose(short, prefix(full, 8))
     np.testing.assert_allclose(np.linalg.norm(short, axis=1), 1, atol=1e-6)
@@ -82,7 +83,7 @@ def test_errors_name_the_argument(data, tmp_path):
 
 def test_committed_vectors_are_read_before_the_cache(data, tmp_path):
     enc = CountingEncoder()
-    first = regenerate(enc, data, "val", root=tmp_path)              # nothing committed: writes it
+    first = regenerate(enc, data, "val", root=tmp_path)  # nothing committed: writes it
     assert first.written and not first.identical and np.isnan(first.max_abs) and first.rows == 4
     assert first.name == f"{COMMITTED}/fake/{data.key}-val-images" and enc.calls == 1
     got = embed(enc, data, "val", root=tmp_path)
@@ -98,7 +99,7 @@ class DriftingEncoder(CountingEncoder):
 
     def encode_images(self, images, *, batch_size=256, progress=False):
         x = super().encode_images(images)
-        return x * np.float32(1 + 2 ** -20)
+        return x * np.float32(1 + 2**-20)
 
 
 def test_regenerating_reports_the_distance_and_keeps_the_committed_vectors(data, tmp_path):
@@ -108,7 +109,7 @@ def test_regenerating_reports_the_distance_and_keeps_the_committed_vectors(data,
     assert same.identical and same.max_abs == 0 and same.max_rel == 0 and not same.written
     moved = regenerate(DriftingEncoder(), data, "train", root=tmp_path)
     assert not moved.identical and not moved.written
-    assert 0 < moved.max_abs < 1e-6 and moved.max_rel == pytest.approx(2 ** -20, rel=0.05)
+    assert 0 < moved.max_abs < 1e-6 and moved.max_rel == pytest.approx(2**-20, rel=0.05)
     np.testing.assert_array_equal(embed(CountingEncoder(), data, "train", root=tmp_path), committed)  # kept
     replaced = regenerate(DriftingEncoder(), data, "train", write=True, root=tmp_path)
     assert replaced.written and not np.array_equal(embed(CountingEncoder(), data, "train", root=tmp_path), committed)
@@ -118,7 +119,7 @@ def test_a_committed_entry_of_another_revision_is_not_used(data, tmp_path):
     regenerate(CountingEncoder("r1"), data, "val", root=tmp_path)
     enc = CountingEncoder("r2")
     embed(enc, data, "val", root=tmp_path)
-    assert enc.calls == 1 and (tmp_path / artifacts.CACHE / "embeddings").is_dir()   # computed into the cache
+    assert enc.calls == 1 and (tmp_path / artifacts.CACHE / "embeddings").is_dir()  # computed into the cache
 
 
 def test_a_corrupt_committed_entry_raises(data, tmp_path):
@@ -146,8 +147,10 @@ def test_the_embeddings_command_says_how_far_and_exits_1_when_it_kept_different_
     from embdiag.encoders import cache, vectors
     from embdiag.paper import cli
 
-    rows = [cache.Regenerated("embeddings/a/x-train-images", 4, 0.0, 0.0, True, False),
-            cache.Regenerated("embeddings/a/x-val-images", 3, 2.5e-7, 1e-6, False, False)]
+    rows = [
+        cache.Regenerated("embeddings/a/x-train-images", 4, 0.0, 0.0, True, False),
+        cache.Regenerated("embeddings/a/x-val-images", 3, 2.5e-7, 1e-6, False, False),
+    ]
     written = [rows[0], cache.Regenerated("embeddings/a/x-val-images", 3, 2.5e-7, 1e-6, False, True)]
     monkeypatch.setattr(vectors, "regenerate_book_embeddings", lambda write, progress: written if write else rows)
     assert cli.main(["embeddings"]) == 1

@@ -15,8 +15,18 @@ TEXTS = ["A red car on a highway at night.", "Two pedestrians on a city street."
 def _encoder(arch: str) -> ReferenceEncoder:
     torch.manual_seed(0)
     tok = WordTokenizer(max_len=16).fit(TEXTS)
-    cfg = DualConfig(arch=arch, width=32, depth=1, heads=2, channels=(8, 16), text_width=32, text_depth=1,
-                     vocab_size=len(tok.vocabulary_), max_len=16, dim=64)
+    cfg = DualConfig(
+        arch=arch,
+        width=32,
+        depth=1,
+        heads=2,
+        channels=(8, 16),
+        text_width=32,
+        text_depth=1,
+        vocab_size=len(tok.vocabulary_),
+        max_len=16,
+        dim=64,
+    )
     return ReferenceEncoder(DualEncoder(cfg), tok, f"tiny-{arch}", "r0")
 
 
@@ -30,8 +40,8 @@ def test_unit_float32_rows_in_batches(arch):
     np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1, atol=1e-5)
     np.testing.assert_allclose(Z, enc.encode_images(images, batch_size=5), atol=1e-5)
     q, d = enc.encode_texts(TEXTS, "query"), enc.encode_texts(TEXTS, "document")
-    assert q.shape == d.shape == (3, 64) and not np.allclose(q, d)          # the role prompt matters
-    big = enc.encode_images(np.repeat(np.repeat(images, 2, 1), 2, 2))      # 64 px images are area-resized
+    assert q.shape == d.shape == (3, 64) and not np.allclose(q, d)  # the role prompt matters
+    big = enc.encode_images(np.repeat(np.repeat(images, 2, 1), 2, 2))  # 64 px images are area-resized
     np.testing.assert_allclose(big, Z, atol=1e-4)
 
 
@@ -43,6 +53,7 @@ def test_weights_file_alone_rebuilds_the_encoder_and_pins_the_revision():
     np.testing.assert_array_equal(again.encode_texts(TEXTS), enc.encode_texts(TEXTS))
     with pytest.raises(ValueError, match="metadata"):
         from safetensors.torch import save
+
         ReferenceEncoder.from_bytes(save({"x": torch.zeros(1)}), "bad")
 
 

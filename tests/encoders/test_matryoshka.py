@@ -48,7 +48,7 @@ def test_symmetric_permutation_and_scale_invariant():
 
 def test_matched_pairs_beat_chance_and_identical_pairs_approach_zero():
     a, b = _pair(n=16)
-    assert abs(clip_loss(a, b, 1e-6).item() - math.log(16)) < 1e-4      # uninformative logits: log n
+    assert abs(clip_loss(a, b, 1e-6).item() - math.log(16)) < 1e-4  # uninformative logits: log n
     assert clip_loss(a, a, 100.0).item() < 1e-3
 
 

@@ -11,8 +11,9 @@ from embdiag.encoders.dual import to_bytes
 def _save(root, name):
     tok = WordTokenizer(max_len=8).fit(["a red car"])
     torch.manual_seed(0)
-    model = DualEncoder(DualConfig(width=16, depth=1, heads=2, text_width=16, vocab_size=len(tok.vocabulary_),
-                                   max_len=8, dim=32))
+    model = DualEncoder(
+        DualConfig(width=16, depth=1, heads=2, text_width=16, vocab_size=len(tok.vocabulary_), max_len=8, dim=32)
+    )
     data = to_bytes(model, tok)
     artifacts.save(f"encoders/{name}", {"weights.safetensors": data}, {}, root=root)
     return data

@@ -9,7 +9,7 @@ from embdiag.encoders.tokenizer import PAD, PROMPTS, UNK, WordTokenizer, words
 def test_fit_orders_by_frequency_and_encodes_with_the_role_prompt():
     tok = WordTokenizer(max_len=6).fit(["A red car.", "a car", "Two cars."])
     assert tok.vocabulary_[:4] == [PAD, UNK, "query:", "document:"]
-    assert tok.vocabulary_[4:7] == [".", "a", "car"]               # count 2 each, ties alphabetical
+    assert tok.vocabulary_[4:7] == [".", "a", "car"]  # count 2 each, ties alphabetical
     ids, mask = tok.encode(["a red bus"], role="document")
     assert ids[0].tolist() == [tok.index_["document:"], tok.index_["a"], tok.index_["red"], 1, 0, 0]
     assert mask[0].tolist() == [True] * 4 + [False] * 2

@@ -9,8 +9,7 @@ from embdiag.encoders import DualConfig, TrainConfig, load_encoder, train_refere
 from embdiag.encoders.train import batch_at, learning_rate
 
 TINY = DualConfig(width=32, depth=1, heads=2, channels=(8, 16), text_width=32, text_depth=0, dim=128)
-FAST = TrainConfig(steps=4, batch_size=8, warmup=2, n_pool=24, pool_image_size=32, dims=(128, 64),
-                   checkpoint_every=2)
+FAST = TrainConfig(steps=4, batch_size=8, warmup=2, n_pool=24, pool_image_size=32, dims=(128, 64), checkpoint_every=2)
 
 
 def test_schedule_and_batches_are_pure_functions_of_the_step():
@@ -19,7 +18,7 @@ def test_schedule_and_batches_are_pure_functions_of_the_step():
     assert learning_rate(100, c) == pytest.approx(0.0) and learning_rate(55, c) == pytest.approx(0.5)
     rows, cols = batch_at(3, FAST, 24)
     assert np.array_equal(rows, batch_at(3, FAST, 24)[0]) and np.array_equal(cols, batch_at(3, FAST, 24)[1])
-    epoch = np.concatenate([batch_at(s, FAST, 24)[0] for s in range(3)])    # one epoch: every image once
+    epoch = np.concatenate([batch_at(s, FAST, 24)[0] for s in range(3)])  # one epoch: every image once
     assert sorted(epoch) == list(range(24)) and cols.min() >= 0 and cols.max() <= 4
 
 
@@ -32,10 +31,12 @@ def test_trains_saves_and_resumes_identically(arch, tmp_path):
     assert m["params"]["data"] and "--arch " + arch in m["command"]
     loaded = load_encoder(f"reference-{arch}", root=tmp_path)
     assert loaded.revision == enc.revision and loaded.dim == 128
+
     # Interrupted after the step-2 checkpoint, then rerun: resumes and ends with the same weights.
     def interrupt(msg):
         if "step 2/" in msg:
             raise KeyboardInterrupt
+
     with pytest.raises(KeyboardInterrupt):
         train_reference(arch, config=FAST, model_config=TINY, root=tmp_path / "b", log=interrupt)
     messages = []

@@ -47,13 +47,13 @@ def test_rows_are_wordllamas_normalised_mean_of_token_vectors():
     np.testing.assert_array_equal(enc.encode_texts(texts, batch_size=2), enc.model.embed(texts, norm=True))
 
 
-
 def test_a_prefix_of_the_native_rows_is_wordllamas_own_truncated_model():
     """Mean pooling is linear, so cutting the pooled rows equals cutting the token table (trunc_dim)."""
     enc, texts = wl.load_wordllama(), ["draw air into, and expel out of, the lungs", "a member of the genus Canis"]
     for d in wl.DIMS[1:]:
-        own = wl._import_wordllama().load("l2_supercat", cache_dir=wl.package_folder(), trunc_dim=d,
-                                          disable_download=True)
+        own = wl._import_wordllama().load(
+            "l2_supercat", cache_dir=wl.package_folder(), trunc_dim=d, disable_download=True
+        )
         np.testing.assert_allclose(prefix(enc.encode_texts(texts), d), own.embed(texts, norm=True), rtol=0, atol=2e-7)
 
 
@@ -68,22 +68,30 @@ def test_text_only_and_roles_checked():
 def test_the_revision_pins_the_package_and_both_files(monkeypatch):
     before = wl.revision()
     assert wl.PACKAGE == "wordllama==0.4.0.post1" and sorted(wl.FILES) == [
-        "tokenizers/l2_supercat_tokenizer_config.json", "weights/l2_supercat_256.safetensors"]
+        "tokenizers/l2_supercat_tokenizer_config.json",
+        "weights/l2_supercat_256.safetensors",
+    ]
     monkeypatch.setitem(wl.FILES, "weights/l2_supercat_256.safetensors", "0" * 64)
     assert wl.revision() != before
 
 
 def test_files_that_differ_from_the_pinned_digests_are_refused(monkeypatch):
     monkeypatch.setitem(wl.FILES, "weights/l2_supercat_256.safetensors", "0" * 64)
-    with pytest.raises(wl.WordLlamaError, match=r"l2_supercat_256.safetensors differs from the file "
-                                                r"wordllama==0\.4\.0\.post1 ships .*pip install --force-reinstall"):
+    with pytest.raises(
+        wl.WordLlamaError,
+        match=r"l2_supercat_256.safetensors differs from the file "
+        r"wordllama==0\.4\.0\.post1 ships .*pip install --force-reinstall",
+    ):
         wl.load_wordllama()
 
 
 def test_a_missing_package_names_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "wordllama", None)  # what find_spec reports for an absent package
-    with pytest.raises(wl.WordLlamaError, match=r"needs the package wordllama==0\.4\.0\.post1 "
-                                                r"\(pip install wordllama==0\.4\.0\.post1\)"):
+    with pytest.raises(
+        wl.WordLlamaError,
+        match=r"needs the package wordllama==0\.4\.0\.post1 "
+        r"\(pip install wordllama==0\.4\.0\.post1\)",
+    ):
         load_encoder("wordllama:l2_supercat")
 
 

@@ -12,12 +12,12 @@ from embdiag.encoders import vectors as vectors_module
 from embdiag.encoders import wordnet as wv
 from embdiag.encoders import wordllama as wl
 from embdiag.encoders.vectors import caption_vectors, driving_vectors, read_labelled_vectors
-from embdiag.encoders.wordnet import (PARTS, part_name, regenerate_wordnet, wordnet_caption_vectors,
-                                              wordnet_vectors)
+from embdiag.encoders.wordnet import PARTS, part_name, regenerate_wordnet, wordnet_caption_vectors, wordnet_vectors
 from embdiag.report.cli import export_main
 
-installed = pytest.mark.skipif(not (DEFAULT_DIR / "data.noun").is_file(),
-                               reason="Debian's wordnet-base is not installed (make test installs it)")
+installed = pytest.mark.skipif(
+    not (DEFAULT_DIR / "data.noun").is_file(), reason="Debian's wordnet-base is not installed (make test installs it)"
+)
 
 
 def test_the_chapters_read_labelled_glosses():
@@ -30,8 +30,9 @@ def test_the_chapters_read_labelled_glosses():
     for d in (128, 64):
         cut = wordnet_vectors(dim=d)
         assert cut.dim == d and f"{d}-d" in cut.source
-        np.testing.assert_allclose(cut.val, v.val[:, :d] / np.linalg.norm(v.val[:, :d], axis=1, keepdims=True),
-                                   rtol=1e-5)
+        np.testing.assert_allclose(
+            cut.val, v.val[:, :d] / np.linalg.norm(v.val[:, :d], axis=1, keepdims=True), rtol=1e-5
+        )
 
 
 def test_the_caption_chapter_reads_glosses_and_their_examples():
@@ -84,9 +85,21 @@ def test_exported_rows_are_wordllamas_embedding_of_wordnets_definition(tmp_path)
 
 def _small_sample(seed: int) -> WordNetSample:
     """A drawn sample of 40 made-up synsets, declared as the book's draw (what committed_sample checks)."""
-    synsets = [Synset(100 + i, "n", "n", "noun.animal" if i % 2 else "noun.plant", (f"w{i}",), (0,), (), (),
-                      f"a definition of thing {i}", tuple(f"thing {i} in use {j}" for j in range(i % 5)))
-               for i in range(40)]
+    synsets = [
+        Synset(
+            100 + i,
+            "n",
+            "n",
+            "noun.animal" if i % 2 else "noun.plant",
+            (f"w{i}",),
+            (0,),
+            (),
+            (),
+            f"a definition of thing {i}",
+            tuple(f"thing {i} in use {j}" for j in range(i % 5)),
+        )
+        for i in range(40)
+    ]
     s = sample_wordnet(synsets, {"data.noun": "cd" * 32}, seed=seed, n_train=10, n_val=6, n_retrieval=4)
     return WordNetSample(s.items, s.examples, {**s.params, **SAMPLE})
 
@@ -112,7 +125,8 @@ def test_regenerating_reports_the_distance_to_the_committed_vectors(tmp_path):
     first = regenerate_wordnet(root=tmp_path)
     assert [r.rows for r in first] == [2000, 1000, 1000, 3709] and all(r.written for r in first)
     for r in first:
-        np.testing.assert_array_equal(artifacts.load(r.name, root=tmp_path)["vectors"],
-                                      artifacts.load(r.name)["vectors"])  # this machine draws the committed ones
+        np.testing.assert_array_equal(
+            artifacts.load(r.name, root=tmp_path)["vectors"], artifacts.load(r.name)["vectors"]
+        )  # this machine draws the committed ones
     again = regenerate_wordnet(root=tmp_path)
     assert all(r.identical and r.max_abs == 0 and not r.written for r in again)

@@ -85,6 +85,7 @@ def random_matrix(seed, n, d, spectrum):
 
 # ----------------------------------------------------------------------------- known values
 
+
 def test_worked_example():
     # centered 10 x 4 matrix with singular values 3, 1, 0, 0
     rng = np.random.default_rng(0)
@@ -121,6 +122,7 @@ def test_zero_spectrum_gives_one():
 
 # ----------------------------------------------------------------------------- accuracy
 
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", ["isotropic", "power-law 1e5", "rank 8", "common offset", "n < d", "n < d rank 3"])
 def test_matches_float64_svd(name, dtype):
@@ -144,8 +146,12 @@ def test_matches_float64_svd(name, dtype):
     assert g.participation_ratio(Z) == pytest.approx(P, rel=1e-9)
     s = g.summary(Z)
     assert s["rankme"] == pytest.approx(R, rel=1e-9)
-    assert np.allclose(g.singular_values(Z), np.linalg.svd(Z.astype(np.float64), compute_uv=False),
-                       rtol=0, atol=1e-12 * np.linalg.norm(Z.astype(np.float64), 2))
+    assert np.allclose(
+        g.singular_values(Z),
+        np.linalg.svd(Z.astype(np.float64), compute_uv=False),
+        rtol=0,
+        atol=1e-12 * np.linalg.norm(Z.astype(np.float64), 2),
+    )
     assert s["participation_ratio"] == pytest.approx(P, rel=1e-9)
     assert s["total_variance"] == pytest.approx(g.total_variance(Z), rel=1e-9)
     assert s["mean_cosine"] == pytest.approx(g.mean_cosine(Z), rel=1e-12, abs=1e-15)
@@ -193,10 +199,12 @@ def test_blocks_cover_the_rows_in_order():
 
 def _in_order(Z, reverse=False):
     """A ``map_blocks`` that runs the blocks on one thread each, optionally last block first."""
+
     def map_blocks(fn, spans, *args):
         order = list(reversed(spans)) if reverse else spans
         out = {span: fn(Z, *span, *args, workers=1) for span in order}
         return [out[span] for span in spans]
+
     return map_blocks
 
 
@@ -205,9 +213,11 @@ def test_summary_by_blocks_does_not_depend_on_where_or_in_which_order_blocks_run
     """What a cluster relies on: the blocks' sums, however computed, are added in block order, and
     a block's sums do not depend on the threads that computed them."""
     rng = np.random.default_rng(8)
-    Z = {"full": rng.standard_normal((1000, 30)) + 3.0,
-         "low_rank": rng.standard_normal((1000, 2)) @ rng.standard_normal((2, 30)) + 1.0,  # refined spectra
-         "tiny": (rng.standard_normal((1000, 30)) + 3.0) * 2.0**-400}[kind]  # read as Z * 2**400
+    Z = {
+        "full": rng.standard_normal((1000, 30)) + 3.0,
+        "low_rank": rng.standard_normal((1000, 2)) @ rng.standard_normal((2, 30)) + 1.0,  # refined spectra
+        "tiny": (rng.standard_normal((1000, 30)) + 3.0) * 2.0**-400,
+    }[kind]  # read as Z * 2**400
     one_block = g.summary(Z)
     monkeypatch.setattr(g, "_CHUNK_ELEMENTS", 64 * 30)  # 64-row chunks, several per block
     monkeypatch.setattr(g, "_WORKERS", 2)
@@ -228,6 +238,7 @@ def test_summary_asks_map_blocks_for_every_pass_over_the_rows(monkeypatch):
     def recording(fn, spans, *args):
         asked.append((fn.__name__, spans))
         return _in_order(Z)(fn, spans, *args)
+
     expected = g.summary(Z, block_rows=300)
     assert g.summary(Z, block_rows=300, map_blocks=recording) == expected
     assert [name for name, _ in asked] == ["_block_amax", "_block_moments", "_block_projected", "_block_projected"]
@@ -264,9 +275,12 @@ def test_summary_needs_two_rows(rows):
 
 def test_summary_is_the_four_functions_for_one_block():
     Z = np.random.default_rng(9).standard_normal((500, 12)).astype(np.float32) + 1
-    assert g.summary(Z) == {"total_variance": pytest.approx(g.total_variance(Z), rel=1e-12),
-                            "mean_cosine": g.mean_cosine(Z), "rankme": g.rankme(Z),
-                            "participation_ratio": g.participation_ratio(Z)}
+    assert g.summary(Z) == {
+        "total_variance": pytest.approx(g.total_variance(Z), rel=1e-12),
+        "mean_cosine": g.mean_cosine(Z),
+        "rankme": g.rankme(Z),
+        "participation_ratio": g.participation_ratio(Z),
+    }
 
 
 def test_integer_and_float16_inputs():
@@ -281,9 +295,11 @@ def test_integer_and_float16_inputs():
 # ----------------------------------------------------------------------------- properties
 
 finite = st.floats(-10, 10, allow_nan=False, width=32)
-matrices = st.tuples(st.integers(3, 30), st.integers(1, 8)).flatmap(
-    lambda s: arrays(np.float64, s, elements=finite)
-).filter(lambda Z: np.linalg.norm(Z - Z.mean(0)) > 1e-3 and (np.abs(Z).sum(axis=1) > 1e-3).all())
+matrices = (
+    st.tuples(st.integers(3, 30), st.integers(1, 8))
+    .flatmap(lambda s: arrays(np.float64, s, elements=finite))
+    .filter(lambda Z: np.linalg.norm(Z - Z.mean(0)) > 1e-3 and (np.abs(Z).sum(axis=1) > 1e-3).all())
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -338,24 +354,39 @@ def test_offset_collapses_rankme_but_not_pr():
 
 # ----------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("f", [g.total_variance, g.mean_cosine, g.rankme, g.participation_ratio,
-                               g.singular_values, g.covariance_eigenvalues, g.summary])
-@pytest.mark.parametrize("bad, match", [
-    (np.array([[1.0, np.nan], [0.0, 1.0]]), "NaN"),
-    (np.array([[1.0, np.inf], [0.0, 1.0]]), "NaN or infinite"),
-    (np.ones(5), "2-D"),
-    (np.ones((2, 2, 2)), "2-D"),
-    (np.empty((0, 3)), "at least"),
-    (np.array([["a", "b"]]), "numeric"),
-])
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        g.total_variance,
+        g.mean_cosine,
+        g.rankme,
+        g.participation_ratio,
+        g.singular_values,
+        g.covariance_eigenvalues,
+        g.summary,
+    ],
+)
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.array([[1.0, np.nan], [0.0, 1.0]]), "NaN"),
+        (np.array([[1.0, np.inf], [0.0, 1.0]]), "NaN or infinite"),
+        (np.ones(5), "2-D"),
+        (np.ones((2, 2, 2)), "2-D"),
+        (np.empty((0, 3)), "at least"),
+        (np.array([["a", "b"]]), "numeric"),
+    ],
+)
 def test_bad_input(f, bad, match):
     with pytest.raises(ValueError, match=match) as info:
         f(bad)
     assert str(info.value).startswith("Z: ")  # names the argument
 
 
-@pytest.mark.parametrize("f", [g.total_variance, g.mean_cosine, g.participation_ratio, g.covariance_eigenvalues,
-                               g.summary])
+@pytest.mark.parametrize(
+    "f", [g.total_variance, g.mean_cosine, g.participation_ratio, g.covariance_eigenvalues, g.summary]
+)
 @pytest.mark.parametrize("value", [1.0, 1e200])
 def test_needs_two_rows(f, value):
     with pytest.raises(ValueError, match="^Z: needs at least 2"):
@@ -377,6 +408,7 @@ def test_bad_eps(eps):
 
 # ----------------------------------------------------------------------------- extreme magnitudes
 
+
 def _offset_data(seed=11):
     rng = np.random.default_rng(seed)
     return rng.standard_normal((200, 24)) * np.linspace(2, 0.2, 24) + 0.3
@@ -394,8 +426,7 @@ def test_scale_invariant_measures_survive_extreme_magnitudes(scale):
 def test_scaled_spectra_are_scaled_back_or_refused():
     Z = _offset_data()
     np.testing.assert_allclose(g.singular_values(Z * 1e200), 1e200 * g.singular_values(Z), rtol=1e-12)
-    np.testing.assert_allclose(g.covariance_eigenvalues(Z * 1e-100), 1e-200 * g.covariance_eigenvalues(Z),
-                               rtol=1e-12)
+    np.testing.assert_allclose(g.covariance_eigenvalues(Z * 1e-100), 1e-200 * g.covariance_eigenvalues(Z), rtol=1e-12)
     # (abs=0: pytest.approx's default absolute tolerance of 1e-12 would accept any tiny value)
     assert g.total_variance(Z * 1e-100) == pytest.approx(1e-200 * g.total_variance(Z), rel=1e-12, abs=0)
     for scale in (2.0**400, 2.0**-400):  # rescaled inside, variances still representable
@@ -416,34 +447,69 @@ def test_mean_cosine_rows_of_wildly_different_norms():
 
 # (values computed before the extreme-magnitude changes, on the same seeded matrices)
 PINNED = {
-    "f32": [48.34745980199276, -9.443962217197119e-05, 47.376003807191005, 43.544668375183335,
-            48.3474598019928, -9.443962217197119e-05, 47.376003807191005, 43.544668375183335],
-    "f64_offset": [89.54968532277685, 0.14532918850300652, 52.08774444375127, 32.68948876242755,
-                   89.54968532277682, 0.14532918850300652, 52.08774444375127, 32.68948876242755],
-    "f64_n_below_d": [93.90204310235386, -0.0005172972213337163, 37.53100962390274, 27.467274479576542,
-                      93.9020431023539, -0.0005172972213337163, 37.53100962390274, 27.467274479576542],
+    "f32": [
+        48.34745980199276,
+        -9.443962217197119e-05,
+        47.376003807191005,
+        43.544668375183335,
+        48.3474598019928,
+        -9.443962217197119e-05,
+        47.376003807191005,
+        43.544668375183335,
+    ],
+    "f64_offset": [
+        89.54968532277685,
+        0.14532918850300652,
+        52.08774444375127,
+        32.68948876242755,
+        89.54968532277682,
+        0.14532918850300652,
+        52.08774444375127,
+        32.68948876242755,
+    ],
+    "f64_n_below_d": [
+        93.90204310235386,
+        -0.0005172972213337163,
+        37.53100962390274,
+        27.467274479576542,
+        93.9020431023539,
+        -0.0005172972213337163,
+        37.53100962390274,
+        27.467274479576542,
+    ],
 }
 
 
 def pinned_matrices():
     rng = np.random.default_rng(20240611)
-    return {"f32": rng.standard_normal((500, 48)).astype(np.float32),
-            "f64_offset": rng.standard_normal((300, 64)) * np.linspace(2, 0.1, 64) + 0.5,
-            "f64_n_below_d": rng.standard_normal((40, 96))}
+    return {
+        "f32": rng.standard_normal((500, 48)).astype(np.float32),
+        "f64_offset": rng.standard_normal((300, 64)) * np.linspace(2, 0.1, 64) + 0.5,
+        "f64_n_below_d": rng.standard_normal((40, 96)),
+    }
 
 
 @pytest.mark.parametrize("name", list(PINNED))
 def test_ordinary_inputs_give_the_pinned_values(name):
     Z = pinned_matrices()[name]
     s = g.summary(Z)
-    got = [g.total_variance(Z), g.mean_cosine(Z), g.rankme(Z), g.participation_ratio(Z),
-           s["total_variance"], s["mean_cosine"], s["rankme"], s["participation_ratio"]]
+    got = [
+        g.total_variance(Z),
+        g.mean_cosine(Z),
+        g.rankme(Z),
+        g.participation_ratio(Z),
+        s["total_variance"],
+        s["mean_cosine"],
+        s["rankme"],
+        s["participation_ratio"],
+    ]
     assert got == pytest.approx(PINNED[name], rel=1e-12, abs=1e-18)
 
 
 # ----------------------------------------------------------------------------- tests from mutation testing
 # Each test below kills surviving mutants of tools/mutate.py; it checks a property of the
 # result against an independent reference, not the implementation's internals.
+
 
 def test_single_row_has_its_norm_as_singular_value():
     # one row: the only singular value is the row's Euclidean norm (3-4-5), RankMe ~ 1
@@ -535,8 +601,9 @@ def test_centered_spectrum_with_fewer_rows_than_dimensions_at_extreme_magnitudes
     P = c.sum() ** 2 / np.sum(c**2)
     assert g.participation_ratio(Z * scale) == pytest.approx(P, rel=1e-12, abs=0)
     if 1e-150 < scale < 1e150:  # else the variances are not representable (and refused)
-        np.testing.assert_allclose(g.covariance_eigenvalues(Z * scale) / scale**2, c[:10], rtol=1e-12,
-                                   atol=1e-14 * c[0])
+        np.testing.assert_allclose(
+            g.covariance_eigenvalues(Z * scale) / scale**2, c[:10], rtol=1e-12, atol=1e-14 * c[0]
+        )
 
 
 def test_large_column_offsets_at_extreme_magnitudes():
@@ -572,8 +639,7 @@ def test_nonpositive_data_at_extreme_magnitudes():
     for scale in (1e200, 1e-200):
         assert g.rankme(Z * scale) == pytest.approx(R, rel=1e-12)
         assert g.participation_ratio(Z * scale) == pytest.approx(P, rel=1e-12)
-        np.testing.assert_allclose(g.singular_values(Z * scale) / scale, np.linalg.svd(Z, compute_uv=False),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(g.singular_values(Z * scale) / scale, np.linalg.svd(Z, compute_uv=False), rtol=1e-12)
 
 
 def test_constant_data_has_zero_variance_at_any_magnitude():
@@ -600,16 +666,26 @@ def test_errors_name_the_quantity_out_of_range():
     Z = _offset_data()
     with pytest.raises(ValueError, match=r"^Z: singular values exceed the float64 range"):
         g.singular_values(np.full((4, 4), 1e308))  # singular values 4e308
-    for f, what in ((g.total_variance, "variances"), (g.summary, "variances"),
-                    (g.covariance_eigenvalues, "covariance eigenvalues")):
+    for f, what in (
+        (g.total_variance, "variances"),
+        (g.summary, "variances"),
+        (g.covariance_eigenvalues, "covariance eigenvalues"),
+    ):
         with pytest.raises(ValueError, match=rf"^Z: {what} exceed the float64 range"):
             f(Z * 1e200)
         with pytest.raises(ValueError, match=rf"^Z: {what} fall below the float64 range"):
             f(Z * 1e-200)
 
 
-FUNCTIONS = [g.total_variance, g.mean_cosine, g.rankme, g.participation_ratio, g.singular_values,
-             g.covariance_eigenvalues, g.summary]
+FUNCTIONS = [
+    g.total_variance,
+    g.mean_cosine,
+    g.rankme,
+    g.participation_ratio,
+    g.singular_values,
+    g.covariance_eigenvalues,
+    g.summary,
+]
 
 
 @pytest.mark.parametrize("scale", [1.0, 1e200, 1e-200, 2.0**-600, 1e300])
@@ -635,8 +711,14 @@ def test_geometry_gives_back_the_pages_it_has_read(tmp_path, monkeypatch, reside
     np.save(tmp_path / "x.npy", X)
     path = tmp_path / "x.npy"
     M = np.load(path, mmap_mode="r")
-    for f in (lambda Z: g._block_amax(Z, 0, ROWS, workers=1), g.mean_cosine, g.total_variance, g.rankme,
-              g.summary, lambda Z: g.summary(Z, block_rows=1000)):
+    for f in (
+        lambda Z: g._block_amax(Z, 0, ROWS, workers=1),
+        g.mean_cosine,
+        g.total_variance,
+        g.rankme,
+        g.summary,
+        lambda Z: g.summary(Z, block_rows=1000),
+    ):
         f(M)
         assert resident_kib(path) <= 2048 + 64, f  # a large folio at most
     monkeypatch.setattr(g, "_CHUNK_ELEMENTS", 256 * D)  # 16 chunks

@@ -36,8 +36,9 @@ def test_precision_at_k_matches_a_brute_force_reference(missing):
     X = rng.standard_normal((300, 8))
     _, nb = topk(X, X, 7, exclude_self=True, dtype=np.float64)
     y = with_missing(rng.integers(0, 3, 300).astype(str), 0.3, 1, missing)
-    ref = brute_force_p_at_k(nb, [None if not labelled([v])[0] else v for v in y],
-                             [None if not labelled([v])[0] else v for v in y])
+    ref = brute_force_p_at_k(
+        nb, [None if not labelled([v])[0] else v for v in y], [None if not labelled([v])[0] else v for v in y]
+    )
     got = precision_at_k(nb, y, per_query=True)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
     np.testing.assert_allclose(got[~np.isnan(got)], ref[~np.isnan(ref)], rtol=0, atol=1e-15)
@@ -93,10 +94,13 @@ def test_evaluate_drops_missing_rows_per_attribute_only():
     assert row["digit P@5"] == pytest.approx(np.nanmean(brute_force_p_at_k(nb, yv, yv)), abs=1e-15)
 
 
-@pytest.mark.parametrize("column, match", [
-    ([None] * 40, r"val_labels\['digit'\]: no labelled entry \(all 40 missing\)"),
-    (["7"] * 39 + [None], r"val_labels\['digit'\]: fewer than 2 classes among its 39 labelled entries"),
-])
+@pytest.mark.parametrize(
+    "column, match",
+    [
+        ([None] * 40, r"val_labels\['digit'\]: no labelled entry \(all 40 missing\)"),
+        (["7"] * 39 + [None], r"val_labels\['digit'\]: fewer than 2 classes among its 39 labelled entries"),
+    ],
+)
 def test_an_attribute_without_two_labelled_classes_is_an_error_naming_it(column, match):
     X = np.random.default_rng(0).standard_normal((40, 3))
     with pytest.raises(ValueError, match=match):

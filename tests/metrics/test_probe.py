@@ -101,9 +101,18 @@ from sklearn.metrics import balanced_accuracy_score
 from sklearn.preprocessing import StandardScaler
 
 from embdiag.metrics import probe as probe_module
-from embdiag.metrics.probe import (LinearProbe, _objective, _Preconditioner, _Representation, _row_space,
-                                   _stratified_split, balanced_accuracy, eligible_classes, fit_probes,
-                                   majority_floor)
+from embdiag.metrics.probe import (
+    LinearProbe,
+    _objective,
+    _Preconditioner,
+    _Representation,
+    _row_space,
+    _stratified_split,
+    balanced_accuracy,
+    eligible_classes,
+    fit_probes,
+    majority_floor,
+)
 
 
 def blobs(seed, n=600, d=40, k=3, signal=0.6, offset=0.0):
@@ -122,6 +131,7 @@ def objective(coef, intercept, Xs, y, C):
 
 
 # ----------------------------------------------------------------------------- helpers
+
 
 def test_eligible_classes_and_majority_floor():
     y = np.array(["a"] * 12 + ["b"] * 9 + ["c"] * 10)
@@ -163,6 +173,7 @@ def test_balanced_accuracy_bad_input():
 
 # ----------------------------------------------------------------------------- the probe
 
+
 @pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
 def test_matches_sklearn_logistic_regression(C):
     X, y = blobs(1)
@@ -193,8 +204,9 @@ def test_reduced_basis_is_exact_when_n_below_d():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sk = LogisticRegression(C=0.5, tol=1e-12, max_iter=20_000).fit(X, y)
-    assert (objective(ours.coef_, ours.intercept_, X, y, 0.5)
-            <= objective(sk.coef_, sk.intercept_, X, y, 0.5) * (1 + 1e-6))
+    assert objective(ours.coef_, ours.intercept_, X, y, 0.5) <= objective(sk.coef_, sk.intercept_, X, y, 0.5) * (
+        1 + 1e-6
+    )
     assert np.allclose(ours.coef_, sk.coef_, atol=1e-3 * np.abs(sk.coef_).max())
 
 
@@ -288,6 +300,7 @@ def test_integer_and_float16_features():
 
 # ----------------------------------------------------------------------------- scikit-learn contract
 
+
 def test_predict_before_fit_raises_not_fitted():
     X, y = blobs(7, n=20)
     for method in ("predict", "predict_proba", "decision_function"):
@@ -301,13 +314,27 @@ def test_predict_before_fit_raises_not_fitted():
         failed.predict(X)
 
 
-@pytest.mark.parametrize("param, bad", [
-    ("max_iter", -1), ("max_iter", 0), ("max_iter", 2.5), ("max_iter", True),
-    ("tol", -1), ("tol", 0.0), ("tol", np.nan), ("tol", "small"),
-    ("standardize", "no"), ("standardize", 1), ("standardize", None),
-    ("random_state", -1), ("random_state", 1.5),
-    ("val_size", 0.0), ("val_size", 1.0), ("val_size", "half"),
-])
+@pytest.mark.parametrize(
+    "param, bad",
+    [
+        ("max_iter", -1),
+        ("max_iter", 0),
+        ("max_iter", 2.5),
+        ("max_iter", True),
+        ("tol", -1),
+        ("tol", 0.0),
+        ("tol", np.nan),
+        ("tol", "small"),
+        ("standardize", "no"),
+        ("standardize", 1),
+        ("standardize", None),
+        ("random_state", -1),
+        ("random_state", 1.5),
+        ("val_size", 0.0),
+        ("val_size", 1.0),
+        ("val_size", "half"),
+    ],
+)
 def test_constructor_stores_and_fit_validates(param, bad):
     X, y = blobs(8, n=100)
     p = LinearProbe(**{param: bad})  # scikit-learn's rule: __init__ only stores
@@ -344,6 +371,7 @@ def test_scikit_learn_common_checks(estimator, check):
 
 
 # ----------------------------------------------------------------------------- against scikit-learn's coefficients
+
 
 def _sklearn_reference(X, y, C):
     """scikit-learn's fit of the same objective; two classes as the equivalent binary
@@ -419,6 +447,7 @@ def test_two_class_probe_with_ties_keeps_the_smaller_C():
 
 
 # ----------------------------------------------------------------------------- the solver
+
 
 def _standardized_objectives(p, X, y, C):
     """The probe's objective on standardized ``X`` and that of scikit-learn's tightly converged
@@ -503,6 +532,7 @@ def test_fit_probes_bad_input():
 
 # ---------------------------------------------------------------------------- the validation fits and the refit's start
 
+
 def _case(name):
     """Data for each kind of representation: full rank (identity basis), n < d, rank-deficient
     with n > d (both a reduced basis), and a feature constant on the fit rows of the split but
@@ -571,6 +601,7 @@ def test_a_long_step_along_the_grid_is_damped_to_the_optimum():
 
 # ----------------------------------------------------------------------------- degenerate data
 
+
 @pytest.mark.parametrize("standardize", [True, False])
 def test_features_without_information_give_the_class_prior(standardize):
     # Constant features: the coefficients are exactly 0 and the probabilities the class
@@ -612,8 +643,9 @@ def test_a_class_with_a_single_sample():
     assert np.allclose(p.coef_ * sc.scale_, coef, rtol=0, atol=1e-6 * np.abs(coef).max())
     g = LinearProbe(Cs=[0.1, 1.0], tol=1e-12).fit(X, y)
     assert g.classes_.tolist() == [0, 1, 2, 3] and np.isfinite(g.coef_).all()
-    assert np.allclose(g.coef_, LinearProbe(Cs=[g.C_], tol=1e-12).fit(X, y).coef_,
-                       rtol=0, atol=1e-6 * np.abs(g.coef_).max())
+    assert np.allclose(
+        g.coef_, LinearProbe(Cs=[g.C_], tol=1e-12).fit(X, y).coef_, rtol=0, atol=1e-6 * np.abs(g.coef_).max()
+    )
 
 
 def test_smallest_data_for_a_grid():
@@ -706,12 +738,14 @@ def test_extreme_regularization_pins_the_coefficients_without_overflow():
 
 # ----------------------------------------------------------------------------- numerical building blocks
 
+
 def test_objective_is_exact_at_extreme_logits():
     # log-softmax per row, shifted by each row's own maximum: exact for logits of any size
     # and rows of very different size.
     rng = np.random.default_rng(32)
-    Z = (rng.standard_normal((5, 4)) * np.array([[1.0], [1e3], [1e5], [1.0], [1.0]])
-         + np.array([[0], [0], [0], [1e3], [-1e4]]))
+    Z = rng.standard_normal((5, 4)) * np.array([[1.0], [1e3], [1e5], [1.0], [1.0]]) + np.array(
+        [[0], [0], [0], [1e3], [-1e4]]
+    )
     Y = np.eye(4)[[0, 1, 2, 3, 0]]
     Theta, reg = rng.standard_normal((3, 4)), np.array([0.5, 2.0, 0.0])
     f, L = _objective(Z, Theta, Y, reg)
@@ -786,6 +820,7 @@ def test_preconditioner_fallbacks_reach_the_optimum(mode, monkeypatch):
 
 # ----------------------------------------------------------------------------- on the reference encoder's vectors
 
+
 @pytest.fixture(scope="module")
 def reference():
     from embdiag.encoders.vectors import driving_vectors
@@ -827,7 +862,8 @@ def test_reference_vectors_match_a_converged_sklearn_fit(reference):
             sk = LogisticRegression(C=p.C_, tol=1e-10, max_iter=10_000, solver="newton-cholesky").fit(Xs @ V, y)
         W_sk = sk.coef_ @ V.T
         assert np.mean(p.predict(v.val) == sk.classes_[np.argmax(Xv @ W_sk.T + sk.intercept_, axis=1)]) >= 0.995, a
-        ours = objective(p.coef_ * sc.scale_, p.intercept_ + p.coef_ @ sc.mean_, Xs, np.searchsorted(p.classes_, y),
-                         p.C_)
+        ours = objective(
+            p.coef_ * sc.scale_, p.intercept_ + p.coef_ @ sc.mean_, Xs, np.searchsorted(p.classes_, y), p.C_
+        )
         theirs = objective(W_sk, sk.intercept_, Xs, np.searchsorted(sk.classes_, y), p.C_)
         assert ours <= theirs * (1 + 1e-9), a

@@ -103,6 +103,7 @@ def brute_topk(Q, G, k, exclude_self=False):
 
 # ----------------------------------------------------------------------------- topk
 
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("exclude_self", [False, True])
 def test_topk_exact_ties_match_brute_force(dtype, exclude_self):
@@ -350,7 +351,7 @@ def test_integer_and_float16_inputs():
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
     # integers are read as float32 (as documented), queries and gallery alike, also when
     # scored in float64: large integers round the same way on both sides
-    X = rng.integers(-2**40, 2**40, size=(100, 5))
+    X = rng.integers(-(2**40), 2**40, size=(100, 5))
     a = r.topk(X, X, 4, exclude_self=True, dtype=np.float64)
     b = r.topk(X.astype(np.float32), X.astype(np.float32), 4, exclude_self=True, dtype=np.float64)
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
@@ -374,6 +375,7 @@ def test_positive_scaling_keeps_cosine_order_and_precision(seed, power, c):
 
 # ----------------------------------------------------------------------------- metrics
 
+
 def test_precision_and_random_floor():
     labels = np.array([0, 0, 1, 1, 1, 2])
     nb = np.array([[1, 2], [0, 3], [3, 4], [2, 0], [5, 2], [0, 1]])
@@ -386,8 +388,11 @@ def test_precision_and_random_floor():
 
 
 def test_precision_rejects_self_neighbours():
-    with pytest.raises(ValueError, match=r"^neighbors: a query appears among its own neighbours; "
-                                         r"search with exclude_self=True$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^neighbors: a query appears among its own neighbours; "
+        r"search with exclude_self=True$",
+    ):
         r.precision_at_k(np.array([[0, 1], [0, 2], [0, 1]]), np.array([0, 1, 0]))
 
 
@@ -437,24 +442,33 @@ def test_margin_certifies_unchanged_topk():
 
 # ----------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 3)), k=2), "^gallery: has 3 columns"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=5), "^k: must be smaller"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=0), "^k: must be at least 1"),
-    (dict(queries=np.ones((5, 4)), gallery=np.ones((5, 4)), k=4, exclude_self=True), "^k: must be smaller"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, exclude_self=True), "^length mismatch"),
-    (dict(queries=np.ones(4), gallery=np.ones((5, 4)), k=2), "^queries: expected a 2-D"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones(4), k=2), "^gallery: expected a 2-D"),
-    (dict(queries=np.empty((0, 4)), gallery=np.ones((5, 4)), k=2), "^queries"),
-    (dict(queries=np.ones((3, 4)), gallery=np.empty((0, 4)), k=2), "^gallery: empty"),
-    (dict(queries=np.array([[np.nan, 1.0]]), gallery=np.ones((5, 2)), k=2), "^queries: contains NaN"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, dtype=np.float16), "^dtype"),
-    (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, chunk_size=0), "^chunk_size: must be at least 1"),
-    # the gallery's own type is reported first, not a k checked against its meaningless size
-    (dict(queries=np.ones((3, 2)), gallery=np.full((3, 2), "a"), k=3),
-     "^gallery: expected a numeric array, got dtype <U1"),
-    (dict(queries=np.ones((3, 2)), gallery=np.ones((3, 2)) * 1j, k=3), "^gallery: complex values are not supported$"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 3)), k=2), "^gallery: has 3 columns"),
+        (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=5), "^k: must be smaller"),
+        (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=0), "^k: must be at least 1"),
+        (dict(queries=np.ones((5, 4)), gallery=np.ones((5, 4)), k=4, exclude_self=True), "^k: must be smaller"),
+        (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, exclude_self=True), "^length mismatch"),
+        (dict(queries=np.ones(4), gallery=np.ones((5, 4)), k=2), "^queries: expected a 2-D"),
+        (dict(queries=np.ones((3, 4)), gallery=np.ones(4), k=2), "^gallery: expected a 2-D"),
+        (dict(queries=np.empty((0, 4)), gallery=np.ones((5, 4)), k=2), "^queries"),
+        (dict(queries=np.ones((3, 4)), gallery=np.empty((0, 4)), k=2), "^gallery: empty"),
+        (dict(queries=np.array([[np.nan, 1.0]]), gallery=np.ones((5, 2)), k=2), "^queries: contains NaN"),
+        (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, dtype=np.float16), "^dtype"),
+        (dict(queries=np.ones((3, 4)), gallery=np.ones((5, 4)), k=2, chunk_size=0), "^chunk_size: must be at least 1"),
+        # the gallery's own type is reported first, not a k checked against its meaningless size
+        (
+            dict(queries=np.ones((3, 2)), gallery=np.full((3, 2), "a"), k=3),
+            "^gallery: expected a numeric array, got dtype <U1",
+        ),
+        (
+            dict(queries=np.ones((3, 2)), gallery=np.ones((3, 2)) * 1j, k=3),
+            "^gallery: complex values are not supported$",
+        ),
+    ],
+)
 def test_topk_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         r.topk(**kwargs)
@@ -469,8 +483,9 @@ def test_topk_bad_gallery_rows_name_their_index(dtype):
     G[33] = 1
     G[41, 2] = np.inf
     G[45, 0] = np.nan
-    with pytest.raises(ValueError,
-                       match=r"^gallery: contains NaN or infinite values \(\d bad row\(s\), first at index 41\)"):
+    with pytest.raises(
+        ValueError, match=r"^gallery: contains NaN or infinite values \(\d bad row\(s\), first at index 41\)"
+    ):
         r.topk(np.ones((2, 3)), G, 3, chunk_size=8)
     with pytest.raises(ValueError, match="^queries: zero-norm row at index 1"):
         r.topk(np.array([[1.0, 0, 0], [0, 0, 0]]), G[:5], 3)
@@ -480,8 +495,9 @@ def test_topk_bad_row_in_a_parallel_share(monkeypatch):
     monkeypatch.setattr(r, "_workers", lambda: 2)
     G = np.ones((20_000, 3), dtype=np.float32)
     G[15_000, 1] = np.nan
-    with pytest.raises(ValueError,
-                       match=r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 15000\)"):
+    with pytest.raises(
+        ValueError, match=r"^gallery: contains NaN or infinite values \(1 bad row\(s\), first at index 15000\)"
+    ):
         r.topk(np.ones((4, 3)), G, 3)
     G[15_000] = 0
     with pytest.raises(ValueError, match="gallery: zero-norm row at index 15000"):
@@ -551,27 +567,36 @@ def test_metric_bad_input():
         r.random_floor([np.nan, None])
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(labels=np.zeros((3, 1))), r"^labels: expected a 1-D array of labels"),
-    (dict(labels=[0, 1, 0], query_labels=np.zeros((3, 1))), r"^query_labels: expected a 1-D array of labels"),
-    (dict(labels=[0, 1, 0], query_labels=[0, 1]), r"^length mismatch: neighbors has 3, query_labels has 2$"),
-    (dict(labels=[0, 1, 0], query_labels=[1]), r"^length mismatch: neighbors has 3, query_labels has 1$"),
-    (dict(labels=[0, 1], query_labels=[0, 1, 0]), r"^neighbors: indices must lie in \[0, 2\), got range \[0, 2\]$"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(labels=np.zeros((3, 1))), r"^labels: expected a 1-D array of labels"),
+        (dict(labels=[0, 1, 0], query_labels=np.zeros((3, 1))), r"^query_labels: expected a 1-D array of labels"),
+        (dict(labels=[0, 1, 0], query_labels=[0, 1]), r"^length mismatch: neighbors has 3, query_labels has 2$"),
+        (dict(labels=[0, 1, 0], query_labels=[1]), r"^length mismatch: neighbors has 3, query_labels has 1$"),
+        (dict(labels=[0, 1], query_labels=[0, 1, 0]), r"^neighbors: indices must lie in \[0, 2\), got range \[0, 2\]$"),
+    ],
+)
 def test_precision_bad_input_names_the_argument(kwargs, match):
     with pytest.raises(ValueError, match=match):
         r.precision_at_k(np.array([[1, 2], [0, 2], [0, 1]]), **kwargs)
 
 
-@pytest.mark.parametrize("positives, match", [
-    ([True, False, True], r"^positives: a boolean mask must be 2-D \(n_queries, n_gallery\), got shape \(3,\)$"),
-    (np.zeros((3, 1, 1), dtype=int), r"^positives: expected 1-D or 2-D integer indices, got shape \(3, 1, 1\)$"),
-    (np.zeros((3, 0), dtype=int), r"^positives: expected 1-D or 2-D integer indices, got shape \(3, 0\)$"),
-    (np.array([1.0, 2.0, 0.0]), r"^positives: expected integer indices or a boolean mask, got dtype float64$"),
-    ([np.array([1.0]), np.array([2.0]), np.array([0.0])], r"^positives: expected integer indices, got dtype float64$"),
-    ([np.array([1]), np.array([2])], r"^length mismatch: neighbors has 3, positives has 2$"),
-    (np.array([[1, -3], [2, 0], [0, 1]]), r"^positives: negative gallery index$"),
-])
+@pytest.mark.parametrize(
+    "positives, match",
+    [
+        ([True, False, True], r"^positives: a boolean mask must be 2-D \(n_queries, n_gallery\), got shape \(3,\)$"),
+        (np.zeros((3, 1, 1), dtype=int), r"^positives: expected 1-D or 2-D integer indices, got shape \(3, 1, 1\)$"),
+        (np.zeros((3, 0), dtype=int), r"^positives: expected 1-D or 2-D integer indices, got shape \(3, 0\)$"),
+        (np.array([1.0, 2.0, 0.0]), r"^positives: expected integer indices or a boolean mask, got dtype float64$"),
+        (
+            [np.array([1.0]), np.array([2.0]), np.array([0.0])],
+            r"^positives: expected integer indices, got dtype float64$",
+        ),
+        ([np.array([1]), np.array([2])], r"^length mismatch: neighbors has 3, positives has 2$"),
+        (np.array([[1, -3], [2, 0], [0, 1]]), r"^positives: negative gallery index$"),
+    ],
+)
 def test_positives_bad_input(positives, match):
     with pytest.raises(ValueError, match=match):
         r.hit_at_k(np.array([[1, 2], [0, 2], [0, 1]]), positives)
@@ -586,10 +611,19 @@ def test_one_query_with_one_neighbour():
 
 # ----------------------------------------------------------------------------- extreme magnitudes
 
-@pytest.mark.parametrize("dtype, scale", [
-    (np.float32, 1e39), (np.float32, 1e300), (np.float32, 1e-30), (np.float32, 1e-300),
-    (np.float64, 1e200), (np.float64, 1e-200), (np.float64, 1e-300),
-])
+
+@pytest.mark.parametrize(
+    "dtype, scale",
+    [
+        (np.float32, 1e39),
+        (np.float32, 1e300),
+        (np.float32, 1e-30),
+        (np.float32, 1e-300),
+        (np.float64, 1e200),
+        (np.float64, 1e-200),
+        (np.float64, 1e-300),
+    ],
+)
 def test_topk_extreme_but_finite_magnitudes(dtype, scale):
     rng = np.random.default_rng(12)
     Q, G = rng.standard_normal((20, 16)), rng.standard_normal((300, 16))
@@ -622,9 +656,11 @@ PINNED_TOPK = {
 @pytest.mark.parametrize("name", list(PINNED_TOPK))
 def test_ordinary_inputs_give_the_pinned_neighbours(name):
     rng = np.random.default_rng(20240611)
-    Z = {"f32": rng.standard_normal((500, 48)).astype(np.float32),
-         "f64_offset": rng.standard_normal((300, 64)) * np.linspace(2, 0.1, 64) + 0.5,
-         "f64_n_below_d": rng.standard_normal((40, 96))}[name]
+    Z = {
+        "f32": rng.standard_normal((500, 48)).astype(np.float32),
+        "f64_offset": rng.standard_normal((300, 64)) * np.linspace(2, 0.1, 64) + 0.5,
+        "f64_n_below_d": rng.standard_normal((40, 96)),
+    }[name]
     got = []
     for dtype in (np.float32, np.float64):
         s, i = r.topk(Z, Z, 5, exclude_self=True, dtype=dtype)
@@ -644,11 +680,14 @@ def _brute_hits(nb, positives):
     return hit, recall
 
 
-@pytest.mark.parametrize("positives", [
-    [np.array([3]), np.array([1, 2, 4]), {5, 6}],   # ragged: rows padded inside
-    np.array([[3, 3], [2, 2], [6, 5]]),              # duplicates dropped inside
-    [np.array([4, 4, 4]), np.array([1]), np.array([6, 6, 5, 5])],
-])
+@pytest.mark.parametrize(
+    "positives",
+    [
+        [np.array([3]), np.array([1, 2, 4]), {5, 6}],  # ragged: rows padded inside
+        np.array([[3, 3], [2, 2], [6, 5]]),  # duplicates dropped inside
+        [np.array([4, 4, 4]), np.array([1]), np.array([6, 6, 5, 5])],
+    ],
+)
 def test_padding_never_makes_gallery_item_zero_a_positive(positives):
     nb = np.array([[0, 1, 2], [0, 3, 5], [0, 0, 0]])  # item 0 everywhere, never a positive
     hit, recall = _brute_hits(nb, positives)

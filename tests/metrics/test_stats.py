@@ -83,38 +83,44 @@ def test_bootstrap_unequal_group_sizes_weight_items():
     assert res.low == 0.0 and res.high == 1.0 and res.mean == 0.75
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: paired_t_interval([1.0], [2.0]), "a: needs at least 2"),
-    (lambda: paired_t_interval([1.0, 2], [2.0]), "length mismatch"),
-    (lambda: paired_t_interval([1.0, np.nan], [2.0, 1]), "a: contains NaN"),
-    (lambda: paired_t_interval([1.0, 2], [2.0, np.inf]), "b: contains NaN or infinite"),
-    (lambda: paired_t_interval([[1.0, 2]], [[2.0, 1]]), "a: expected a 1-D"),
-    (lambda: paired_t_interval([], []), "a"),
-    (lambda: paired_t_interval([1.0, 2], [2.0, 1], level=1.0), "level"),
-    (lambda: paired_t_interval([1.0, 2], [[2.0, 1]]), "b: expected a 1-D"),
-    (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[0, 0]), "groups: needs at least 2"),
-    (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[0, 1, 2]), "length mismatch"),
-    (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[[0, 1]]), "groups: expected a 1-D"),
-    (lambda: paired_bootstrap([1.0, 2], [2.0, 1], n_draws=1), "n_draws"),
-    (lambda: paired_bootstrap([1.0, 2], [2.0, 1], level=0), "level"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: paired_t_interval([1.0], [2.0]), "a: needs at least 2"),
+        (lambda: paired_t_interval([1.0, 2], [2.0]), "length mismatch"),
+        (lambda: paired_t_interval([1.0, np.nan], [2.0, 1]), "a: contains NaN"),
+        (lambda: paired_t_interval([1.0, 2], [2.0, np.inf]), "b: contains NaN or infinite"),
+        (lambda: paired_t_interval([[1.0, 2]], [[2.0, 1]]), "a: expected a 1-D"),
+        (lambda: paired_t_interval([], []), "a"),
+        (lambda: paired_t_interval([1.0, 2], [2.0, 1], level=1.0), "level"),
+        (lambda: paired_t_interval([1.0, 2], [[2.0, 1]]), "b: expected a 1-D"),
+        (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[0, 0]), "groups: needs at least 2"),
+        (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[0, 1, 2]), "length mismatch"),
+        (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[[0, 1]]), "groups: expected a 1-D"),
+        (lambda: paired_bootstrap([1.0, 2], [2.0, 1], n_draws=1), "n_draws"),
+        (lambda: paired_bootstrap([1.0, 2], [2.0, 1], level=0), "level"),
+    ],
+)
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match="^" + match):
         call()
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(seed=-1), "seed"),
-    (dict(seed=1.5), "seed"),
-    (dict(seed=True), "seed"),
-    (dict(seed="0"), "seed"),
-    (dict(n_draws=100.0), "n_draws"),
-    (dict(groups=[0, None, 1, 1]), "groups"),
-    (dict(groups=np.array([0.0, np.nan, 1, 1])), "groups: contains NaN or infinite ids"),
-    (dict(statistic="mean"), "statistic"),
-    (dict(statistic=lambda d: d), "statistic"),
-    (dict(level="high"), "level"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(seed=-1), "seed"),
+        (dict(seed=1.5), "seed"),
+        (dict(seed=True), "seed"),
+        (dict(seed="0"), "seed"),
+        (dict(n_draws=100.0), "n_draws"),
+        (dict(groups=[0, None, 1, 1]), "groups"),
+        (dict(groups=np.array([0.0, np.nan, 1, 1])), "groups: contains NaN or infinite ids"),
+        (dict(statistic="mean"), "statistic"),
+        (dict(statistic=lambda d: d), "statistic"),
+        (dict(level="high"), "level"),
+    ],
+)
 def test_bootstrap_bad_arguments_are_named(kwargs, match):
     with pytest.raises(ValueError, match="^" + match):
         paired_bootstrap([1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 1.0, 2.0], **kwargs)
@@ -127,6 +133,7 @@ def _recording(statistic):
     def f(d):
         seen.append(float(statistic(d)))
         return seen[-1]
+
     return f, seen
 
 
@@ -194,7 +201,8 @@ def test_bootstrap_defaults_and_pinned_draws():
     assert paired_bootstrap(a, b, groups=groups) == paired_bootstrap(a, b, groups=groups, n_draws=5000, seed=0)
     res = paired_bootstrap(a, b, groups=groups, n_draws=1000, seed=1)
     assert (res.low, res.high, res.se) == pytest.approx(
-        (-0.06060560364661667, 0.05693769871455246, 0.031040676868500892), rel=1e-12)
+        (-0.06060560364661667, 0.05693769871455246, 0.031040676868500892), rel=1e-12
+    )
 
 
 def test_bootstrap_string_group_ids_and_item_order_within_groups():

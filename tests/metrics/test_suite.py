@@ -53,8 +53,7 @@ def test_frozen_classes_apply_to_every_row(data):
 
 def test_stress_grid_rows(data):
     tr, ytr, va, yva = data
-    table = stress_grid(tr, ytr, va, yva, names=("contraction", "noise"), severities=(0.0, 0.9), k=5,
-                              probes=False)
+    table = stress_grid(tr, ytr, va, yva, names=("contraction", "noise"), severities=(0.0, 0.9), k=5, probes=False)
     assert list(table["intervention"]) == ["contraction", "contraction", "noise", "noise"]
     c0, c9 = table.iloc[0], table.iloc[1]
     assert c9["total_variance"] == pytest.approx(0.01 * c0["total_variance"])

@@ -22,7 +22,7 @@ from embdiag.paper import cli as paper_cli
 from embdiag.paper.pipeline import REPO
 from embdiag.report import cli
 
-TEST_CHAPTER = '''\
+TEST_CHAPTER = """\
 # %% [markdown]
 # # Test report
 #
@@ -76,7 +76,7 @@ metrics.to_csv(Path(out_dir, "metrics.csv"), index=False)
 
 # %%
 alt.Chart(metrics).mark_bar().encode(x="metric", y="value")
-'''
+"""
 
 
 def write_chapter(tmp_path: Path, body: str = TEST_CHAPTER, name: str = "chapter.py") -> Path:
@@ -141,9 +141,28 @@ def test_end_to_end_with_a_test_chapter(tmp_path, vectors, monkeypatch, capsys):
     pairs.write_text("query,target\nitem0,item1\nitem0,item2\nitem5,item7\n")
     out = tmp_path / "reports" / "run1"
 
-    code = cli.main([str(vectors), "--labels", str(labels), "--pairs", str(pairs), "--k", "5", "--quick",
-                     "--seed", "3", "--compress", "int8", "--fail-if", "overlap@5<0.4",
-                     "--fail-if", "total_variance[reference,raw]!=30", "--out", str(out)])
+    code = cli.main(
+        [
+            str(vectors),
+            "--labels",
+            str(labels),
+            "--pairs",
+            str(pairs),
+            "--k",
+            "5",
+            "--quick",
+            "--seed",
+            "3",
+            "--compress",
+            "int8",
+            "--fail-if",
+            "overlap@5<0.4",
+            "--fail-if",
+            "total_variance[reference,raw]!=30",
+            "--out",
+            str(out),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == cli.OK, captured.err
     assert captured.out.strip() == str(out / "report.html")
@@ -156,7 +175,13 @@ def test_end_to_end_with_a_test_chapter(tmp_path, vectors, monkeypatch, capsys):
     assert inputs["vectors_path"] == str(vectors.resolve()) and inputs["labels_path"] == str(labels.resolve())
     assert inputs["compare_path"] is None and inputs["queries_path"] is None
     assert (inputs["k"], inputs["quick"], inputs["stress"], inputs["seed"], inputs["compress"], inputs["index"]) == (
-        5, True, False, 3, "int8", "")
+        5,
+        True,
+        False,
+        3,
+        "int8",
+        "",
+    )
     assert Path(inputs["out_dir"]).parent == out.parent and Path(inputs["cwd"]) == Path(inputs["out_dir"])
     assert inputs["labels"] == ["weather"] and inputs["pairs"] == [[1, 2], [7]]
 
@@ -169,13 +194,16 @@ def test_end_to_end_with_a_test_chapter(tmp_path, vectors, monkeypatch, capsys):
 
 
 def test_a_chapter_raising_input_error_exits_2_and_leaves_out_alone(tmp_path, vectors, monkeypatch, capsys):
-    chapter = write_chapter(tmp_path, '''\
+    chapter = write_chapter(
+        tmp_path,
+        """\
         # %% tags=["parameters"]
         out_dir = "."
         # %%
         from embdiag.data.files import InputError
         raise InputError("labels.csv (--labels): column 'weather' has too little support")
-        ''')
+        """,
+    )
     monkeypatch.setattr(cli, "CHAPTER", chapter)
     out = tmp_path / "out"
     out.mkdir()
@@ -188,12 +216,15 @@ def test_a_chapter_raising_input_error_exits_2_and_leaves_out_alone(tmp_path, ve
 
 
 def test_a_crashing_chapter_exits_3_naming_cell_and_error(tmp_path, vectors, monkeypatch, capsys):
-    chapter = write_chapter(tmp_path, '''\
+    chapter = write_chapter(
+        tmp_path,
+        """\
         # %% tags=["parameters"]
         out_dir = "."
         # %%
         1 / 0
-        ''')
+        """,
+    )
     monkeypatch.setattr(cli, "CHAPTER", chapter)
     out = tmp_path / "out"
     assert cli.main([str(vectors), "--out", str(out)]) == cli.FAILED
@@ -213,8 +244,20 @@ def weather(tmp_path) -> list[str]:
 
 def test_violations_exit_1_and_are_listed_but_the_report_is_written(tmp_path, vectors, weather, fake, capsys):
     out = tmp_path / "out"
-    code = cli.main([str(vectors), *weather, "--fail-if", "overlap@10<0.95", "--fail-if", "delta_p@10[weather]<-1",
-                     "--fail-if", "overlap@10[fp16]<0.95", "--out", str(out)])
+    code = cli.main(
+        [
+            str(vectors),
+            *weather,
+            "--fail-if",
+            "overlap@10<0.95",
+            "--fail-if",
+            "delta_p@10[weather]<-1",
+            "--fail-if",
+            "overlap@10[fp16]<0.95",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == cli.VIOLATED
     lines = capsys.readouterr().out.splitlines()
     assert lines == [
@@ -233,18 +276,30 @@ def test_no_rule_or_rules_that_hold_exit_0(tmp_path, vectors, weather, fake, cap
     assert "violated" not in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("rule, message", [
-    ("overlap@5<0.9", "the report has no metric 'overlap@5'; its metrics are: cert_coverage, cert_violations, "
-                      "changed_queries, delta_p@10, "),
-    ("ovrlap@10<0.9", "the report has no metric 'ovrlap@10'"),
-    ("delta_p@10[wether]<-1", "'delta_p@10' has no condition or attribute 'wether'; its conditions and attributes "
-                              "are: fp16, int8, weather"),
-    ("overlap@10[pca64]<0.9", "'overlap@10' has no condition or attribute 'pca64'; its conditions and attributes "
-                              "are: fp16, int8"),
-    ("probe_ba[split]<0.5", "'probe_ba' has no condition or attribute 'split'"),  # split is never an attribute
-])
+@pytest.mark.parametrize(
+    "rule, message",
+    [
+        (
+            "overlap@5<0.9",
+            "the report has no metric 'overlap@5'; its metrics are: cert_coverage, cert_violations, "
+            "changed_queries, delta_p@10, ",
+        ),
+        ("ovrlap@10<0.9", "the report has no metric 'ovrlap@10'"),
+        (
+            "delta_p@10[wether]<-1",
+            "'delta_p@10' has no condition or attribute 'wether'; its conditions and attributes "
+            "are: fp16, int8, weather",
+        ),
+        (
+            "overlap@10[pca64]<0.9",
+            "'overlap@10' has no condition or attribute 'pca64'; its conditions and attributes are: fp16, int8",
+        ),
+        ("probe_ba[split]<0.5", "'probe_ba' has no condition or attribute 'split'"),  # split is never an attribute
+    ],
+)
 def test_a_rule_naming_what_the_report_will_not_have_exits_2_before_anything_is_measured(
-        tmp_path, vectors, weather, monkeypatch, capsys, rule, message):
+    tmp_path, vectors, weather, monkeypatch, capsys, rule, message
+):
     """Issue #25, point 5: metric, attribute and condition names are checked before the chapter runs."""
     monkeypatch.setattr(cli, "run_chapter", no_chapter)
     labels = tmp_path / "weather.csv"
@@ -269,11 +324,41 @@ def test_parameters_passed_to_the_chapter(tmp_path, vectors, fake):
     np.save(queries, np.ones((5, 4), np.float32))
     labels = tmp_path / "labels.csv"
     labels.write_text("a\n" + "x\ny\n" * 15)
-    assert cli.main([str(vectors), "--compare", str(compare), "--queries", str(queries), "--labels", str(labels),
-                     "--stress", "--out", str(tmp_path / "o")]) == cli.OK
+    assert (
+        cli.main(
+            [
+                str(vectors),
+                "--compare",
+                str(compare),
+                "--queries",
+                str(queries),
+                "--labels",
+                str(labels),
+                "--stress",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == cli.OK
+    )
     (params,) = fake
-    assert set(params) == {"vectors_path", "labels_path", "compare_path", "pairs_path", "queries_path", "k", "stress",
-                           "quick", "compress", "index", "seed", "out_dir", "progress", "cluster", "fail_if"}
+    assert set(params) == {
+        "vectors_path",
+        "labels_path",
+        "compare_path",
+        "pairs_path",
+        "queries_path",
+        "k",
+        "stress",
+        "quick",
+        "compress",
+        "index",
+        "seed",
+        "out_dir",
+        "progress",
+        "cluster",
+        "fail_if",
+    }
     assert params["compare_path"] == str(compare.resolve()) and params["queries_path"] == str(queries.resolve())
     assert params["pairs_path"] is None and params["stress"] is True and params["k"] == 10 and params["seed"] == 0
     assert params["cluster"] is None and params["fail_if"] == []
@@ -317,11 +402,14 @@ def test_a_chapter_that_writes_no_report_json_exits_3(tmp_path, vectors, monkeyp
     assert not (tmp_path / "o").exists() and leftovers(tmp_path) == []
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{}", "wrote no usable report.json (KeyError"),
-    ("not json", "wrote no usable report.json (JSONDecodeError"),
-    ('{"metrics": [{"metric": "m"}]}', "metrics records lack value"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{}", "wrote no usable report.json (KeyError"),
+        ("not json", "wrote no usable report.json (JSONDecodeError"),
+        ('{"metrics": [{"metric": "m"}]}', "metrics records lack value"),
+    ],
+)
 def test_an_unusable_report_json_exits_3(tmp_path, vectors, monkeypatch, capsys, content, message):
     def run(chapter, parameters, cwd, *, progress=True):
         Path(parameters["out_dir"], "report.json").write_text(content)
@@ -405,8 +493,18 @@ def test_labels_with_the_wrong_row_count(tmp_path, vectors, refuse, capsys):
 def test_pairs_with_unknown_ids(tmp_path, vectors, refuse, capsys):
     (tmp_path / "l.csv").write_text("id,a\n" + "".join(f"i{i},{i % 2}\n" for i in range(30)))
     (tmp_path / "p.csv").write_text("query,target\ni0,i1\ni0,zzz\n")
-    err = run_bad([str(vectors), "--labels", str(tmp_path / "l.csv"), "--pairs", str(tmp_path / "p.csv"),
-                   "--out", str(tmp_path / "o")], capsys)
+    err = run_bad(
+        [
+            str(vectors),
+            "--labels",
+            str(tmp_path / "l.csv"),
+            "--pairs",
+            str(tmp_path / "p.csv"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
     assert "p.csv (--pairs): 1 unknown target id(s) (first: 'zzz' at row 1)" in err
 
 
@@ -437,14 +535,17 @@ def test_stress_needs_labels(tmp_path, vectors, refuse, capsys):
     assert "--stress: needs --labels" in err
 
 
-@pytest.mark.parametrize("args, message", [
-    ([], "the following arguments are required: VECTORS, --out"),
-    (["v.npy"], "the following arguments are required: --out"),
-    (["v.npy", "--out", "o", "--k", "0"], "argument --k: expected a positive integer, got 0"),
-    (["v.npy", "--out", "o", "--k", "ten"], "argument --k: expected a positive integer, got 'ten'"),
-    (["v.npy", "--out", "o", "--seed", "-1"], "argument --seed: expected a non-negative integer, got -1"),
-    (["v.npy", "--out", "o", "--bogus"], "unrecognized arguments: --bogus"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "the following arguments are required: VECTORS, --out"),
+        (["v.npy"], "the following arguments are required: --out"),
+        (["v.npy", "--out", "o", "--k", "0"], "argument --k: expected a positive integer, got 0"),
+        (["v.npy", "--out", "o", "--k", "ten"], "argument --k: expected a positive integer, got 'ten'"),
+        (["v.npy", "--out", "o", "--seed", "-1"], "argument --seed: expected a non-negative integer, got -1"),
+        (["v.npy", "--out", "o", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
 def test_usage_errors_exit_2(args, message, refuse, capsys):
     assert cli.main(args) == cli.BAD_INPUT
     err = capsys.readouterr().err
@@ -494,9 +595,19 @@ def test_the_command_on_the_projects_cached_embeddings(tmp_path, capsys):
     table = pd.read_csv(tmp_path / "in" / "labels.csv", dtype=str)
     assert list(table.columns) == ["id", *labels.columns] and (table.drop(columns="id") == labels).all().all()
     assert "now: embdiag report" in capsys.readouterr().err
-    code = paper_cli.main(["report", str(tmp_path / "in" / "vectors.npy"),
-                           "--labels", str(tmp_path / "in" / "labels.csv"),
-                           "--compress", "int8", "--quick", "--out", str(tmp_path / "r")])
+    code = paper_cli.main(
+        [
+            "report",
+            str(tmp_path / "in" / "vectors.npy"),
+            "--labels",
+            str(tmp_path / "in" / "labels.csv"),
+            "--compress",
+            "int8",
+            "--quick",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
     assert code == cli.OK
     got = pd.DataFrame(json.loads((tmp_path / "r" / "report.json").read_text())["metrics"])
     want = measure(saved, labels=labels.astype(str), compress="int8", quick=True, progress=False).metrics
@@ -515,13 +626,28 @@ def test_the_report_chapter_on_a_users_files(tmp_path, capsys):
     index; one threshold holds, one is violated (exit 1); the page, the JSON and the CSVs agree."""
     rng = np.random.default_rng(3)
     y = np.repeat(["a", "b", "c"], 200)
-    X = (rng.normal(size=(3, 24))[np.searchsorted(["a", "b", "c"], y)] + 0.8 * rng.normal(size=(600, 24)))
+    X = rng.normal(size=(3, 24))[np.searchsorted(["a", "b", "c"], y)] + 0.8 * rng.normal(size=(600, 24))
     np.save(tmp_path / "emb.npy", X.astype(np.float32))
     pd.DataFrame({"kind": y}).to_csv(tmp_path / "labels.csv", index=False)
     out = tmp_path / "report"
-    code = cli.main([str(tmp_path / "emb.npy"), "--labels", str(tmp_path / "labels.csv"), "--compress", "fp16,pca4",
-                     "--index", "hnsw", "--fail-if", "overlap@10[fp16]<0.9", "--fail-if", "overlap@10[pca4]>0.1",
-                     "--out", str(out)], progress=False)
+    code = cli.main(
+        [
+            str(tmp_path / "emb.npy"),
+            "--labels",
+            str(tmp_path / "labels.csv"),
+            "--compress",
+            "fp16,pca4",
+            "--index",
+            "hnsw",
+            "--fail-if",
+            "overlap@10[fp16]<0.9",
+            "--fail-if",
+            "overlap@10[pca4]>0.1",
+            "--out",
+            str(out),
+        ],
+        progress=False,
+    )
     stdout = capsys.readouterr().out
     assert code == cli.VIOLATED
     assert "overlap@10 (condition pca4" in stdout and "fp16" not in stdout.split("violated", 1)[1].split("\n")[0]
@@ -532,8 +658,11 @@ def test_the_report_chapter_on_a_users_files(tmp_path, capsys):
     page = (out / "report.html").read_text()
     assert "emb.npy (VECTORS), labels.csv (--labels)" in page  # the data named
     sha = hashlib.sha256((tmp_path / "emb.npy").read_bytes()).hexdigest()
-    assert report["inputs"]["files"]["VECTORS"] == {"file": "emb.npy", "bytes": (tmp_path / "emb.npy").stat().st_size,
-                                                    "sha256": sha}
+    assert report["inputs"]["files"]["VECTORS"] == {
+        "file": "emb.npy",
+        "bytes": (tmp_path / "emb.npy").stat().st_size,
+        "sha256": sha,
+    }
     made = page.count('<span class="embdiag-made">Made by <code>embdiag report</code>')  # not "outside the book"
     assert made == page.count('class="embdiag-exhibit') and "<code>emb.npy (VECTORS)</code> <span " in page
     assert f">{sha[:12]}</span>" in page and "chapter not known" not in page and "what these are" not in page

@@ -31,18 +31,22 @@ def metrics_table() -> pd.DataFrame:
 
 # --- grammar -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("expr, metric, qualifiers, op, threshold", [
-    ("overlap@10<0.95", "overlap@10", (), "<", 0.95),
-    ("delta_p@10<-1", "delta_p@10", (), "<", -1.0),
-    ("overlap@10[int8]<0.99", "overlap@10", ("int8",), "<", 0.99),
-    ("probe_ba[weather]<0.5", "probe_ba", ("weather",), "<", 0.5),
-    ("  overlap@10 [ int8 , weather ] <= +1e-3 ", "overlap@10", ("int8", "weather"), "<=", 1e-3),
-    ("rankme>=.5", "rankme", (), ">=", 0.5),
-    ("rankme>10", "rankme", (), ">", 10.0),
-    ("rankme==3.", "rankme", (), "==", 3.0),
-    ("rankme!=-2E2", "rankme", (), "!=", -200.0),
-    ("p@10<=0", "p@10", (), "<=", 0.0),
-])
+
+@pytest.mark.parametrize(
+    "expr, metric, qualifiers, op, threshold",
+    [
+        ("overlap@10<0.95", "overlap@10", (), "<", 0.95),
+        ("delta_p@10<-1", "delta_p@10", (), "<", -1.0),
+        ("overlap@10[int8]<0.99", "overlap@10", ("int8",), "<", 0.99),
+        ("probe_ba[weather]<0.5", "probe_ba", ("weather",), "<", 0.5),
+        ("  overlap@10 [ int8 , weather ] <= +1e-3 ", "overlap@10", ("int8", "weather"), "<=", 1e-3),
+        ("rankme>=.5", "rankme", (), ">=", 0.5),
+        ("rankme>10", "rankme", (), ">", 10.0),
+        ("rankme==3.", "rankme", (), "==", 3.0),
+        ("rankme!=-2E2", "rankme", (), "!=", -200.0),
+        ("p@10<=0", "p@10", (), "<=", 0.0),
+    ],
+)
 def test_parse_accepts_the_grammar(expr, metric, qualifiers, op, threshold):
     rule = parse(expr)
     assert (rule.metric, rule.qualifiers, rule.op, rule.threshold) == (metric, qualifiers, op, threshold)
@@ -53,12 +57,29 @@ def test_parse_normalises_the_text_shown_in_messages():
     assert str(parse("delta_p@10 < -1")) == "delta_p@10<-1"
 
 
-@pytest.mark.parametrize("expr", [
-    "", "overlap@10", "overlap@10 0.95", "<0.95", "overlap@10<", "overlap@10<<0.95", "overlap@10=<0.95",
-    "overlap@10=0.95", "overlap@10<0.95x", "overlap@10<nan", "overlap@10<inf", "overlap@10<1,5",
-    "overlap@10[int8<0.9", "overlap@10[int8]]<0.9", "overlap@10[[int8]]<0.9", "overlap@10<0.9 and rankme>1",
-    "10overlap<0.9", "overlap@10 < 0.9 < 1",
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "",
+        "overlap@10",
+        "overlap@10 0.95",
+        "<0.95",
+        "overlap@10<",
+        "overlap@10<<0.95",
+        "overlap@10=<0.95",
+        "overlap@10=0.95",
+        "overlap@10<0.95x",
+        "overlap@10<nan",
+        "overlap@10<inf",
+        "overlap@10<1,5",
+        "overlap@10[int8<0.9",
+        "overlap@10[int8]]<0.9",
+        "overlap@10[[int8]]<0.9",
+        "overlap@10<0.9 and rankme>1",
+        "10overlap<0.9",
+        "overlap@10 < 0.9 < 1",
+    ],
+)
 def test_parse_rejects_anything_else_naming_the_option_and_the_grammar(expr):
     with pytest.raises(InputError) as e:
         parse(expr)
@@ -87,14 +108,18 @@ def test_docstring_example_runs():
 
 # --- operators -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("op, below, equal, above", [
-    ("<", True, False, False),
-    ("<=", True, True, False),
-    (">", False, False, True),
-    (">=", False, True, True),
-    ("==", False, True, False),
-    ("!=", True, False, True),
-])
+
+@pytest.mark.parametrize(
+    "op, below, equal, above",
+    [
+        ("<", True, False, False),
+        ("<=", True, True, False),
+        (">", False, False, True),
+        (">=", False, True, True),
+        ("==", False, True, False),
+        ("!=", True, False, True),
+    ],
+)
 def test_every_operator_fails_exactly_on_its_side(op, below, equal, above):
     rule = parse(f"m{op}0.5")
     assert (rule.fails(0.25), rule.fails(0.5), rule.fails(0.75)) == (below, equal, above)
@@ -108,11 +133,13 @@ def test_nan_and_missing_values_always_violate(op, value):
     """Decision: an undefined value cannot be shown to meet a threshold, so it fails the rule
     whatever the operator (a plain comparison with NaN is False and would pass silently)."""
     assert parse(f"m{op}0.5").fails(value)
-    frame = pd.DataFrame({"metric": ["m", "m"], "condition": ["int8", "fp16"],
-                          "value": pd.Series([value, 0.9], dtype=object)})
+    frame = pd.DataFrame(
+        {"metric": ["m", "m"], "condition": ["int8", "fp16"], "value": pd.Series([value, 0.9], dtype=object)}
+    )
     lines = violations([f"m{op}0.5"], frame)
-    assert lines[0] == ("m (condition int8) = NaN (undefined: cannot be checked, counts as a violation): "
-                        f"violates m{op}0.5")
+    assert lines[0] == (
+        f"m (condition int8) = NaN (undefined: cannot be checked, counts as a violation): violates m{op}0.5"
+    )
 
 
 def test_nan_in_a_float_column_violates():
@@ -125,6 +152,7 @@ def test_infinite_values_compare_like_numbers():
 
 
 # --- selection and messages ----------------------------------------------------------------------
+
 
 def test_violations_list_every_violating_row_with_condition_attribute_and_rule():
     lines = violations([parse("overlap@10<0.95"), "delta_p@10<-1"], metrics_table())
@@ -141,21 +169,26 @@ def test_no_violation_gives_an_empty_list():
 
 def test_a_qualifier_matches_the_condition():
     assert violations(["overlap@10[int8]<0.99"], metrics_table()) == [
-        "overlap@10 (condition int8) = 0.97: violates overlap@10[int8]<0.99"]
+        "overlap@10 (condition int8) = 0.97: violates overlap@10[int8]<0.99"
+    ]
 
 
 def test_a_qualifier_matches_the_attribute():
     assert violations(["probe_ba[weather]<0.7"], metrics_table()) == [
-        "probe_ba (condition reference, attribute weather) = 0.62: violates probe_ba[weather]<0.7"]
+        "probe_ba (condition reference, attribute weather) = 0.62: violates probe_ba[weather]<0.7"
+    ]
     assert violations(["delta_p@10[weather]<=-1"], metrics_table()) == [
-        "delta_p@10 (condition pca256, attribute weather) = -1: violates delta_p@10[weather]<=-1"]
+        "delta_p@10 (condition pca256, attribute weather) = -1: violates delta_p@10[weather]<=-1"
+    ]
 
 
 def test_several_qualifiers_must_all_match():
     assert violations(["delta_p@10[int8,weather]<0"], metrics_table()) == [
-        "delta_p@10 (condition int8, attribute weather) = -0.4: violates delta_p@10[int8,weather]<0"]
+        "delta_p@10 (condition int8, attribute weather) = -0.4: violates delta_p@10[int8,weather]<0"
+    ]
     assert violations(["delta_p@10[weather,int8]<0"], metrics_table()) == [
-        "delta_p@10 (condition int8, attribute weather) = -0.4: violates delta_p@10[weather,int8]<0"]
+        "delta_p@10 (condition int8, attribute weather) = -0.4: violates delta_p@10[weather,int8]<0"
+    ]
 
 
 def test_a_rule_is_tested_against_the_value_not_the_interval():
@@ -167,8 +200,10 @@ def test_a_rule_is_tested_against_the_value_not_the_interval():
 def test_unknown_metric_is_an_error_listing_the_available_names():
     with pytest.raises(InputError) as e:
         violations(["overlap@5<0.9"], metrics_table())
-    assert str(e.value) == ("--fail-if 'overlap@5<0.9': the report has no metric 'overlap@5'; its metrics are: "
-                            "delta_p@10, overlap@10, probe_ba, rankme")
+    assert str(e.value) == (
+        "--fail-if 'overlap@5<0.9': the report has no metric 'overlap@5'; its metrics are: "
+        "delta_p@10, overlap@10, probe_ba, rankme"
+    )
 
 
 def test_an_unknown_metric_is_an_error_even_after_other_rules_passed():
@@ -179,8 +214,10 @@ def test_an_unknown_metric_is_an_error_even_after_other_rules_passed():
 def test_unknown_qualifier_is_an_error_listing_the_metrics_conditions_and_attributes():
     with pytest.raises(InputError) as e:
         violations(["delta_p@10[int4]<0"], metrics_table())
-    assert str(e.value) == ("--fail-if 'delta_p@10[int4]<0': no row of 'delta_p@10' has condition or attribute "
-                            "'int4'; its conditions and attributes are: int8, pca256, scene, weather")
+    assert str(e.value) == (
+        "--fail-if 'delta_p@10[int4]<0': no row of 'delta_p@10' has condition or attribute "
+        "'int4'; its conditions and attributes are: int8, pca256, scene, weather"
+    )
 
 
 def test_qualifiers_that_match_separately_but_never_together_are_an_error():

@@ -16,9 +16,12 @@ from embdiag._project import project_root
 from embdiag.paper import charts
 from embdiag.report import html as report_html
 
-PNG = base64.b64encode(bytes.fromhex(
-    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8cfc0f0"
-    "1f0005000201a5f3a0c40000000049454e44ae426082")).decode()
+PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8cfc0f0"
+        "1f0005000201a5f3a0c40000000049454e44ae426082"
+    )
+).decode()
 BUNDLE_MARK = "window.vegaEmbed="
 
 
@@ -54,10 +57,12 @@ def notebook():
     ]
     charts_cell = new_code_cell("alt.Chart(...)  # chart cell source")
     charts_cell.outputs = [
-        new_output("display_data",
-                   data={"text/html": charts.chart_html(chart("first")), "text/plain": "<Altair chart>"}),
-        new_output("display_data",
-                   data={"text/html": charts.chart_html(chart("second")), "text/plain": "<Altair chart>"}),
+        new_output(
+            "display_data", data={"text/html": charts.chart_html(chart("first")), "text/plain": "<Altair chart>"}
+        ),
+        new_output(
+            "display_data", data={"text/html": charts.chart_html(chart("second")), "text/plain": "<Altair chart>"}
+        ),
     ]
     rich = new_code_cell("display(Markdown(...)); display(Image(...))")
     rich.outputs = [
@@ -70,14 +75,26 @@ def notebook():
     quiet = new_code_cell("quiet", metadata={"tags": ["remove-output"]})
     quiet.outputs = [new_output("stream", name="stdout", text="quiet_output_marker\n")]
     failed = new_code_cell("1/0")
-    failed.outputs = [new_output("error", ename="ZeroDivisionError", evalue="division by zero",
-                                 traceback=["\x1b[31mTraceback_marker\x1b[0m"])]
-    return new_notebook(cells=[
-        new_markdown_cell("# Report title\n\nSome *emphasis*, a [link](https://example.org/page) and a table:\n\n"
-                          "| a | b |\n|---|---|\n| 1 | 2 |\n"),
-        code, charts_cell, rich, removed, quiet, failed,
-        new_markdown_cell("Closing <span class=\"raw\">raw html</span> ~~struck~~"),
-    ])
+    failed.outputs = [
+        new_output(
+            "error", ename="ZeroDivisionError", evalue="division by zero", traceback=["\x1b[31mTraceback_marker\x1b[0m"]
+        )
+    ]
+    return new_notebook(
+        cells=[
+            new_markdown_cell(
+                "# Report title\n\nSome *emphasis*, a [link](https://example.org/page) and a table:\n\n"
+                "| a | b |\n|---|---|\n| 1 | 2 |\n"
+            ),
+            code,
+            charts_cell,
+            rich,
+            removed,
+            quiet,
+            failed,
+            new_markdown_cell('Closing <span class="raw">raw html</span> ~~struck~~'),
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +142,8 @@ def test_nothing_is_loaded_from_elsewhere(page):
     css = "\n".join(parsed.styles)
     assert "@import" not in css and not re.search(r"url\(\s*['\"]?(https?:)?//", css)
     assert [a["href"] for t, a in parsed.tags if t == "a" and a.get("href", "").startswith("http")] == [
-        "https://example.org/page"]
+        "https://example.org/page"
+    ]
 
 
 def test_markdown_cells_are_rendered(page):
@@ -214,19 +232,31 @@ def test_the_page_draws_its_charts_offline_in_chromium(tmp_path):
     path.write_text(report_html.render(notebook(), "offline"), encoding="utf-8")
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--host-resolver-rules=MAP * ~NOTFOUND"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+    ):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(chromedriver), options=opts)
     try:
         driver.get(path.as_uri())
-        WebDriverWait(driver, 30).until(lambda b: b.execute_script(
-            "return [...document.querySelectorAll('.embdiag-chart')]"
-            ".every(e => e.dataset.rendered || e.dataset.error)"))
+        WebDriverWait(driver, 30).until(
+            lambda b: b.execute_script(
+                "return [...document.querySelectorAll('.embdiag-chart')]"
+                ".every(e => e.dataset.rendered || e.dataset.error)"
+            )
+        )
         states = driver.execute_script(
             "return [...document.querySelectorAll('.embdiag-chart')].map(e => [e.dataset.rendered || null, "
-            "e.dataset.error || null, e.querySelectorAll('svg .mark-line').length])")
+            "e.dataset.error || null, e.querySelectorAll('svg .mark-line').length])"
+        )
         severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     finally:
         driver.quit()

@@ -17,6 +17,7 @@ from embdiag.data.files import InputError
 from embdiag.report.measurement import METRIC_COLUMNS, Report, measure
 
 from embdiag.report import measurement as measure_mod
+
 K = 5
 N, D = 500, 16
 
@@ -96,11 +97,12 @@ def test_identity_overlap_equals_overlap_at_k_against_exact_topk(report):
     ov = overlap_at_k(ref, fp16, per_query=True)
     assert value(report, "identity", f"overlap@{K}", "fp16").value == pytest.approx(ov.mean(), abs=1e-12)
     assert value(report, "identity", "changed_queries", "fp16").value == pytest.approx(np.mean(ov < 1), abs=1e-12)
-    h, = parse_index("hnsw", N, D)
+    (h,) = parse_index("hnsw", N, D)
     _, I = h.search(X, X, K + 1)
     index_nb = np.array([[j for j in row if j != i][:K] for i, row in enumerate(I)])
     assert value(report, "identity", f"overlap@{K}", "hnsw").value == pytest.approx(
-        overlap_at_k(ref, index_nb), abs=1e-12)
+        overlap_at_k(ref, index_nb), abs=1e-12
+    )
 
 
 def test_storage_certificate_has_no_violations(report):
@@ -159,8 +161,9 @@ def test_same_seed_same_json_and_save_round_trip(report, faiss_one_thread, tmp_p
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == names  # no temporary folder left
     loaded = json.loads((tmp_path / "out" / "report.json").read_text())
     assert loaded == json.loads(json.dumps(report.to_json()))
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "out" / "geometry.csv"), report.tables["geometry"],
-                                  check_exact=False, rtol=1e-12)
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "out" / "geometry.csv"), report.tables["geometry"], check_exact=False, rtol=1e-12
+    )
 
 
 def test_save_leaves_nothing_on_failure(tmp_path, monkeypatch):
@@ -179,31 +182,41 @@ def test_save_leaves_nothing_on_failure(tmp_path, monkeypatch):
     with pytest.raises(OSError, match=r"^disk full$"):
         rep.save(out)
     assert list(out.iterdir()) == []
-    with pytest.raises(ValueError,
-                       match=r"^tables: names must be plain file names other than 'report', got \['../x'\]$"):
+    with pytest.raises(
+        ValueError, match=r"^tables: names must be plain file names other than 'report', got \['../x'\]$"
+    ):
         Report({}, {}, {"../x": pd.DataFrame()}).save(out)
 
 
 def test_nan_becomes_null_in_json():
     rep = Report({"x": np.float64("nan")}, {}, {"t": pd.DataFrame({"v": [np.nan, 1.0]})})
-    assert rep.to_json() == {"inputs": {"x": None}, "scope": {}, "summary": [], "gates": [], "metrics": [],
-                             "tables": {"t": [{"v": None}, {"v": 1.0}]}}
+    assert rep.to_json() == {
+        "inputs": {"x": None},
+        "scope": {},
+        "summary": [],
+        "gates": [],
+        "metrics": [],
+        "tables": {"t": [{"v": None}, {"v": 1.0}]},
+    }
     json.dumps(rep.to_json(), allow_nan=False)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(labels=LABELS.iloc[:10]), r"^--labels: has 10 row\(s\), expected 500 \(one per vector\)$"),
-    (dict(labels=LABELS["cluster"]), r"^--labels: expected a DataFrame \(one column per attribute\), got Series$"),
-    (dict(compare=X[:10]), r"^--compare: has 10 row\(s\), expected 500 \(one per vector\)$"),
-    (dict(queries=X[:5, :3]), r"^--queries: has 3 columns, VECTORS has 16$"),
-    (dict(queries=X[:5], compare=X), r"^--compare: cannot be combined with --queries"),
-    (dict(stress=True), r"^--stress: needs --labels"),
-    (dict(k=499), r"^--k: must be at most 498 \(gallery of 500 rows, a query never its own neighbour\), got 499$"),
-    (dict(pairs=PAIRS[:3]), r"^--pairs: positives for 3 queries, expected 500 \(one entry per query\)$"),
-    (dict(pairs=[np.array([N])] * N), r"^--pairs: query 0 has a target outside 0\.\.499$"),
-    (dict(compress="pca99"), r"^--compress: 'pca99' asks for 99 dimensions"),
-    (dict(compress="fp16", index="hnsw,hnsw"), r"^--index: hnsw listed twice$"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(labels=LABELS.iloc[:10]), r"^--labels: has 10 row\(s\), expected 500 \(one per vector\)$"),
+        (dict(labels=LABELS["cluster"]), r"^--labels: expected a DataFrame \(one column per attribute\), got Series$"),
+        (dict(compare=X[:10]), r"^--compare: has 10 row\(s\), expected 500 \(one per vector\)$"),
+        (dict(queries=X[:5, :3]), r"^--queries: has 3 columns, VECTORS has 16$"),
+        (dict(queries=X[:5], compare=X), r"^--compare: cannot be combined with --queries"),
+        (dict(stress=True), r"^--stress: needs --labels"),
+        (dict(k=499), r"^--k: must be at most 498 \(gallery of 500 rows, a query never its own neighbour\), got 499$"),
+        (dict(pairs=PAIRS[:3]), r"^--pairs: positives for 3 queries, expected 500 \(one entry per query\)$"),
+        (dict(pairs=[np.array([N])] * N), r"^--pairs: query 0 has a target outside 0\.\.499$"),
+        (dict(compress="pca99"), r"^--compress: 'pca99' asks for 99 dimensions"),
+        (dict(compress="fp16", index="hnsw,hnsw"), r"^--index: hnsw listed twice$"),
+    ],
+)
 def test_bad_combinations_raise_input_errors(kwargs, message):
     with pytest.raises(InputError, match=message):
         measure(X, progress=False, **kwargs)
@@ -249,8 +262,11 @@ def test_compare_file_condition_and_names():
 
 def test_labels_with_too_little_support_are_refused():
     rare = pd.DataFrame({"kind": np.arange(N) % (N // 5), "other": ["x"] * (N - 9) + ["y"] * 9})
-    with pytest.raises(InputError, match=r"^--labels: too little support: no column has two classes with at least "
-                                         r"10 items each \(columns: kind, other\)$"):
+    with pytest.raises(
+        InputError,
+        match=r"^--labels: too little support: no column has two classes with at least "
+        r"10 items each \(columns: kind, other\)$",
+    ):
         measure(X, labels=rare, progress=False)
 
 
@@ -296,6 +312,7 @@ def test_a_future_of_the_sources_is_awaited_and_recorded():
 
 # -- issue #25: split column, missing labels, gates, summary, vectors made once ----------------------------
 
+
 def test_the_split_column_is_the_probe_split_and_never_an_attribute():
     """Point 4: train rows fit the probe, the others score it; no probe, P@k or gate on ``split``."""
     split = np.where(np.arange(N) % 3 == 0, " TEST", "Train")  # case and blanks ignored
@@ -309,7 +326,8 @@ def test_the_split_column_is_the_probe_split_and_never_an_attribute():
     expected = balanced_accuracy(y[~train], probe.predict(X[~train]), classes)
     assert value(rep, "labels", "probe_ba", "reference", "cluster").value == pytest.approx(expected, abs=1e-12)
     assert rep.inputs["sampling"]["probes"].startswith(
-        "the labels' split column: 333 of its 333 training rows fit them, 167 of its 167 evaluation")
+        "the labels' split column: 333 of its 333 training rows fit them, 167 of its 167 evaluation"
+    )
     with pytest.raises(InputError, match=r"^--fail-if 'probe_ba\[split\]<0.5': 'probe_ba' has no condition or "):
         measure(X, labels=LABELS.assign(split=split), k=K, progress=False, fail_if=["probe_ba[split]<0.5"])
     with pytest.raises(InputError, match=r"^--labels: unknown split names \['holdout'\]"):
@@ -329,22 +347,30 @@ def test_missing_labels_drop_the_row_for_that_attribute_only():
     p = precision_at_k(exact(X), y)
     assert value(rep, "labels", f"p@{K}", "reference", "noise").value == pytest.approx(p, abs=1e-12)
     full = measure(X, labels=LABELS, compress="fp16", k=K, progress=False)
-    assert value(rep, "labels", "probe_ba", "reference", "cluster").value == \
-        value(full, "labels", "probe_ba", "reference", "cluster").value
-    assert rep.tables["labels"].set_index(["representation", "attribute"]).loc[("fp16", "noise"), "missing_labels"] \
-        == lost
+    assert (
+        value(rep, "labels", "probe_ba", "reference", "cluster").value
+        == value(full, "labels", "probe_ba", "reference", "cluster").value
+    )
+    assert (
+        rep.tables["labels"].set_index(["representation", "attribute"]).loc[("fp16", "noise"), "missing_labels"] == lost
+    )
     with pytest.raises(InputError, match=r"^--labels: column 'noise' has no value \(all 500 missing\)$"):
         measure(X, labels=LABELS.assign(noise=None), k=K, progress=False)
 
 
 def test_a_misspelt_rule_is_refused_before_anything_is_measured(monkeypatch):
     """Point 5: the rules are checked against what the inputs will give, before the first measurement."""
+
     def never(*args, **kwargs):
         raise AssertionError("measured before the rules were checked")
+
     monkeypatch.setattr(measure_mod, "_sections", never)
     monkeypatch.setattr(measure_mod, "take_rows", never)
-    with pytest.raises(InputError, match=r"^--fail-if 'overlap@50<0.9': the report has no metric 'overlap@50'; "
-                                         r"its metrics are: cert_coverage, "):
+    with pytest.raises(
+        InputError,
+        match=r"^--fail-if 'overlap@50<0.9': the report has no metric 'overlap@50'; "
+        r"its metrics are: cert_coverage, ",
+    ):
         measure(X, labels=LABELS, compress="fp16", k=K, progress=False, fail_if=["overlap@50<0.9"])
     with pytest.raises(InputError, match=r"'delta_p@5' has no condition or attribute 'clustr'"):
         measure(X, labels=LABELS, compress="fp16", k=K, progress=False, fail_if=["delta_p@5[clustr]<-1"])
@@ -354,8 +380,16 @@ def test_gate_outcomes_are_recorded_with_their_values(report):
     rules = ["overlap@5[pca8]<0.99", "delta_p@5[cluster]<-50", "mean_cosine[unit,reference]>2"]
     rep = measure(X, labels=LABELS, compress="fp16,pca8", k=K, progress=False, fail_if=rules)
     gates = pd.DataFrame(rep.gates)
-    assert list(gates.columns) == ["rule", "metric", "threshold", "condition", "attribute", "value", "passed",
-                                   "measured"]
+    assert list(gates.columns) == [
+        "rule",
+        "metric",
+        "threshold",
+        "condition",
+        "attribute",
+        "value",
+        "passed",
+        "measured",
+    ]
     first = gates[gates.rule == rules[0]].iloc[0]
     assert first.value == value(rep, "identity", "overlap@5", "pca8").value and not first.passed
     assert gates[gates.rule == rules[1]].passed.all() and len(gates[gates.rule == rules[1]]) == 2  # fp16, pca8
@@ -363,14 +397,17 @@ def test_gate_outcomes_are_recorded_with_their_values(report):
     assert rep.to_json()["gates"][0]["rule"] == rules[0] and "gates" in rep.tables
 
 
-@pytest.mark.parametrize("changed, intervals, words", [
-    (0.0, [(0.0, 0.0)], "safe: identity and relevance unchanged"),
-    (0.0, [], "safe: identity and relevance unchanged"),
-    (0.3, [(-0.5, 0.4), (-0.1, 0.2)], "changes neighbours, keeps relevance"),
-    (0.3, [(-0.5, 0.4), (0.1, 0.9)], "changes neighbours, gains relevance"),
-    (0.3, [(0.1, 0.9), (-3.0, -0.2)], "costs relevance"),
-    (0.3, [], "changes neighbours; relevance not measured"),
-])
+@pytest.mark.parametrize(
+    "changed, intervals, words",
+    [
+        (0.0, [(0.0, 0.0)], "safe: identity and relevance unchanged"),
+        (0.0, [], "safe: identity and relevance unchanged"),
+        (0.3, [(-0.5, 0.4), (-0.1, 0.2)], "changes neighbours, keeps relevance"),
+        (0.3, [(-0.5, 0.4), (0.1, 0.9)], "changes neighbours, gains relevance"),
+        (0.3, [(0.1, 0.9), (-3.0, -0.2)], "costs relevance"),
+        (0.3, [], "changes neighbours; relevance not measured"),
+    ],
+)
 def test_the_verdict_rule(changed, intervals, words):
     assert measure_mod.verdict(changed, intervals) == words
 
@@ -392,8 +429,15 @@ def test_the_summary_puts_identity_relevance_and_probes_side_by_side(report):
     assert pca["cluster"] == pytest.approx(100 * (lab[("pca8", "cluster")] - lab[("reference", "cluster")]))
     assert summary["hnsw"]["labels"] == []  # an index has no vectors to probe
     table = report.tables["summary"]
-    assert list(table.columns) == ["condition", "kind", "changed_queries", f"overlap@{K}", "relevance_change_pp",
-                                   "probe_ba_change_pp", "verdict"]
+    assert list(table.columns) == [
+        "condition",
+        "kind",
+        "changed_queries",
+        f"overlap@{K}",
+        "relevance_change_pp",
+        "probe_ba_change_pp",
+        "verdict",
+    ]
     assert table.relevance_change_pp.iloc[2].startswith(f"ΔP@{K} cluster ")
     assert report.to_json()["summary"][0]["condition"] == "fp16"
 
@@ -401,10 +445,14 @@ def test_the_summary_puts_identity_relevance_and_probes_side_by_side(report):
 def test_a_full_run_makes_each_conditions_vectors_once(monkeypatch):
     """Point 9: geometry and search read the same vectors of every row (probes read their own few rows)."""
     from embdiag.report.conditions import Compression, Storage
+
     calls = []
     for cls in (Storage, Compression):
         original = cls.vectors
-        monkeypatch.setattr(cls, "vectors", lambda self, Z, *a, _o=original, **kw: calls.append(
-            (self.name, len(Z))) or _o(self, Z, *a, **kw))
+        monkeypatch.setattr(
+            cls,
+            "vectors",
+            lambda self, Z, *a, _o=original, **kw: calls.append((self.name, len(Z))) or _o(self, Z, *a, **kw),
+        )
     measure(X, labels=LABELS, compress="int8,pca8", k=K, progress=False)
     assert sorted(c for c in calls if c[1] == N) == [("int8", N), ("pca8", N)]

@@ -8,9 +8,19 @@ from embdiag.interventions.compression import MatryoshkaPrefix, PCACompression
 from embdiag.interventions.precision import store
 from embdiag.metrics.retrieval import overlap_at_k, topk
 from embdiag.report import conditions
-from embdiag.report.conditions import (ApproximateIndex, CompareFile, Compression, ReportCondition, Storage,
-                                       _sort_like_topk, file_condition, ivfpq_params, parse_compress, parse_conditions,
-                                       parse_index)
+from embdiag.report.conditions import (
+    ApproximateIndex,
+    CompareFile,
+    Compression,
+    ReportCondition,
+    Storage,
+    _sort_like_topk,
+    file_condition,
+    ivfpq_params,
+    parse_compress,
+    parse_conditions,
+    parse_index,
+)
 from embdiag.data.files import InputError
 
 RNG = np.random.default_rng(0)
@@ -34,30 +44,44 @@ def test_uncentred_pca_is_a_condition_of_its_own():
     assert c["pca4"].description.startswith("Centred PCA to 4 of 16 dimensions")
     up = PCACompression(4, center=False).fit(shifted)
     np.testing.assert_allclose(unit(c["upca4"].vectors(shifted)), up.transform(shifted), atol=1e-6)
-    np.testing.assert_allclose(unit(c["pca4"].vectors(shifted)), PCACompression(4).fit(shifted).transform(shifted),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        unit(c["pca4"].vectors(shifted)), PCACompression(4).fit(shifted).transform(shifted), atol=1e-6
+    )
     assert not np.allclose(unit(c["upca4"].vectors(shifted)), unit(c["pca4"].vectors(shifted)), atol=1e-3)
 
 
 def test_parse_compress_names_kinds_and_descriptions():
     conds = parse_compress("fp16, INT8,pca8,prefix4", 16)
-    assert [(c.name, c.kind) for c in conds] == [("fp16", "storage"), ("int8", "storage"),
-                                                 ("pca8", "compression"), ("prefix4", "compression")]
+    assert [(c.name, c.kind) for c in conds] == [
+        ("fp16", "storage"),
+        ("int8", "storage"),
+        ("pca8", "compression"),
+        ("prefix4", "compression"),
+    ]
     assert "8 of 16 dimensions" in conds[2].description and "20,000 rows" in conds[2].description
     assert parse_compress("float16", 16)[0].name == "fp16"
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("fp8", r"^--compress: unknown item 'fp8'; accepted: fp16 \(or float16\), int8, pca<DIM> \(centred PCA\), "
-            r"upca<DIM> \(uncentred PCA\), prefix<DIM>"),
-    ("upca16", r"^--compress: 'upca16' asks for 16 dimensions; DIM must lie in \[1, 15\]"),
-    ("pca16", r"^--compress: 'pca16' asks for 16 dimensions; DIM must lie in \[1, 15\] \(the vectors have d = 16\)"),
-    ("prefix0", r"^--compress: 'prefix0' asks for 0 dimensions"),
-    ("int8,int8", r"^--compress: int8 listed twice$"),
-    ("fp16,float16", r"^--compress: fp16 and float16 are the same condition"),
-    ("fp16,", r"^--compress: empty item in 'fp16,'$"),
-    ("", r"^--compress: empty item in ''$"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        (
+            "fp8",
+            r"^--compress: unknown item 'fp8'; accepted: fp16 \(or float16\), int8, pca<DIM> \(centred PCA\), "
+            r"upca<DIM> \(uncentred PCA\), prefix<DIM>",
+        ),
+        ("upca16", r"^--compress: 'upca16' asks for 16 dimensions; DIM must lie in \[1, 15\]"),
+        (
+            "pca16",
+            r"^--compress: 'pca16' asks for 16 dimensions; DIM must lie in \[1, 15\] \(the vectors have d = 16\)",
+        ),
+        ("prefix0", r"^--compress: 'prefix0' asks for 0 dimensions"),
+        ("int8,int8", r"^--compress: int8 listed twice$"),
+        ("fp16,float16", r"^--compress: fp16 and float16 are the same condition"),
+        ("fp16,", r"^--compress: empty item in 'fp16,'$"),
+        ("", r"^--compress: empty item in ''$"),
+    ],
+)
 def test_parse_compress_errors(spec, message):
     with pytest.raises(InputError, match=message):
         parse_compress(spec, 16)
@@ -67,12 +91,19 @@ def test_parse_conditions_one_class_per_kind_in_option_order():
     conds = parse_conditions("int8,pca4", "hnsw", n=len(X), d=16, compare=X[:, :8])
     assert [type(c) for c in conds] == [CompareFile, Storage, Compression, ApproximateIndex]
     assert [(c.name, c.kind, c.has_vectors) for c in conds] == [
-        ("compare", "file", True), ("int8", "storage", True), ("pca4", "compression", True), ("hnsw", "index", False)]
+        ("compare", "file", True),
+        ("int8", "storage", True),
+        ("pca4", "compression", True),
+        ("hnsw", "index", False),
+    ]
     assert (conds[1].format, conds[2].method, conds[2].dim) == ("int8", "pca", 4)
     assert parse_conditions("", " ", n=len(X), d=16) == []  # blank specs (an absent option): no condition
     assert parse_conditions(conds[1:3], (), n=len(X), d=16) == conds[1:3]  # built conditions pass as they are
-    with pytest.raises(InputError, match=r"^conditions: names must be unique and not 'reference'; repeated or "
-                                         r"reserved: \['fp16'\]$"):
+    with pytest.raises(
+        InputError,
+        match=r"^conditions: names must be unique and not 'reference'; repeated or "
+        r"reserved: \['fp16'\]$",
+    ):
         parse_conditions("fp16", [Storage.of("float16")], n=len(X), d=16)
     with pytest.raises(InputError, match=r"^--compare: has 3 row\(s\), expected 400 \(one per vector\)$"):
         parse_conditions(n=len(X), d=16, compare=X[:3])
@@ -81,11 +112,14 @@ def test_parse_conditions_one_class_per_kind_in_option_order():
 def test_parse_index_errors_and_parameters():
     with pytest.raises(InputError, match=r"^--index: unknown item 'flat'; accepted: hnsw, ivfpq$"):
         parse_index("hnsw,flat", 1000, 16)
-    with pytest.raises(InputError, match=r"^--index: ivfpq needs at least 624 rows \(4-bit codebooks of 39 "
-                                         r"training rows per centroid\), got 623$"):
+    with pytest.raises(
+        InputError,
+        match=r"^--index: ivfpq needs at least 624 rows \(4-bit codebooks of 39 "
+        r"training rows per centroid\), got 623$",
+    ):
         parse_index("ivfpq", 623, 16)
     assert parse_index("ivfpq", 624, 16)[0].params["nbits"] == 4
-    h, = parse_index("hnsw", 1000, 16)
+    (h,) = parse_index("hnsw", 1000, 16)
     assert h.description.startswith("FAISS HNSW, M=32, efConstruction=200, efSearch=64")
     p = ivfpq_params(1_000_000, 768)
     assert (p["nlist"], p["m"], p["nbits"], p["nprobe"], p["train_rows"]) == (1000, 96, 8, 16, 40000)
@@ -152,13 +186,13 @@ def test_sort_like_topk_breaks_ties_by_lower_index():
 def test_hnsw_search_is_sorted_close_to_exact_and_reproducible_single_threaded():
     faiss = pytest.importorskip("faiss")
     faiss.omp_set_num_threads(1)
-    h, = parse_index("hnsw", len(X), 16)
+    (h,) = parse_index("hnsw", len(X), 16)
     S, I = h.search(X[:50], X, 10)
     assert h.vectors(X) is None and not h.has_vectors
     assert (np.diff(S, axis=1) <= 0).all()
     _, exact = topk(X[:50], X, 10)
     assert overlap_at_k(exact, I) > 0.95
-    again, = parse_index("hnsw", len(X), 16)
+    (again,) = parse_index("hnsw", len(X), 16)
     np.testing.assert_array_equal(again.search(X[:50], X, 10)[1], I)
     assert h._cache["gallery"] is X  # the index is built once per gallery object
     index = h._cache["index"]
@@ -169,7 +203,7 @@ def test_hnsw_search_is_sorted_close_to_exact_and_reproducible_single_threaded()
 def test_ivfpq_search_returns_k_results_sorted():
     pytest.importorskip("faiss")
     Z = RNG.standard_normal((700, 16)).astype(np.float32)
-    c, = parse_index("ivfpq", len(Z), 16)
+    (c,) = parse_index("ivfpq", len(Z), 16)
     S, I = c.search(Z[:20], Z, 10)
     assert I.shape == (20, 10) and (I >= 0).all() and (np.diff(S, axis=1) <= 0).all()
 

@@ -17,8 +17,19 @@ import pytest
 from embdiag.paper.pipeline import REPO
 
 #: Top-level modules of the optional extras (book, cluster, test): a plain install has none of them.
-EXTRAS = ("jupyter_book", "sphinx", "myst_nb", "sphinx_mathjax_offline", "ghp_import", "ray", "pytest", "nbval",
-          "hypothesis", "selenium", "mutmut")
+EXTRAS = (
+    "jupyter_book",
+    "sphinx",
+    "myst_nb",
+    "sphinx_mathjax_offline",
+    "ghp_import",
+    "ray",
+    "pytest",
+    "nbval",
+    "hypothesis",
+    "selenium",
+    "mutmut",
+)
 #: Loaded first by every Python process (the report's kernel too): importing an extra fails.
 BLOCKER = f"""
 import sys
@@ -38,8 +49,22 @@ def wheel(tmp_path_factory) -> Path:
         shutil.copy(REPO / name, src / name)
     shutil.copytree(REPO / "embdiag", src / "embdiag", ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--wheel-dir", str(out), str(src)], check=True, cwd=src)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(out),
+            str(src),
+        ],
+        check=True,
+        cwd=src,
+    )
     return next(out.glob("embdiag-*.whl"))
 
 
@@ -61,14 +86,38 @@ def test_report_runs_from_the_wheel_outside_a_checkout(wheel, tmp_path):
     pd.DataFrame({"colour": rng.choice(["red", "green", "blue"], 120)}).to_csv(work / "labels.csv", index=False)
     env = {k: v for k, v in os.environ.items() if k not in ("EMBDIAG_ROOT", "EMBDIAG_DATA")}
     env["PYTHONPATH"] = str(site)
-    where = subprocess.run([sys.executable, "-c", "import embdiag; print(embdiag.__file__)"], cwd=work, env=env,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    where = subprocess.run(
+        [sys.executable, "-c", "import embdiag; print(embdiag.__file__)"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert Path(where).is_relative_to(site)  # the wheel's package, not the checkout's
     blocked = subprocess.run([sys.executable, "-c", "import ray"], cwd=work, env=env, capture_output=True, text=True)
     assert "not installed by a plain pip install" in blocked.stderr
-    done = subprocess.run([sys.executable, "-m", "embdiag.paper.cli", "report", "vectors.npy", "--labels",
-                           "labels.csv", "--compress", "fp16", "--index", "", "--out", "report"],
-                          cwd=work, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "embdiag.paper.cli",
+            "report",
+            "vectors.npy",
+            "--labels",
+            "labels.csv",
+            "--compress",
+            "fp16",
+            "--index",
+            "",
+            "--out",
+            "report",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     page = (work / "report" / "report.html").read_text(encoding="utf-8")
     assert "can you trust these vectors?" in page and ".embdiag-max" in page  # the chapter, styled

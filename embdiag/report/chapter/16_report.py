@@ -57,11 +57,28 @@ from embdiag.report.cli import chapter_inputs
 
 charts.enable()
 with maybe_connect(cluster):  # one connection for the input check and the searches (none without a cluster)
-    data, source, files = chapter_inputs(vectors_path, labels_path=labels_path, compare_path=compare_path,
-                                         pairs_path=pairs_path, queries_path=queries_path, encoder=encoder,
-                                         cluster=cluster)
-    report = measure(**data, compress=compress, index=index, k=k, stress=stress, quick=quick, seed=seed,
-                     progress=progress, sources=files, cluster=cluster, fail_if=fail_if)
+    data, source, files = chapter_inputs(
+        vectors_path,
+        labels_path=labels_path,
+        compare_path=compare_path,
+        pairs_path=pairs_path,
+        queries_path=queries_path,
+        encoder=encoder,
+        cluster=cluster,
+    )
+    report = measure(
+        **data,
+        compress=compress,
+        index=index,
+        k=k,
+        stress=stress,
+        quick=quick,
+        seed=seed,
+        progress=progress,
+        sources=files,
+        cluster=cluster,
+        fail_if=fail_if,
+    )
 saved = report.save(out_dir) if out_dir else []
 view.overview(report, source)
 
