@@ -133,8 +133,8 @@ def _summary(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
                 f"and recall@{k} minus the reference's, averaged, in percentage points, with a 95% paired bootstrap "
                 "interval over the searched queries; probe BA change: balanced accuracy of a linear probe fitted on "
                 "the condition's vectors minus the reference's, in pp (one probe split, no interval; none for an "
-                "index); "
-                "verdict: 'costs relevance' if some relevance interval lies wholly below 0, else 'safe: identity and "
+                "index); verdict: 'costs relevance' if some relevance interval lies wholly below 0, else 'safe: "
+                "identity and "
                 "relevance unchanged' if no top-k changed, else 'changes neighbours, gains relevance' if some interval "
                 "lies wholly above 0, else 'changes neighbours, keeps relevance' (or '; relevance not measured' "
                 f"without labels or pairs). {on}"
@@ -259,8 +259,7 @@ def _identity(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
             **mark,
             caption=(
                 f"Mean overlap@{k} of each condition's top {k} with exact search on the reference vectors (bar, "
-                "coloured "
-                f"by kind) and the share of queries whose top-{k} set changed (dot). {on} Exact counts over "
+                f"coloured by kind) and the share of queries whose top-{k} set changed (dot). {on} Exact counts over "
                 f"{n_queries:,} queries, no interval."
             ),
         ),
@@ -275,10 +274,9 @@ def _identity(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
                 f"changed / unchanged: median boundary margin (rank-{k} minus rank-{k + 1} cosine of the reference) of "
                 "the changed and of the unchanged queries, small margins being the ones that flip; storage conditions "
                 "only: cert coverage: share of the certificate's queries proven unchanged, whose boundary margin is "
-                "wider "
-                "than the largest score change the stored format's rounding can cause (a proof, not a measurement: "
-                "those "
-                "queries cannot change); cert violations: certified queries that changed all the same (0 unless the "
+                "wider than the largest score change the stored format's rounding can cause (a proof, not a "
+                "measurement: those queries cannot change); cert violations: certified queries that changed all the "
+                "same (0 unless the "
                 f"bound is wrong){_certified_on(table)}. {on}"
             ),
         ),
