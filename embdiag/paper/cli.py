@@ -70,7 +70,12 @@ def _train(argv) -> int:
     from embdiag.training import sweep
 
     parser = argparse.ArgumentParser(prog="embdiag train", description=_TRAIN_HELP)
-    return sweep.main(sweep.add_arguments(parser).parse_args(argv))
+    args = sweep.add_arguments(parser).parse_args(argv)
+    try:
+        return sweep.main(args)
+    except ValueError as e:  # bad input (a run's own failure is recorded in its record, not raised)
+        print(f"embdiag train: {e}", file=sys.stderr)
+        return 2
 
 
 def _embeddings(argv) -> int:

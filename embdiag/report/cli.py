@@ -248,7 +248,11 @@ def export_main(argv=None) -> int:
     export = export_project_vectors
     if args.dataset == "wordnet":
         from ..encoders.wordnet import export_wordnet_vectors as export
-    paths = export(args.out, args.encoder)
+    try:
+        paths = export(args.out, args.encoder)
+    except (ValueError, OSError) as e:  # bad input: an unknown encoder, an unwritable folder
+        print(f"embdiag vectors: {e}", file=sys.stderr)
+        return BAD_INPUT
     print(paths["vectors"])
     print(paths["labels"])
     _say(f"now: embdiag report {paths['vectors']} --labels {paths['labels']} --compress fp16,int8 --out REPORT_DIR")

@@ -119,3 +119,17 @@ def test_the_rank_note_reads_a_users_file_with_the_shared_reader(tmp_path, capsy
     np.save(tmp_path / "flat.npy", np.arange(10.0))
     assert main(["chapter", "rank_diagnostics", "-p", "vectors_path", "flat.npy", "--out", "pages"]) == 2
     assert "vectors_path" in capsys.readouterr().err and not list((tmp_path / "pages").glob("*"))
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "--profile", "cpu", "--steps", "-5"], "embdiag train: steps: expected a positive integer, got -5"),
+        (["vectors", "--encoder", "nope", "--out", "v"], "embdiag vectors: name: unknown encoder 'nope'"),
+    ],
+)
+def test_train_and_vectors_exit_2_on_bad_input_without_a_traceback(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
