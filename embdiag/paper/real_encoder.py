@@ -48,10 +48,9 @@ _MAPPING = (
 )
 _CHAPTER = {
     "stress tests": (
-        "The headline attribute is `lexname`, not `pos` (the first label): like the study's weather it is a "
-        "property of what an item means, with many classes and a low random floor, whereas a gloss's part of "
-        "speech shows largely in its syntax, so its neighbours share it by form (P@10 far above its floor on "
-        "every change that keeps any structure)."
+        "The headline attribute is `lexname`, not `pos` (the first label): like the study's weather it says what "
+        "an item is about, with many classes and a low random floor, whereas the part of speech is a grammatical "
+        "class of four, most glosses nouns, which a random neighbour shares more often than not."
     ),
     "compression": (
         "The dimensions kept are 128 and 64, the prefixes WordLlama was trained with, in place of the study's 512, "
