@@ -146,9 +146,38 @@ def comparison(verdicts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return out
 
 
+def _labels(table: pd.DataFrame) -> list[str]:
+    return [c for c in table.columns.get_level_values(0).unique() if c]
+
+
+def verdict_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The page's first table from a :func:`comparison`: per finding, one column per encoder,
+    whether it holds (yes / no / not measured); the criteria are in each chapter's own table."""
+    out = table[[(label, "holds") for label in _labels(table)]]
+    out.columns = _labels(table)
+    return out
+
+
+def numbers_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The page's second table from a :func:`comparison`: the deciding numbers of every finding
+    on each encoder, one row per finding and encoder (index: section, finding, encoder)."""
+    rows = [
+        {
+            "section": section,
+            "finding": finding,
+            "encoder": label,
+            "holds": table.loc[(section, finding), (label, "holds")],
+            "numbers": table.loc[(section, finding), (label, "numbers")],
+        }
+        for section, finding in table.index
+        for label in _labels(table)
+    ]
+    return pd.DataFrame(rows).set_index(["section", "finding", "encoder"])
+
+
 def tallies(table: pd.DataFrame) -> pd.DataFrame:
     """Per encoder of a :func:`comparison`: findings holding, not holding, not measured."""
-    labels = [c for c in table.columns.get_level_values(0).unique() if c]
+    labels = _labels(table)
     rows = {}
     for label in labels:
         holds = table[(label, "holds")]
@@ -162,7 +191,7 @@ def tallies(table: pd.DataFrame) -> pd.DataFrame:
 
 def differing(table: pd.DataFrame) -> pd.DataFrame:
     """The rows of a :func:`comparison` whose verdicts are not the same on every encoder."""
-    labels = [c for c in table.columns.get_level_values(0).unique() if c]
+    labels = _labels(table)
     verdicts = table[[(label, "holds") for label in labels]]
     return table[verdicts.nunique(axis=1) > 1]
 
