@@ -160,3 +160,32 @@ def test_the_page_lists_every_design_b_finding_with_three_verdicts():
     labels = list(real_encoder.ENCODERS)
     assert list(table.columns) == ["section", "finding", *labels] and len(labels) == 3
     assert table[labels].isin(["yes", "no", "not measured"]).all().all()
+
+
+def test_compression_knows_wordllamas_trained_prefixes():
+    from embdiag.encoders import DIMS, wordllama
+
+    assert compression.trained_prefixes("reference-cnn") == DIMS
+    assert compression.trained_prefixes(wordllama.NAME) == wordllama.DIMS == (256, 128, 64)
+    assert compression.trained_prefixes(wordllama.NAME, vectors_path="v.npy") is None
+    assert compression.trained_prefixes("hf:some/model@main") is None
+    assert "was trained to be an embedding of its own" in compression.prefix_note(wordllama.DIMS, [128, 64])
+
+
+def test_no_method_leads_is_checked_on_the_datas_own_attributes():
+    cols = ["representation", "method", "dim", "pos BA", "lexname BA", "pos P@10", "lexname P@10"]
+    rows = [
+        ["native 256", "native", 256, 0.5, 0.4, 0.6, 0.3],
+        ["MRL 128", "MRL", 128, 0.45, 0.35, 0.58, 0.29],
+        ["PCA 128", "PCA", 128, 0.48, 0.33, 0.55, 0.28],
+    ]
+    table = pd.DataFrame(rows, columns=cols)
+    assert compression._table_attributes(table) == ["pos", "lexname"]
+    words, holds = compression.evaluate_criteria(table)["no method leads everywhere"]
+    assert (words, holds) == ("128: MRL ahead on 3, PCA on 1", True)
+    assert compression.evaluate_criteria(table)["PCA 128 close to native"] == ("not measured", None)
+
+
+def test_caption_findings_not_measured_are_none():
+    empty = pd.DataFrame(columns=["representation", "direction", "metric", "change", "low", "high", "compressed"])
+    assert [held for _, held in caption_retrieval._compression_verdicts(empty)] == [None, None, None]
