@@ -41,6 +41,7 @@ from IPython.display import Markdown, display
 from embdiag.encoders.vectors import driving_vectors
 from embdiag.paper.chapters import stress_tests
 from embdiag.paper import charts, exhibits, findings
+from embdiag.paper.real_encoder import variant_note
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path, labels_path=labels_path)
@@ -53,7 +54,7 @@ on_data = f"Data: {vectors.source}."
 exact = (f"One measurement of these vectors: every change is deterministic except the offset's direction and the "
          f"noise, one seeded draw each (seed {seed}); no intervals.")
 display(Markdown(
-    f"**Vectors in this run:** {vectors.source}; {vectors.dim}-dimensional, attributes "
+    variant_note(dataset, "stress tests") + f"**Vectors in this run:** {vectors.source}; {vectors.dim}-dimensional, attributes "
     f"{', '.join(vectors.attributes)}. Probes and every fitted change use the training rows only; all "
     f"measurements are on the evaluation rows. Severity grid: {', '.join(f'{s:g}' for s in sorted(set(severities)))}."))
 

@@ -42,11 +42,11 @@ seed = 0  # dataset seed (procedural scenes)
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.encoders import DIMS as TRAINED_PREFIXES
-from embdiag.encoders import REFERENCE_NAMES, driving_vectors
+from embdiag.encoders import driving_vectors
 from embdiag.interventions import compression
 from embdiag.paper.chapters import compression as figures
 from embdiag.paper import charts, exhibits, findings
+from embdiag.paper.real_encoder import variant_note
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
@@ -61,13 +61,13 @@ checked = f"PCA {max(dims)}"
 checked_attribute = figures.largest_loss(grid, checked)
 raw_ba = compression.unstandardized_ba(*args, method="PCA", dim=max(dims), attribute=checked_attribute)
 study = figures.read_study()
-trained = TRAINED_PREFIXES if vectors_path is None and encoder in REFERENCE_NAMES else None  # None: not known
+trained = figures.trained_prefixes(encoder, vectors_path)  # None: not known (a user's vectors, another encoder)
 # What every caption says about the data and the uncertainty.
 on_data = f"Data: {vectors.source}."
 single = ("One measurement per representation (probes and PCA bases fitted once on the training vectors, no "
           "random draws); no intervals.")
 published = "the study's published values (EmbeddingGemma on BDD100K, data/study/compression.csv)"
-display(Markdown(f"**Data and encoder:** {vectors.source}. The study's numbers beside ours come from the "
+display(Markdown(variant_note(dataset, "compression") + f"**Data and encoder:** {vectors.source}. The study's numbers beside ours come from the "
                  f"EmbeddingGemma 2 encoder on its BDD100K subset: they are published values, not reproduced "
                  f"here.  \n" + figures.prefix_note(trained, dims)))
 

@@ -44,6 +44,7 @@ from embdiag.encoders.vectors import driving_vectors
 from embdiag.paper.chapters import neighbour_stability as sf
 from embdiag.interventions.precision import compare_study_conditions
 from embdiag.paper import charts, exhibits, findings
+from embdiag.paper.real_encoder import variant_note
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
@@ -57,7 +58,7 @@ published = "the study's published values (EmbeddingGemma on BDD100K, data/study
 study_rows = "The study's rows are its published values (EmbeddingGemma on BDD100K, data/study/storage.csv)."
 exact = "Exact counts and floating-point errors of one deterministic run, no uncertainty."
 display(Markdown(
-    f"**Data and encoder:** {vectors.source}. Each of the {len(vectors.val):,} evaluation vectors ({vectors.dim}-d) "
+    variant_note(dataset, "neighbour stability") + f"**Data and encoder:** {vectors.source}. Each of the {len(vectors.val):,} evaluation vectors ({vectors.dim}-d) "
     f"queries the other {len(vectors.val) - 1:,} for its exact top {k}; the offset is fitted on the "
     f"{len(vectors.train):,} training vectors. The study used EmbeddingGemma 2 on 983 BDD100K validation images."))
 

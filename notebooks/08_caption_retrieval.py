@@ -46,6 +46,7 @@ from embdiag.paper.chapters import caption_retrieval as figures
 from embdiag.interventions import caption_retrieval as cr
 from embdiag.interventions.compression import study_dims
 from embdiag.paper import charts, exhibits, findings
+from embdiag.paper.real_encoder import variant_note
 
 charts.enable()
 vectors = caption_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path)
@@ -62,7 +63,7 @@ published = "the study's published values (EmbeddingGemma on COCO 2017 validatio
 exact = "Exact values of one deterministic search (float64 scores), no uncertainty."
 boot = (f"95% paired-bootstrap percentile interval over the {result.n_images:,} image groups ({n_draws:,} draws, "
         f"seed {seed}), conditional on these images and captions")
-display(Markdown(figures.data_statement(vectors, result)))
+display(Markdown(variant_note(dataset, "caption retrieval") + figures.data_statement(vectors, result)))
 
 # %% [markdown]
 # ## Two searches in one space

@@ -37,22 +37,40 @@ def training_findings(profile: str = "cpu", attribute: str = "timeofday") -> pd.
     return findings.findings(records, attribute)
 
 
-def fixed_encoder_findings(vectors, captions, *, k: int = 10, seed: int = 0, n_draws: int = 5000) -> dict:
+def fixed_encoder_findings(
+    vectors,
+    captions,
+    *,
+    k: int = 10,
+    seed: int = 0,
+    n_draws: int = 5000,
+    attribute: str | None = None,
+    dims=None,
+    caption_dims=None,
+) -> dict:
     """The verdicts of the four fixed-encoder sections, ``{section: table}``: ``vectors`` is a
     :class:`~embdiag.encoders.vectors.LabelledVectors` (stress tests, compression, neighbour
-    stability), ``captions`` a :class:`~embdiag.encoders.vectors.CaptionVectors`."""
+    stability), ``captions`` a :class:`~embdiag.encoders.vectors.CaptionVectors`. ``attribute``
+    (the stress tests' headline), ``dims`` (compression) and ``caption_dims`` (caption
+    prefixes) default to the chapters' defaults, as the chapter parameters of the same names."""
     from ..interventions import caption_retrieval, compression
     from .chapters import caption_retrieval as caption_figures, compression as compression_figures
     from .chapters import neighbour_stability as stability_figures, stress_tests as stress_figures
     from ..interventions.precision import compare_study_conditions
 
     args = (vectors.train, vectors.train_labels, vectors.val, vectors.val_labels)
-    severe = stress_figures.measure(*args, k=k, seed=seed)  # the stress chapter's grid: the same statements
-    grid = compression.compression_grid(*args, k=k)
+    severe = stress_figures.measure(*args, k=k, seed=seed, attribute=attribute)  # the stress chapter's grid
+    grid = compression.compression_grid(*args, k=k, **({} if dims is None else {"dims": dims}))
     centring = compression.centring_effect(vectors.train, vectors.val, vectors.val_labels, k=k)
     storage = compare_study_conditions(vectors.train, vectors.val, k=k)
     result = caption_retrieval.evaluate(
-        captions.images, captions.queries, captions.documents, captions.group, captions.categories, k=k
+        captions.images,
+        captions.queries,
+        captions.documents,
+        captions.group,
+        captions.categories,
+        k=k,
+        **({} if caption_dims is None else {"dims": caption_dims}),
     )
     changes = caption_retrieval.bootstrap_changes(result, n_draws=n_draws, seed=seed)
     control = caption_retrieval.shuffled_control(result, seed=seed)

@@ -519,12 +519,13 @@ _LOSSES = (
 )
 
 
-def _compression_verdicts(pp: pd.DataFrame) -> list[tuple[str, bool]]:
-    """The three compression findings on one source's changes (pp): (numbers in words, holds)."""
+def _compression_verdicts(pp: pd.DataFrame) -> list[tuple[str, bool | None]]:
+    """The three compression findings on one source's changes (pp): (numbers in words, holds;
+    None where the dimension was not measured)."""
     out = []
     h256 = [_pick(pp, "MRL 256", d, "Hit@10") for d, _ in _DIRS]
     if any(o is None for o in h256):
-        out.append(("not measured (256 not among dims, or k is not 10)", False))
+        out.append(("not measured (256 not among dims, or k is not 10)", None))
     else:
         out.append(
             (
@@ -534,7 +535,7 @@ def _compression_verdicts(pp: pd.DataFrame) -> list[tuple[str, bool]]:
         )
     h128 = {d: _pick(pp, "MRL 128", d, "Hit@10") for d, _ in _DIRS}
     if any(o is None for o in h128.values()):
-        return out + [("not measured (128 not among dims, or k is not 10)", False)] * 2
+        return out + [("not measured (128 not among dims, or k is not 10)", None)] * 2
     out.append(
         (
             "; ".join(f"{a} Hit@10 {h128[d]['compressed']:.2f}% ({_fmt(h128[d]['change'])})" for d, a in _DIRS),
@@ -549,6 +550,10 @@ def _compression_verdicts(pp: pd.DataFrame) -> list[tuple[str, bool]]:
         )
     )
     return out
+
+
+def _held(value) -> bool | None:
+    return None if value is None else bool(value)
 
 
 def _control_verdict(rows) -> tuple[str, bool]:
@@ -590,9 +595,9 @@ def findings(changes: pd.DataFrame, control: pd.DataFrame, study: pd.DataFrame |
             ]
         )
         if len(c10) == 2
-        else ("not measured (k is not 10)", False)
+        else ("not measured (k is not 10)", None)
     )
     return verdicts(
         CRITERIA,
-        [(f, s[0], o[0], bool(s[1]), bool(o[1])) for f, s, o in zip(CRITERIA, theirs + [s_ctrl], ours + [o_ctrl])],
+        [(f, s[0], o[0], _held(s[1]), _held(o[1])) for f, s, o in zip(CRITERIA, theirs + [s_ctrl], ours + [o_ctrl])],
     )

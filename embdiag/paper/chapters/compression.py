@@ -509,6 +509,19 @@ def standardization_text(
     )
 
 
+def trained_prefixes(encoder: str, vectors_path=None) -> tuple[int, ...] | None:
+    """The Matryoshka prefixes ``encoder`` was trained at (its native width first): the
+    reference encoders' :data:`embdiag.encoders.DIMS`, WordLlama's
+    :data:`embdiag.encoders.wordllama.DIMS`; None for a user's vectors or any other encoder."""
+    from ...encoders import DIMS, REFERENCE_NAMES, wordllama
+
+    if vectors_path is not None:
+        return None
+    if encoder in REFERENCE_NAMES:
+        return DIMS
+    return wordllama.DIMS if encoder == wordllama.NAME else None
+
+
 def prefix_note(trained_prefixes, dims) -> str:
     """Whether the prefix means anything for these vectors (Markdown). ``trained_prefixes``: the
     prefix lengths the encoder was trained at (Matryoshka), or None when unknown (a user's
@@ -540,12 +553,21 @@ def _row(table: pd.DataFrame, representation: str):
     return None if rows.empty else rows.iloc[0]
 
 
-def _diffs(table: pd.DataFrame, representation: str, k: int) -> pd.Series | None:
-    """pp change from native of the six columns of one representation (None when absent)."""
+def _table_attributes(table: pd.DataFrame) -> list[str]:
+    """The study's three driving attributes where the table has them, else the table's own
+    (every ``<attribute> BA`` column), e.g. ``pos`` and ``lexname`` of WordNet glosses."""
+    if all(f"{a} BA" in table.columns for a in ATTRIBUTE_NAMES):
+        return list(ATTRIBUTE_NAMES)
+    return [c[: -len(" BA")] for c in table.columns if str(c).endswith(" BA")]
+
+
+def _diffs(table: pd.DataFrame, representation: str, k: int, attributes=None) -> pd.Series | None:
+    """pp change from native of the six columns of one representation (None when absent);
+    ``attributes``: whose BA and P@k columns (default the study's three)."""
     row, native = _row(table, representation), _native(table)
     if row is None:
         return None
-    cols = _columns(k, list(ATTRIBUTE_NAMES))
+    cols = _columns(k, list(ATTRIBUTE_NAMES) if attributes is None else list(attributes))
     if any(c not in table.columns for c, _, _ in cols):
         return None  # the findings are about the study's six columns
     return pd.Series({f"{_name(a)} {e}": 100 * (row[c] - native[c]) for c, a, e in cols})
@@ -559,7 +581,8 @@ def _leads(table: pd.DataFrame, k: int):
         return "not measured", None
     words, ok = [], True
     for d in dims:
-        m, p = _diffs(table, f"MRL {d}", k), _diffs(table, f"PCA {d}", k)
+        attributes = _table_attributes(table)  # the six columns, or the data's own where it has other labels
+        m, p = _diffs(table, f"MRL {d}", k, attributes), _diffs(table, f"PCA {d}", k, attributes)
         if m is None or p is None:
             return "not measured", None
         a, b = int((m > p).sum()), int((p > m).sum())

@@ -1,0 +1,238 @@
+"""On a real encoder: the design-B findings on the reference encoders and on WordLlama/WordNet.
+
+The four fixed-encoder chapters (stress tests, compression, neighbour stability, caption
+retrieval) run again on a real pretrained *text* encoder, WordLlama ``l2_supercat``, over a
+real lexical database, a committed sample of WordNet 3.0 (``notebooks/variants.yml``, pages
+20-23). :func:`variant_note` is what those pages say first about that mapping (empty for every
+other dataset, so the default chapters are unchanged); :func:`encoder_findings` computes every
+design-B verdict per encoder with :func:`~embdiag.paper.conclusions.fixed_encoder_findings`
+at the settings of :data:`ENCODERS`; :func:`comparison` puts them side by side and
+:func:`comparison_summary` says in two sentences how many hold on each and which differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import pandas as pd
+
+from .findings import in_words
+
+WORDNET = "WordLlama / WordNet"
+#: Encoders compared, ``{label: settings}``: the chapters' parameters of each (dataset of the
+#: labelled and of the caption vectors, stress headline attribute, compression and caption dims).
+ENCODERS: dict[str, dict] = {
+    "reference-cnn": {"encoder": "reference-cnn", "dataset": "procedural"},
+    "reference-vit": {"encoder": "reference-vit", "dataset": "procedural"},
+    WORDNET: {
+        "encoder": "wordllama:l2_supercat",
+        "dataset": "wordnet",
+        "attribute": "lexname",  # the semantic attribute, as weather is the study's (see variant_note)
+        "dims": [128, 64],  # the prefixes WordLlama was trained with (wordllama.DIMS)
+        "caption_dims": [128, 64],
+    },
+}
+#: The design-B sections, in the study's order.
+SECTIONS = ("stress tests", "compression", "neighbour stability", "caption retrieval")
+
+_MAPPING = (
+    "**On a real encoder.** This page is the chapter run unchanged on a real pretrained *text* encoder, "
+    "WordLlama `l2_supercat` (256-dimensional, trained with Matryoshka prefixes 128 and 64), over a real "
+    "lexical database, a fixed sample of WordNet 3.0: not images, and neither BDD100K nor COCO. Each item is a "
+    "synset's gloss (its definition); its attributes are its part of speech (`pos`) and its lexicographer "
+    "category (`lexname`, e.g. noun.animal), in place of weather, scene and time of day. Where the text below "
+    "speaks of images, scenes or driving attributes, read glosses and these two labels; the study's numbers "
+    "beside this run's remain EmbeddingGemma's on images. What the mapping cannot say: whether the study's "
+    "findings hold for images or for its encoder; only whether the same instruments respond the same way on a "
+    "real encoder's vectors of real text, labelled by lexicographers rather than by the study's annotations."
+)
+_CHAPTER = {
+    "stress tests": (
+        "The headline attribute is `lexname`, not `pos` (the first label): like the study's weather it says what "
+        "an item is about, with many classes and a low random floor, whereas the part of speech is a grammatical "
+        "class of four, most glosses nouns, which a random neighbour shares more often than not."
+    ),
+    "compression": (
+        "The dimensions kept are 128 and 64, the prefixes WordLlama was trained with, in place of the study's 512, "
+        "256 and 128 of 768; the study's findings named at 512, 256 or 128 dimensions, or on weather, are "
+        "therefore not measured here, and *no method leads everywhere* is checked on the four columns of the two "
+        "WordNet attributes."
+    ),
+    "neighbour stability": "The queries are the evaluation glosses, each searching the others.",
+    "caption retrieval": (
+        'The study\'s "images" are the retrieval glosses and their "captions" each gloss\'s example sentences '
+        "(WordNet's usage examples, an unequal number per gloss where COCO has five per image): text→image is "
+        "example→gloss (which definition does this example illustrate?), image→text gloss→examples. Both sides "
+        "are text embedded by one model without prompts, so the query and document roles are the same vectors, "
+        "and nothing here is cross-modal; category P@10 uses `lexname`. The prefixes are 128 and 64 (the "
+        "study's 256 and 128 of 768), so *256-d costs little* is not measured and the 128-d findings are "
+        "checked at half the native width, not a sixth."
+    ),
+}
+
+
+def variant_note(dataset: str, section: str) -> str:
+    """What a design-B page says first on ``dataset`` ``"wordnet"`` (Markdown, ending in a blank
+    line); ``""`` for every other dataset, so the chapters' default outputs do not change."""
+    if section not in _CHAPTER:
+        raise ValueError(f"section: expected one of {list(_CHAPTER)}, got {section!r}")
+    if dataset != "wordnet":
+        return ""
+    return f"{_MAPPING} {_CHAPTER[section]}\n\n"
+
+
+def load_vectors(settings: Mapping) -> tuple:
+    """The labelled and the caption vectors of one entry of :data:`ENCODERS`."""
+    from ..encoders.vectors import caption_vectors, driving_vectors
+
+    return (
+        driving_vectors(settings["encoder"], settings["dataset"]),
+        caption_vectors(settings["encoder"], settings["dataset"]),
+    )
+
+
+def encoder_findings(
+    encoders: Mapping[str, Mapping] = ENCODERS,
+    *,
+    load: Callable[[Mapping], tuple] = load_vectors,
+    k: int = 10,
+    seed: int = 0,
+    n_draws: int = 5000,
+) -> dict[str, pd.DataFrame]:
+    """``{label: verdicts}``: the design-B verdicts of each encoder (:func:`conclusions.stack` of
+    :func:`conclusions.fixed_encoder_findings` at its settings); ``load`` gives an entry's
+    labelled and caption vectors (default :func:`load_vectors`)."""
+    from . import conclusions
+
+    out = {}
+    for label, settings in encoders.items():
+        vectors, captions = load(settings)
+        tables = conclusions.fixed_encoder_findings(
+            vectors,
+            captions,
+            k=k,
+            seed=seed,
+            n_draws=n_draws,
+            attribute=settings.get("attribute"),
+            dims=settings.get("dims"),
+            caption_dims=settings.get("caption_dims"),
+        )
+        out[label] = conclusions.stack(tables)
+    return out
+
+
+def comparison(verdicts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per design-B finding (index: section, finding; with its criterion), and per
+    encoder of ``verdicts`` (``{label: stacked verdicts}``) two columns: ``holds`` (yes / no /
+    not measured) and ``numbers`` (the deciding numbers, in words).
+
+    Raises:
+        ValueError: no encoders, or the encoders' tables do not list the same findings.
+    """
+    if not verdicts:
+        raise ValueError("verdicts: no encoders to compare")
+    frames = {label: v[v["section"].isin(SECTIONS)].set_index(["section", "finding"]) for label, v in verdicts.items()}
+    first = next(iter(frames.values()))
+    for label, f in frames.items():
+        if list(f.index) != list(first.index):
+            raise ValueError(f"verdicts: {label!r} lists other findings than {next(iter(frames))!r}")
+    columns = {("", "criterion"): first["criterion"]}
+    for label, f in frames.items():
+        words = in_words(f.reset_index())["reproduces"].to_numpy()
+        columns[(label, "holds")] = pd.Series(words, index=f.index)
+        columns[(label, "numbers")] = f["this run"]
+    out = pd.DataFrame(columns)
+    out.columns = pd.MultiIndex.from_tuples(out.columns)
+    return out
+
+
+def _labels(table: pd.DataFrame) -> list[str]:
+    return [c for c in table.columns.get_level_values(0).unique() if c]
+
+
+def verdict_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The page's first table from a :func:`comparison`: per finding, one column per encoder,
+    whether it holds (yes / no / not measured); the criteria are in each chapter's own table."""
+    out = table[[(label, "holds") for label in _labels(table)]]
+    out.columns = _labels(table)
+    return out
+
+
+def numbers_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The page's second table from a :func:`comparison`: the deciding numbers of every finding
+    on each encoder, one row per finding and encoder (index: section, finding, encoder)."""
+    rows = [
+        {
+            "section": section,
+            "finding": finding,
+            "encoder": label,
+            "holds": table.loc[(section, finding), (label, "holds")],
+            "numbers": table.loc[(section, finding), (label, "numbers")],
+        }
+        for section, finding in table.index
+        for label in _labels(table)
+    ]
+    return pd.DataFrame(rows).set_index(["section", "finding", "encoder"])
+
+
+def tallies(table: pd.DataFrame) -> pd.DataFrame:
+    """Per encoder of a :func:`comparison`: findings holding, not holding, not measured."""
+    labels = _labels(table)
+    rows = {}
+    for label in labels:
+        holds = table[(label, "holds")]
+        rows[label] = {
+            "hold": int((holds == "yes").sum()),
+            "do not hold": int((holds == "no").sum()),
+            "not measured": int((~holds.isin(["yes", "no"])).sum()),
+        }
+    return pd.DataFrame(rows).T
+
+
+def differing(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a :func:`comparison` whose verdicts are not the same on every encoder."""
+    labels = _labels(table)
+    verdicts = table[[(label, "holds") for label in labels]]
+    return table[verdicts.nunique(axis=1) > 1]
+
+
+def comparison_summary(table: pd.DataFrame) -> str:
+    """The result in Markdown: how many findings hold on each encoder of a :func:`comparison`;
+    where the last encoder's verdict differs from every other's (with both verdicts); and where
+    the others already disagree among themselves."""
+    t = tallies(table)
+    labels = list(t.index)
+    real, others = labels[-1], labels[:-1]
+    parts = [
+        f"{r['hold']} on {label}" + (f" ({r['not measured']} not measured)" if r["not measured"] else "")
+        for label, r in t.iterrows()
+    ]
+    text = f"Of the {len(table)} design-B findings of the study, " + ", ".join(parts[:-1]) + f" and {parts[-1]} hold."
+    diff = differing(table)
+    if diff.empty:
+        return text + " Every finding has the same verdict on every encoder."
+
+    def verdict(row, label):
+        return diff.loc[row, (label, "holds")]
+
+    apart = [r for r in diff.index if all(verdict(r, o) != verdict(r, real) for o in others)]
+    agreeing = [r for r in apart if len({verdict(r, o) for o in others}) == 1]
+    if agreeing:
+        text += (
+            f" On {real} the verdict differs from {' and '.join(others)}'s on {len(agreeing)}: "
+            + "; ".join(
+                f"*{f}* ({verdict((s, f), real)} here, {verdict((s, f), others[0])} there)" for s, f in agreeing
+            )
+            + "."
+        )
+    mixed = [r for r in diff.index if r not in agreeing]
+    if mixed:
+        text += (
+            f" On {len(mixed)} more the verdicts are split: "
+            + "; ".join(
+                f"*{f}* (" + ", ".join(f"{verdict((s, f), label)} on {label}" for label in labels) + ")"
+                for s, f in mixed
+            )
+            + "."
+        )
+    return text

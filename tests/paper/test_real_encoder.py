@@ -1,0 +1,191 @@
+"""The 'On a real encoder' comparison: verdicts per encoder side by side, on synthetic inputs."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+import io
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+
+from embdiag.encoders.vectors import CaptionVectors, LabelledVectors
+from embdiag.paper import conclusions, real_encoder
+from embdiag.paper import pipeline
+from embdiag.paper.chapters import caption_retrieval, compression, neighbour_stability, stress_tests
+
+MODULES = {
+    "stress tests": stress_tests,
+    "compression": compression,
+    "neighbour stability": neighbour_stability,
+    "caption retrieval": caption_retrieval,
+}
+FINDINGS = [(s, f) for s, m in MODULES.items() for f in m.CRITERIA]
+
+
+def _stacked(verdict: dict) -> pd.DataFrame:
+    """Stacked verdicts of every design-B finding: ``verdict[finding]`` (default True)."""
+    rows = [
+        {
+            "section": s,
+            "chapter": "x",
+            "finding": f,
+            "criterion": f"criterion of {f}",
+            "study": "s",
+            "this run": f"numbers of {f}",
+            "reproduces": verdict.get(f, True),
+        }
+        for s, f in FINDINGS
+    ]
+    return pd.DataFrame(rows, columns=conclusions.COLUMNS)
+
+
+def test_comparison_has_every_finding_and_each_encoders_verdict():
+    first, second = FINDINGS[0][1], FINDINGS[-1][1]
+    table = real_encoder.comparison({"a": _stacked({}), "b": _stacked({first: False}), "c": _stacked({second: None})})
+    assert list(table.index) == FINDINGS
+    assert table[("b", "holds")].loc[FINDINGS[0]] == "no"
+    assert table[("c", "holds")].loc[FINDINGS[-1]] == "not measured"
+    assert table[("a", "numbers")].loc[FINDINGS[0]] == f"numbers of {first}"
+    t = real_encoder.tallies(table)
+    n = len(FINDINGS)
+    assert (
+        t.loc["a"].tolist() == [n, 0, 0]
+        and t.loc["b"].tolist() == [n - 1, 1, 0]
+        and t.loc["c"].tolist() == [n - 1, 0, 1]
+    )
+    assert list(real_encoder.differing(table).index) == [FINDINGS[0], FINDINGS[-1]]
+    text = real_encoder.comparison_summary(table)
+    assert text.startswith(f"Of the {n} design-B findings of the study, {n} on a, {n - 1} on b and {n - 1} on c")
+    assert f"On c the verdict differs from a and b's on 1: *{second}* (not measured here, yes there)." in text
+    assert text.endswith(f"On 1 more the verdicts are split: *{first}* (yes on a, no on b, yes on c).")
+
+
+def test_the_display_tables_hold_every_verdict_and_number():
+    first = FINDINGS[0][1]
+    table = real_encoder.comparison({"a": _stacked({}), "b": _stacked({first: False})})
+    verdicts = real_encoder.verdict_table(table)
+    assert list(verdicts.columns) == ["a", "b"] and list(verdicts.index) == FINDINGS
+    assert verdicts.loc[FINDINGS[0]].tolist() == ["yes", "no"]
+    numbers = real_encoder.numbers_table(table)
+    assert list(numbers.index) == [(*f, label) for f in FINDINGS for label in ("a", "b")]
+    assert numbers.loc[(*FINDINGS[0], "b")].tolist() == ["no", f"numbers of {first}"]
+
+
+def test_comparison_with_equal_verdicts_says_so_and_refuses_mismatched_tables():
+    table = real_encoder.comparison({"a": _stacked({}), "b": _stacked({})})
+    assert real_encoder.comparison_summary(table).endswith("Every finding has the same verdict on every encoder.")
+    with pytest.raises(ValueError, match="other findings"):
+        real_encoder.comparison({"a": _stacked({}), "b": _stacked({}).iloc[1:]})
+    with pytest.raises(ValueError, match="no encoders"):
+        real_encoder.comparison({})
+
+
+def test_variant_note_only_on_wordnet():
+    for section in real_encoder.SECTIONS:
+        assert real_encoder.variant_note("procedural", section) == ""
+        note = real_encoder.variant_note("wordnet", section)
+        assert "not images" in note and "WordNet 3.0" in note and note.endswith("\n\n")
+    with pytest.raises(ValueError, match="section"):
+        real_encoder.variant_note("wordnet", "training")
+
+
+def _synthetic(settings):
+    """Small labelled and caption vectors: two attributes, 24 gloss-like groups of two captions."""
+    rng = np.random.default_rng(0)
+    d = 32
+    centres = rng.normal(size=(3, d))
+
+    def part(n):
+        y = rng.integers(0, 3, n)
+        x = centres[y] + 0.8 * rng.normal(size=(n, d))
+        return x, {"colour": y, "size": rng.integers(0, 2, n)}
+
+    (tr, trl), (va, val) = part(120), part(80)
+    images = rng.normal(size=(24, d))
+    group = np.repeat(np.arange(24), 2)
+    captions = images[group] + 0.5 * rng.normal(size=(48, d))
+    cats = np.zeros((24, 2), dtype=bool)
+    cats[np.arange(24), np.arange(24) % 2] = True
+    return (
+        LabelledVectors(tr, va, trl, val, "synthetic"),
+        CaptionVectors(
+            images,
+            captions,
+            captions,
+            group,
+            np.array([f"c{i}" for i in range(48)]),
+            cats,
+            ("even", "odd"),
+            "synthetic",
+        ),
+    )
+
+
+def test_encoder_findings_computes_every_design_b_verdict_per_encoder():
+    encoders = {
+        "plain": {"dims": [24], "caption_dims": [24]},
+        "set": {"attribute": "size", "dims": [16, 8], "caption_dims": [16, 8]},
+    }
+    verdicts = real_encoder.encoder_findings(encoders, load=_synthetic, n_draws=50)
+    assert list(verdicts) == ["plain", "set"]
+    table = real_encoder.comparison(verdicts)
+    assert list(table.index) == FINDINGS
+    assert set(table[("set", "holds")]) <= {"yes", "no", "not measured"}
+    # the settings reach the chapters' code: the headline attribute and the compression dims
+    numbers = table["set", "numbers"]
+    assert "size" in numbers.loc[("stress tests", "rank restriction costs labels")]
+    assert "16" in numbers.loc[("compression", "no method leads everywhere")]
+    assert "not measured" in numbers.loc[("caption retrieval", "256-d costs little")]
+    assert table[("set", "holds")].loc[("caption retrieval", "256-d costs little")] == "not measured"
+
+
+def _page_table(name: str) -> pd.DataFrame:
+    nb = nbformat.read(pipeline.DEFAULT.chapters / f"{name}.ipynb", as_version=4)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            page = out.get("data", {}).get("text/html", "")
+            found = re.search(r'download="findings-by-encoder.csv" href="data:text/csv;charset=utf-8,([^"]*)"', page)
+            if found:
+                return pd.read_csv(io.StringIO(unquote(found.group(1))))
+    raise AssertionError(f"{name}: no findings-by-encoder table")
+
+
+def test_the_page_lists_every_design_b_finding_with_three_verdicts():
+    table = _page_table("19_real_encoder")
+    assert list(zip(table["section"], table["finding"])) == FINDINGS
+    labels = list(real_encoder.ENCODERS)
+    assert list(table.columns) == ["section", "finding", *labels] and len(labels) == 3
+    assert table[labels].isin(["yes", "no", "not measured"]).all().all()
+
+
+def test_compression_knows_wordllamas_trained_prefixes():
+    from embdiag.encoders import DIMS, wordllama
+
+    assert compression.trained_prefixes("reference-cnn") == DIMS
+    assert compression.trained_prefixes(wordllama.NAME) == wordllama.DIMS == (256, 128, 64)
+    assert compression.trained_prefixes(wordllama.NAME, vectors_path="v.npy") is None
+    assert compression.trained_prefixes("hf:some/model@main") is None
+    assert "was trained to be an embedding of its own" in compression.prefix_note(wordllama.DIMS, [128, 64])
+
+
+def test_no_method_leads_is_checked_on_the_datas_own_attributes():
+    cols = ["representation", "method", "dim", "pos BA", "lexname BA", "pos P@10", "lexname P@10"]
+    rows = [
+        ["native 256", "native", 256, 0.5, 0.4, 0.6, 0.3],
+        ["MRL 128", "MRL", 128, 0.45, 0.35, 0.58, 0.29],
+        ["PCA 128", "PCA", 128, 0.48, 0.33, 0.55, 0.28],
+    ]
+    table = pd.DataFrame(rows, columns=cols)
+    assert compression._table_attributes(table) == ["pos", "lexname"]
+    words, holds = compression.evaluate_criteria(table)["no method leads everywhere"]
+    assert (words, holds) == ("128: MRL ahead on 3, PCA on 1", True)
+    assert compression.evaluate_criteria(table)["PCA 128 close to native"] == ("not measured", None)
+
+
+def test_caption_findings_not_measured_are_none():
+    empty = pd.DataFrame(columns=["representation", "direction", "metric", "change", "low", "high", "compressed"])
+    assert [held for _, held in caption_retrieval._compression_verdicts(empty)] == [None, None, None]
