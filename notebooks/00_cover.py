@@ -85,7 +85,7 @@ exhibits.figure(diagrams.four_properties(), name="four-properties", reads=[],
 #
 # The real loaders and Hugging Face encoders are one parameter away (`dataset`, `data_dir`,
 # `encoder`), and every fixed-encoder chapter also reads your own vectors (see
-# [Reproduce](18_reproduce)):
+# [Reproduce](23_reproduce)):
 #
 # ```bash
 # embdiag chapter stress_tests -p vectors_path my_vectors.npy -p labels_path my_labels.csv --out my_pages
@@ -96,8 +96,11 @@ exhibits.figure(diagrams.four_properties(), name="four-properties", reads=[],
 # The **study** runs in the order of the published one: the motivation and approach, the data,
 # the training evidence, the fixed encoder, its stress tests, compression, neighbour stability
 # under storage precision, and image–caption retrieval, then the conclusions with the published
-# values beside this run's. The **appendix** holds every training variant, the second encoder's
-# replication, the exact responses of the metrics and the technical note on rank diagnostics.
+# values beside this run's. **On a real encoder** runs the four fixed-encoder chapters again on a
+# real pretrained text encoder (WordLlama) over a real lexical database (WordNet 3.0) and sets
+# every fixed-encoder finding's verdict on the three encoders side by side. The **appendix** holds
+# every training variant, the second encoder's replication, the exact responses of the metrics and
+# the technical note on rank diagnostics.
 # Under every figure and table a line names the chapter source that made it and the artifacts
 # it read, with their checksums, and a link downloads its data as CSV.
 #

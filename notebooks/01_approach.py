@@ -97,7 +97,7 @@ exhibits.figure(diagrams.jepa_step(shown), name="jepa-step",
 # trained contrastively, in the manner of CLIP {cite}`radford2021clip`, with Matryoshka prefixes,
 # in place of EmbeddingGemma ([the reference encoder](04_reference_encoder)). The real loaders
 # (BDD100K label JSON, COCO captions and instances JSON, any Hugging Face encoder at a pinned
-# revision) are in the library and are one parameter away; see [Reproduce](18_reproduce).
+# revision) are in the library and are one parameter away; see [Reproduce](23_reproduce).
 #
 # ## The instruments
 #
@@ -113,7 +113,7 @@ exhibits.figure(diagrams.jepa_step(shown), name="jepa-step",
 # - RankMe: with $\sigma$ the singular values of the raw, *uncentred* $Z$ and
 #   $p_i = \sigma_i / \sum_j \sigma_j + 10^{-7}$, $\mathrm{RankMe} = \exp(-\sum_i p_i \ln p_i)$
 #   (`rankme`). An exactly zero spectrum gives 1 for both counts. The
-#   [technical note](15_rank_diagnostics) computes the worked example (singular values
+#   [technical note](20_rank_diagnostics) computes the worked example (singular values
 #   $(3, 1, 0, 0)$: PR ≈ 1.22, RankMe ≈ 1.75) live.
 #
 # **Labels.** Accuracy of a linear probe (multinomial logistic regression on standardized

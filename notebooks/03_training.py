@@ -196,4 +196,4 @@ display(Markdown(
 # synthetic labels; they show whether the study's pattern (spread, labels and neighbours
 # moving separately) appears in another setting, not what happens on BDD100K at the study's
 # scale. All seven conditions, per-seed values, every metric and the training trajectories
-# are in the appendix, [All seven training variants](10_training_variants).
+# are in the appendix, [All seven training variants](15_training_variants).

@@ -26,8 +26,8 @@
 #   user found that the centring alone moves neighbours.
 #
 # Its finding: no method leads on every attribute and endpoint. The encoder is fixed; only its
-# cached vectors change. Probes and PCA bases are fitted on the training images, everything is
-# measured on the evaluation images, and each evaluation image queries the others by cosine.
+# cached vectors change. Probes and PCA bases are fitted on the training vectors, everything is
+# measured on the evaluation vectors, and each evaluation vector queries the others by cosine.
 
 # %% tags=["parameters"]
 encoder = "reference-cnn"  # encoder name ("reference-cnn", "reference-vit", "hf:<model>@<revision>")
@@ -37,6 +37,7 @@ vectors_path = None  # a user's vectors (.npy, n x d) in place of an encoder; wi
 labels_path = None  # CSV with a "split" column (train / val) and one column per attribute
 k = 10  # neighbours per query for P@k and overlap@k
 dims: list | None = None  # dimensions to keep; None: the study's 512, 256, 128 of 768, in proportion to d
+attribute: str | None = None  # the attribute in the weather finding's place; None: weather, else the first
 seed = 0  # dataset seed (procedural scenes)
 
 # %%
@@ -45,12 +46,14 @@ from IPython.display import Markdown, display
 from embdiag.encoders import driving_vectors
 from embdiag.interventions import compression
 from embdiag.paper.chapters import compression as figures
+from embdiag.paper.chapters.stress_tests import check_attribute
 from embdiag.paper import charts, exhibits, findings
 from embdiag.paper.real_encoder import variant_note
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
                           labels_path=labels_path)
+attribute = check_attribute(attribute, vectors.attributes)  # in the weather finding's place
 args = (vectors.train, vectors.train_labels, vectors.val, vectors.val_labels)
 dims = compression.study_dims(vectors.dim) if dims is None else dims
 grid = compression.compression_grid(*args, dims=dims, k=k)
@@ -188,7 +191,7 @@ display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, c
 # on this run's (column *this run*); the centring finding is the user's.
 
 # %%
-verdicts = figures.findings(grid, centring, study, k)
+verdicts = figures.findings(grid, centring, study, k, attribute)
 exhibits.table(findings.table(verdicts), name="findings", extremes=False,
                caption=f"Each finding of the compression section (and the user's centring finding), its criterion "
                        f"(paper.chapters.compression.CRITERIA), the numbers behind it in {published} and in this run, and "

@@ -57,12 +57,16 @@ changes = cr.bootstrap_changes(result, n_draws=n_draws, seed=seed)
 control = cr.shuffled_control(result, seed=seed, n_permutations=n_permutations)
 study = figures.read_study()
 example = cr.typical_image(result) if example is None else example
+# What the data calls its images and captions, and the worked example's name.
+item, items = vectors.item, figures.plural(vectors.item)
+caption, captions = vectors.caption, figures.plural(vectors.caption)
+label = figures.item_label(vectors, example)
 # What every caption says about the data, the study's side and the uncertainty.
 on_data = f"Data: {vectors.source}."
 published = "the study's published values (EmbeddingGemma on COCO 2017 validation, data/study/caption_retrieval.csv)"
 exact = "Exact values of one deterministic search (float64 scores), no uncertainty."
-boot = (f"95% paired-bootstrap percentile interval over the {result.n_images:,} image groups ({n_draws:,} draws, "
-        f"seed {seed}), conditional on these images and captions")
+boot = (f"95% paired-bootstrap percentile interval over the {result.n_images:,} {item} groups ({n_draws:,} draws, "
+        f"seed {seed}), conditional on these {items} and {captions}")
 display(Markdown(variant_note(dataset, "caption retrieval") + figures.data_statement(vectors, result)))
 
 # %% [markdown]
@@ -101,14 +105,14 @@ display(Markdown(figures.categories_statement(vectors, result)))
 # up to 10.
 
 # %%
-exhibits.figure(figures.example_chart(vectors.image_pixels, example), name="example-image",
-                caption=f"Image {example} of the caption groups, the worked example. {on_data} An example, not a "
-                        f"measurement.")
+exhibits.figure(figures.example_chart(vectors, example), name="example-image",
+                caption=f"{label[0].upper() + label[1:]} of the caption groups, the worked example. {on_data} An "
+                        f"example, not a measurement.")
 
 # %%
-exhibits.table(figures.example_captions(result, vectors.captions, example), name="example-captions", extremes=False,  # ranks: no highest to mark
-               caption=f"The captions of image {example} and, for each used as a text→image query, the rank of its "
-                       f"parent image among all {result.n_images:,} images in each representation (1 = first). "
+exhibits.table(figures.example_captions(result, vectors, example), name="example-captions", extremes=False,  # ranks: no highest to mark
+               caption=f"The {captions} of {label} and, for each used as a text→image query, the rank of its "
+                       f"parent {item} among all {result.n_images:,} {items} in each representation (1 = first). "
                        f"{on_data} {exact}")
 
 # %% [markdown]
@@ -116,20 +120,20 @@ exhibits.table(figures.example_captions(result, vectors.captions, example), name
 # representation; the parent is outlined in red (hover for scores).
 
 # %%
-exhibits.figure(figures.ranking_chart(result, vectors.image_pixels, example), name="ranking",
+exhibits.figure(figures.ranking_chart(result, vectors, example), name="ranking",
                 data=figures.ranking_frame(result, example),
-                caption=f"The top {k} images for one caption of image {example} (its first that finds it in the "
+                caption=f"The top {k} {items} for one {caption} of {label} (its first that finds it in the "
                         f"native top {k}) as a text→image query, one row per representation, best first; the parent "
-                        f"image is outlined in red and its rank given in the row label. {on_data} {exact}")
+                        f"{item} is outlined in red and its rank given in the row label. {on_data} {exact}")
 
 # %% [markdown]
 # And the reverse search: the same image's ten best captions in the native space, each with
 # the image that owns it. Caption recall@10 counts how many of the five own captions appear.
 
 # %%
-exhibits.table(figures.caption_ranking_table(result, vectors.captions, example), name="caption-ranking", extremes=False,  # ranks and scores of one query: no highest to mark
-               caption=f"The {k} best captions for image {example} as an image→text query in the native space: "
-                       f"cosine score, caption, the image that owns it and whether it is one of image {example}'s "
+exhibits.table(figures.caption_ranking_table(result, vectors, example), name="caption-ranking", extremes=False,  # ranks and scores of one query: no highest to mark
+               caption=f"The {k} best {captions} for {label} as an image→text query in the native space: "
+                       f"cosine score, {caption}, the {item} that owns it and whether it is one of {label}'s "
                        f"own. {on_data} {exact}")
 
 # %% [markdown]
@@ -245,8 +249,9 @@ display(Markdown(findings.summary(verdicts, "{held} of {measured} findings of th
                                              "hold on this data and encoder")))
 
 # %% [markdown]
-# **Scope.** One encoder, trained by this project with a Matryoshka loss at 768, 512, 256 and
-# 128 dimensions, measured on 1,000 procedural caption groups whose template captions state
-# only what the renderer drew. Whether a prefix costs fine-grained retrieval depends on how the
+# **Scope.** One encoder on one set of caption groups, both named at the top of the page; by
+# default this project's reference encoder, trained with a Matryoshka loss at 768, 512, 256
+# and 128 dimensions, on 1,000 procedural caption groups whose template captions state only
+# what the renderer drew. Whether a prefix costs fine-grained retrieval depends on how the
 # encoder was trained and on what the captions can tell apart; these results say what happens
 # to this encoder on this data, not to EmbeddingGemma on COCO.

@@ -114,7 +114,8 @@ exhibits.table(conclusions.verdict_words(verdicts), name="findings", extremes=Fa
 # encoder failed its precision checks and is not reported. Here the fixed encoder is one of two
 # small dual encoders the project trained on the procedural scenes
 # ([reference encoder](04_reference_encoder)); the appendix repeats the fixed-encoder chapters with
-# the second. Neither is a pretrained foundation model; the responses to contraction, offset,
+# the second, and [On a real encoder](10_real_encoder) with a pretrained text encoder, WordLlama,
+# on WordNet glosses. Neither reference encoder is a pretrained foundation model; the responses to contraction, offset,
 # storage precision and centring are properties of the arithmetic and hold for any vectors, but
 # the sizes of the task effects belong to these encoders. The JEPA runs are far smaller than the
 # study's (the profile above against the study's depth 6, 64 tokens, batch 128 and 4,000 steps).
@@ -123,7 +124,7 @@ exhibits.table(conclusions.verdict_words(verdicts), name="findings", extremes=Fa
 # quality score: no single label-free number predicts task utility here, and none is proposed.
 # Its SIGReg conditions follow LeJEPA's published loss inside this study's own training setup;
 # they are not a reproduction of LeJEPA. The study's chapters use exact search; approximate
-# indexes (HNSW, IVF-PQ) are measured only by the [report](16_report) on the vectors it is given,
+# indexes (HNSW, IVF-PQ) are measured only by the [report](21_report) on the vectors it is given,
 # and nothing here measures deployment throughput or latency. The study's storage certificate was
 # an empirical sufficient-condition check; this project's is a floating-point bound on every score
 # ([neighbour stability](07_neighbour_stability)), so it proves which queries keep their top ten,

@@ -64,7 +64,8 @@ class CaptionVectors:
     ``queries`` and ``documents`` hold the captions (row-major: image i owns rows
     5i..5i+4, ``group[j]`` is the image of caption j) embedded in the query and the
     document role; ``categories`` (n_images x n_categories, bool) are the images' object
-    categories, named by ``category_names``.
+    categories, named by ``category_names``. ``item`` and ``caption`` are what the data calls
+    an image and a caption; ``item_ids`` and ``item_texts`` (text items) name and state each.
     """
 
     images: np.ndarray
@@ -76,6 +77,10 @@ class CaptionVectors:
     category_names: tuple[str, ...]
     source: str
     image_pixels: np.ndarray | None = None
+    item: str = "image"
+    caption: str = "caption"
+    item_ids: np.ndarray | None = None
+    item_texts: np.ndarray | None = None
 
     def caption_statistics(self) -> dict | None:
         """:func:`~embdiag.data.captions.caption_statistics` of the caption texts (None when the

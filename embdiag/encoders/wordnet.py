@@ -110,7 +110,18 @@ def wordnet_caption_vectors(encoder: str = wordllama.NAME, *, dim: int | None = 
         f"({len(examples) / len(items):.2f} per gloss)"
     )
     return CaptionVectors(
-        glosses, examples, examples, group, sample.examples["text"].to_numpy(), categories, names, source
+        glosses,
+        examples,
+        examples,
+        group,
+        sample.examples["text"].to_numpy(),
+        categories,
+        names,
+        source,
+        item="gloss",
+        caption="example",
+        item_ids=items["id"].to_numpy(),
+        item_texts=items["definition"].to_numpy(),
     )
 
 

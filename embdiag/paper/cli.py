@@ -158,7 +158,7 @@ def main(argv=None) -> int:
     ch = sub.add_parser("chapter", help="execute one chapter (optionally with new parameters) and rebuild the book")
     ch.add_argument(
         "name",
-        help="chapter name, e.g. 15_rank_diagnostics or rank_diagnostics, or a variant "
+        help="chapter name, e.g. 20_rank_diagnostics or rank_diagnostics, or a variant "
         "declared in notebooks/variants.yml",
     )
     ch.add_argument(

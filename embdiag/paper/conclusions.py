@@ -51,8 +51,9 @@ def fixed_encoder_findings(
     """The verdicts of the four fixed-encoder sections, ``{section: table}``: ``vectors`` is a
     :class:`~embdiag.encoders.vectors.LabelledVectors` (stress tests, compression, neighbour
     stability), ``captions`` a :class:`~embdiag.encoders.vectors.CaptionVectors`. ``attribute``
-    (the stress tests' headline), ``dims`` (compression) and ``caption_dims`` (caption
-    prefixes) default to the chapters' defaults, as the chapter parameters of the same names."""
+    (the stress tests' headline, and weather's place in the compression findings), ``dims``
+    (compression) and ``caption_dims`` (caption prefixes) default to the chapters' defaults, as
+    the chapter parameters of the same names."""
     from ..interventions import caption_retrieval, compression
     from .chapters import caption_retrieval as caption_figures, compression as compression_figures
     from .chapters import neighbour_stability as stability_figures, stress_tests as stress_figures
@@ -76,7 +77,7 @@ def fixed_encoder_findings(
     control = caption_retrieval.shuffled_control(result, seed=seed)
     return {
         "stress tests": stress_figures.findings(severe),
-        "compression": compression_figures.findings(grid, centring, k=k),
+        "compression": compression_figures.findings(grid, centring, k=k, attribute=severe.attribute),
         "neighbour stability": stability_figures.findings(storage, vectors.val_labels),
         "caption retrieval": caption_figures.findings(changes, control),
     }

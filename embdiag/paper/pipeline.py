@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import html
 import json
+import logging
 import os
 import re
 import subprocess
@@ -384,6 +385,29 @@ def _chapter_environment(name: str, changed: Mapping):
                 os.environ[key] = value
 
 
+class _CheckedParameters(logging.Filter):
+    """Drops papermill's "Passed unknown parameter" for parameters :func:`check_parameters`
+    accepted: its pattern does not read annotations joined by ``|`` (``dims: list | None``)."""
+
+    def __init__(self, names):
+        super().__init__()
+        self.messages = {f"Passed unknown parameter: {n}" for n in names}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() not in self.messages
+
+
+@contextlib.contextmanager
+def _checked_parameters(names):
+    log = logging.getLogger("papermill")
+    quiet = _CheckedParameters(names)
+    log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        log.removeFilter(quiet)
+
+
 def execute_variant(output: str, layout: Layout = DEFAULT) -> Path:
     """Execute the declared variant ``output`` (see :func:`variants`) into ``book/chapters/<output>.ipynb``."""
     declared = variants(layout)
@@ -434,7 +458,7 @@ def execute(
     os.close(fd)
     try:
         try:
-            with _chapter_environment(name, changed):
+            with _chapter_environment(name, changed), _checked_parameters(values):
                 papermill.execute_notebook(
                     str(layout.notebooks / f"{name}.ipynb"),
                     tmp,

@@ -46,8 +46,8 @@ from .measurement import available_metrics
 from .sharded import check_address
 
 #: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`),
-#: package data, so that an installed wheel runs it anywhere (``notebooks/16_report.py`` links to it).
-CHAPTER = Path(__file__).resolve().parent / "chapter" / "16_report.py"
+#: package data, so that an installed wheel runs it anywhere (``notebooks/21_report.py`` links to it).
+CHAPTER = Path(__file__).resolve().parent / "chapter" / "21_report.py"
 TITLE = "embdiag report"
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
 OK, VIOLATED, BAD_INPUT, FAILED = 0, 1, 2, 3

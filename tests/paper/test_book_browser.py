@@ -479,7 +479,7 @@ def test_tooltips_and_legend_selection_survive(site, browser, width):
     from selenium.webdriver.support.ui import WebDriverWait
 
     browser.set_window_size(width, HEIGHT)
-    browser.get(f"{site.url}/chapters/15_rank_diagnostics.html")
+    browser.get(f"{site.url}/chapters/20_rank_diagnostics.html")
     browser.implicitly_wait(0)
     WebDriverWait(browser, 30).until(
         lambda b: b.execute_script(
@@ -547,7 +547,7 @@ def test_chart_export_menu_opens_unclipped(site, browser, width):
 def test_attribute_selector_refilters_the_training_variants(site, browser):
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
-    browser.get(f"{site.url}/chapters/10_training_variants.html")
+    browser.get(f"{site.url}/chapters/15_training_variants.html")
     WebDriverWait(browser, 30).until(
         lambda b: b.execute_script(
             "return [...document.querySelectorAll('.embdiag-chart')].every(e => e.dataset.rendered)"

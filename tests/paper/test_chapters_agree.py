@@ -28,7 +28,7 @@ OTHER_PATH = {
     "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
     "FAISS_SIMD_LEVEL": "NONE",
 }
-CROSS_PATH = ("05_stress_tests", "06_compression", "07_neighbour_stability", "16_report")
+CROSS_PATH = ("05_stress_tests", "06_compression", "07_neighbour_stability", "21_report")
 
 
 def _execute(name: str, tmp_path):

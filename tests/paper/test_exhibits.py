@@ -330,13 +330,13 @@ def test_inside_the_pipeline_the_source_and_non_default_parameters_are_named(mon
     assert "<code>encoder=reference-vit</code>, <code>k=5</code>" in html
     short = hashlib.sha256(b"a\n1\n").hexdigest()[:12]
     assert f'<code>{study.resolve().as_posix()}</code> <span class="embdiag-sha"' in html and f">{short}</span>" in html
-    assert 'href="18_reproduce.html#artifacts"' in html
+    assert 'href="23_reproduce.html#artifacts"' in html
     monkeypatch.setenv(pipeline.PARAMETERS_ENV, "{}")
     assert " with " not in exhibits.provenance()
 
 
 def test_a_page_outside_the_book_states_its_own_maker_and_inputs(monkeypatch):
-    monkeypatch.setenv(pipeline.CHAPTER_ENV, "16_report")  # even inside the pipeline, made= wins
+    monkeypatch.setenv(pipeline.CHAPTER_ENV, "21_report")  # even inside the pipeline, made= wins
     reads = [artifacts.Read("emb.npy (VECTORS)", "ab" * 32)]
     html = exhibits.provenance(reads, made="Made by <code>embdiag report</code>")
     assert html == (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 
 import jupytext
 import nbformat
@@ -30,7 +31,7 @@ def _toc_files(node) -> list[str]:
 
 
 def test_there_are_chapters():
-    assert "15_rank_diagnostics" in NAMES
+    assert "20_rank_diagnostics" in NAMES
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -140,6 +141,20 @@ def test_execute_with_parameters_and_failure_leaves_previous_output(layout):
         pipeline.execute("demo", {"fail": True}, layout)
     assert out.read_bytes() == before
     assert sorted(p.name for p in layout.chapters.iterdir()) == ["01_demo.ipynb"], "no temporary file left"
+
+
+@pytest.mark.slow
+def test_an_annotated_parameter_is_passed_without_papermills_warning(tmp_path, caplog):
+    lay = pipeline.Layout(notebooks=tmp_path / "notebooks", book=tmp_path / "book")
+    lay.notebooks.mkdir()
+    text = '# %% tags=["parameters"]\ndims: list | None = None\n\n# %%\nprint(dims)\n'
+    (lay.notebooks / "01_annotated.py").write_text(text)
+    pipeline.sync("annotated", lay)
+    with caplog.at_level("WARNING", logger="papermill"):
+        out = pipeline.execute("annotated", {"dims": [4, 2]}, lay)
+    assert nbformat.read(out, as_version=4).cells[-1].outputs[0].text.strip() == "[4, 2]"
+    assert not [r for r in caplog.records if "unknown parameter" in r.getMessage()]
+    assert not logging.getLogger("papermill").filters, "the filter is removed after the run"
 
 
 def test_declared_variants_name_chapters_and_their_parameters():

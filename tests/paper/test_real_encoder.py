@@ -155,7 +155,7 @@ def _page_table(name: str) -> pd.DataFrame:
 
 
 def test_the_page_lists_every_design_b_finding_with_three_verdicts():
-    table = _page_table("19_real_encoder")
+    table = _page_table("10_real_encoder")
     assert list(zip(table["section"], table["finding"])) == FINDINGS
     labels = list(real_encoder.ENCODERS)
     assert list(table.columns) == ["section", "finding", *labels] and len(labels) == 3
@@ -176,14 +176,19 @@ def test_no_method_leads_is_checked_on_the_datas_own_attributes():
     cols = ["representation", "method", "dim", "pos BA", "lexname BA", "pos P@10", "lexname P@10"]
     rows = [
         ["native 256", "native", 256, 0.5, 0.4, 0.6, 0.3],
-        ["MRL 128", "MRL", 128, 0.45, 0.35, 0.58, 0.29],
+        ["MRL 128", "MRL", 128, 0.45, 0.32, 0.58, 0.29],
         ["PCA 128", "PCA", 128, 0.48, 0.33, 0.55, 0.28],
     ]
     table = pd.DataFrame(rows, columns=cols)
     assert compression._table_attributes(table) == ["pos", "lexname"]
-    words, holds = compression.evaluate_criteria(table)["no method leads everywhere"]
-    assert (words, holds) == ("128: MRL ahead on 3, PCA on 1", True)
-    assert compression.evaluate_criteria(table)["PCA 128 close to native"] == ("not measured", None)
+    found = compression.evaluate_criteria(table, attribute="lexname")
+    assert found["no method leads everywhere"] == ("128: MRL ahead on 2, PCA on 2", True)
+    # "all six columns" reads the data's four; lexname takes weather's place; no 512 or 256 here
+    assert found["PCA 128 close to native"] == ("PCA 128: largest |change| 7.00 pp (lexname BA)", False)
+    assert found["MRL 128 loses most on weather BA"] == ("lexname BA -8.00 pp; largest loss lexname BA -8.00 pp", True)
+    assert found["MRL 512 and 256 near native"] == ("not measured", None)
+    weather = compression.evaluate_criteria(table)["MRL 128 loses most on weather BA"]
+    assert weather == ("not measured", None), "no weather, and no attribute named in its place"
 
 
 def test_caption_findings_not_measured_are_none():

@@ -616,9 +616,9 @@ def test_the_command_on_the_projects_cached_embeddings(tmp_path, capsys):
 
 
 def test_the_chapter_constant_is_the_books_report_chapter():
-    """Package data (a wheel carries it), and the file the book's notebooks/16_report.py links to."""
+    """Package data (a wheel carries it), and the file the book's notebooks/21_report.py links to."""
     assert cli.CHAPTER.is_file() and cli.CHAPTER.is_relative_to(Path(cli.__file__).parent)
-    assert (REPO / "notebooks" / "16_report.py").resolve() == cli.CHAPTER
+    assert (REPO / "notebooks" / "21_report.py").resolve() == cli.CHAPTER
 
 
 def test_the_report_chapter_on_a_users_files(tmp_path, capsys):

@@ -83,33 +83,63 @@ def categories_statement(vectors, result: CaptionRetrieval) -> str:
     )
 
 
-def example_chart(pixels, image: int, size: int = 192) -> alt.Chart:
-    """The example image, labelled by its index (a text mark where the data has no pixels)."""
-    base = alt.Chart(pd.DataFrame({"x": [0], "y": [0], "label": [f"image {image}"]})).encode(
-        x=alt.X("x:Q", axis=None), y=alt.Y("y:Q", axis=None)
-    )
-    if pixels is None:
-        mark = base.mark_text(fontSize=16).encode(text="label:N")
-    else:
+def plural(noun: str) -> str:
+    """``image`` → ``images``, ``gloss`` → ``glosses`` (the nouns the caption data uses)."""
+    return noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def item_label(vectors, image: int) -> str:
+    """How the page names item ``image``: ``image 41``, or ``gloss 41 (05125377-n)`` with its id."""
+    ids = vectors.item_ids
+    return f"{vectors.item} {image}" + ("" if ids is None else f" ({ids[image]})")
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    lines, line = [], ""
+    for word in str(text).split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return lines + [line] if line else lines
+
+
+def example_chart(vectors, image: int, size: int = 192) -> alt.Chart:
+    """Item ``image`` of :class:`~embdiag.encoders.vectors.CaptionVectors` ``vectors``: its
+    picture, its text (text items, wrapped), or else its label."""
+    label = item_label(vectors, image)
+    if vectors.image_pixels is not None:
+        frame = pd.DataFrame({"x": [0], "y": [0], "label": [label]})
         mark = (
-            base.transform_calculate(url=alt.expr.toString(to_data_url(pixels[image])))
+            alt.Chart(frame)
+            .transform_calculate(url=alt.expr.toString(to_data_url(vectors.image_pixels[image])))
             .mark_image(width=size, height=size)
-            .encode(url="url:N")
+            .encode(x=alt.X("x:Q", axis=None), y=alt.Y("y:Q", axis=None), url="url:N")
         )
-    return mark.properties(width=size, height=size, title=f"image {image}").configure_view(stroke=None)
+        return mark.properties(width=size, height=size, title=label).configure_view(stroke=None)
+    lines = [label] if vectors.item_texts is None else _wrapped(vectors.item_texts[image], 60)
+    frame = pd.DataFrame({"line": lines, "y": range(len(lines))})
+    mark = (
+        alt.Chart(frame)
+        .mark_text(align="left", baseline="top", fontSize=16, x=0)
+        .encode(y=alt.Y("y:O", axis=None), text="line:N")
+    )
+    return mark.properties(width=520, height=24 * len(lines), title=label).configure_view(stroke=None)
 
 
 _LEFT = [{"selector": "td", "props": "text-align: left;"}]
 
 
-def example_captions(result: CaptionRetrieval, captions, image: int):
-    """The five captions of ``image``, each with the rank its parent gets when the caption
-    queries the images (text→image), in every representation (a Styler: full caption text)."""
+def example_captions(result: CaptionRetrieval, vectors, image: int):
+    """The captions of ``image``, each with the rank its parent gets when the caption queries
+    the images (text→image), in every representation (a Styler: full text, the data's nouns)."""
     rows = np.flatnonzero(result.group == image)
-    table = pd.DataFrame({"caption #": np.arange(1, len(rows) + 1), "caption": np.asarray(captions)[rows]})
+    caption = vectors.caption
+    table = pd.DataFrame({f"{caption} #": np.arange(1, len(rows) + 1), caption: np.asarray(vectors.captions)[rows]})
     for r in result.representations:
         table[f"parent's rank, {r.name}"] = r.t2i.rank[rows]
-    return table.set_index("caption #").style.set_table_styles(_LEFT)
+    return table.set_index(f"{caption} #").style.set_table_styles(_LEFT)
 
 
 def ranking_frame(result: CaptionRetrieval, image: int, slot: int | None = None) -> pd.DataFrame:
@@ -141,14 +171,19 @@ def ranking_frame(result: CaptionRetrieval, image: int, slot: int | None = None)
     return pd.DataFrame(rows)
 
 
-def ranking_chart(result: CaptionRetrieval, pixels, image: int, slot: int | None = None, size: int = 52) -> alt.Chart:
+def ranking_chart(result: CaptionRetrieval, vectors, image: int, slot: int | None = None, size: int = 52) -> alt.Chart:
     """:func:`ranking_frame` drawn: one row per representation, best first; the parent image is
-    outlined in red (the row label gives its rank, also when it falls outside the top ``k``)."""
+    outlined in red (the row label gives its rank, also when it falls outside the top ``k``).
+    Pictures where ``vectors`` has them, else item numbers (with the item's text on hover)."""
     data = ranking_frame(result, image, slot)
+    pixels, texts = vectors.image_pixels, vectors.item_texts
+    tooltip = ["representation", "rank", "image", alt.Tooltip("score:Q", format=".4f"), "parent"]
+    if texts is not None:
+        data[vectors.item] = np.asarray(texts)[data["image"].to_numpy()]
+        tooltip.insert(3, vectors.item)
     order = list(dict.fromkeys(data["representation"]))
     x = alt.X("rank:O", title="rank", axis=alt.Axis(labelAngle=0, orient="top"))
     y = alt.Y("representation:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
-    tooltip = ["representation", "rank", "image", alt.Tooltip("score:Q", format=".4f"), "parent"]
     base = alt.Chart(data).properties(width=(size + 6) * result.k, height=(size + 6) * len(order))
     if pixels is None:
         thumbs = base.mark_text().encode(x=x, y=y, text="image:N", tooltip=tooltip)
@@ -166,20 +201,19 @@ def ranking_chart(result: CaptionRetrieval, pixels, image: int, slot: int | None
     return alt.layer(thumbs, outline).configure_view(stroke=None)
 
 
-def caption_ranking_table(
-    result: CaptionRetrieval, captions, image: int, representation: str | None = None
-) -> pd.DataFrame:
-    """The example image's image→text search: its top ``k`` captions with score, the image
-    that owns each, and whether it is one of the image's own captions."""
+def caption_ranking_table(result: CaptionRetrieval, vectors, image: int, representation: str | None = None):
+    """The example item's image→text search: its top ``k`` captions with score, the item that
+    owns each, and whether it is one of the item's own (a Styler; headers in the data's nouns)."""
     r = result.native if representation is None else result[representation]
     nb, sc = r.i2t.neighbors[image], r.i2t.scores[image]
+    item, caption = vectors.item, vectors.caption
     table = pd.DataFrame(
         {
             "rank": np.arange(1, len(nb) + 1),
             "score": sc,
-            "caption": np.asarray(captions)[nb],
-            "owner image": result.group[nb].astype(str),  # an id, not a quantity
-            "own caption": np.where(result.group[nb] == image, "yes", ""),
+            caption: np.asarray(vectors.captions)[nb],
+            f"owner {item}": result.group[nb].astype(str),  # an id, not a quantity
+            f"own {caption}": np.where(result.group[nb] == image, "yes", ""),
         }
     )
     return table.set_index("rank").style.format({"score": "{:.4f}"}).set_table_styles(_LEFT)

@@ -561,15 +561,15 @@ def _table_attributes(table: pd.DataFrame) -> list[str]:
     return [c[: -len(" BA")] for c in table.columns if str(c).endswith(" BA")]
 
 
-def _diffs(table: pd.DataFrame, representation: str, k: int, attributes=None) -> pd.Series | None:
-    """pp change from native of the six columns of one representation (None when absent);
-    ``attributes``: whose BA and P@k columns (default the study's three)."""
+def _diffs(table: pd.DataFrame, representation: str, k: int) -> pd.Series | None:
+    """pp change from native of the BA and P@k columns of one representation, on the table's
+    attributes (:func:`_table_attributes`); None when the representation is absent."""
     row, native = _row(table, representation), _native(table)
     if row is None:
         return None
-    cols = _columns(k, list(ATTRIBUTE_NAMES) if attributes is None else list(attributes))
+    cols = _columns(k, _table_attributes(table))
     if any(c not in table.columns for c, _, _ in cols):
-        return None  # the findings are about the study's six columns
+        return None
     return pd.Series({f"{_name(a)} {e}": 100 * (row[c] - native[c]) for c, a, e in cols})
 
 
@@ -581,8 +581,7 @@ def _leads(table: pd.DataFrame, k: int):
         return "not measured", None
     words, ok = [], True
     for d in dims:
-        attributes = _table_attributes(table)  # the six columns, or the data's own where it has other labels
-        m, p = _diffs(table, f"MRL {d}", k, attributes), _diffs(table, f"PCA {d}", k, attributes)
+        m, p = _diffs(table, f"MRL {d}", k), _diffs(table, f"PCA {d}", k)
         if m is None or p is None:
             return "not measured", None
         a, b = int((m > p).sum()), int((p > m).sum())
@@ -599,14 +598,14 @@ def _near(table: pd.DataFrame, names, k: int):
     return "; ".join(words), bool(all(v.abs().max() <= NEAR_PP for v in diffs.values()))
 
 
-def _weather_loss(table: pd.DataFrame, k: int):
+def _weather_loss(table: pd.DataFrame, k: int, attribute: str = "weather"):
     v = _diffs(table, "MRL 128", k)
-    if v is None:
+    if v is None or attribute not in _table_attributes(table):
         return "not measured", None
-    worst = v.idxmin()
+    worst, column = v.idxmin(), f"{_name(attribute)} BA"
     return (
-        f"weather BA {v['weather BA']:+.2f} pp; largest loss {worst} {v[worst]:+.2f} pp",
-        bool(worst == "weather BA" and v["weather BA"] <= -LOSS_PP),
+        f"{column} {v[column]:+.2f} pp; largest loss {worst} {v[worst]:+.2f} pp",
+        bool(worst == column and v[column] <= -LOSS_PP),
     )
 
 
@@ -619,25 +618,36 @@ def _centring(centring: pd.DataFrame | None, k: int):
     return f"centred {c:.3f}, uncentred {u:.4f} at the full dimension {d}", bool(c < 0.99 and u > 1 - 1e-9)
 
 
-def evaluate_criteria(table: pd.DataFrame, centring: pd.DataFrame | None = None, k: int = 10) -> dict:
-    """Each finding of :data:`CRITERIA` on one table: ``{finding: (numbers in words, holds or None)}``."""
+def evaluate_criteria(
+    table: pd.DataFrame, centring: pd.DataFrame | None = None, k: int = 10, attribute: str = "weather"
+) -> dict:
+    """Each finding of :data:`CRITERIA` on one table: ``{finding: (numbers in words, holds or None)}``.
+
+    Where the table has other attributes than the study's three (WordNet's ``pos`` and
+    ``lexname``), "all six columns" reads all of its columns and ``attribute`` takes weather's
+    place; a finding at a dimension the table lacks is not measured."""
     return {
         "no method leads everywhere": _leads(table, k),
         "MRL 512 and 256 near native": _near(table, ["MRL 512", "MRL 256"], k),
-        "MRL 128 loses most on weather BA": _weather_loss(table, k),
+        "MRL 128 loses most on weather BA": _weather_loss(table, k, attribute),
         "PCA 128 close to native": _near(table, ["PCA 128"], k),
         "centring alone moves neighbours": _centring(centring, k),
     }
 
 
 def findings(
-    grid: pd.DataFrame, centring: pd.DataFrame | None = None, study: pd.DataFrame | None = None, k: int = 10
+    grid: pd.DataFrame,
+    centring: pd.DataFrame | None = None,
+    study: pd.DataFrame | None = None,
+    k: int = 10,
+    attribute: str = "weather",
 ) -> pd.DataFrame:
     """One row per finding: ``finding``, ``criterion``, ``study`` and ``this run`` (numbers in
     words) and ``reproduces`` (True, False, or None where this run did not measure it). The
     study's column evaluates the same criterion on its published table (default
-    :func:`read_study`); the centring finding is a user's, reported as overlap 0.89."""
+    :func:`read_study`); the centring finding is a user's, reported as overlap 0.89.
+    ``attribute``: this run's attribute in weather's place (:func:`evaluate_criteria`)."""
     study = read_study() if study is None else study
-    ours, theirs = evaluate_criteria(grid, centring, k), evaluate_criteria(study, None, 10)
+    ours, theirs = evaluate_criteria(grid, centring, k, attribute), evaluate_criteria(study, None, 10)
     theirs["centring alone moves neighbours"] = (f"not in the study; a user measured about {USER_OVERLAP}", None)
     return verdicts(CRITERIA, [(name, theirs[name][0], *ours[name]) for name in CRITERIA], origin=ORIGIN)

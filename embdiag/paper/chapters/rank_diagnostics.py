@@ -1,4 +1,4 @@
-"""Tables and figures of the technical note on rank diagnostics (``notebooks/15_rank_diagnostics.py``).
+"""Tables and figures of the technical note on rank diagnostics (``notebooks/20_rank_diagnostics.py``).
 
 The note compares the participation ratio (centred covariance eigenvalues) with RankMe (raw
 singular values) on one matrix and on three changes of it that keep the vectors' relative

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from embdiag.encoders.vectors import CaptionVectors
 from embdiag.paper.chapters import caption_retrieval as figures
 from embdiag.interventions import caption_retrieval as cr
 from embdiag.paper import findings
@@ -115,21 +116,47 @@ def _spec(chart) -> str:
     return json.dumps(chart.to_dict())
 
 
+def _caption_vectors(result, **kw):
+    n = result.n_images
+    empty = np.zeros((n, 1))
+    captions = np.array([f"caption {j} of {g}" for j, g in enumerate(result.group)])
+    return CaptionVectors(empty, empty, empty, result.group, captions, empty > 0, ("c",), "test data", **kw)
+
+
 def test_charts_build_and_show_what_they_say(result):
     pixels = np.random.default_rng(1).integers(0, 255, (30, 8, 8, 3), dtype=np.uint8)
+    pictures, numbers = _caption_vectors(result, image_pixels=pixels), _caption_vectors(result)
     image = cr.typical_image(result)
-    spec = _spec(figures.ranking_chart(result, pixels, image))
+    spec = _spec(figures.ranking_chart(result, pictures, image))
     assert "data:image/png;base64" in spec and figures.PARENT in spec
     assert "parent at rank" in spec
-    assert '"type": "text"' in _spec(figures.ranking_chart(result, None, 3, slot=0))  # no pixels: image numbers
+    assert '"type": "text"' in _spec(figures.ranking_chart(result, numbers, 3, slot=0))  # no pixels: image numbers
     with pytest.raises(ValueError, match="slot: image 3 has 5 captions, got 5"):
-        figures.ranking_chart(result, pixels, 3, slot=5)
+        figures.ranking_chart(result, pictures, 3, slot=5)
     frame = figures.ranking_frame(result, image)  # the chart's data, as offered for download
-    drawn = figures.ranking_chart(result, pixels, image).to_dict()["datasets"]
+    drawn = figures.ranking_chart(result, pictures, image).to_dict()["datasets"]
     assert frame.to_dict("records") in list(drawn.values())
     assert frame["parent"].sum() <= len(result.names) and len(frame) == len(result.names) * result.k
-    assert "data:image/png" in _spec(figures.example_chart(pixels, image))
-    assert "image 2" in _spec(figures.example_chart(None, 2))
+    assert "data:image/png" in _spec(figures.example_chart(pictures, image))
+    assert "image 2" in _spec(figures.example_chart(numbers, 2))
+
+
+def test_text_items_are_shown_by_their_text_and_named_in_the_datas_nouns(result):
+    n = result.n_images
+    texts = np.array([f"definition number {i} " + "word " * 30 for i in range(n)])
+    ids = np.array([f"{i:08d}-n" for i in range(n)])
+    glosses = _caption_vectors(result, item="gloss", caption="example", item_ids=ids, item_texts=texts)
+    assert figures.item_label(glosses, 4) == "gloss 4 (00000004-n)"
+    assert [figures.plural(w) for w in ("gloss", "example", "image")] == ["glosses", "examples", "images"]
+    lines = figures.example_chart(glosses, 4).to_dict()["datasets"]
+    shown = [row["line"] for rows in lines.values() for row in rows]
+    assert " ".join(shown) == " ".join(texts[4].split()) and max(map(len, shown)) <= 60 and len(shown) > 1
+    ranked = json.dumps(figures.ranking_chart(result, glosses, 4, slot=0).to_dict())
+    assert "definition number" in ranked, "a text item's ranking shows its text on hover"
+    table = figures.caption_ranking_table(result, glosses, 4).data
+    assert list(table.columns) == ["score", "example", "owner gloss", "own example"]
+    assert list(figures.example_captions(result, glosses, 4).data.index.names) == ["example #"]
+
     for chart in (
         figures.metrics_chart(result),
         figures.control_chart(cr.shuffled_control(result, n_permutations=20)),
@@ -139,9 +166,9 @@ def test_charts_build_and_show_what_they_say(result):
 
 
 def test_tables_carry_the_measured_values(result):
-    captions = np.array([f"caption {j}" for j in range(150)])
+    captions = _caption_vectors(result)
     ex = figures.example_captions(result, captions, 2).data
-    assert list(ex["caption"]) == [f"caption {j}" for j in range(10, 15)]
+    assert list(ex["caption"]) == [f"caption {j} of 2" for j in range(10, 15)]
     assert list(ex["parent's rank, MRL 3"]) == list(result["MRL 3"].t2i.rank[10:15])
     ranking = figures.caption_ranking_table(result, captions, 2).data
     assert list(ranking["owner image"]) == [str(g) for g in result.group[result.native.i2t.neighbors[2]]]

@@ -98,7 +98,7 @@ display(Markdown(
 # %% [markdown]
 # Pages of the appendix that repeat a chapter with other parameters are *variants*, declared in
 # `notebooks/variants.yml` and executed by `embdiag book` after the chapters (for example
-# `embdiag chapter 11_stress_tests_vit`).
+# `embdiag chapter 16_stress_tests_vit`).
 #
 # ## Real data and a pretrained encoder
 #

@@ -1,1 +1,0 @@
-../embdiag/report/chapter/16_report.py

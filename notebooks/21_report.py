@@ -1,0 +1,1 @@
+../embdiag/report/chapter/21_report.py
