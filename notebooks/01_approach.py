@@ -66,7 +66,7 @@ exhibits.table(training_figures.condition_matrix(shown), name="condition-matrix"
 # %%
 exhibits.figure(diagrams.jepa_step(shown), name="jepa-step",
                 caption="One JEPA training step per condition: which computations run (solid) and which do "
-                        "not (faded, dashed). A diagram of the computation in embdiag.training.loop, checked "
+                        "not (faded). A diagram of the computation in embdiag.training.loop, checked "
                         "against the loop by the project's tests; not a measurement.")
 
 # %% [markdown]

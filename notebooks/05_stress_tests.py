@@ -93,7 +93,7 @@ exhibits.figure(
     stress_tests.headline_chart(results), name="rankme-vs-precision",
     data=stress_tests.headline_frame(results),
     caption=f"RankMe (left, log axis) and {attribute} P@{k} in percent (right) of the evaluation vectors, "
-            f"unchanged and after each intervention at {top}; noise in red, the dashed line is the random-neighbour "
+            f"unchanged and after each intervention at {top}; noise highlighted, the dashed line is the random-neighbour "
             f"floor of {attribute} P@{k} ({100 * results.floors[attribute]:.2f}%). {on_data} {exact}")
 
 # %%

@@ -135,14 +135,14 @@ exhibits.table(
 #   the mean direction no longer dominates the raw spectrum.
 #
 # The figure shows why: the normalised singular-value shares $\sigma_i/\sum_j\sigma_j$ that
-# RankMe reads (solid) against the covariance eigenvalue shares $\lambda_i/\sum_j\lambda_j$ that
-# PR reads (dashed). The original and the scaled matrix draw the same lines: scaling changes
+# RankMe reads (circles) against the covariance eigenvalue shares $\lambda_i/\sum_j\lambda_j$ that
+# PR reads (squares). The original and the scaled matrix draw the same lines: scaling changes
 # no share. Click a legend entry to isolate a matrix; hover for values.
 
 # %%
 exhibits.figure(rank_diagnostics.spectra_chart(variants), name="spectra",
                 caption=f"Shares of the spectrum, largest first, on log-log axes: the raw singular values that RankMe "
-                        f"reads (solid) and the centred covariance eigenvalues that PR reads (dashed), for each of the "
+                        f"reads (circles) and the centred covariance eigenvalues that PR reads (squares), for each of the "
                         f"four matrices of the table above (shares at or below 1e-12 left out). Data: {source}. Exact "
                         "computations; no uncertainty applies.")
 

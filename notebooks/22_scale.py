@@ -33,7 +33,6 @@ searches = 2  # exact searches per report: the reference and one second represen
 queries = 10_000  # searched queries (what a full report samples)
 
 # %%
-import altair as alt
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -81,18 +80,7 @@ exhibits.table(report.set_index(["vectors", "machines"]).style.format(hours), na
     "above, not a measurement."))
 
 # %%
-long = report.melt(id_vars=["vectors", "machines"], value_vars=["total (h)", "hash (h)"], var_name="part",
-                   value_name="hours")
-long["part"] = long["part"].map({"total (h)": "total", "hash (h)": "SHA-256 of the inputs (does not shard)"})
-chart = alt.Chart(long).mark_line(point=True).encode(
-    x=alt.X("machines:Q", scale=alt.Scale(type="log"), title=f"machines ({cores} cores each)"),
-    y=alt.Y("hours:Q", scale=alt.Scale(type="log"), title="projected hours"),
-    color=alt.Color("vectors:N", title="gallery"),
-    strokeDash=alt.StrokeDash("part:N", title=None, scale=alt.Scale(
-        domain=["total", "SHA-256 of the inputs (does not shard)"], range=[[1, 0], [5, 4]])),
-    tooltip=["vectors", "machines", "part", alt.Tooltip("hours:Q", format=".3g")],
-).properties(width=420, height=260)
-exhibits.figure(chart, name="scale-report-hours", caption=(
+exhibits.figure(scale.hours_chart(report, cores), name="scale-report-hours", caption=(
     "Projected hours of a full report against the number of machines (log-log), for each gallery size: the "
     "total (solid) falls with the machines until it meets the inputs' SHA-256 on the driver (dashed), which "
     "runs beside the cluster's work and does not shard. Arithmetic on the measured rates, not a measurement."))

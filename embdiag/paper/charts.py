@@ -18,6 +18,8 @@ import math
 
 import altair as alt
 
+from . import theme
+
 #: vega-embed options: SVG output and export actions only (the online editor link needs a network).
 EMBED_OPTIONS = {"renderer": "svg", "actions": {"export": True, "source": False, "compiled": False, "editor": False}}
 
@@ -94,6 +96,7 @@ def _renderer(spec: dict, **_) -> dict:
 
 def enable() -> None:
     """Activate the offline renderer and the book's chart theme (idempotent)."""
+    theme.enable()
     alt.renderers.register("embdiag", _renderer)
     alt.renderers.enable("embdiag")
     alt.data_transformers.disable_max_rows()

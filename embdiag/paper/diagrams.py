@@ -57,7 +57,6 @@ ALWAYS = frozenset({IMAGES, MASKING, CONTEXT_ENCODER, PREDICTOR, PREDICTION_LOSS
 
 RUNS, OFF, EVAL = "runs in this step", "does not run", "evaluation, after training"
 STATE_COLORS = {RUNS: "#1f3b5a", OFF: "#b5b5b5", EVAL: "#e45756"}
-STATE_DASH = {RUNS: [1, 0], OFF: [4, 3], EVAL: [1, 0]}
 
 # -- layout of the step diagram (data units; x 0..10, y 0..6.1) -----------------------------------
 WIDTH, HEIGHT = 680, 366
@@ -238,7 +237,7 @@ def _diagram_frames(conditions) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
 def jepa_step(conditions=CONDITIONS) -> alt.LayerChart:
     """Interactive diagram of one JEPA training step: pick a condition (dropdown, default the
     first, "EMA reference") and the components that run in its step (:func:`step_components`)
-    are drawn solid, the others faded and dashed. A drawing of computation, not a measurement."""
+    are drawn solid, the others faded. A drawing of computation, not a measurement."""
     conditions = [_as_condition(c) for c in conditions]
     if not conditions:
         raise ValueError("conditions: expected at least one condition")
@@ -251,11 +250,10 @@ def jepa_step(conditions=CONDITIONS) -> alt.LayerChart:
     domain = [RUNS, OFF, EVAL]
     states = alt.Scale(domain=domain, range=[STATE_COLORS[s] for s in domain])
     color = alt.Color("state:N", scale=states, legend=alt.Legend(title=None, orient="bottom", symbolType="square"))
-    dash = alt.StrokeDash("state:N", scale=alt.Scale(domain=domain, range=[STATE_DASH[s] for s in domain]), legend=None)
     lines = (
         alt.Chart(segments)
         .mark_rule(strokeWidth=1.6)
-        .encode(x=x, y=y, x2="x2:Q", y2="y2:Q", color=color, strokeDash=dash)
+        .encode(x=x, y=y, x2="x2:Q", y2="y2:Q", color=color)
         .transform_filter(chosen)
     )
     arrows = (
@@ -264,10 +262,9 @@ def jepa_step(conditions=CONDITIONS) -> alt.LayerChart:
         .encode(x=x, y=y, angle=alt.Angle("angle:Q", scale=None), color=color)
         .transform_filter(chosen)
     )
-    box_dash = alt.expr(f"datum.state == '{OFF}' ? {STATE_DASH[OFF]} : {STATE_DASH[RUNS]}")  # no rect channel
     rects = (
         alt.Chart(boxes)
-        .mark_rect(fill="white", strokeWidth=1.6, cornerRadius=4, strokeDash=box_dash)
+        .mark_rect(fill="white", strokeWidth=1.6, cornerRadius=4)
         .encode(
             x=x,
             x2="x2:Q",
@@ -280,7 +277,7 @@ def jepa_step(conditions=CONDITIONS) -> alt.LayerChart:
     )
     texts = (
         alt.Chart(boxes)
-        .mark_text(fontSize=11, lineBreak="\n", baseline="middle")
+        .mark_text(fontSize=12, lineBreak="\n", baseline="middle")
         .encode(
             x=alt.X("cx:Q", scale=x_scale, axis=None),
             y=alt.Y("cy:Q", scale=y_scale, axis=None),
@@ -292,7 +289,7 @@ def jepa_step(conditions=CONDITIONS) -> alt.LayerChart:
     notes = pd.DataFrame([{"x": lx, "y": ly, "text": t} for lx, ly, t in EDGE_LABELS])
     edge_text = (
         alt.Chart(notes)
-        .mark_text(fontSize=10, fontStyle="italic", color="#555", align="left")
+        .mark_text(fontSize=12, fontStyle="italic", color="#555", align="left")
         .encode(x=x, y=y, text="text:N")
     )
     header = pd.DataFrame([{"condition": c.name, "x": 0.05, "y": 5.85, "text": _switches(c)} for c in conditions])
@@ -306,7 +303,7 @@ def jepa_step(conditions=CONDITIONS) -> alt.LayerChart:
         "One JEPA training step: which computations run",
         subtitle=[
             "A diagram of the computation in one training step (not a measurement). Pick a condition",
-            "below the figure: solid parts run in its step; faded, dashed parts do not.",
+            "below the figure: solid parts run in its step; faded parts do not.",
         ],
         anchor="start",
     )
@@ -392,7 +389,7 @@ class _Canvas:
         legend = alt.Legend(title=None, orient="bottom", direction="horizontal", symbolSize=60)
         return mark.encode(x=self.x, y=self.y, color=alt.Color(f"{field}:N", scale=scale, legend=legend))
 
-    def line(self, frame, dash=(1, 0), width=1.3, color=INK):
+    def line(self, frame, dash=(), width=1.3, color=INK):
         """Polylines through ``x``, ``y`` in the order ``i``, one per ``part``, clipped to the panel."""
         return (
             alt.Chart(frame)
@@ -415,7 +412,7 @@ def _spread(c: _Canvas, z: np.ndarray) -> list:
         ]
     )
     return [
-        c.line(pd.DataFrame({"x": ellipse[:, 0], "y": ellipse[:, 1], "i": np.arange(65), "part": 0}), (4, 3)),
+        c.line(pd.DataFrame({"x": ellipse[:, 0], "y": ellipse[:, 1], "i": np.arange(65), "part": 0}), color="#999999"),
         c.line(axes, width=2),
         c.dots(pd.DataFrame({"x": z[:, 0], "y": z[:, 1]}), color="#777777"),
     ]
@@ -437,7 +434,7 @@ def _classes(c: _Canvas, z: np.ndarray, labels: np.ndarray, reach: float) -> lis
 
 def _identity(c: _Canvas, z: np.ndarray, after: np.ndarray, q: int) -> list:
     """Identity: every vector moved a little (grey strokes); the query's top-K before (hollow, ring)
-    and after (filled, dashed ring), marked kept, dropped or new."""
+    and after (filled, grey ring), marked kept, dropped or new."""
     (before_k, r_before), (after_k, r_after) = _top_k(z, q), _top_k(after, q)
     role = np.full(len(z), "other", dtype=object)
     role[sorted(set(before_k) & set(after_k))] = "kept"
@@ -451,7 +448,7 @@ def _identity(c: _Canvas, z: np.ndarray, after: np.ndarray, q: int) -> list:
     return [
         alt.Chart(moved).mark_rule(color="#cccccc", strokeWidth=0.8).encode(x=c.x, y=c.y, x2="x2:Q", y2="y2:Q"),
         c.line(_ring(z[q], r_before)),
-        c.line(_ring(after[q], r_after), (4, 3)),
+        c.line(_ring(after[q], r_after), color="#999999"),
         c.dots(moved[moved["role"] == "other"].assign(**now)),
         alt.Chart(shown)
         .mark_point(size=50, filled=False, strokeWidth=1.4)

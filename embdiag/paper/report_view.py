@@ -21,6 +21,7 @@ from IPython.display import Markdown
 from ..artifacts import Read
 from ..report import Report
 from ..report.cli import CHAPTER
+from . import theme
 from . import exhibits
 
 __all__ = ["SECTIONS", "KIND_COLOURS", "overview", "section", "labels_chart", "identity_chart", "relevance_chart"]
@@ -37,13 +38,7 @@ SECTIONS = {
     "gates": "no --fail-if rule was given",
 }
 #: One colour per kind of representation, used by every chart of the report.
-KIND_COLOURS = {
-    "reference": "#57606a",
-    "file": "#8250df",
-    "storage": "#0969da",
-    "compression": "#bf8700",
-    "index": "#cf222e",
-}
+KIND_COLOURS = {kind: theme.colour(kind) for kind in ("reference", "file", "storage", "compression", "index")}
 
 
 def _kind_colour(title: str | None = "kind") -> alt.Color:
@@ -462,7 +457,7 @@ def relevance_chart(relevance: pd.DataFrame) -> alt.FacetChart:
             ],
         )
     )
-    zero = alt.Chart().mark_rule(color="gray", strokeDash=[3, 3]).encode(x=alt.datum(0))
+    zero = alt.Chart().mark_rule(color="gray", strokeDash=theme.DASHES["reference"]).encode(x=alt.datum(0))
     return (
         alt.layer(zero, rule, dot, data=data)
         .properties(width=200, height=20 * len(order))

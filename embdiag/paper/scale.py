@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import math
 
+import altair as alt
 import pandas as pd
 
 from .. import artifacts
+from . import theme
 
 __all__ = ["THROUGHPUT", "throughput", "report_seconds", "sweep_seconds"]
 
@@ -95,3 +97,28 @@ def sweep_seconds(
     waves = math.ceil(runs / workers)
     total = waves * run + math.ceil(references / workers) * evaluation
     return {"run": run, "waves": float(waves), "total": total}
+
+
+def hours_chart(report: pd.DataFrame, cores: int) -> alt.Chart:
+    """Projected hours against machines (log-log) per gallery size (``report``: ``vectors``,
+    ``machines``, ``total (h)``, ``hash (h)``): the total solid, the SHA-256 floor it meets dashed."""
+    parts = {"total (h)": "total", "hash (h)": "SHA-256 of the inputs (a floor: does not shard)"}
+    long = report.melt(id_vars=["vectors", "machines"], value_vars=list(parts), var_name="part", value_name="hours")
+    long["part"] = long["part"].map(parts)
+    galleries = list(dict.fromkeys(long["vectors"]))
+    dash = alt.Scale(domain=list(parts.values()), range=[theme.DASHES["measured"], theme.DASHES["reference"]])
+    return (
+        alt.Chart(long)
+        .mark_line(point=alt.OverlayMarkDef(filled=True, size=40))
+        .encode(
+            x=alt.X("machines:Q", scale=alt.Scale(type="log"), title=f"machines ({cores} cores each)"),
+            y=alt.Y("hours:Q", scale=alt.Scale(type="log"), title="projected hours"),
+            color=alt.Color("vectors:N", title="gallery", sort=galleries, scale=theme.scale(galleries)),
+            strokeDash=alt.StrokeDash(
+                "part:N", title=None, scale=dash, legend=alt.Legend(symbolType="stroke", symbolSize=400, labelLimit=400)
+            ),
+            tooltip=["vectors", "machines", "part", alt.Tooltip("hours:Q", format=".3g")],
+        )
+        .properties(width=theme.panel_width(1, gap=200), height=260)
+        .configure_legend(orient="bottom", direction="vertical")
+    )

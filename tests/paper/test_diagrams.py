@@ -206,7 +206,9 @@ def test_jepa_step_compiles_and_the_dropdown_switches_the_drawing():
             segments[(segments["condition"] == c.name)]["state"] == d.OFF
         ).sum()
         marks = re.findall(r'<g class="mark-(?:rule|rect) role-mark.*?</g>', svg)
-        assert sum(m.count('stroke-dasharray="4,3"') for m in marks) == off  # faded parts are the dashed ones
+        faded = f'stroke="{d.STATE_COLORS[d.OFF]}"'
+        assert sum(m.count(faded) for m in marks) == off  # the parts that do not run are the faded ones
+        assert "stroke-dasharray" not in "".join(marks), "dashes mark reference levels, not parts of a step"
 
 
 def test_four_properties_is_a_labelled_schematic_with_the_cover_questions():

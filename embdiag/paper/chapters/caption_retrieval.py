@@ -26,12 +26,13 @@ from ...interventions.caption_retrieval import (
     random_hit_chance,
     summary_table,
 )
+from .. import theme
 from ..findings import read_published, verdicts
 
 STUDY_FILE = "caption_retrieval.csv"
 THIS_RUN, STUDY = "this run", "study (COCO)"
-COLOURS = {T2I: "#4c78a8", I2T: "#f58518"}
-PARENT = "#d62728"
+COLOURS = {d: theme.colour(d) for d in (T2I, I2T)}
+PARENT = theme.PALETTE["vermillion"]
 
 
 def read_study(path=None) -> pd.DataFrame:
@@ -260,7 +261,9 @@ def metrics_chart(result: CaptionRetrieval) -> alt.Chart:
         tooltip=["representation", "direction", "metric", alt.Tooltip("value:Q", format=".2f")],
     )
     layer = alt.layer(base.mark_line(strokeWidth=1.5), base.mark_point(filled=True, size=50))
-    return layer.properties(width=170, height=200).facet(column=alt.Column("metric:N", sort=metrics, title=None))
+    return layer.properties(width=theme.panel_width(3), height=200).facet(
+        column=alt.Column("metric:N", sort=metrics, title=None)
+    )
 
 
 def changes_table(changes: pd.DataFrame):
@@ -343,7 +346,7 @@ def intervals_chart(changes: pd.DataFrame, study: pd.DataFrame | None = None) ->
     y = alt.Y("row:N", sort=rows, title=None, axis=alt.Axis(labelLimit=220))
     colour = alt.Color(
         "source:N",
-        scale=alt.Scale(domain=[THIS_RUN, STUDY], range=["black", "#9e9e9e"]),
+        scale=theme.scale([THIS_RUN, STUDY]),
         legend=alt.Legend(orient="bottom", title=None),
     )
     tooltip = [
@@ -358,11 +361,11 @@ def intervals_chart(changes: pd.DataFrame, study: pd.DataFrame | None = None) ->
     base = alt.Chart().encode(y=y, yOffset=alt.YOffset("source:N", sort=[THIS_RUN, STUDY]), color=colour)
     line = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q"), x2="high:Q")
     dot = base.mark_point(shape="diamond", filled=True, size=70).encode(x=x, tooltip=tooltip)
-    zero = alt.Chart().mark_rule(color="gray", strokeDash=[3, 3]).encode(x=alt.datum(0))
+    zero = alt.Chart().mark_rule(color="gray", strokeDash=theme.DASHES["reference"]).encode(x=alt.datum(0))
     metrics = list(dict.fromkeys(changes["metric"]))
     return (
         alt.layer(zero, line, dot, data=data)
-        .properties(width=210, height=190)
+        .properties(width=theme.panel_width(len(metrics), gap=20, room=theme.COLUMN_PX - 230), height=190)
         .facet(column=alt.Column("metric:N", sort=metrics, title=None))
     )
 
@@ -456,7 +459,7 @@ def control_chart(control: pd.DataFrame) -> alt.Chart:
             y=y,
             color=alt.Color(
                 "value:N",
-                scale=alt.Scale(domain=["real", "shuffled"], range=["#4c78a8", PARENT]),
+                scale=theme.scale(["real", "shuffled"]),
                 legend=alt.Legend(orient="bottom", title=None),
             ),
             tooltip=["row", "value", alt.Tooltip("percent:Q", format=".2f")],
@@ -472,7 +475,7 @@ def control_chart(control: pd.DataFrame) -> alt.Chart:
         .mark_tick(color="black", thickness=2, size=18)
         .encode(x=alt.X("chance:Q", scale=x_scale), y=y, tooltip=["row", alt.Tooltip("chance:Q", format=".3f")])
     )
-    return alt.layer(spread, chance, dots).properties(width=420, height=170)
+    return alt.layer(spread, chance, dots).properties(width=theme.panel_width(1, gap=240), height=170)
 
 
 def control_table(control: pd.DataFrame):

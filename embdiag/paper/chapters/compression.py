@@ -17,6 +17,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from .. import theme
 from ..findings import read_published, verdicts
 
 __all__ = [
@@ -50,8 +51,10 @@ __all__ = [
 ATTRIBUTE_NAMES = {"weather": "weather", "scene": "scene", "timeofday": "time"}
 #: The one fixed axis of every change-from-native panel (pp), as in the study's figures.
 AXIS_PP = (-10.0, 5.0)
-#: Colour and dash of each method (MRL solid, PCA dashed, uncentred PCA dotted).
-STYLE = {"MRL": ("#1f77b4", []), "PCA": ("#d62728", [6, 3]), "PCA uncentred": ("#9467bd", [2, 2])}
+#: Colour and point shape of each method (colours from :mod:`embdiag.paper.theme`; lines all solid).
+STYLE = {
+    m: (theme.colour(m), shape) for m, shape in (("MRL", "circle"), ("PCA", "square"), ("PCA uncentred", "triangle"))
+}
 #: "Near native": every one of the six columns within this many pp of native.
 NEAR_PP = 2.0
 #: "Loses": at least this many pp below native.
@@ -135,14 +138,14 @@ def changes(table: pd.DataFrame, k: int = 10) -> pd.DataFrame:
 def _method_scales(methods):
     methods = [m for m in STYLE if m in set(methods)]
     color = alt.Scale(domain=methods, range=[STYLE[m][0] for m in methods])
-    dash = alt.Scale(domain=methods, range=[STYLE[m][1] for m in methods])
-    return methods, color, dash
+    shape = alt.Scale(domain=methods, range=[STYLE[m][1] for m in methods])
+    return methods, color, shape
 
 
 def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = None) -> alt.FacetChart:
     """Six panels (rows BA and P@k, columns the three attributes) of the change from native in pp,
     on one fixed :data:`AXIS_PP` axis (values beyond it are drawn at its edge); one line per
-    method over the kept dimensions, MRL solid, PCA dashed, uncentred PCA dotted. With ``study``
+    method over the kept dimensions, one colour per method. With ``study``
     (from :func:`read_study`), the study's values are open diamonds (its P@10 beside our P@k)."""
     ours = changes(grid, k).assign(source="this run")
     parts = [ours]
@@ -153,7 +156,7 @@ def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = N
         parts.append(theirs)
     data = pd.concat(parts, ignore_index=True)
     data["shown"] = data["change"].clip(*AXIS_PP)
-    methods, color, dash = _method_scales(data["method"])
+    methods, color, _ = _method_scales(data["method"])
     dims = sorted(data["dim"].unique(), reverse=True)
     x = alt.X("dim:O", sort=[int(d) for d in dims], title="dimensions kept", axis=alt.Axis(labelAngle=0))
     y = alt.Y("shown:Q", scale=alt.Scale(domain=list(AXIS_PP)), title="change from native (pp)")
@@ -166,11 +169,7 @@ def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = N
         alt.Tooltip("change:Q", format="+.2f", title="change (pp)"),
     ]
     base = alt.Chart().encode(x=x, y=y, color=alt.Color("method:N", scale=color, title="method"))
-    lines = (
-        base.transform_filter(alt.datum.source == "this run")
-        .mark_line(strokeWidth=2)
-        .encode(strokeDash=alt.StrokeDash("method:N", scale=dash, title="method"))
-    )
+    lines = base.transform_filter(alt.datum.source == "this run").mark_line(strokeWidth=2)
     shape = alt.Shape(
         "source:N", scale=alt.Scale(domain=["this run", "study (published)"], range=["circle", "diamond"]), title=None
     )
@@ -185,11 +184,11 @@ def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = N
         .encode(shape=shape, tooltip=tooltip)
     )
     points = alt.layer(ours_points, study_points)
-    zero = alt.Chart().mark_rule(color="gray", strokeDash=[2, 2]).encode(y=alt.datum(0))
+    zero = alt.Chart().mark_rule(color="gray", strokeDash=theme.DASHES["reference"]).encode(y=alt.datum(0))
     endpoints = ["BA", f"P@{k}"]
     return (
         alt.layer(zero, lines, points, data=data)
-        .properties(width=150, height=150)
+        .properties(width=theme.panel_width(len(attributes_of(grid)), gap=90), height=150)
         .facet(
             row=alt.Row("endpoint:N", sort=endpoints, title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
             column=alt.Column("attribute:N", sort=[_name(a) for a in attributes_of(grid)], title=None),
@@ -212,7 +211,7 @@ def change_caption(grid: pd.DataFrame, k: int = 10) -> str:
     return (
         f"Change from the native vectors in percentage points, balanced accuracy (top row) and P@{k} "
         f"(bottom row) per attribute, on one fixed {AXIS_PP[0]:+g} to {AXIS_PP[1]:+g} pp axis: "
-        f"{beyond}. Lines: this run (MRL solid, PCA dashed, uncentred PCA dotted); open diamonds: the "
+        f"{beyond}. Lines and filled circles: this run, one colour per method; open diamonds: the "
         f"study's published values{note}."
     )
 
@@ -223,11 +222,11 @@ def overlap_chart(curve: pd.DataFrame, k: int = 10) -> alt.Chart:
     ladder of dimensions that includes the full one."""
     col = f"overlap@{k}"
     data = curve[curve["method"] != "native"][["representation", "method", "dim", col]].rename(columns={col: "overlap"})
-    methods, color, dash = _method_scales(data["method"])
+    methods, color, shape = _method_scales(data["method"])
     lo = float(min(data["overlap"].min(), 0.8))
     return (
         alt.Chart(data)
-        .mark_line(point=True, strokeWidth=2)
+        .mark_line(point=alt.OverlayMarkDef(filled=True, size=50), strokeWidth=2)
         .encode(
             x=alt.X(
                 "dim:Q",
@@ -241,10 +240,10 @@ def overlap_chart(curve: pd.DataFrame, k: int = 10) -> alt.Chart:
                 title=f"overlap@{k} with the native top-{k}",
             ),
             color=alt.Color("method:N", scale=color),
-            strokeDash=alt.StrokeDash("method:N", scale=dash),
+            shape=alt.Shape("method:N", scale=shape),
             tooltip=["representation", alt.Tooltip("overlap:Q", format=".4f")],
         )
-        .properties(width=420, height=220)
+        .properties(width=theme.panel_width(1, gap=200), height=220)
     )
 
 
@@ -253,7 +252,7 @@ def schematic_chart(seed: int = 0) -> alt.HConcatChart:
     itself; PCA projects onto directions fitted on training vectors (centred: through their mean;
     uncentred: through the origin). Illustrative data (seeded), not measurements."""
     d, kept = 12, 4
-    parts = ["kept, then renormalised", "dropped"]
+    parts = ["kept, then renormalised", "dropped coordinates"]
     coords = pd.DataFrame(
         {
             "coordinate": np.arange(1, d + 1),
@@ -269,7 +268,7 @@ def schematic_chart(seed: int = 0) -> alt.HConcatChart:
             y=alt.Y("magnitude:Q", title="|coordinate|", axis=None),
             color=alt.Color(
                 "part:N",
-                scale=alt.Scale(domain=parts, range=["#1f77b4", "#d9d9d9"]),
+                scale=alt.Scale(domain=parts, range=[theme.colour("MRL"), "#d9d9d9"]),
                 title=None,
                 legend=alt.Legend(orient="bottom"),
             ),
@@ -315,13 +314,8 @@ def schematic_chart(seed: int = 0) -> alt.HConcatChart:
                 title=None,
                 legend=alt.Legend(orient="bottom", direction="vertical"),
             ),
-            strokeDash=alt.StrokeDash(
-                "direction:N",
-                scale=alt.Scale(domain=names, range=[STYLE["PCA"][1], STYLE["PCA uncentred"][1]]),
-                legend=None,
-            ),
         ),
-        alt.Chart(drop).mark_line(color="black", strokeDash=[1, 2]).encode(**xy),
+        alt.Chart(drop).mark_line(color="#999999", strokeWidth=1).encode(**xy),
         alt.Chart(marks).mark_point(shape="cross", size=90, color="black", filled=True).encode(**xy),
         alt.Chart(marks).mark_text(dx=10, dy=12, align="left", fontWeight="bold").encode(**xy, text="label:N"),
     ).properties(
@@ -329,7 +323,7 @@ def schematic_chart(seed: int = 0) -> alt.HConcatChart:
         height=170,
         title=alt.TitleParams("PCA: project onto fitted directions", subtitle="new axes, fitted on training vectors"),
     )
-    return alt.hconcat(prefix, pca).resolve_scale(color="independent", strokeDash="independent")
+    return alt.hconcat(prefix, pca).resolve_scale(color="independent")
 
 
 # -- tables ------------------------------------------------------------------------------------

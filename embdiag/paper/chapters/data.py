@@ -11,6 +11,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from .. import theme
 from ..._images import to_data_url
 from ...data.dataset import SPLITS, Dataset
 from ...data.vocab import VOCAB
@@ -66,7 +67,7 @@ def class_count_chart(counts: pd.DataFrame, attribute: str) -> alt.Chart:
         .encode(
             x=alt.X("share:Q", axis=alt.Axis(format="%"), title="share of split"),
             y=alt.Y("value:N", sort=list(VOCAB[attribute]), title=None),
-            color=alt.Color("split:N", sort=order),
+            color=alt.Color("split:N", sort=order, scale=theme.scale(order)),
             yOffset=alt.YOffset("split:N", sort=order),
             tooltip=["value:N", "split:N", "count:Q", alt.Tooltip("share:Q", format=".2%")],
         )

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...interventions.precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, StorageResult, query_scores
+from .. import theme
 from ..findings import read_published, verdicts
 
 #: Margin bins (score units) of the changed-query table, declared before measuring: decades, the
@@ -300,12 +301,14 @@ def _long(ours: pd.DataFrame, study: pd.DataFrame, columns: dict) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
-def _points(data, x, order, title=None, width=200):
+def _points(data, x, order, title=None, width=170):
     y = alt.Y("condition:N", sort=order, title=None, axis=alt.Axis(labelLimit=200))
     src = list(SOURCES)  # same domain and title on the three channels: one merged legend
     shape = alt.Shape("source:N", sort=src, scale=alt.Scale(domain=src, range=["diamond", "circle"]), title=None)
-    color = alt.Color("source:N", sort=src, scale=alt.Scale(domain=src, range=["#999999", "#1f77b4"]), title=None)
-    fill = alt.Fill("source:N", sort=src, scale=alt.Scale(domain=src, range=["white", "#1f77b4"]), title=None)
+    color = alt.Color("source:N", sort=src, scale=theme.scale(src), title=None)
+    fill = alt.Fill(
+        "source:N", sort=src, scale=alt.Scale(domain=src, range=["white", theme.colour("this run")]), title=None
+    )
     return (
         alt.Chart(data)
         .mark_point(size=70, strokeWidth=1.6, opacity=1)
@@ -348,14 +351,14 @@ def overview_chart(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> alt.
         alt.X("value:Q", title="changed queries"),
         order,
         f"Changed top-{k} sets",
-        width=150,
+        width=140,
     )
     p3 = _points(
         data[data["metric"] == "overlap"],
         alt.X("value:Q", title=f"mean overlap@{k}", scale=alt.Scale(zero=False)),
         order,
         f"Overlap@{k}",
-        width=150,
+        width=140,
     )
     return alt.hconcat(
         p1,
@@ -382,8 +385,9 @@ def precision_change_chart(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10)
     for i, a in enumerate(attrs):
         part = data[data["metric"] == _name(a)]
         x = alt.X("value:Q", title=f"Δ P@{k} (pp)", scale=alt.Scale(domain=[-lim, lim]))
-        zero = alt.Chart(pd.DataFrame({"value": [0.0]})).mark_rule(color="black", strokeDash=[3, 3]).encode(x="value:Q")
-        p = alt.layer(zero, _points(part, x, order, _name(a), width=150))
+        zero = alt.Chart(pd.DataFrame({"value": [0.0]}))
+        zero = zero.mark_rule(color="black", strokeDash=theme.DASHES["reference"]).encode(x="value:Q")
+        p = alt.layer(zero, _points(part, x, order, _name(a), width=theme.panel_width(len(attrs), gap=15, room=500)))
         if i:
             p = p.encode(y=alt.Y("condition:N", sort=order, axis=None))
         panels.append(p)
@@ -444,7 +448,7 @@ def margin_chart(results, bins: int = 36) -> alt.LayerChart:
     )
     dots = (
         alt.Chart(pd.DataFrame(changed, columns=["condition", "margin", "query", "jitter"]))
-        .mark_circle(color="#d62728", size=28, opacity=0.8)
+        .mark_circle(color=theme.PALETTE["vermillion"], size=28, opacity=0.8)
         .encode(
             x=alt.X("margin:Q", scale=x_scale),
             y=y,
@@ -461,7 +465,7 @@ def margin_chart(results, bins: int = 36) -> alt.LayerChart:
             tooltip=["condition", alt.Tooltip("twice:Q", format=".3g", title="2 × max score error")],
         )
     )
-    return alt.layer(base, dots, tick).properties(width=560, height=26 * len(order))
+    return alt.layer(base, dots, tick).properties(width=theme.COLUMN_PX - 240, height=26 * len(order))
 
 
 def _quantiles(values, n: int = 51) -> np.ndarray:
@@ -496,7 +500,7 @@ def certificate_chart(results, conditions=CERTIFICATE_CONDITIONS) -> alt.FacetCh
             color=alt.Color(
                 "quantity:N",
                 sort=kinds,
-                scale=alt.Scale(domain=kinds, range=["black", "#ff7f0e", "#1f77b4"]),
+                scale=theme.scale(kinds),
                 title=None,
             ),
             tooltip=[
@@ -506,7 +510,7 @@ def certificate_chart(results, conditions=CERTIFICATE_CONDITIONS) -> alt.FacetCh
                 alt.Tooltip("share:Q", format=".0%"),
             ],
         )
-        .properties(width=230, height=190)
+        .properties(width=theme.panel_width(len(conditions), gap=40), height=190)
         .facet(column=alt.Column("condition:N", sort=list(conditions), title=None))
     )
 
@@ -623,7 +627,7 @@ def _boundary_panel(data: pd.DataFrame, ref: pd.Series, k: int, cond: str, title
     color = alt.Color(
         "status:N",
         sort=statuses,
-        scale=alt.Scale(domain=statuses, range=["#1f77b4", "#d62728", "#2ca02c", "#999999"]),
+        scale=theme.scale(statuses),
         title=None,
     )
     lo, hi = int(data["rank"].min()), int(data["rank"].max())
@@ -641,7 +645,11 @@ def _boundary_panel(data: pd.DataFrame, ref: pd.Series, k: int, cond: str, title
         .mark_rect(color="#ffd92f", opacity=0.5)
         .encode(y="lo:Q", y2="hi:Q")
     )
-    cut = alt.Chart(pd.DataFrame({"x": [k + 0.5]})).mark_rule(strokeDash=[5, 3], color="black").encode(x="x:Q")
+    cut = (
+        alt.Chart(pd.DataFrame({"x": [k + 0.5]}))
+        .mark_rule(strokeDash=theme.DASHES["reference"], color="black")
+        .encode(x="x:Q")
+    )
     links = alt.Chart(d).mark_line(color="#bbbbbb").encode(x=x, y=y, detail="item:N")
     sides = ["reference", cond]
     pts = (
@@ -662,10 +670,10 @@ def _boundary_panel(data: pd.DataFrame, ref: pd.Series, k: int, cond: str, title
     if label:
         layers.append(
             alt.Chart(pd.DataFrame({"x": [k + 0.55], "score": [float(ref.loc[k])], "text": [f"margin {margin:.2g}"]}))
-            .mark_text(align="left", baseline="bottom", dy=-3, fontSize=11)
+            .mark_text(align="left", baseline="bottom", dy=-3)
             .encode(x="x:Q", y="score:Q", text="text:N")
         )
-    return alt.layer(*layers).properties(width=330, height=260, title=title)
+    return alt.layer(*layers).properties(width=theme.panel_width(2, gap=90), height=260, title=title)
 
 
 def boundary_chart(data: pd.DataFrame, k: int = 10) -> alt.HConcatChart:

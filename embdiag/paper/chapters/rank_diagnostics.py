@@ -13,6 +13,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from .. import theme
 from ... import synthetic
 from ..._validate import as_matrix
 from ...metrics.geometry import covariance_eigenvalues, participation_ratio, rankme, singular_values, summary
@@ -105,24 +106,26 @@ def spectra_frame(matrices: dict[str, np.ndarray]) -> pd.DataFrame:
 
 
 def spectra_chart(matrices: dict[str, np.ndarray]) -> alt.Chart:
-    """:func:`spectra_frame` on log-log axes: raw singular-value shares solid, centred eigenvalue
-    shares dashed, one colour per matrix; click a legend entry to isolate a matrix."""
+    """:func:`spectra_frame` on log-log axes: one colour per matrix, raw singular-value shares as
+    circles and centred eigenvalue shares as squares; click a legend entry to isolate
+    a matrix."""
     pick = alt.selection_point(fields=["matrix"], bind="legend")
     return (
         alt.Chart(spectra_frame(matrices))
-        .mark_line(point=True)
+        .mark_line(point=alt.OverlayMarkDef(size=45, filled=True))
         .encode(
             x=alt.X("index:Q", title="direction (sorted)", scale=alt.Scale(type="log")),
             y=alt.Y("share:Q", title="share of the spectrum", scale=alt.Scale(type="log")),
-            color=alt.Color("matrix:N", title="matrix", sort=list(matrices)),
-            strokeDash=alt.StrokeDash(
-                "spectrum:N", title="spectrum", scale=alt.Scale(domain=list(SPECTRA), range=[[1, 0], [6, 3]])
+            color=alt.Color("matrix:N", title="matrix", sort=list(matrices), scale=theme.scale(matrices)),
+            detail="spectrum:N",
+            shape=alt.Shape(
+                "spectrum:N", title="spectrum", scale=alt.Scale(domain=list(SPECTRA), range=["circle", "square"])
             ),
             opacity=alt.condition(pick, alt.value(1), alt.value(0.12)),
             tooltip=["matrix", "spectrum", "index", alt.Tooltip("share:Q", format=".3e")],
         )
         .add_params(pick)
-        .properties(width=440, height=320, title="Spectra read by RankMe and by PR")
+        .properties(width=theme.panel_width(1, gap=120), height=320, title="Spectra read by RankMe and by PR")
         .configure_legend(orient="bottom", columns=2, labelLimit=260)
     )
 
@@ -151,9 +154,9 @@ def offset_sweep_chart(Z, seed: int = 0, ratios=None) -> alt.Chart:
         .encode(
             x=alt.X("offset / rms norm:Q", scale=alt.Scale(type="log")),
             y=alt.Y("value:Q", title="effective number of directions"),
-            color="metric:N",
+            color=alt.Color("metric:N", scale=theme.scale(["RankMe", "participation ratio"])),
             tooltip=["metric", alt.Tooltip("offset / rms norm:Q", format=".3g"), alt.Tooltip("value:Q", format=".2f")],
         )
-        .properties(width=440, height=280, title="A common offset lowers RankMe, not PR")
+        .properties(width=theme.panel_width(1, gap=120), height=280, title="A common offset lowers RankMe, not PR")
         .configure_legend(orient="bottom")
     )

@@ -27,6 +27,7 @@ from ..._validate import check_int
 from ...metrics import paired_bootstrap, precision_at_k, random_floor
 from ...interventions.stress import INTERVENTIONS, SEVERITIES, check_severity, measure_grid, n_kept
 from ..findings import read_published, verdicts
+from .. import theme
 
 __all__ = [
     "CRITERIA",
@@ -72,7 +73,8 @@ GEOMETRY = (
     ("rankme", "RankMe", True),
     ("participation_ratio", "participation ratio (PR)", True),
 )
-HIGHLIGHT, MUTED, BASE = "#d62728", "#9aa5b1", "#3b4a5a"
+#: The headline chart's groups: the unchanged vectors, noise (the finding) and the other changes.
+GROUPS = {UNCHANGED: theme.colour(UNCHANGED), "noise": theme.colour("noise"), "other": "#b0b0b0"}
 
 #: Declared criteria: each finding of the study's stress section reproduces when its test holds on
 #: this run's grid (``s*`` is the grid's top severity, .99 by default; "unchanged" is severity 0).
@@ -288,10 +290,8 @@ def headline_chart(results: StressResults, attribute: str | None = None) -> alt.
     data = headline_frame(results, attribute)
     order = list(data["condition"])
     y = alt.Y("condition:N", sort=order, title=None, axis=alt.Axis(labelLimit=240))
-    color = alt.Color(
-        "group:N", scale=alt.Scale(domain=[UNCHANGED, "other", "noise"], range=[BASE, MUTED, HIGHLIGHT]), legend=None
-    )
-    base = alt.Chart(data).properties(width=250, height=170)
+    color = alt.Color("group:N", scale=alt.Scale(domain=list(GROUPS), range=list(GROUPS.values())), legend=None)
+    base = alt.Chart(data).properties(width=theme.panel_width(2, gap=150), height=170)
     tip = [
         "condition",
         alt.Tooltip("RankMe:Q", format=".2f"),
@@ -304,9 +304,7 @@ def headline_chart(results: StressResults, attribute: str | None = None) -> alt.
         color=color,
         tooltip=tip,
     )
-    rank_text = base.mark_text(align="left", dx=3, fontSize=10).encode(
-        x="RankMe:Q", y=y, text=alt.Text("RankMe:Q", format=".1f")
-    )
+    rank_text = base.mark_text(align="left", dx=3).encode(x="RankMe:Q", y=y, text=alt.Text("RankMe:Q", format=".1f"))
     floor = float(data["random floor"].iloc[0])
     hi = max(100.0, float(data["P@k"].max()))
     p10 = base.mark_bar().encode(
@@ -315,14 +313,14 @@ def headline_chart(results: StressResults, attribute: str | None = None) -> alt.
         color=color,
         tooltip=tip,
     )
-    p10_text = base.mark_text(align="left", dx=3, fontSize=10).encode(
+    p10_text = base.mark_text(align="left", dx=3).encode(
         x="P@k:Q", y=alt.Y("condition:N", sort=order, axis=None), text=alt.Text("P@k:Q", format=".1f")
     )
     rule = alt.Chart(pd.DataFrame({"floor": [floor], "label": [f"random floor {floor:.1f}%"]}))
-    floor_rule = rule.mark_rule(strokeDash=[5, 3], color="black").encode(
+    floor_rule = rule.mark_rule(strokeDash=theme.DASHES["reference"], color="black").encode(
         x="floor:Q", tooltip=[alt.Tooltip("floor:Q", title="random floor (%)", format=".2f")]
     )
-    floor_text = rule.mark_text(align="left", baseline="bottom", dx=3, dy=-2, fontSize=10).encode(
+    floor_text = rule.mark_text(align="left", baseline="bottom", dx=3, dy=-2).encode(
         x="floor:Q", y=alt.value(0), text="label:N"
     )
     return alt.hconcat(
@@ -393,44 +391,31 @@ def curves_chart(results: StressResults) -> alt.Chart:
     data["severity label"] = data["severity"].map(_sev)
     ticks = [_sev(s) for s in sorted(results.grid["severity"].unique())]
     pick = alt.selection_point(fields=["intervention"], bind="legend")
-    dash = alt.StrokeDash(
-        "intervention:N",
-        sort=[LABELS[n] for n in INTERVENTIONS],
-        title="intervention",
-        scale=alt.Scale(domain=[LABELS[n] for n in INTERVENTIONS], range=[[1, 0], [6, 3], [1, 0], [1, 0]]),
-    )
-    color = alt.Color(
-        "intervention:N",
-        sort=[LABELS[n] for n in INTERVENTIONS],
-        title="intervention",
-        scale=alt.Scale(domain=[LABELS[n] for n in INTERVENTIONS], range=["#4c78a8", "#f58518", "#54a24b", HIGHLIGHT]),
-    )
+    names = [LABELS[n] for n in INTERVENTIONS]
+    color = alt.Color("intervention:N", sort=names, title="intervention", scale=theme.scale(names))
+    shape = alt.Shape("intervention:N", sort=names, title="intervention", scale=alt.Scale(domain=names))
 
     def panel(col: str, log: bool = False, floor: bool = False):
         part = data[data["panel"] == col]
         title = part["metric"].iloc[0] + (" (log)" if log else "")
         scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
         axis = alt.Axis(values=_decades(part["value"]), format="~g") if log else alt.Axis()
-        line = (
-            alt.Chart(part)
-            .mark_line(point=alt.OverlayMarkDef(size=25), strokeWidth=1.6)
-            .encode(
-                x=alt.X("severity label:O", sort=ticks, title="severity s"),
-                y=alt.Y("value:Q", title=None, scale=scale, axis=axis),
-                color=color,
-                strokeDash=dash,
-                opacity=alt.condition(pick, alt.value(0.9), alt.value(0.1)),
-                tooltip=["intervention", "severity", alt.Tooltip("value:Q", title=title, format=".4g")],
-            )
+        line = alt.Chart(part).encode(
+            x=alt.X("severity label:O", sort=ticks, title="severity s"),
+            y=alt.Y("value:Q", title=None, scale=scale, axis=axis),
+            color=color,
+            opacity=alt.condition(pick, alt.value(0.9), alt.value(0.1)),
+            tooltip=["intervention", "severity", alt.Tooltip("value:Q", title=title, format=".4g")],
         )
-        layers = [line]
+        # lines that coincide (contraction leaves most metrics exactly unchanged) stay told apart by shape
+        layers = [line.mark_line(strokeWidth=1.6), line.mark_point(size=40, filled=True).encode(shape=shape)]
         if floor:
             layers.append(
                 alt.Chart(part.head(1))
-                .mark_rule(strokeDash=[4, 3], color="black")
+                .mark_rule(strokeDash=theme.DASHES["reference"], color="black")
                 .encode(y="floor:Q", tooltip=[alt.Tooltip("floor:Q", title="random floor (%)", format=".2f")])
             )
-        return alt.layer(*layers).properties(width=170, height=130, title=title)
+        return alt.layer(*layers).properties(width=theme.panel_width(3), height=130, title=title)
 
     geometry = [panel(c, log) for c, _, log in GEOMETRY] + [panel(f"overlap@{results.k}")]
     geometry[0] = geometry[0].add_params(pick)

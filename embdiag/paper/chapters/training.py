@@ -23,6 +23,7 @@ from ...training.conditions import COMPARISONS, CONDITIONS
 from ...training.inputs import ATTRIBUTES
 from ...training.ladder import CONDITIONS as LADDER_CONDITIONS, CONTROL, EMA, at_length
 from ...training.sweep import UNTRAINED, paired_differences
+from .. import theme
 from ..findings import read_published, verdicts
 
 #: Metric columns in the order the chapters show them: (column stem, label, per attribute, percent, log axis).
@@ -107,7 +108,7 @@ def means_table(records: pd.DataFrame, attribute: str = "timeofday"):
 def _seed_and_mean(data: pd.DataFrame, y: alt.Y, conditions, width: int = 150, height: int = 190):
     """Seed marks (circles) and the five-seed mean (a wide tick) per condition."""
     x = alt.X("condition:N", sort=list(conditions), title=None, axis=alt.Axis(labelAngle=-40, labelLimit=160))
-    color = alt.Color("condition:N", sort=list(conditions), legend=None)
+    color = alt.Color("condition:N", sort=list(conditions), scale=theme.scale(conditions), legend=None)
     base = alt.Chart(data).properties(width=width, height=height)
     points = base.mark_circle(size=38, opacity=0.7).encode(
         x=x, y=y, color=color, tooltip=["condition", "seed", "attribute", alt.Tooltip("value:Q", format=".4g")]
@@ -156,7 +157,7 @@ def headline_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
     )
     floor = (
         alt.Chart()
-        .mark_rule(strokeDash=[4, 3], color="gray")
+        .mark_rule(strokeDash=theme.DASHES["reference"], color="gray")
         .encode(y="mean(floor):Q", tooltip=[alt.Tooltip("mean(floor):Q", title="floor", format=".2f")])
     )
     grid = (
@@ -226,7 +227,7 @@ def differences_chart(
             axis=alt.Axis(labelLimit=320, labelExpr="split(datum.label, '|')", labelPadding=4),
         )
         base = alt.Chart(part).transform_filter((alt.datum.attribute == pick) | (alt.datum.attribute == ""))
-        dots = base.mark_circle(size=30, opacity=0.6, color="#4c78a8").encode(
+        dots = base.mark_circle(size=30, opacity=0.6, color=theme.PALETTE["blue"]).encode(
             x=alt.X("difference:Q", title=f"{metric}: A − B", scale=x_scale),
             y=y,
             tooltip=["comparison", "A − B", "seed", alt.Tooltip("difference:Q", format=".3g")],
@@ -246,7 +247,11 @@ def differences_chart(
                 alt.Tooltip("high:Q", format=".3g"),
             ],
         )
-        zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="gray", strokeDash=[3, 3]).encode(x="x:Q")
+        zero = (
+            alt.Chart(pd.DataFrame({"x": [0.0]}))
+            .mark_rule(color="gray", strokeDash=theme.DASHES["reference"])
+            .encode(x="x:Q")
+        )
         panels.append(alt.layer(zero, line, dots, diamond).properties(width=300, height=200, title=metric))
     return alt.vconcat(*panels).add_params(pick)
 
@@ -293,7 +298,7 @@ def trajectories_chart(trajectories: pd.DataFrame, attribute: str = "timeofday")
             .encode(
                 x=alt.X("step:Q"),
                 y=alt.Y("value:Q", title=label, scale=alt.Scale(type="log") if log else alt.Scale(zero=False)),
-                color=alt.Color("condition:N", sort=conditions),
+                color=alt.Color("condition:N", sort=conditions, scale=theme.scale(conditions)),
                 detail="run:N",
                 opacity=alt.condition(pick, alt.value(0.85), alt.value(0.08)),
                 tooltip=["run", "step", alt.Tooltip("value:Q", format=".4g")],
@@ -520,7 +525,7 @@ def length_chart(
     study's published time-of-day means (``study``, e.g. ``findings.read_study()``) as diamonds
     at its own ``study_steps`` (drawn only for ``attribute`` time of day)."""
     conditions = [c for c in LADDER_CONDITIONS if c in set(frame["condition"])]
-    colour = alt.Color("condition:N", scale=alt.Scale(domain=conditions), legend=alt.Legend(orient="bottom"))
+    colour = alt.Color("condition:N", scale=theme.scale(conditions), legend=alt.Legend(orient="bottom"))
     steps = sorted(set(frame["steps"]))
     ends = [min(steps[0], study_steps) * 0.8, max(steps[-1], study_steps) * 1.25]
     x = alt.X(
@@ -554,7 +559,7 @@ def length_chart(
         if len(untrained):
             layers.append(
                 alt.Chart(pd.DataFrame({"value": [untrained["value"].mean()]}))
-                .mark_rule(strokeDash=[4, 3], color="#555")
+                .mark_rule(strokeDash=theme.DASHES["reference"], color="#555")
                 .encode(y="value:Q")
             )
         if study is not None and attribute == "timeofday":  # the study published time-of-day means only

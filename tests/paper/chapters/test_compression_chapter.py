@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from embdiag.paper import theme
 from embdiag.paper.chapters import compression as F
 from embdiag.interventions.compression import centring_effect, compression_grid
 from embdiag.paper import findings
@@ -159,9 +160,10 @@ def test_change_chart_has_six_panels_on_one_fixed_axis():
     assert not caption.startswith("*") and not caption.endswith("*")  # plain text: an exhibit's caption
 
 
-def test_dash_styles_distinguish_methods():
+def test_methods_are_told_apart_by_their_theme_colours_not_dashes():
     spec = json.dumps(F.change_chart(pd.concat([_grid(), _table({"PCA uncentred 128": NATIVE})])).to_dict())
-    assert "[6, 3]" in spec and "[2, 2]" in spec
+    assert all(theme.colour(m) in spec for m in ("MRL", "PCA", "PCA uncentred"))
+    assert spec.count('"strokeDash"') == 1, "only the zero line is dashed (a reference level)"
 
 
 def test_charts_on_a_real_small_grid():

@@ -160,7 +160,7 @@ def test_headline_chart(results):
     assert data["P@k"].iloc[-1] == pytest.approx(100 * results.row("noise", 0.99)["weather P@5"])
     text = json.dumps(chart.to_dict())
     assert f"random floor {100 * results.floors['weather']:.1f}%" in text  # the floor is marked
-    assert '"type": "log"' in text and sf.HIGHLIGHT in text and "severity .99" in text
+    assert '"type": "log"' in text and sf.GROUPS["noise"] in text and "severity .99" in text
 
 
 def test_headline_text_numbers(results):
