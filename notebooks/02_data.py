@@ -17,9 +17,8 @@
 # uses 1,000 image groups with five captions each. The study drew these from BDD100K and COCO 2017.
 # Neither can be downloaded by this book, so by default every chapter runs on a **procedurally
 # generated** driving-scene dataset that `embdiag` renders on the spot, with the same attributes,
-# split sizes, class imbalance and caption structure. The real datasets are one parameter away:
-# with `source = "real"` and the paths below, this chapter (and every chapter built on
-# `embdiag.data`) reads BDD100K and COCO instead, through the same interface.
+# split sizes, class imbalance and caption structure. With `source = "real"` and the paths below,
+# this chapter (and every chapter built on `embdiag.data`) reads BDD100K and COCO instead.
 
 # %% tags=["parameters"]
 source = "procedural"  # "procedural" (generated here) or "real" (BDD100K + COCO 2017 from the paths below)

@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown]
-# # Training evidence: collapsed spread, labels and neighbours
+# # Training evidence: the unprotected control collapses in spread and loses neighbours
 #
 # The study's central evidence comes from training. A small JEPA learns from unlabelled
 # driving scenes under seven conditions that switch on or off four mechanisms (stop-gradient,
@@ -47,6 +47,11 @@ display(Markdown(
     f"{int(records['stale'].sum())} stale), plus the untrained encoder of each seed. The study trained "
     f"at depth 6 with 64 tokens, batch 128 and 4,000 steps on BDD100K images."))
 
+# %%
+verdicts = chapter.findings(records, attribute)
+findings.result(verdicts, f"On {name}, {{held}} of {{measured}} findings of the study's training section hold on "
+                          "this data and profile")
+
 # %% [markdown]
 # ## Three encoders side by side
 #
@@ -79,17 +84,12 @@ exhibits.figure(chapter.headline_chart(records), name="headline", data=chapter.h
 # (`data/study/training_means.csv`); this run's are computed from the records above.
 
 # %%
-verdicts = chapter.findings(records, attribute)
-exhibits.table(findings.table(verdicts), name="findings", extremes=False,  # words only
+exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion and the numbers behind its verdict", extremes=False,  # words only
                caption=chapter.caption(
                    cfg, f"Each finding of the study's training section, its criterion (declared in "
                    f"embdiag.paper.chapters.training), the study's published time-of-day means (data/study/"
                    f"training_means.csv) and this run's {name} means, and whether the criterion holds here.",
                    n_seeds, "Means over seeds compared with fixed thresholds; no interval enters the verdict."))
-
-# %%
-display(Markdown(findings.summary(verdicts, f"On {chapter.ATTRIBUTE_NAMES[attribute]}, {{held}} of {{measured}} "
-                                             "findings hold on this data and profile")))
 
 # %% [markdown]
 # ## The declared paired comparisons

@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown]
-# # The reference encoders: what the fixed-encoder chapters measure
+# # The reference encoders: one meets both bars, the other misses the caption bar
 #
 # The study's second design embeds its data once with a pinned pretrained encoder
 # (EmbeddingGemma 2), caches the vectors and then changes the vectors, never the encoder.
@@ -59,6 +59,10 @@ first_captions = runs[encoders[0]][1]
 on_captions = (f"{len(first_captions.images):,} caption groups of procedural scenes (seed {seed}), "
                f"{len(first_captions.group) // len(first_captions.images)} captions each (not COCO)")
 display(Markdown(f"**Data:** {on_driving}; {on_captions}."))
+
+# %%
+table = pd.concat({n: chapter.verdicts(probes, captions[n], n) for n in encoders}, names=["encoder"]).droplevel(1)
+chapter.result(table)
 
 # %% [markdown]
 # ## How each encoder was trained
@@ -135,15 +139,11 @@ exhibits.table(
 # ## Are the bars met?
 
 # %%
-table = pd.concat({n: chapter.verdicts(probes, captions[n], n) for n in encoders}, names=["encoder"]).droplevel(1)
 exhibits.table(table.replace({True: "yes", False: "no"}), name="bars", extremes=False,  # verdicts in words
                caption="Each declared bar (embdiag.paper.chapters.reference_encoder.BARS), this encoder's numbers from the two "
                        "tables above, and whether the bar is met. Point estimates against fixed thresholds; no "
                        "interval.")
 
 # %%
-met = {n: bool(table.loc[[n], "met"].all()) for n in encoders}
-display(Markdown(" ".join(
-    f"**{n}** {'meets both bars' if ok else 'misses at least one bar'}." for n, ok in met.items())
-    + f" The chapters that follow measure **{encoders[0]}**; the appendix repeats the stress, compression "
-    "and neighbour-stability chapters on the second encoder by changing one parameter."))
+display(Markdown(f"The chapters that follow measure **{encoders[0]}**; the appendix repeats the stress, compression "
+                 "and neighbour-stability chapters on the second encoder by changing one parameter."))

@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown]
-# # Stress tests: changing the vectors, not the encoder
+# # Stress tests: label-free geometry moves where retrieval does not, and the reverse
 #
 # The study's second design fixes one encoder, embeds the data once, caches the vectors and
 # then changes the *vectors*, never the encoder. Four changes, each over a severity grid declared
@@ -58,6 +58,34 @@ display(Markdown(
     f"{', '.join(vectors.attributes)}. Probes and every fitted change use the training rows only; all "
     f"measurements are on the evaluation rows. Severity grid: {', '.join(f'{s:g}' for s in sorted(set(severities)))}."))
 
+# %%
+verdicts = stress_tests.findings(results)
+findings.result(
+    verdicts, "{held} of {measured} findings of the study's stress tests hold on these vectors",
+    figure=exhibits.figure(
+        stress_tests.headline_chart(results), name="rankme-vs-precision",
+        data=stress_tests.headline_frame(results),
+        caption=f"RankMe (left, log axis) and {attribute} P@{k} in percent (right) of the evaluation vectors, "
+                f"unchanged and after each intervention at {top}; noise highlighted, the dashed line is the "
+                f"random-neighbour floor of {attribute} P@{k} ({100 * results.floors[attribute]:.2f}%). {on_data} {exact}"))
+
+# %% [markdown]
+# ## A label-free number against retrieval
+#
+# The figure above is the study's: RankMe, the effective number of directions the vectors use,
+# beside P@10 of one attribute, for each change at the most severe setting. If a label-free number
+# tracked retrieval, the two panels would move together.
+
+# %%
+display(Markdown(stress_tests.headline_text(results)))
+
+# %% [markdown]
+# The panels disagree. Noise spreads the vectors over many more directions, so RankMe *rises*,
+# while the neighbours it produces are no better than random ones. A common offset packs every
+# vector into a narrow cone: raw RankMe, computed without centring, sees one dominant direction and
+# collapses, yet the neighbour order barely changes. Contraction moves neither. A label-free
+# number measures the distribution, not the task.
+
 # %% [markdown]
 # ## What a severity means
 #
@@ -82,30 +110,6 @@ exhibits.table(stress_tests.severity_table(results).style.format("{:.4g}"), name
                        f"values of the fitted changes (the noise's variance is its target, not a draw).")
 
 # %% [markdown]
-# ## A label-free number against retrieval
-#
-# The study's figure: RankMe, the effective number of directions the vectors use, beside P@10 of
-# one attribute, for each change at the most severe setting. If a label-free number tracked
-# retrieval, the two panels would move together.
-
-# %%
-exhibits.figure(
-    stress_tests.headline_chart(results), name="rankme-vs-precision",
-    data=stress_tests.headline_frame(results),
-    caption=f"RankMe (left, log axis) and {attribute} P@{k} in percent (right) of the evaluation vectors, "
-            f"unchanged and after each intervention at {top}; noise highlighted, the dashed line is the random-neighbour "
-            f"floor of {attribute} P@{k} ({100 * results.floors[attribute]:.2f}%). {on_data} {exact}")
-
-# %%
-display(Markdown(stress_tests.headline_text(results)))
-
-# %% [markdown]
-# The panels disagree. Noise spreads the vectors over many more directions, so RankMe *rises*,
-# while the neighbours it produces are no better than random ones. A common offset packs every
-# vector into a narrow cone: raw RankMe, computed without centring, sees one dominant direction and
-# collapses, yet the neighbour order barely changes. Contraction moves neither. A label-free
-# number measures the distribution, not the task.
-#
 # ## Every metric over the whole grid
 #
 # Beyond the study, which reports only the severe rows: each metric as the severity grows, one
@@ -167,15 +171,10 @@ exhibits.table(severe, name="severe-rows", extremes_rows=stress_tests.severe_com
 # published weather values (`data/study/stress_severe.csv`).
 
 # %%
-verdicts = stress_tests.findings(results)
-exhibits.table(findings.table(verdicts), name="findings", extremes=False,
+exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion and the numbers behind its verdict", extremes=False,
                caption=f"Each finding of the study's stress section, its criterion (declared in "
                        f"stress_tests.CRITERIA), the study's weather numbers and this run's ({attribute}, {top}), "
                        f"and whether it holds here. {on_data} Criteria on single measurements, no intervals.")
-
-# %%
-display(Markdown(findings.summary(verdicts, "{held} of {measured} findings of the study's stress tests hold on "
-                                             "these vectors", criterion=False)))
 
 # %% [markdown]
 # **Scope.** One encoder's vectors of one dataset, changed after the fact: these responses are

@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown]
-# # Compression: Matryoshka prefix against PCA
+# # Compression: PCA at 128 dimensions is not close to native, and centring alone moves neighbours
 #
 # Storing fewer dimensions is the most common change made to cached embeddings. The study
 # compared two ways of keeping $k$ of an encoder's 768 dimensions, at $k$ = 512, 256 and 128,
@@ -74,6 +74,14 @@ display(Markdown(variant_note(dataset, "compression") + f"**Data and encoder:** 
                  f"EmbeddingGemma 2 encoder on its BDD100K subset: they are published values, not reproduced "
                  f"here.  \n" + figures.prefix_note(trained, dims)))
 
+# %%
+verdicts = figures.findings(grid, centring, study, k, attribute)
+findings.result(
+    verdicts, "{held} of {measured} measured findings of the study's compression section hold in this run",
+    figure=exhibits.figure(figures.change_chart(grid, k, study), name="change-from-native",
+                           caption=f"{figures.change_caption(grid, k)} The study's: EmbeddingGemma on BDD100K "
+                                   f"(data/study/compression.csv). {on_data} {single}"))
+
 # %% [markdown]
 # ## Two ways to keep $k$ dimensions
 #
@@ -92,17 +100,9 @@ exhibits.figure(figures.schematic_chart(seed), name="schematic",
 # %% [markdown]
 # ## Change from native
 #
-# Each panel is one attribute and one endpoint, in percentage points from the native vectors, on
-# the same fixed axis from −10 to +5 pp (the study's), with the study's published values beside
-# this run's.
-
-# %%
-exhibits.figure(figures.change_chart(grid, k, study), name="change-from-native",
-                caption=f"{figures.change_caption(grid, k)} The study's: EmbeddingGemma on BDD100K "
-                        f"(data/study/compression.csv). {on_data} {single}")
-
-# %% [markdown]
-# The same numbers in the study's layout (percent), each of this run's rows followed by the
+# In the result figure at the top of the page each panel is one attribute and one endpoint, in
+# percentage points from the native vectors, on the same fixed axis from −10 to +5 pp (the
+# study's), with the study's published values beside this run's. The same numbers in the study's layout (percent), each of this run's rows followed by the
 # study's where it has one; the last column is the share of each query's native top-$k$ that
 # the representation keeps (overlap@$k$), which the study did not report.
 
@@ -191,14 +191,10 @@ display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, c
 # on this run's (column *this run*); the centring finding is the user's.
 
 # %%
-verdicts = figures.findings(grid, centring, study, k, attribute)
-exhibits.table(findings.table(verdicts), name="findings", extremes=False,
+exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion and the numbers behind its verdict", extremes=False,
                caption=f"Each finding of the compression section (and the user's centring finding), its criterion "
                        f"(paper.chapters.compression.CRITERIA), the numbers behind it in {published} and in this run, and "
                        f"whether it holds here. {on_data} Criteria on single measurements, no intervals.")
-
-# %%
-display(Markdown(findings.summary(verdicts, "{held} of {measured} measured findings hold in this run")))
 
 # %% [markdown]
 # **Scope.** With the default parameters these are a small reference encoder's vectors of

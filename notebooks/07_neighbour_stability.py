@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown]
-# # Neighbour stability: fewer bits, other neighbours?
+# # Neighbour stability: fewer bits change neighbour sets that label agreement hides
 #
 # A search index rarely keeps its vectors as the encoder produced them: it stores them in half
 # precision or in eight-bit integers, and it may score in single precision. None of this touches
@@ -62,6 +62,17 @@ display(Markdown(
     f"queries the other {len(vectors.val) - 1:,} for its exact top {k}; the offset is fitted on the "
     f"{len(vectors.train):,} training vectors. The study used EmbeddingGemma 2 on 983 BDD100K validation images."))
 
+# %%
+verdicts = sf.findings(results, vectors.val_labels, study)
+findings.result(
+    verdicts, "{held} of {measured} findings of the study's storage section hold on this run",
+    figure=exhibits.figure(
+        sf.overview_chart(ours, study, k), name="overview", data=sf.overview_frame(ours, study),
+        caption=f"Per condition: the largest change of any query–gallery score (log axis; the references' "
+                f"exact 0 at the left edge), the number of the {len(vectors.val):,} queries whose top-{k} "
+                f"set changed, and the mean overlap@{k} with the reference top {k}. Filled circles: this run; "
+                f"open grey diamonds: {published}. {on_data} {exact}"))
+
 # %% [markdown]
 # ## The eight conditions
 #
@@ -73,7 +84,7 @@ display(Markdown(
 # gallery in FP16 and is compared with that reference.
 
 # %%
-exhibits.table(sf.conditions_table(results), name="conditions", extremes=False,
+exhibits.table(sf.conditions_table(results), name="conditions", collapsed="The eight conditions defined", extremes=False,
                caption=f"The eight conditions of the study (embdiag.interventions.precision.STUDY_CONDITIONS): which "
                        f"vectors each ranks, how it stores the gallery and the queries, and the arithmetic it "
                        f"normalizes and scores in; the common offset has severity {offset_severity:g} (seed "
@@ -99,19 +110,12 @@ exhibits.figure(sf.boundary_chart(boundary, k), name="boundary", data=boundary,
 # %% [markdown]
 # ## Score error, changed queries and overlap
 #
-# For each condition: the largest change of any query–gallery score (log axis; the references
-# change nothing, exactly 0, drawn at the left edge), the number of queries whose top-k set
-# changed, and the mean overlap@k (the share of the reference top-k identities kept). Open grey
-# diamonds are the study's values, filled circles this run's.
-
-# %%
-exhibits.figure(sf.overview_chart(ours, study, k), name="overview", data=sf.overview_frame(ours, study),
-                caption=f"Per condition: the largest change of any query–gallery score (log axis; the references' "
-                        f"exact 0 at the left edge), the number of the {len(vectors.val):,} queries whose top-{k} "
-                        f"set changed, and the mean overlap@{k} with the reference top {k}. Filled circles: this run; "
-                        f"open grey diamonds: {published}. {on_data} {exact}")
-
-# %% [markdown]
+# The result figure at the top of the page shows, for each condition: the largest change of any
+# query–gallery score (log axis; the references change nothing, exactly 0, drawn at the left
+# edge), the number of queries whose top-k set changed, and the mean overlap@k (the share of the
+# reference top-k identities kept). Open grey diamonds are the study's values, filled circles
+# this run's.
+#
 # A changed neighbour set need not change how many neighbours share the query's label. The change
 # of P@k per attribute (perturbed minus reference, percentage points), computed from the integer
 # count of relevant neighbours gained or lost, so an unchanged P@k is exactly 0:
@@ -128,7 +132,7 @@ exhibits.figure(sf.precision_change_chart(ours, study, k), name="precision-chang
 
 # %%
 side = sf.side_by_side(ours, study, k)
-exhibits.table(side, name="storage-table", extremes_rows=sf.this_run(side),
+exhibits.table(side, name="storage-table", collapsed="The study's storage table beside this run's", extremes_rows=sf.this_run(side),
                caption=f"The study's storage table, its row above this run's for each condition: the largest score "
                        f"error, changed queries and all queries, mean overlap@{k} and the change of P@{k} per "
                        f"attribute (pp; blank where the study gives none). {study_rows} This run: {vectors.source}. "
@@ -156,7 +160,7 @@ exhibits.figure(sf.margin_chart(results), name="margins",
 # *changed / queries in the bin*:
 
 # %%
-exhibits.table(sf.margin_table(results), name="margin-bins", extremes=False,  # counts per bin: no highest to mark
+exhibits.table(sf.margin_table(results), name="margin-bins", collapsed="Changed queries per margin bin", extremes=False,  # counts per bin: no highest to mark
                caption=f"Per condition and reference-margin bin (declared decades, neighbour_stability.MARGIN_EDGES): "
                        f"the queries whose top {k} changed and all queries in the bin. {on_data} {exact}")
 
@@ -203,7 +207,7 @@ display(Markdown(sf.certificate_explanation(results, vectors.dim)))
 
 # %%
 agreement = sf.agreement_table(ours, study, k)
-exhibits.table(agreement, name="agreement", extremes_rows=sf.this_run(agreement),
+exhibits.table(agreement, name="agreement", collapsed="Agreement and turnover per condition: every number", extremes_rows=sf.this_run(agreement),
                caption=f"For each condition that changed any query: the changed queries and, per attribute, how many "
                        f"of them kept exactly the same P@{k} (count and percent of the changed), the study's row "
                        f"above this run's where it reports one. {study_rows} This run: {vectors.source}. "
@@ -218,15 +222,11 @@ exhibits.table(agreement, name="agreement", extremes_rows=sf.this_run(agreement)
 # where the study's margin bins are not published, the criterion uses this chapter's declared bins.
 
 # %%
-verdicts = sf.findings(results, vectors.val_labels, study)
-exhibits.table(findings.table(verdicts), name="findings", extremes=False,
+exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion and the numbers behind its verdict", extremes=False,
                caption=f"Each finding of the study's storage section, its criterion (neighbour_stability.CRITERIA), "
                        f"the study's numbers (its published values, data/study/storage.csv) and this run's, and "
                        f"whether it holds here. "
                        f"{on_data} {exact}")
-
-# %%
-display(Markdown(findings.summary(verdicts, "{held} of {measured} findings hold on this run")))
 
 # %% [markdown]
 # **Scope.** These measurements change stored vectors and scoring arithmetic, never the encoder

@@ -49,6 +49,9 @@ display(Markdown(
     f"{vectors.source}; captions: {captions.source}. The published values come from the study's JEPA runs "
     f"and EmbeddingGemma vectors of BDD100K and COCO images."))
 
+# %%
+conclusions.result(verdicts)
+
 # %% [markdown]
 # ## What the four properties showed
 #
@@ -79,15 +82,12 @@ display(Markdown(
 # patterns are what should carry over.
 
 # %%
-display(Markdown(conclusions.summary(verdicts)))
-
-# %%
 exhibits.table(conclusions.tally(verdicts), name="findings-tally", extremes=False,  # counts of findings: no highest to mark
                caption="Declared findings per section of the study, how many this run measures, and how many "
                        "hold here (counts).")
 
 # %%
-exhibits.table(conclusions.verdict_words(verdicts), name="findings", extremes=False,
+exhibits.table(conclusions.verdict_words(verdicts), name="findings", collapsed="Every finding: its criterion, the study's numbers and this run's", extremes=False,
                caption="Every declared finding: its criterion, the study's published values, this run's values "
                        "(the data and encoders named at the top of the page) and whether it holds here. Intervals "
                        "are those of each section: paired Student-t over five seeds for training, paired "

@@ -17,13 +17,11 @@ seed = 0  # seed of the random interventions, bootstrap draws and shuffles
 n_draws = 5000  # paired bootstrap draws of the caption chapter's intervals
 
 # %%
-from IPython.display import Markdown, display
-
 from embdiag.paper import exhibits, real_encoder
 
 verdicts = real_encoder.encoder_findings(k=k, seed=seed, n_draws=n_draws)
 table = real_encoder.comparison(verdicts)
-display(Markdown(real_encoder.comparison_summary(table)))
+real_encoder.result(table)
 
 # %% [markdown]
 # Every design-B finding of the study (the declared `CRITERIA` of the stress-test, compression,

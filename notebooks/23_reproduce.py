@@ -53,7 +53,7 @@ from embdiag import artifacts
 from embdiag.paper import exhibits, pipeline
 from embdiag.training import config as training_profiles
 
-exhibits.table(pipeline.parameter_table().set_index(["chapter", "parameter"]), name="chapter-parameters",
+exhibits.table(pipeline.parameter_table().set_index(["chapter", "parameter"]), name="chapter-parameters", collapsed="Every chapter's parameters",
                extremes=False, reads=[],
                caption="Parameters of every chapter: the default each chapter runs with in this book and "
                        "what it means (from the parameters cell of notebooks/NN_name.py).")
@@ -176,7 +176,7 @@ display(Markdown("```bash\n" + "\n".join(sweeps + [f"nohup .venv/bin/{c} &" for 
 # with the checksum of the manifest on the machine that built the page.
 
 # %%
-exhibits.table(inventory.assign(sha256=inventory["sha256"].str[:12]).set_index("path"), name="artifacts",
+exhibits.table(inventory.assign(sha256=inventory["sha256"].str[:12]).set_index("path"), name="artifacts", collapsed="The artifacts: every committed input with its checksum",
                extremes=False, reads=[],
                caption="Committed artifacts under data/: checksum (first 12 hex digits of the SHA-256), number "
                        "of files, size in bytes, and the command that regenerates each.")

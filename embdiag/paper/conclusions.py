@@ -11,9 +11,11 @@ the chapters' own defaults, so that a finding reads the same here as in its chap
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 
-from .findings import in_words
+from .findings import Result, box, in_words
 
 #: Sections in the study's order: (section, chapter that shows it in full).
 SECTIONS = (
@@ -117,8 +119,8 @@ def verdict_words(verdicts: pd.DataFrame) -> pd.DataFrame:
     return in_words(verdicts.drop(columns="chapter")).set_index(["section", "finding"])
 
 
-def summary(verdicts: pd.DataFrame) -> str:
-    """The tally in one Markdown sentence, naming the findings that do not hold here."""
+def result(verdicts: pd.DataFrame) -> Result:
+    """The page's result box: the tally in one sentence, then the findings that do not hold here."""
     t = tally(verdicts)
     failed = verdicts[verdicts["reproduces"].eq(False)]
     parts = ", ".join(f"{r['hold here']} of {r['measured here']} in {s}" for s, r in t.iterrows())
@@ -128,6 +130,8 @@ def summary(verdicts: pd.DataFrame) -> str:
     )
     if len(failed):
         text += (
-            " Not holding here: " + "; ".join(f"*{r['finding']}* ({r['section']})" for _, r in failed.iterrows()) + "."
+            " Not holding here: "
+            + "; ".join(f"<em>{html.escape(r['finding'])}</em> ({r['section']})" for _, r in failed.iterrows())
+            + "."
         )
-    return text
+    return box(text)

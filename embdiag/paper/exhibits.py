@@ -36,6 +36,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 from pandas.io.formats.style import Styler
+from pandas.io.formats.style_render import _default_formatter
 
 from .. import artifacts
 from .charts import chart_html
@@ -46,6 +47,8 @@ __all__ = [
     "table",
     "figure",
     "extreme_marks",
+    "readable_number",
+    "MISSING",
     "chart_data",
     "csv_link",
     "provenance",
@@ -140,7 +143,93 @@ def extreme_marks(frame: pd.DataFrame, rows=None) -> np.ndarray:
     return out
 
 
-_SHOWN_NUMBER = re.compile(r"[-−+]?(?:\d[\d,]*)?\.?\d+(?:[eE][-+]?\d+)?")
+_SHOWN_NUMBER = re.compile(r"[-−+]?(?:\d[\d,]*)?\.?\d+(?:[eE][-+]?\d+)?(?: × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?")
+_SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+#: What a missing value shows in a table.
+MISSING = "—"
+#: Significant digits of a table's unformatted numbers.
+DIGITS = 4
+
+
+def _shown_value(text: str) -> float:
+    """The number a cell's text shows (``1,234.5``, ``-0.25``, ``8.21 × 10⁻⁵``), NaN if none."""
+    m = _SHOWN_NUMBER.search(text)
+    if not m:
+        return np.nan
+    mantissa = m.group(0).split(" × ")[0].replace(",", "").replace("−", "-")
+    exponent = int(m.group(1).translate(_SUPERSCRIPT)) if m.group(1) else 0
+    return float(mantissa) * 10.0**exponent
+
+
+def readable_number(value) -> str:
+    """A number as a table shows it when its column sets no format: integers with thousands
+    separators, other floats to :data:`DIGITS` significant digits without e-notation (below
+    10⁻⁴ as ``8.214 × 10⁻⁵``), :data:`MISSING` for NaN and None; anything else as ``str``.
+
+    >>> [readable_number(v) for v in (2000, 0.821445, 8.21445e-05, 22.6, 12345.6, float("nan"), "a")]
+    ['2,000', '0.8214', '8.214 × 10⁻⁵', '22.6', '12,346', '—', 'a']
+    """
+    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+        return MISSING
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return str(value)
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if not np.isfinite(value):
+        return "∞" if value > 0 else "-∞"
+    if value == round(value) and abs(value) < 1e15:
+        return f"{int(round(value)):,}"
+    if abs(value) >= 10**DIGITS:
+        return f"{value:,.0f}"
+    if abs(value) < 1e-4:
+        mantissa, exponent = f"{value:.{DIGITS - 1}e}".split("e")
+        return f"{mantissa} × 10{str(int(exponent)).translate(str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹'))}"
+    return np.format_float_positional(value, precision=DIGITS, unique=False, fractional=False, trim="-")
+
+
+def _missing_shown(formatter):
+    def shown(value):
+        if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+            return MISSING
+        return formatter(value)
+
+    return shown
+
+
+def _readable(styler: Styler) -> None:
+    """Every data cell that shows pandas' default text shown by :func:`readable_number` instead;
+    every missing value, whatever its format, shown as :data:`MISSING`."""
+    funcs = styler._display_funcs  # the Styler's per-cell formatters
+    precision = pd.get_option("styler.format.precision")
+    frame = styler.data
+    for i, j in np.ndindex(*frame.shape):
+        value, shown = frame.iat[i, j], funcs[(i, j)]
+        plain = _default_formatter(value, precision)
+        funcs[(i, j)] = readable_number if shown(value) == plain else _missing_shown(shown)
+
+
+def _merge_index_names(table_html: str) -> str:
+    """The Styler's HTML with the index's names moved into the header row's empty corner
+    cells, so that a named index does not add a header row of its own (single-level columns only)."""
+    head = re.search(r"<thead>(.*?)</thead>", table_html, re.S)
+    if head is None:
+        return table_html
+    rows = re.findall(r"<tr>.*?</tr>", head.group(1), re.S)
+    if len(rows) != 2:
+        return table_html
+    names = re.findall(r'<th class="index_name level\d+" >.*?</th>', rows[1])
+    corner = re.findall(r'<th class="blank(?: level\d+)?" >&nbsp;</th>', rows[0])
+    if (
+        not names
+        or len(names) != len(corner)
+        or re.sub(r'<th class="blank col\d+" >&nbsp;</th>', "", rows[1]).count("<th") != len(names)
+    ):
+        return table_html
+    first = rows[0]
+    for blank, name in zip(corner, names):
+        first = first.replace(blank, name, 1)
+    merged = head.group(0).replace(rows[0], first).replace(rows[1], "")
+    return table_html.replace(head.group(0), re.sub(r"\n\s*\n", "\n", merged))
 
 
 def _as_displayed(styler: Styler) -> pd.DataFrame:
@@ -152,10 +241,7 @@ def _as_displayed(styler: Styler) -> pd.DataFrame:
         column = frame.iloc[:, j]
         if not _numeric(column):
             continue
-        shown = []
-        for i, value in enumerate(column):
-            m = _SHOWN_NUMBER.search(str(styler._display_funcs[(i, j)](value)))  # the Styler's own formatter
-            shown.append(float(m.group(0).replace(",", "").replace("−", "-")) if m else np.nan)
+        shown = [_shown_value(str(styler._display_funcs[(i, j)](value))) for i, value in enumerate(column)]
         frame.isetitem(j, np.asarray(shown, dtype=float))
     return frame
 
@@ -403,7 +489,15 @@ def _columns_mask(frame: pd.DataFrame, extremes) -> np.ndarray:
 
 
 def table(
-    data, *, name: str, caption: str, extremes=True, extremes_rows=None, reads=None, made: str | None = None
+    data,
+    *,
+    name: str,
+    caption: str,
+    extremes=True,
+    extremes_rows=None,
+    reads=None,
+    made: str | None = None,
+    collapsed: str | None = None,
 ) -> Exhibit:
     """A captioned table with its extremes marked, a CSV download and its provenance.
 
@@ -421,11 +515,16 @@ def table(
             this run's rows of a table that interleaves them with the published study's.
         reads: the inputs named in the provenance line (default: everything read so far).
         made: replaces the provenance line's chapter clause (see :func:`provenance`).
+        collapsed: if given, the table, caption and all, is shown collapsed under this line
+            (a ``<details class="embdiag-more">``): detail a reader opens on demand.
 
     Raises:
-        ValueError: naming ``name``, ``caption``, ``data``, ``extremes``, ``extremes_rows`` or ``reads``.
+        ValueError: naming ``name``, ``caption``, ``data``, ``extremes``, ``extremes_rows``,
+            ``reads`` or ``collapsed``.
     """
     name, caption = _check_name(name), _check_caption(caption)
+    if collapsed is not None and (not isinstance(collapsed, str) or not collapsed.strip()):
+        raise ValueError(f"collapsed: expected the line a reader clicks to open the table, got {collapsed!r}")
     if isinstance(data, Styler):
         styler = copy.deepcopy(data)
     elif isinstance(data, pd.DataFrame):
@@ -433,6 +532,7 @@ def table(
     else:
         raise ValueError(f"data: expected a pandas DataFrame or Styler, got {type(data).__name__}")
     frame = styler.data
+    _readable(styler)
     legend = ""
     if extremes:
         rows = _rows_mask(frame, extremes_rows)
@@ -446,10 +546,15 @@ def table(
     styler.set_uuid(name)
     body = (
         f'<figure class="embdiag-exhibit embdiag-table" id="table-{name}">\n'
-        f'<div class="embdiag-scroll">\n{styler.to_html()}</div>\n'
+        f'<div class="embdiag-scroll">\n{_merge_index_names(styler.to_html())}</div>\n'
         f"{_caption('Table', caption, legend)}\n"
         f"{_downloads([_shown(styler)], name)}\n{provenance(reads, made)}\n</figure>"
     )
+    if collapsed is not None:
+        body = (
+            f'<details class="embdiag-more"><summary>{html.escape(collapsed.strip(), quote=False)}</summary>\n'
+            f"{body}\n</details>"
+        )
     return Exhibit("table", name, body)
 
 

@@ -13,7 +13,9 @@ numbers). :func:`table` and :func:`summary` present a verdict table; the conclus
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +23,7 @@ import pandas as pd
 from .. import artifacts
 from .._project import published_dir
 
-__all__ = ["VERDICT_COLUMNS", "read_published", "verdicts", "in_words", "table", "summary"]
+__all__ = ["VERDICT_COLUMNS", "read_published", "verdicts", "in_words", "table", "summary", "Result", "box", "result"]
 
 #: Columns that hold a verdict (True, False, or None: not measured).
 VERDICT_COLUMNS = ("holds in the study", "reproduces")
@@ -114,3 +116,58 @@ def summary(verdict_table: pd.DataFrame, claim: str, *, criterion: bool = True) 
     measured = verdict_table["reproduces"].map(_verdict).dropna()
     lines = [_line(r, criterion) for _, r in verdict_table.iterrows()]
     return claim.format(held=int(measured.astype(bool).sum()), measured=len(measured)) + ":\n\n" + "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Result:
+    """A page's result box: ``html`` is a ``<div class="embdiag-result">``, which Jupyter shows."""
+
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return "<Result>"
+
+
+def _names(rows) -> str:
+    return "; ".join(f"<em>{html.escape(r['finding'])}</em>" for _, r in rows.iterrows())
+
+
+def result(verdict_table: pd.DataFrame, claim: str, *, figure=None) -> Result:
+    """The result box that opens a chapter: ``claim`` formatted with ``held`` and ``measured``
+    (as in :func:`summary`), the findings that hold by name, those that do not with the numbers
+    that decide them (``this run``), a count of those not measured, then ``figure`` (an
+    exhibit or anything with ``_repr_html_``), the one decisive figure, if given.
+
+    >>> v = verdicts({"a": "x > 0", "b": "y > 0"}, [("a", "", "x = 1", True), ("b", "", "y = -1", False)])
+    >>> print(result(v, "{held} of {measured} findings hold here").html)  # doctest: +NORMALIZE_WHITESPACE
+    <div class="embdiag-result"><p><strong>Result.</strong> 1 of 2 findings hold here: <em>a</em>.
+    Not holding: <em>b</em> (y = -1).</p></div>
+    """
+    verdict = verdict_table["reproduces"].map(_verdict)
+    held, failed = verdict_table[verdict == True], verdict_table[verdict == False]  # noqa: E712 (None is neither)
+    unmeasured = int(verdict.isna().sum())
+    text = html.escape(claim.format(held=len(held), measured=len(held) + len(failed)), quote=False)
+    text += f": {_names(held)}." if len(held) else "."
+    if len(failed):
+        text += (
+            " Not holding: "
+            + "; ".join(
+                f"<em>{html.escape(r['finding'])}</em> ({html.escape(str(r['this run']), quote=False)})"
+                for _, r in failed.iterrows()
+            )
+            + "."
+        )
+    if unmeasured:
+        text += f" Not measured in this run: {_names(verdict_table[verdict.isna()])}."
+    return box(text, figure=figure)
+
+
+def box(text: str, *, figure=None) -> Result:
+    """A result box of ``text`` (HTML, already escaped), then ``figure`` if given."""
+    body = f"<p><strong>Result.</strong> {text}</p>"
+    if figure is not None:
+        body += figure._repr_html_()
+    return Result(f'<div class="embdiag-result">{body}</div>')

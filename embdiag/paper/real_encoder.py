@@ -12,10 +12,13 @@ at the settings of :data:`ENCODERS`; :func:`comparison` puts them side by side a
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable, Mapping
 
 import pandas as pd
 
+from . import findings
 from .findings import in_words
 
 WORDNET = "WordLlama / WordNet"
@@ -237,3 +240,9 @@ def comparison_summary(table: pd.DataFrame) -> str:
             + "."
         )
     return text
+
+
+def result(table: pd.DataFrame) -> findings.Result:
+    """The page's result box: :func:`comparison_summary` of ``table``."""
+    text = html.escape(comparison_summary(table), quote=False)
+    return findings.box(re.sub(r"\*([^*]+)\*", r"<em>\1</em>", text))

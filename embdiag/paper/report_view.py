@@ -13,6 +13,7 @@ plain Altair, drawn offline like the book's, each condition coloured by its kind
 from __future__ import annotations
 
 import html
+import re
 
 import altair as alt
 import pandas as pd
@@ -21,10 +22,18 @@ from IPython.display import Markdown
 from ..artifacts import Read
 from ..report import Report
 from ..report.cli import CHAPTER
-from . import theme
-from . import exhibits
+from . import exhibits, findings, theme
 
-__all__ = ["SECTIONS", "KIND_COLOURS", "overview", "section", "labels_chart", "identity_chart", "relevance_chart"]
+__all__ = [
+    "SECTIONS",
+    "KIND_COLOURS",
+    "overview",
+    "result",
+    "section",
+    "labels_chart",
+    "identity_chart",
+    "relevance_chart",
+]
 
 #: Section -> why it can be missing (the chapter's headings name the sections).
 SECTIONS = {
@@ -69,6 +78,40 @@ def overview(report: Report, source: str) -> Markdown:
     return Markdown("\n\n".join(lines))
 
 
+def _worst(changes: list[dict]) -> str:
+    """The relevance change whose interval reaches lowest, in words (pp)."""
+    r = min(changes, key=lambda c: (c["high"], c["value"]))
+    what = r["metric"].replace("delta_", "Δ").replace("p@", "P@").replace("hit@", "Hit@")
+    where = f" {r['attribute']}" if r["attribute"] else ""
+    return f"{what}{where} {r['value']:+.2f} pp [{r['low']:+.2f}, {r['high']:+.2f}]"
+
+
+def result(report: Report) -> findings.Result:
+    """The page's result box: does each condition hurt these vectors? Conditions grouped by
+    their verdict (:func:`embdiag.report.measurement.verdict`), each with its share of changed
+    top-k sets and its lowest-reaching relevance change, then the gates' outcome."""
+    k = report.inputs["k"]
+    if not report.summary:
+        text = f"Nothing is compared: {html.escape(SECTIONS['summary'])}."
+    else:
+        groups: dict[str, list[str]] = {}
+        for e in report.summary:
+            detail = f"{100 * e['changed_queries']:.3g}% of top-{k} sets changed"
+            if e["relevance"] and e["changed_queries"] > 0:
+                detail += f"; lowest: {_worst(e['relevance'])}"
+            groups.setdefault(e["verdict"], []).append(f"<strong>{html.escape(e['condition'])}</strong> ({detail})")
+        order = sorted(groups, key=lambda v: (v != "costs relevance", v.startswith("safe")))
+        text = "Does each change hurt these vectors? " + " ".join(
+            f"<em>{html.escape(v)}</em>: {'; '.join(groups[v])}." for v in order
+        )
+    if report.gates:
+        failed = sum(not g["passed"] for g in report.gates)
+        text += f" Gates: {failed} of {len(report.gates)} rule checks fail" + (
+            " (embdiag report exits with status 1)." if failed else "."
+        )
+    return findings.box(text)
+
+
 def _provenance(report: Report) -> dict:
     """The provenance arguments of a report's exhibits: for a user's files, made by
     ``embdiag report`` from those files (name, option, SHA-256); else (the book's run on the
@@ -84,11 +127,16 @@ def _provenance(report: Report) -> dict:
     return {"made": made, "reads": [Read(f"{r['file']} ({option})", r["sha256"]) for option, r in files.items()]}
 
 
-def _scope(report: Report, name: str) -> Markdown:
+def _scope(report: Report, name: str) -> list[Markdown]:
     if name in report.tables and not report.tables[name].empty:
         scope = report.scope.get(name)
-        return Markdown(f"*Scope:* {scope}" if scope else "")
-    return Markdown(f"*Not measured:* {SECTIONS[name]}.")
+        return [Markdown(f"*Scope:* {scope}")] if scope else []
+    return [Markdown(f"*Not measured:* {_code_options(SECTIONS[name])}.")]
+
+
+def _code_options(text: str) -> str:
+    """``text`` with each ``--option`` as code, so Markdown keeps its two hyphens."""
+    return re.sub(r"(--[a-z][a-z-]*)", r"`\1`", text)
 
 
 def section(report: Report, name: str, source: str) -> list:
@@ -96,7 +144,7 @@ def section(report: Report, name: str, source: str) -> list:
     reason it was not measured."""
     if name not in SECTIONS:
         raise ValueError(f"name: unknown section {name!r}; sections are {', '.join(SECTIONS)}")
-    parts = [_scope(report, name)]
+    parts = _scope(report, name)
     table = report.tables.get(name)
     if table is None or table.empty:
         return parts
@@ -206,6 +254,7 @@ def _labels(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
         exhibits.table(
             table.set_index(["representation", "attribute"]),
             name="report-labels-table",
+            collapsed="Probe accuracy and P@k per representation and attribute",
             **mark,
             extremes=[c for c in ("probe_ba", f"p@{k}") if c in table] or False,  # no floors
             caption=(
@@ -223,6 +272,7 @@ def _labels(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
             exhibits.table(
                 support.set_index(["attribute", "class"]),
                 name="report-support",
+                collapsed="Labels with too few rows, left out",
                 **mark,
                 extremes=False,
                 caption=(
@@ -261,6 +311,7 @@ def _identity(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
         exhibits.table(
             shown,
             name="report-identity-table",
+            collapsed="Identity per condition: every number",
             **mark,
             caption=(
                 f"Identity per condition over {n_queries:,} searched queries. overlap@{k}: mean share of the "

@@ -104,10 +104,12 @@ def test_extremes_match_a_brute_force_reference(case):
 @given(frames_and_rows())
 @settings(max_examples=25, deadline=None)
 def test_the_rendered_table_carries_exactly_those_marks(case):
-    """The table marks the values as the Styler displays them (6 decimals by default)."""
+    """The table marks the values as it displays them (readable_number: 4 significant digits)."""
     frame, rows = case
     html = exhibits.table(frame, name="t", caption="Random.", extremes_rows=rows).html
-    shown = frame.apply(lambda c: c.map(lambda v: float(f"{v:.6f}")) if c.dtype == float else c)
+    shown = frame.apply(
+        lambda c: c.map(lambda v: exhibits._shown_value(exhibits.readable_number(v))) if c.dtype == float else c
+    )
     np.testing.assert_array_equal(_marks_in_html(html, "t", frame.shape), _reference_marks(shown, rows))
     assert (exhibits.LEGEND in html) == (_reference_marks(shown, rows) != "").any()
 
@@ -562,3 +564,23 @@ def test_chart_floats_are_rounded_and_datasets_named_in_order():
         "a": [1.23457, float("inf"), 3],
         "b": [0.3],
     }
+
+
+def test_tables_show_missing_values_as_a_dash_formatted_or_not():
+    frame = pd.DataFrame({"a": [0.821445, np.nan], "b": [np.nan, 2.5]})
+    html = exhibits.table(frame.style.format({"b": "{:.2f}"}), name="t", caption="Missing.", extremes=False).html
+    assert ">nan<" not in html.lower()
+    assert html.count(f">{exhibits.MISSING}</td>") == 2
+    assert ">0.8214</td>" in html and ">2.50</td>" in html
+
+
+def test_a_named_index_adds_no_header_row_of_its_own():
+    frame = pd.DataFrame({"BA (%)": [80.0, 90.0]}, index=pd.Index(["pca", "prefix"], name="method"))
+    html = exhibits.table(frame, name="t", caption="Named index.", extremes=False).html
+    head = html[html.index("<thead>") : html.index("</thead>")]
+    assert head.count("<tr>") == 1 and 'class="index_name level0" >method</th>' in head
+    two = frame.set_axis(pd.MultiIndex.from_tuples([("a", 1), ("b", 2)], names=["x", "y"]))
+    head = (lambda h: h[h.index("<thead>") : h.index("</thead>")])(
+        exhibits.table(two, name="u", caption="Two levels.", extremes=False).html
+    )
+    assert head.count("<tr>") == 1 and ">x</th>" in head and ">y</th>" in head

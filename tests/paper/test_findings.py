@@ -81,3 +81,12 @@ def test_docstring_examples():
 
     results = doctest.testmod(findings, optionflags=doctest.NORMALIZE_WHITESPACE, report=False)
     assert results.attempted > 0 and results.failed == 0
+
+
+def test_the_result_box_names_every_finding_once_with_the_numbers_of_those_that_fail():
+    v = findings.verdicts(CRITERIA, [("a", "", "x = 1", True), ("b", "", "y = -1 < 0", False), ("c", "", "", None)])
+    box = findings.result(v, "{held} of {measured} hold", figure=findings.box("inner")).html
+    assert box.startswith('<div class="embdiag-result">') and "1 of 2 hold: <em>a</em>." in box
+    assert "Not holding: <em>b</em> (y = -1 &lt; 0)." in box and "Not measured in this run: <em>c</em>." in box
+    assert box.count("<em>a</em>") == box.count("<em>b</em>") == box.count("<em>c</em>") == 1
+    assert box.endswith("inner</p></div></div>")

@@ -11,9 +11,13 @@ second from the caption-retrieval measurement
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 
-__all__ = ["BARS", "caption_table", "verdicts"]
+from .. import findings
+
+__all__ = ["BARS", "caption_table", "verdicts", "result"]
 
 BARS = {
     "labels beyond pixels": "standardized-probe balanced accuracy above the pooled-pixel probe's "
@@ -68,3 +72,28 @@ def verdicts(probes: pd.DataFrame, captions: pd.DataFrame, encoder: str, pixels:
             },
         ]
     )
+
+
+def result(table: pd.DataFrame) -> findings.Result:
+    """The chapter's result box: per encoder of ``table`` (the :func:`verdicts` of each, stacked
+    and indexed by ``encoder``), whether it meets both bars, with the numbers of any bar missed.
+
+    >>> t = pd.DataFrame({"bar": ["a", "b"], "this encoder": ["x 1", "y 2"], "met": [True, False]},
+    ...                  index=pd.Index(["e", "e"], name="encoder"))
+    >>> print(result(t).html)  # doctest: +NORMALIZE_WHITESPACE
+    <div class="embdiag-result"><p><strong>Result.</strong>
+    <strong>e</strong> misses the bar <em>b</em> (y 2).</p></div>
+    """
+    sentences = []
+    for encoder, rows in table.groupby(level="encoder", sort=False):
+        missed = rows[~rows["met"].astype(bool)]
+        name = f"<strong>{html.escape(str(encoder))}</strong>"
+        if missed.empty:
+            sentences.append(f"{name} meets both bars.")
+        else:
+            what = "; ".join(
+                f"<em>{html.escape(r['bar'])}</em> ({html.escape(r['this encoder'], quote=False)})"
+                for _, r in missed.iterrows()
+            )
+            sentences.append(f"{name} misses the bar {what}.")
+    return findings.box(" ".join(sentences))

@@ -19,7 +19,8 @@
 # with paired intervals. It is the chapter that `embdiag report` runs on your files:
 #
 # ```
-# embdiag report vectors.npy --labels labels.csv --compress fp16,int8,pca256 --index hnsw --out report/
+# embdiag report vectors.npy --labels labels.csv \
+#     --compress fp16,int8,pca256 --index hnsw --out report/
 # ```
 #
 # writes `report/report.html` (this page for your vectors, one file that opens offline),
@@ -80,7 +81,7 @@ with maybe_connect(cluster):  # one connection for the input check and the searc
         fail_if=fail_if,
     )
 saved = report.save(out_dir) if out_dir else []
-view.overview(report, source)
+display(view.result(report), view.overview(report, source))
 
 # %% [markdown]
 # ## Summary: what each condition changes
