@@ -169,7 +169,7 @@ def readable_number(value) -> str:
     >>> [readable_number(v) for v in (2000, 0.821445, 8.21445e-05, 22.6, 12345.6, float("nan"), "a")]
     ['2,000', '0.8214', '8.214 × 10⁻⁵', '22.6', '12,346', '—', 'a']
     """
-    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+    if _missing(value):
         return MISSING
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         return str(value)
@@ -187,11 +187,13 @@ def readable_number(value) -> str:
     return np.format_float_positional(value, precision=DIGITS, unique=False, fractional=False, trim="-")
 
 
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, (float, np.floating)) and np.isnan(value))
+
+
 def _missing_shown(formatter):
     def shown(value):
-        if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
-            return MISSING
-        return formatter(value)
+        return MISSING if _missing(value) else formatter(value)
 
     return shown
 

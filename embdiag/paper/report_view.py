@@ -22,6 +22,7 @@ from IPython.display import Markdown
 from ..artifacts import Read
 from ..report import Report
 from ..report.cli import CHAPTER
+from ..report.measurement import change_name
 from . import exhibits, findings, theme
 
 __all__ = [
@@ -81,9 +82,7 @@ def overview(report: Report, source: str) -> Markdown:
 def _worst(changes: list[dict]) -> str:
     """The relevance change whose interval reaches lowest, in words (pp)."""
     r = min(changes, key=lambda c: (c["high"], c["value"]))
-    what = r["metric"].replace("delta_", "Δ").replace("p@", "P@").replace("hit@", "Hit@")
-    where = f" {r['attribute']}" if r["attribute"] else ""
-    return f"{what}{where} {r['value']:+.2f} pp [{r['low']:+.2f}, {r['high']:+.2f}]"
+    return f"{change_name(r)} {r['value']:+.2f} pp [{r['low']:+.2f}, {r['high']:+.2f}]"
 
 
 def result(report: Report) -> findings.Result:

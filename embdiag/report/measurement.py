@@ -81,6 +81,7 @@ __all__ = [
     "available_metrics",
     "summarize",
     "summary_table",
+    "change_name",
     "verdict",
     "METRIC_COLUMNS",
     "SPACES",
@@ -1129,11 +1130,15 @@ def summarize(
     return out
 
 
+def change_name(r: dict) -> str:
+    """The name of a relevance change of :func:`summarize`: ``ΔP@10 digit``, ``ΔHit@10``."""
+    what = r["metric"].replace("delta_", "Δ").replace("p@", "P@").replace("hit@", "Hit@")
+    return f"{what} {r['attribute']}" if r["attribute"] else what
+
+
 def _change(r: dict) -> str:
     """``ΔP@10 digit -0.31 [-0.90, +0.22]`` (pp)."""
-    what = r["metric"].replace("delta_", "Δ").replace("p@", "P@").replace("hit@", "Hit@")
-    where = f" {r['attribute']}" if r["attribute"] else ""
-    return f"{what}{where} {r['value']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]"
+    return f"{change_name(r)} {r['value']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]"
 
 
 def summary_table(summary: list[dict], k: int) -> pd.DataFrame:
