@@ -31,7 +31,7 @@ standardized probe does with principal directions that carry no variance.
 
 from __future__ import annotations
 
-import zlib
+import hashlib
 from typing import Mapping
 
 import numpy as np
@@ -86,9 +86,10 @@ def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
     eigenvalues ``variances`` (d,, ddof=1, clipped at 0). Needs at least 2 rows.
     With ``center=False`` the mean is taken as zero: the directions and eigenvalues
     are those of ``X.T @ X / (n - 1)`` (second moments about the origin, the right
-    singular vectors of ``X``). The last two results are memoized by content (CRC-32 of
-    the bytes, shape, dtype, ``center``), so fitting a severity grid or several ``k``
-    on one training set decomposes it once; the returned arrays are read-only.
+    singular vectors of ``X``). The last two results are memoized by content (BLAKE2b of
+    the bytes, shape, dtype, ``center``: a cryptographic digest, so another array never
+    gets this one's result, as it could with a checksum), so fitting a severity grid or
+    several ``k`` on one training set decomposes it once; the returned arrays are read-only.
 
     Examples
     --------
@@ -107,7 +108,7 @@ def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
             "(sums of squares) are representable in float64; rescale the vectors (principal "
             "directions do not depend on a common factor)"
         )
-    key = (X.shape, X.dtype.str, zlib.crc32(np.ascontiguousarray(X).view(np.uint8)), bool(center))
+    key = (X.shape, X.dtype.str, hashlib.blake2b(np.ascontiguousarray(X).view(np.uint8)).digest(), bool(center))
     if key not in _AXES_CACHE:
         out = _principal_axes(X, bool(center))
         for a in out:

@@ -231,7 +231,13 @@ class Noise(_Intervention):
     def _fit(self, X):
         s = self.severity_
         # float64 sums of float32 rows; "IJ,IJ->" (a mutant) is the same contraction
-        self.mean_sq_norm_ = float(np.einsum("ij,ij->", X, X, dtype=np.float64) / X.shape[0])
+        with np.errstate(over="ignore"):  # an overflow is refused just below, by name
+            self.mean_sq_norm_ = float(np.einsum("ij,ij->", X, X, dtype=np.float64) / X.shape[0])
+        if not math.isfinite(self.mean_sq_norm_):
+            raise ValueError(
+                f"X: the mean squared row norm of the training vectors overflows float64 (largest "
+                f"magnitude {float(np.abs(X).max()):.3g}); rescale the vectors: the noise's size follows theirs"
+            )
         self.noise_variance_ = (s / (1.0 - s)) ** 2 * self.mean_sq_norm_
 
     def transform(self, X) -> np.ndarray:

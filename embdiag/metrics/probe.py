@@ -280,7 +280,8 @@ class _Preconditioner:
     ``M_k = Xt^T diag(p_k (1 - p_k)) Xt / n + diag(reg)``, applied and then projected onto
     class sums of zero: exact but for the coupling between classes. Built at the
     current point and rebuilt only after a Newton step that needed more than
-    ``rebuild_after`` CG steps, so one build usually serves several steps and several
+    ``rebuild_after`` CG steps, or for a penalty more than ``penalty_step`` from the one it
+    was built for (:meth:`serves`), so one build usually serves several steps and several
     values of ``C``.
 
     ``M_k`` is summed in float32 over the rows that make up all but ``dropped_trace`` of its
@@ -292,9 +293,26 @@ class _Preconditioner:
 
     rebuild_after = 12
     dropped_trace = 1e-3
+    #: The most the penalty may move (a factor, either way) before the factors are rebuilt for it.
+    penalty_step = 10.0
 
     def __init__(self):
-        self.inv, self.stale = None, True
+        self.inv, self.stale, self.reg = None, True, None
+
+    def serves(self, reg) -> bool:
+        """Whether the factors were built for a penalty within :attr:`penalty_step` of ``reg`` on
+        every penalized coefficient. Factors built for penalty ``r_b`` leave the preconditioned
+        Hessian at penalty ``r`` a condition number up to ``max(r / r_b, r_b / r)`` times that of
+        fresh ones: across a grid that starts at a tiny C the old factors would precondition
+        nothing, CG would stop early and Newton would take its short steps for convergence."""
+        if self.reg is None:
+            return False
+        both = (self.reg > 0) & (reg > 0)
+        if not np.array_equal(self.reg > 0, reg > 0):
+            return False
+        ratio = reg[both] / self.reg[both]
+        slack = 1.0 + 1e-9  # the default grid's steps are 10x up to rounding: they keep the factors
+        return bool(np.all((ratio <= self.penalty_step * slack) & (ratio >= 1.0 / (self.penalty_step * slack))))
 
     def build(self, X32, P, reg):
         n, K = P.shape
@@ -329,12 +347,12 @@ class _Preconditioner:
                 L = np.diag(np.sqrt(np.maximum(G.diagonal(), 1e-30)))
             with np.errstate(over="ignore"):  # a pinned column's factor (reg up to 1e300) is inf in float32: inverse 0
                 inv[k] = strtri(L.astype(np.float32), lower=1)[0]  # its zero upper triangle stays zero
-        self.inv, self.stale = inv, False
+        self.inv, self.stale, self.reg = inv, False, np.array(reg, dtype=np.float64)
 
     def copy(self) -> "_Preconditioner":
         """A preconditioner starting from this one's current factors."""
         other = _Preconditioner()
-        other.inv, other.stale = self.inv, self.inv is None
+        other.inv, other.stale, other.reg = self.inv, self.inv is None, self.reg
         return other
 
     def __call__(self, R):
@@ -409,7 +427,7 @@ def _newton(design: _Design, Y, C: float, starts, tol: float, max_iter: int, pre
         g0 = g0 or gnorm  # CG's relative residual min(0.5, sqrt(|g| / |g0|)) -> 0: only the path
         if not gnorm > 0:
             return Theta, it - 1
-        if pre.stale:
+        if pre.stale or not pre.serves(reg):
             pre.build(X32, P, reg)
         D, steps = _cg(X32, P.astype(np.float32), reg, -G, pre, min(0.5, np.sqrt(gnorm / g0)) * gnorm)
         pre.stale = steps > pre.rebuild_after  # when to rebuild: time only

@@ -338,6 +338,9 @@ def _check_k(k: int, n: int, vectors) -> None:
 def _check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"{out} (--out): exists and is not a folder")
+    blocked = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise InputError(f"{out} (--out): {blocked} is a file, not a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / REPORT_JSON).is_file():
         raise InputError(
             f"{out} (--out): a folder that is not empty and holds no {REPORT_JSON}; it would be "
@@ -499,12 +502,11 @@ def main(argv=None, *, progress: bool = True) -> int:
         del data  # the chapter reads the files again; memory-mapped arrays cost nothing here
         if progress:
             _say(f"inputs checked in {time.perf_counter() - start:.1f} s ({n} x {d}); running the report ...")
-        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _workspace(out)
     except InputError as e:
         _say(str(e))
         return BAD_INPUT
 
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
         nb = run_chapter(CHAPTER, chapter_parameters(args, tmp, progress), tmp, progress=progress)
         (tmp / REPORT_HTML).write_text(_render(nb, f"{TITLE}: {Path(args.vectors).name}"), encoding="utf-8")
@@ -525,6 +527,16 @@ def main(argv=None, *, progress: bool = True) -> int:
     for line in violated:
         print(f"--fail-if violated: {line}")
     return VIOLATED if violated else OK
+
+
+def _workspace(out: Path) -> Path:
+    """A new private folder beside ``out`` (its parents made), where the report is written
+    before it replaces ``out``; a folder that cannot be made or written is bad input."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as e:
+        raise InputError(f"{out} (--out): cannot write in {out.parent}: {e.strerror or e}") from None
 
 
 def _render(nb, title: str) -> str:

@@ -33,6 +33,8 @@ comment next to the code.
 
 import warnings
 
+import zlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -196,6 +198,48 @@ def test_principal_axes_memo_is_by_content_and_read_only():
     pca = PCACompression(3).fit(X)
     pca.components_[0, 0] = 5.0  # fitted attributes are private copies
     assert principal_axes(X)[1][0, 0] != 5.0
+
+
+def _with_crc32(X: np.ndarray, target: int) -> np.ndarray:
+    """``X`` with low mantissa bits of its first entries flipped so that the CRC-32 of its bytes
+    is ``target``: the CRC is affine over GF(2), so the flips solve 32 linear equations."""
+    raw = np.ascontiguousarray(X).view(np.uint8).ravel()
+    zero = zlib.crc32(bytes(len(raw)))
+    bits = [(8 * entry, bit) for entry in range(8) for bit in range(8)]  # the low byte of entries 0..7
+    basis = {}  # pivot bit -> (CRC change, set of flips)
+    for i, (byte, bit) in enumerate(bits):
+        delta = bytearray(len(raw))
+        delta[byte] = 1 << bit
+        v, flips = zlib.crc32(bytes(delta)) ^ zero, {i}  # the CRC change of this one flip
+        while v and v.bit_length() - 1 in basis:
+            v, flips = v ^ basis[v.bit_length() - 1][0], flips ^ basis[v.bit_length() - 1][1]
+        if v:
+            basis[v.bit_length() - 1] = (v, flips)
+    need, flips = zlib.crc32(raw.tobytes()) ^ target, set()
+    while need:
+        v, f = basis[need.bit_length() - 1]  # KeyError: the flips do not span (never for 64 random-ish ones)
+        need, flips = need ^ v, flips ^ f
+    out = raw.copy()
+    for j in flips:
+        out[bits[j][0]] ^= 1 << bits[j][1]
+    return out.view(X.dtype).reshape(X.shape)
+
+
+def test_principal_axes_memo_never_returns_another_arrays_result():
+    # Issue #30: the memo was keyed by CRC-32, so a different matrix with the same CRC got the
+    # first one's mean and axes, and PCACompression(k).fit(B) after fit(A) returned A's PCA.
+    A = _data(0, 30, 5)
+    B = A.copy()
+    B[:, 0] = 3.0 * B[:, 0] + 1.0
+    B = _with_crc32(B, zlib.crc32(A.tobytes()))
+    assert zlib.crc32(B.tobytes()) == zlib.crc32(A.tobytes()) and A.shape == B.shape and A.dtype == B.dtype
+    fresh = PCACompression(3).fit(B.copy())
+    a = principal_axes(A)
+    b = principal_axes(B)
+    np.testing.assert_allclose(b[0], B.mean(axis=0), rtol=1e-12)
+    assert not np.allclose(a[0], b[0])
+    PCACompression(3).fit(A)
+    np.testing.assert_array_equal(PCACompression(3).fit(B).components_, fresh.components_)
 
 
 # Checks of scikit-learn's common suite that the transformers fail on purpose, with the reason.

@@ -472,3 +472,18 @@ def test_measure_grid_bad_arguments(labelled):
         list(measure_grid(*labelled, severities=(0.5, 1.0), probes=False))
     with pytest.raises(ValueError, match="name"):
         list(measure_grid(*labelled, names=("shrink",)))
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e200, 1e300])
+def test_noise_on_rows_whose_squared_norms_overflow_is_refused_by_name(scale):
+    # Issue #30: finite float64 rows near 1e200 have squared norms beyond float64, and
+    # Noise(0.99) returned +-inf silently.
+    X = np.random.default_rng(0).standard_normal((20, 8)) * scale
+    with pytest.raises(ValueError, match=r"X: the mean squared row norm .*overflows float64"):
+        Noise(0.99).fit(X)
+
+
+def test_noise_just_inside_float64_stays_finite():
+    X = np.random.default_rng(0).standard_normal((20, 8)) * 1e150
+    out = Noise(0.99).fit(X).transform(X)
+    assert np.isfinite(out).all()

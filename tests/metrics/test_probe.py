@@ -867,3 +867,29 @@ def test_reference_vectors_match_a_converged_sklearn_fit(reference):
         )
         theirs = objective(W_sk, sk.intercept_, Xs, np.searchsorted(sk.classes_, y), p.C_)
         assert ours <= theirs * (1 + 1e-9), a
+
+
+@pytest.mark.parametrize("tiny", [1e-60, 1e-12, 1e-6])
+def test_a_grid_that_starts_at_a_tiny_C_solves_every_C_as_a_cold_solve_does(tiny):
+    # Issue #30: factors built at a tiny C precondition nothing at C = 1; CG stopped early and
+    # Newton took its short step for convergence, 18x above the optimum, and chose the tiny C.
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 4, 300)
+    X = rng.normal(size=(4, 20))[y] + rng.normal(size=(300, 20))
+    fit, val = _stratified_split(y, 0.2, 0)
+    grid = LinearProbe(Cs=[tiny, 1.0]).fit(X, y)
+    cold = {C: LinearProbe(Cs=[C]).fit(X[fit], y[fit]) for C in grid.Cs_}
+    assert grid.val_scores_.tolist() == [cold[C].score(X[val], y[val]) for C in grid.Cs_]
+    assert grid.C_ == 1.0 and grid.val_scores_[-1] > 0.95
+    sc = StandardScaler().fit(X[fit])
+    Xs = sc.transform(X[fit])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sk = LogisticRegression(C=1.0, tol=1e-12, max_iter=100_000, solver="newton-cholesky").fit(Xs, y[fit])
+    # the path's solution at C = 1 on the fit rows (not only its score) is the optimum
+    rep = _Representation(X.astype(np.float64), True)
+    design = rep.design(fit)
+    *_, (C, Theta, _) = grid._path(design, y[fit], 4, grid.Cs_, design.cold_start(y[fit], 4), _Preconditioner())
+    W, b = design.to_original(Theta)
+    ours = objective(W.T * sc.scale_, b + W.T @ sc.mean_, Xs, y[fit], C)
+    assert ours <= objective(sk.coef_, sk.intercept_, Xs, y[fit], C) * (1 + 1e-9)

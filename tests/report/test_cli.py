@@ -388,6 +388,33 @@ def test_a_folder_that_is_not_a_report_is_never_replaced(tmp_path, vectors, monk
     assert "(--out): exists and is not a folder" in capsys.readouterr().err
 
 
+def test_an_out_inside_a_file_or_an_unwritable_folder_is_bad_input(tmp_path, vectors, monkeypatch, capsys):
+    # Issue #30: --out <a regular file>/out was a FileExistsError traceback and exit 1, which a
+    # CI job reads as a violated threshold.
+    monkeypatch.setattr(cli, "run_chapter", no_chapter)
+    (tmp_path / "file").write_text("kept")
+    for out in (tmp_path / "file" / "out", tmp_path / "file" / "a" / "b"):
+        assert cli.main([str(vectors), "--out", str(out)]) == cli.BAD_INPUT
+        err = capsys.readouterr().err
+        assert "(--out): " in err and "file" in err and "is a file, not a folder" in err
+        assert "Traceback" not in err
+    assert (tmp_path / "file").read_text() == "kept"
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    monkeypatch.setattr(cli.tempfile, "mkdtemp", _raise(PermissionError(13, "Permission denied")))
+    assert cli.main([str(vectors), "--out", str(locked / "r")]) == cli.BAD_INPUT
+    err = capsys.readouterr().err
+    assert f"{locked / 'r'} (--out): cannot write in {locked}: Permission denied" in err
+    assert leftovers(tmp_path) == [] and not (locked / "r").exists()
+
+
+def _raise(error):
+    def raising(*args, **kwargs):
+        raise error
+
+    return raising
+
+
 def test_an_empty_existing_folder_and_missing_parents_are_fine(tmp_path, vectors, fake):
     (tmp_path / "empty").mkdir()
     assert cli.main([str(vectors), "--out", str(tmp_path / "empty")]) == cli.OK
