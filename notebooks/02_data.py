@@ -50,12 +50,12 @@ driving, caption_groups = load_study(
     source, seed=seed, image_size=image_size, difficulty=difficulty, n_train=n_train, n_val=n_val,
     n_pool=n_pool, n_caption=n_caption, bdd_train_labels=bdd_train_labels, bdd_val_labels=bdd_val_labels,
     bdd_images=bdd_images, coco_captions=coco_captions, coco_instances=coco_instances, coco_images=coco_images)
-# What every caption says about where its numbers come from.
+# Where every number of the page comes from, said once.
 on_driving = driving.source + (", the book's default data, not BDD100K" if source == "procedural" else "")
 on_captions = caption_groups.source + (", the book's default data, not COCO" if source == "procedural" else "")
-display(Markdown(f"**Driving data in this run:** {driving.source}, {len(driving):,} images "
+display(Markdown(f"**Driving data in this run:** {on_driving}, {len(driving):,} images "
                  f"({', '.join(f'{s} {int((driving.split == s).sum()):,}' for s in driving.splits)}).  \n"
-                 f"**Caption groups in this run:** {caption_groups.source}, {len(caption_groups):,} images "
+                 f"**Caption groups in this run:** {on_captions}, {len(caption_groups):,} images "
                  f"with {caption_groups.captions.shape[1]} captions each."))
 
 # %% [markdown]
@@ -96,7 +96,7 @@ for attribute in ATTRIBUTES:
         figures.sample_grid_chart(driving, attribute, per_class=6, split="train", seed=seed),
         name=f"examples-{attribute}",
         caption=f"Example training images for each {attribute} class (drawn at random with seed {seed}); the row "
-                f"label gives the class's number of training images. Data: {on_driving}. Examples, not a "
+                f"label gives the class's number of training images. Examples, not a "
                 "measurement; the CSV lists the images shown."))
 
 # %% [markdown]
@@ -109,15 +109,15 @@ for attribute in ATTRIBUTES:
 # %%
 counts = driving.class_counts()
 exhibits.table(figures.count_table(counts), name="class-counts", extremes=False,  # counts of classes: no highest to mark
-               caption=f"Number of images per class (rows) in each split (columns). Data: {on_driving}. Exact "
+               caption=f"Number of images per class (rows) in each split (columns). Exact "
                        "counts of this dataset, so no uncertainty applies.")
 
 # %%
 for attribute in ATTRIBUTES:
     display(exhibits.figure(
         figures.class_count_chart(counts, attribute), name=f"class-shares-{attribute}",
-        caption=f"Share of each {attribute} class within each split (bars; the tooltip gives the count). Data: "
-                f"{on_driving}. Exact shares of this dataset, no uncertainty."))
+        caption=f"Share of each {attribute} class within each split (bars; the tooltip gives the count). "
+                f"Exact shares of this dataset, no uncertainty."))
 
 # %% [markdown]
 # Balanced accuracy in this book averages per-class recall only over classes with at least ten
@@ -127,8 +127,8 @@ for attribute in ATTRIBUTES:
 
 # %%
 exhibits.table(figures.support_table(counts, split="val", floor=10), name="below-support-floor", extremes=False,  # counts of classes: no highest to mark
-               caption=f"Validation classes with fewer than 10 images, which balanced accuracy leaves out. Data: "
-                       f"{on_driving}. Exact counts.")
+               caption=f"Validation classes with fewer than 10 images, which balanced accuracy leaves out. Exact "
+                       "counts.")
 
 # %% [markdown]
 # ## Object categories
@@ -139,7 +139,7 @@ exhibits.table(figures.support_table(counts, split="val", floor=10), name="below
 # %%
 exhibits.table(figures.category_table(driving).style.format("{:.1%}"), name="category-shares", extremes=False,  # shares describe the data: no highest to mark
                caption=f"Share of the images of each split (columns) that contain each object category (rows). "
-                       f"Data: {on_driving}. Exact shares of this dataset, no uncertainty.")
+                       f" Exact shares of this dataset, no uncertainty.")
 
 # %% [markdown]
 # ## Captions
@@ -155,10 +155,10 @@ exhibits.table(figures.category_table(driving).style.format("{:.1%}"), name="cat
 # %%
 examples = [0, 1, 2]
 display(exhibits.figure(figures.image_strip_chart(caption_groups, examples, size=128), name="caption-images",
-                        caption=f"The first three images of the caption groups, labelled by id. Data: {on_captions}."))
+                        caption=f"The first three images of the caption groups, labelled by id."))
 exhibits.table(figures.caption_table(caption_groups, examples).style.hide(axis="index"), name="caption-examples",
                extremes=False,  # text, and a caption number: nothing to rank
-               caption=f"The five captions of each image above, one view each. Data: {on_captions}.")
+               caption=f"The five captions of each image above, one view each.")
 
 # %% [markdown]
 # Exact duplicates would cap text→image Hit@1 (a caption shared by two images cannot rank its
@@ -173,7 +173,7 @@ exhibits.table(
                  index=pd.Index(["captions", "distinct", "exactly matching a caption of another image",
                                  "naming no object"], name="caption groups")),
     name="caption-statistics",
-    caption=f"Duplicates and object-free captions among all captions of the caption groups. Data: {on_captions}. "
+    caption=f"Duplicates and object-free captions among all captions of the caption groups. "
             "Exact shares of this dataset, no uncertainty.")
 
 # %% [markdown]

@@ -69,7 +69,7 @@ findings.result(verdicts, f"On {name}, {{held}} of {{measured}} findings of the 
 # %%
 exhibits.figure(chapter.headline_chart(records), name="headline", data=chapter.headline_frame(records),
                 caption=chapter.caption(
-                    cfg, "Total variance of the validation embeddings (log axis), and linear-probe accuracy and "
+                    "Total variance of the validation embeddings (log axis), and linear-probe accuracy and "
                     "P@10 per attribute (percent; dashed rules: the majority-class and random-neighbour floors), at "
                     "the final step, for the EMA reference, the contracted control and each seed's untrained "
                     "encoder.", n_seeds, "Each seed is a dot and the mean over seeds a black tick; no interval "
@@ -86,7 +86,7 @@ exhibits.figure(chapter.headline_chart(records), name="headline", data=chapter.h
 # %%
 exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion and the numbers behind its verdict", extremes=False,  # words only
                caption=chapter.caption(
-                   cfg, f"Each finding of the study's training section, its criterion (declared in "
+                   f"Each finding of the study's training section, its criterion (declared in "
                    f"embdiag.paper.chapters.training), the study's published time-of-day means (data/study/"
                    f"training_means.csv) and this run's {name} means, and whether the criterion holds here.",
                    n_seeds, "Means over seeds compared with fixed thresholds; no interval enters the verdict."))
@@ -103,7 +103,7 @@ exhibits.table(findings.table(verdicts), name="findings", collapsed="Each findin
 side_by_side = chapter.comparisons_side_by_side(records, attribute).set_index(["metric", "comparison"])
 exhibits.table(findings.in_words(side_by_side), name="paired-comparisons", extremes=False,  # intervals as text
                caption=chapter.caption(
-                   cfg, f"The five declared paired comparisons (A − B on the same seed) of probe accuracy and P@10, "
+                   f"The five declared paired comparisons (A − B on the same seed) of probe accuracy and P@10, "
                    f"in percentage points: the study's published time-of-day intervals (data/study/training_"
                    f"comparisons.csv) beside this run's on {name}, whether the signs agree and whether each "
                    f"interval excludes zero.", n_seeds,
@@ -133,7 +133,7 @@ exhibits.figure(chapter.length_chart(chapter.length_frame(ladder_runs, attribute
                                      attribute=attribute),
                 name="training-length", data=chapter.length_frame(ladder_runs, attribute),
                 caption=chapter.caption(
-                    cfg, f"Total variance (log axis), probe accuracy and P@10 on {name} (percent) at the final step "
+                    f"Total variance (log axis), probe accuracy and P@10 on {name} (percent) at the final step "
                     f"of runs trained for {', '.join(f'{n:,}' for n in lengths)} steps (log axis), per condition; "
                     "the dashed rule is the untrained encoder (the same at every length); diamonds at 4,000 "
                     "steps are the study's published time-of-day means (BDD100K, depth 6), shown for time of "
@@ -152,7 +152,7 @@ exhibits.table(ladder_gaps.assign(value=ladder_gaps.apply(_interval, axis=1)).pi
                .rename_axis(columns=None),
                name="length-gaps", extremes=False,  # intervals as text
                caption=chapter.caption(
-                   cfg, f"The contracted control minus the EMA reference and minus the untrained encoder, probe "
+                   f"The contracted control minus the EMA reference and minus the untrained encoder, probe "
                    f"accuracy and P@10 on {name}, at each training length, in percentage points.", int(seeds_at.min()),
                    "Mean difference and paired Student-t 95% interval over the seeds both conditions have at that "
                    "length, no multiplicity correction.", steps=schedules))
@@ -164,7 +164,7 @@ exhibits.table(by_length.assign(
                    columns=lambda n: f"{n:,} steps").rename_axis(columns=None),
                name="length-findings", extremes=False,  # verdicts in words
                caption=chapter.caption(
-                   cfg, f"Each declared finding of the training section (criteria as above, among the ladder's "
+                   f"Each declared finding of the training section (criteria as above, among the ladder's "
                    f"three conditions and the untrained encoder) at every training length, on {name}.",
                    int(seeds_at.min()), "Means over the seeds finished at each length compared with the fixed "
                    "thresholds; the intervals are in the table above.", steps=schedules))

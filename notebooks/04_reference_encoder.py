@@ -95,7 +95,7 @@ exhibits.table(
                   for n, (v, _) in runs.items()}).T.rename_axis("encoder"),
     name="directions", extremes=False,  # counts: no highest to mark
     caption=f"Output coordinates of each encoder and the number of directions its training image vectors use "
-            f"(centred-covariance eigenvalues above 1e-9 of the largest). Data: the training images of {on_driving}. "
+            f"(centred-covariance eigenvalues above 1e-9 of the largest). On the training images. "
             "Exact counts; no uncertainty.")
 
 # %% [markdown]
@@ -113,10 +113,10 @@ exhibits.table(
 # scene need more.
 
 # %%
-exhibits.table(probes.style.format("{:.2f}"), name="probes",
+exhibits.table(probes.style.format("{:.2f}"), name="probes", extremes=list(probes.columns),  # balanced accuracies
                caption=f"Balanced accuracy (%) per attribute of a standardized linear probe fitted on the training "
                        f"images and scored on the evaluation images, for pooled pixels and each encoder's vectors. "
-                       f"Data: {on_driving}. One fit and one evaluation split; no interval.")
+                       "One fit and one evaluation split; no interval.")
 
 # %% [markdown]
 # ## Captions: does a caption find its image?
@@ -129,10 +129,10 @@ exhibits.table(probes.style.format("{:.2f}"), name="probes",
 exhibits.table(
     pd.concat(captions, names=["encoder"]).style.format(
         {"Hit@1": "{:.2f}", "Hit@10": "{:.2f}", "chance Hit@10": "{:.1f}"}),
-    name="caption-hits",
+    name="caption-hits", extremes=["Hit@1", "Hit@10"],  # not the chance level
     caption=f"Text→image Hit@1 and Hit@10 (%) of every caption, embedded in the query role, searching the "
             f"caption-group images by cosine, at full width and at the 128-d Matryoshka prefix, with chance Hit@10 "
-            f"(computed by embdiag.interventions.caption_retrieval). Data: {on_captions}. Exact search over one set "
+            f"(computed by embdiag.interventions.caption_retrieval). Exact search over one set "
             "of captions; no interval.")
 
 # %% [markdown]

@@ -49,8 +49,6 @@ results = stress_tests.measure(vectors.train, vectors.train_labels, vectors.val,
                                  severities=severities, k=k, attribute=attribute, seed=seed)
 attribute = results.attribute  # the headline attribute (the default resolved)
 top = f"s = {results.top:g}"  # the most severe setting, the headline
-# What every caption says about the data and the uncertainty.
-on_data = f"Data: {vectors.source}."
 exact = (f"One measurement of these vectors: every change is deterministic except the offset's direction and the "
          f"noise, one seeded draw each (seed {seed}); no intervals.")
 display(Markdown(
@@ -67,7 +65,7 @@ findings.result(
         data=stress_tests.headline_frame(results),
         caption=f"RankMe (left, log axis) and {attribute} P@{k} in percent (right) of the evaluation vectors, "
                 f"unchanged and after each intervention at {top}; noise highlighted, the dashed line is the "
-                f"random-neighbour floor of {attribute} P@{k} ({100 * results.floors[attribute]:.2f}%). {on_data} {exact}"))
+                f"random-neighbour floor of {attribute} P@{k} ({100 * results.floors[attribute]:.2f}%). {exact}"))
 
 # %% [markdown]
 # ## A label-free number against retrieval
@@ -106,7 +104,7 @@ display(Markdown(stress_tests.headline_text(results)))
 # %%
 exhibits.table(stress_tests.severity_table(results).style.format("{:.4g}"), name="severity-sizes", extremes=False,  # sizes of the grid: no highest to mark
                caption=f"The size of each change (columns: intervention, and the quantity that sizes it) at each "
-                       f"severity of the declared grid (rows), fitted on the training vectors. {on_data} Exact "
+                       f"severity of the declared grid (rows), fitted on the training vectors. Exact "
                        f"values of the fitted changes (the noise's variance is its target, not a draw).")
 
 # %% [markdown]
@@ -123,7 +121,7 @@ exhibits.figure(
     caption=f"Every metric of the suite against severity, one line per intervention: total variance, RankMe "
             f"and participation ratio (log axes), mean cosine, overlap@{k} with the unchanged top {k}, then "
             f"balanced accuracy and P@{k} per attribute in percent (dashed: the random floor of P@{k}). "
-            f"{on_data} {exact}")
+            f"{exact}")
 
 # %% [markdown]
 # Each change leaves the instruments that are blind to it exactly where they were. Contraction is
@@ -143,7 +141,7 @@ exhibits.table(stress_tests.contraction_table(results).style.format("{:.6g}"), n
                extremes=False,  # rows are different metrics: a column's highest and lowest say nothing
                caption=f"Every metric of the evaluation vectors before contraction (s = 0) and after it at {top} "
                        f"(shares in [0, 1]), their ratio and the ratio the mapping predicts: (1 - s)² for total "
-                       f"variance, 1 for everything else. {on_data} Exact values, no uncertainty: the ratios of 1 "
+                       f"variance, 1 for everything else. Exact values, no uncertainty: the ratios of 1 "
                        f"hold to floating-point rounding.")
 
 # %% [markdown]
@@ -157,10 +155,11 @@ exhibits.table(stress_tests.contraction_table(results).style.format("{:.6g}"), n
 # %%
 severe = stress_tests.severe_table(results)
 exhibits.table(severe, name="severe-rows", extremes_rows=stress_tests.severe_compared(severe.data),
+               extremes=[c for c in severe.data.columns if c[1] == "this run"],  # the conditions' values
                caption=f"The study's severe rows in its layout: for each quantity the study's value as published "
                        f"(weather; EmbeddingGemma vectors of BDD100K images, data/study/stress_severe.csv) beside "
                        f"this run's at {top} ({attribute}); BA and P@{k} in percent, the last row the random-neighbour "
-                       f"floor of P@{k}. This run: {vectors.source}. {exact}")
+                       f"floor of P@{k}. {exact}")
 
 # %% [markdown]
 # ## Does each finding hold here?
@@ -174,7 +173,7 @@ exhibits.table(severe, name="severe-rows", extremes_rows=stress_tests.severe_com
 exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion and the numbers behind its verdict", extremes=False,
                caption=f"Each finding of the study's stress section, its criterion (declared in "
                        f"stress_tests.CRITERIA), the study's weather numbers and this run's ({attribute}, {top}), "
-                       f"and whether it holds here. {on_data} Criteria on single measurements, no intervals.")
+                       f"and whether it holds here. Criteria on single measurements, no intervals.")
 
 # %% [markdown]
 # **Scope.** One encoder's vectors of one dataset, changed after the fact: these responses are

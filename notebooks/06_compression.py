@@ -65,8 +65,6 @@ checked_attribute = figures.largest_loss(grid, checked)
 raw_ba = compression.unstandardized_ba(*args, method="PCA", dim=max(dims), attribute=checked_attribute)
 study = figures.read_study()
 trained = figures.trained_prefixes(encoder, vectors_path)  # None: not known (a user's vectors, another encoder)
-# What every caption says about the data and the uncertainty.
-on_data = f"Data: {vectors.source}."
 single = ("One measurement per representation (probes and PCA bases fitted once on the training vectors, no "
           "random draws); no intervals.")
 published = "the study's published values (EmbeddingGemma on BDD100K, data/study/compression.csv)"
@@ -80,7 +78,7 @@ findings.result(
     verdicts, "{held} of {measured} measured findings of the study's compression section hold in this run",
     figure=exhibits.figure(figures.change_chart(grid, k, study), name="change-from-native",
                            caption=f"{figures.change_caption(grid, k)} The study's: EmbeddingGemma on BDD100K "
-                                   f"(data/study/compression.csv). {on_data} {single}"))
+                                   f"(data/study/compression.csv). {single}"))
 
 # %% [markdown]
 # ## Two ways to keep $k$ dimensions
@@ -109,10 +107,11 @@ exhibits.figure(figures.schematic_chart(seed), name="schematic",
 # %%
 results = figures.results_table(grid, study, k)
 exhibits.table(results, name="results", extremes_rows=results.data.index.get_level_values("source") == "this run",
+               extremes=list(results.data.columns),  # accuracies, precisions and overlaps: higher keeps more
                caption=f"Balanced accuracy and P@{k} per attribute (percent) and overlap@{k} with the native top "
-                       f"{k} (share) of each representation: this run's row, then, in grey, {published} where the "
+                       f"{k} (percent) of each representation: this run's row, then, in grey, {published} where the "
                        f"study has the row (— where it has no value). "
-                       f"{on_data} {single}")
+                       f"{single}")
 
 # %% [markdown]
 # ## Centring alone moves neighbours
@@ -131,12 +130,12 @@ exhibits.table(results, name="results", extremes_rows=results.data.index.get_lev
 # keeps every neighbour. The table measures all four at the full dimension:
 
 # %%
-exhibits.table(figures.centring_table(centring, k), name="centring",
+exhibits.table(figures.centring_table(centring, k), name="centring", extremes=[c for c in centring.columns if c.endswith(f"P@{k}")],
                caption=f"At the full dimension ({vectors.dim}), against the native top {k}: overlap@{k} and the "
                        f"share of queries whose top {k} changed, overlap with the top {k} of cosine on the centred "
                        f"vectors, the largest change of any pairwise cosine, and P@{k} per attribute, for the "
                        f"native vectors, uncentred PCA, centred PCA and the native vectors minus the training mean. "
-                       f"{on_data} Exact values (deterministic), no uncertainty.")
+                       f"Exact values (deterministic), no uncertainty.")
 
 # %%
 display(Markdown(figures.centring_text(centring, k)))
@@ -152,7 +151,7 @@ display(Markdown(figures.centring_text(centring, k)))
 exhibits.figure(figures.overlap_chart(curve, k), name="overlap-by-dimension",
                 caption=f"Overlap@{k} of each method's top {k} with the native top {k} against the dimensions "
                         f"kept (log axis), at {', '.join(map(str, sorted(set(curve['dim']), reverse=True)))}. "
-                        f"{on_data} Exact values (deterministic), no uncertainty.")
+                        f"Exact values (deterministic), no uncertainty.")
 
 # %%
 display(Markdown(figures.overlap_text(curve, k, trained)))
@@ -177,7 +176,7 @@ display(Markdown(figures.retrieval_text(grid, centring, k)))
 exhibits.table(figures.spectrum_table(spectrum), name="spectrum", extremes=False,  # decreasing in k by definition
                caption=f"For each number k of principal directions kept: the share of the training vectors' "
                        f"(centred) variance that they leave out, and the variance of direction k relative to the "
-                       f"first. Training vectors of {vectors.source}. Exact eigenvalues, no uncertainty.")
+                       f"first. Training vectors. Exact eigenvalues, no uncertainty.")
 
 # %%
 display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, checked_attribute)))
@@ -194,7 +193,7 @@ display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, c
 exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion and the numbers behind its verdict", extremes=False,
                caption=f"Each finding of the compression section (and the user's centring finding), its criterion "
                        f"(paper.chapters.compression.CRITERIA), the numbers behind it in {published} and in this run, and "
-                       f"whether it holds here. {on_data} Criteria on single measurements, no intervals.")
+                       f"whether it holds here. Criteria on single measurements, no intervals.")
 
 # %% [markdown]
 # **Scope.** With the default parameters these are a small reference encoder's vectors of

@@ -52,8 +52,7 @@ vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vector
 results = compare_study_conditions(vectors.train, vectors.val, k=k, offset_severity=offset_severity,
                                    offset_seed=offset_seed)
 study, ours = sf.read_study(), sf.storage_table(results, vectors.val_labels)
-# What every caption says about the data, the study's side and the uncertainty.
-on_data = f"Data: {vectors.source}."
+# What captions say about the study's side and the uncertainty (the data is named once, above).
 published = "the study's published values (EmbeddingGemma on BDD100K, data/study/storage.csv)"
 study_rows = "The study's rows are its published values (EmbeddingGemma on BDD100K, data/study/storage.csv)."
 exact = "Exact counts and floating-point errors of one deterministic run, no uncertainty."
@@ -71,7 +70,7 @@ findings.result(
         caption=f"Per condition: the largest change of any query–gallery score (log axis; the references' "
                 f"exact 0 at the left edge), the number of the {len(vectors.val):,} queries whose top-{k} "
                 f"set changed, and the mean overlap@{k} with the reference top {k}. Filled circles: this run; "
-                f"open grey diamonds: {published}. {on_data} {exact}"))
+                f"open grey diamonds: {published}. {exact}"))
 
 # %% [markdown]
 # ## The eight conditions
@@ -105,7 +104,7 @@ example = sf.result_named(results, example_condition)
 boundary = sf.boundary_data(vectors.val, example)
 exhibits.figure(sf.boundary_chart(boundary, k), name="boundary", data=boundary,
                 caption=f"{sf.boundary_caption(boundary, example)} Left: the ranks around {k}; right: zoom on the "
-                        f"items that cross the cut. {on_data} Exact float64 scores, no uncertainty.")
+                        f"items that cross the cut. Exact float64 scores, no uncertainty.")
 
 # %% [markdown]
 # ## Score error, changed queries and overlap
@@ -125,7 +124,7 @@ exhibits.figure(sf.precision_change_chart(ours, study, k), name="precision-chang
                 data=sf.precision_change_frame(ours, study),
                 caption=f"Change of P@{k} per attribute under each condition (perturbed minus reference, percentage "
                         f"points; dashed: no change). Filled circles: this run; open grey diamonds: {published}. "
-                        f"{on_data} {exact}")
+                        f"{exact}")
 
 # %% [markdown]
 # The same numbers in the study's table layout, the study's row above this run's:
@@ -133,9 +132,10 @@ exhibits.figure(sf.precision_change_chart(ours, study, k), name="precision-chang
 # %%
 side = sf.side_by_side(ours, study, k)
 exhibits.table(side, name="storage-table", collapsed="The study's storage table beside this run's", extremes_rows=sf.this_run(side),
+               extremes=[c for c in side.data.columns if c != "queries"],  # not the number of queries
                caption=f"The study's storage table, its row above this run's for each condition: the largest score "
                        f"error, changed queries and all queries, mean overlap@{k} and the change of P@{k} per "
-                       f"attribute (pp; blank where the study gives none). {study_rows} This run: {vectors.source}. "
+                       f"attribute (pp; blank where the study gives none). {study_rows} "
                        f"{exact}")
 
 # %% [markdown]
@@ -153,7 +153,7 @@ exhibits.figure(sf.margin_chart(results), name="margins",
                 caption=f"Reference margin (score at rank {k} minus rank {k + 1}, log axis) of every query, per "
                         f"condition: all queries as a grey density strip (histogram, darker = more queries), the "
                         f"queries whose top {k} changed as red dots, and a black tick at twice the condition's "
-                        f"largest score change. {on_data} {exact}")
+                        f"largest score change. {exact}")
 
 # %% [markdown]
 # Changed queries per margin bin (declared decades, `neighbour_stability.MARGIN_EDGES`), as
@@ -162,7 +162,7 @@ exhibits.figure(sf.margin_chart(results), name="margins",
 # %%
 exhibits.table(sf.margin_table(results), name="margin-bins", collapsed="Changed queries per margin bin", extremes=False,  # counts per bin: no highest to mark
                caption=f"Per condition and reference-margin bin (declared decades, neighbour_stability.MARGIN_EDGES): "
-                       f"the queries whose top {k} changed and all queries in the bin. {on_data} {exact}")
+                       f"the queries whose top {k} changed and all queries in the bin. {exact}")
 
 # %% [markdown]
 # ## What can be ruled out in advance: the certificate
@@ -180,7 +180,7 @@ exhibits.table(sf.certificate_table(results, study), name="certificate", extreme
                        f"them), coverage (certified share), exceptions (certified yet changed), the medians over "
                        f"queries of the certificate's bound, of the actual largest score change and of half the "
                        f"margin (score units), and the share of queries whose actual change stays below half their "
-                       f"margin. {on_data} {exact}")
+                       f"margin. {exact}")
 
 # %% [markdown]
 # **Why coverage is low for INT8 while few queries change.** Per condition, how the half
@@ -193,7 +193,7 @@ exhibits.figure(sf.certificate_chart(results), name="certificate-distributions",
                 caption=f"For {', '.join(sf.CERTIFICATE_CONDITIONS)}: the share of queries at or below each value "
                         f"(log axis, score units) of half the margin (black), of the certificate's bound (orange) "
                         f"and of the actual largest score change (blue); quantiles at every 2% of the queries. "
-                        f"{on_data} {exact}")
+                        f"{exact}")
 
 # %%
 display(Markdown(sf.certificate_explanation(results, vectors.dim)))
@@ -208,9 +208,10 @@ display(Markdown(sf.certificate_explanation(results, vectors.dim)))
 # %%
 agreement = sf.agreement_table(ours, study, k)
 exhibits.table(agreement, name="agreement", collapsed="Agreement and turnover per condition: every number", extremes_rows=sf.this_run(agreement),
+               extremes=[c for c in agreement.data.columns if c == "changed queries" or c.endswith("(%)")],
                caption=f"For each condition that changed any query: the changed queries and, per attribute, how many "
                        f"of them kept exactly the same P@{k} (count and percent of the changed), the study's row "
-                       f"above this run's where it reports one. {study_rows} This run: {vectors.source}. "
+                       f"above this run's where it reports one. {study_rows} "
                        f"{exact}")
 
 # %% [markdown]
@@ -226,7 +227,7 @@ exhibits.table(findings.table(verdicts), name="findings", collapsed="Each findin
                caption=f"Each finding of the study's storage section, its criterion (neighbour_stability.CRITERIA), "
                        f"the study's numbers (its published values, data/study/storage.csv) and this run's, and "
                        f"whether it holds here. "
-                       f"{on_data} {exact}")
+                       f"{exact}")
 
 # %% [markdown]
 # **Scope.** These measurements change stored vectors and scoring arithmetic, never the encoder

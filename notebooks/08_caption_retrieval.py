@@ -61,8 +61,7 @@ example = cr.typical_image(result) if example is None else example
 item, items = vectors.item, figures.plural(vectors.item)
 caption, captions = vectors.caption, figures.plural(vectors.caption)
 label = figures.item_label(vectors, example)
-# What every caption says about the data, the study's side and the uncertainty.
-on_data = f"Data: {vectors.source}."
+# What captions say about the study's side and the uncertainty (the data is named once, above).
 published = "the study's published values (EmbeddingGemma on COCO 2017 validation, data/study/caption_retrieval.csv)"
 exact = "Exact values of one deterministic search (float64 scores), no uncertainty."
 boot = (f"95% paired-bootstrap percentile interval over the {result.n_images:,} {item} groups ({n_draws:,} draws, "
@@ -76,7 +75,7 @@ findings.result(
     figure=exhibits.figure(figures.intervals_chart(changes, study), name="changes-with-intervals",
                            caption=f"Compressed minus native (percentage points) per metric, direction and dimension: "
                                    f"this run's change (black diamond; the line is its {boot}); in grey, the changes "
-                                   f"in {published}, with its printed intervals for Hit@10 only. {on_data}"))
+                                   f"in {published}, with its printed intervals for Hit@10 only."))
 
 # %% [markdown]
 # ## Two searches in one space
@@ -115,14 +114,14 @@ display(Markdown(figures.categories_statement(vectors, result)))
 
 # %%
 exhibits.figure(figures.example_chart(vectors, example), name="example-image",
-                caption=f"{label[0].upper() + label[1:]} of the caption groups, the worked example. {on_data} An "
+                caption=f"{label[0].upper() + label[1:]} of the caption groups, the worked example. An "
                         f"example, not a measurement.")
 
 # %%
 exhibits.table(figures.example_captions(result, vectors, example), name="example-captions", collapsed="The example's captions and their ranks", extremes=False,  # ranks: no highest to mark
                caption=f"The {captions} of {label} and, for each used as a text→image query, the rank of its "
                        f"parent {item} among all {result.n_images:,} {items} in each representation (1 = first). "
-                       f"{on_data} {exact}")
+                       f"{exact}")
 
 # %% [markdown]
 # The search of its first caption that finds it in the top ten, best first, one row per
@@ -133,7 +132,7 @@ exhibits.figure(figures.ranking_chart(result, vectors, example), name="ranking",
                 data=figures.ranking_frame(result, example),
                 caption=f"The top {k} {items} for one {caption} of {label} (its first that finds it in the "
                         f"native top {k}) as a text→image query, one row per representation, best first; the parent "
-                        f"{item} is outlined in red and its rank given in the row label. {on_data} {exact}")
+                        f"{item} is outlined in red and its rank given in the row label. {exact}")
 
 # %% [markdown]
 # And the reverse search: the same image's ten best captions in the native space, each with
@@ -143,7 +142,7 @@ exhibits.figure(figures.ranking_chart(result, vectors, example), name="ranking",
 exhibits.table(figures.caption_ranking_table(result, vectors, example), name="caption-ranking", collapsed="The example's ranked captions, one by one", extremes=False,  # ranks and scores of one query: no highest to mark
                caption=f"The {k} best {captions} for {label} as an image→text query in the native space: "
                        f"cosine score, {caption}, the {item} that owns it and whether it is one of {label}'s "
-                       f"own. {on_data} {exact}")
+                       f"own. {exact}")
 
 # %% [markdown]
 # ## What compression costs
@@ -152,16 +151,16 @@ exhibits.table(figures.caption_ranking_table(result, vectors, example), name="ca
 # representation.
 
 # %%
-exhibits.table(figures.percent_table(result), name="retrieval",
+exhibits.table(figures.percent_table(result), name="retrieval", extremes=True,  # every column: higher finds more
                caption=f"Per representation (native, and Matryoshka prefixes of {', '.join(map(str, dims))} "
                        f"dimensions), in percent: text→image Hit@1 and Hit@{k}; image→text Hit@1, Hit@{k} and "
-                       f"caption recall@{k}; the image-only category P@{k}. {on_data} {exact} The changes' intervals "
+                       f"caption recall@{k}; the image-only category P@{k}. {exact} The changes' intervals "
                        f"follow below.")
 
 # %%
 exhibits.figure(figures.metrics_chart(result), name="retrieval-by-dimension",
                 caption=f"Hit@1, Hit@{k} and caption recall@{k} per representation on one fixed 0–100% axis, "
-                        f"text→image and image→text. {on_data} {exact} The changes' intervals follow below.")
+                        f"text→image and image→text. {exact} The changes' intervals follow below.")
 
 # %% [markdown]
 # Overlap with the native top ten: how many of the same captions or images a compressed search
@@ -172,7 +171,7 @@ exhibits.figure(figures.metrics_chart(result), name="retrieval-by-dimension",
 exhibits.table(figures.overlaps_side_by_side(result, study), name="overlaps",
                caption=f"Overlap@{k} of each compressed top {k} with the native top {k} (percent; identity, not "
                        f"relevance), per representation and direction: this run beside {published}, – where it has "
-                       f"none. {on_data} {exact}")
+                       f"none. {exact}")
 
 # %% [markdown]
 # ## How sure are the changes?
@@ -188,7 +187,7 @@ exhibits.table(figures.overlaps_side_by_side(result, study), name="overlaps",
 # %%
 exhibits.table(figures.changes_table(changes), name="changes", collapsed="Every change with its interval", extremes=False,  # rows hold different metrics
                caption=f"Per representation, direction and metric: native and compressed values (percent), their "
-                       f"difference (pp) and its {boot}. {on_data}")
+                       f"difference (pp) and its {boot}.")
 
 # %%
 display(Markdown(figures.changes_statement(changes, result, study)))
@@ -211,14 +210,14 @@ exhibits.table(figures.control_table(control), name="shuffled-control", collapse
                caption=f"The shuffled-correspondence control on the native vectors, per direction and metric "
                        f"(percent): the real value, the value after one seeded shuffle of the image–caption "
                        f"correspondence (seed {seed}), its exact chance level, and the 2.5th and 97.5th percentiles "
-                       f"of {n_permutations:,} further shuffles. {on_data}")
+                       f"of {n_permutations:,} further shuffles.")
 
 # %%
 exhibits.figure(figures.control_chart(control), name="shuffled-control-chart",
                 data=figures.control_frame(control),
                 caption=f"The same control on a log axis: real and shuffled values (dots), the exact chance (black "
                         f"tick) and the central 95% of {n_permutations:,} further shuffles (grey line); a shuffled "
-                        f"value of zero cannot be drawn and is left out (the table shows it). {on_data}")
+                        f"value of zero cannot be drawn and is left out (the table shows it).")
 
 # %%
 display(Markdown(figures.control_statement(control, result, study)))
@@ -232,7 +231,7 @@ display(Markdown(figures.control_statement(control, result, study)))
 # %%
 exhibits.table(figures.side_by_side(result, study), name="study-vs-this-run", collapsed="The study's table beside this run's", extremes=False,  # metrics as rows
                caption=f"Every metric of the study's table per representation (percent): {published} beside this "
-                       f"run's, – where the study has no such representation. This run: {vectors.source}. {exact}")
+                       f"run's, – where the study has no such representation. {exact}")
 
 # %% [markdown]
 # ## Does each finding hold here?
@@ -244,7 +243,7 @@ exhibits.table(figures.side_by_side(result, study), name="study-vs-this-run", co
 # %%
 exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion and the numbers behind its verdict", extremes=False,
                caption=f"Each finding of the study's caption section, its criterion (caption_retrieval.CRITERIA), the "
-                       f"numbers behind it in {published} and in this run, whether it holds in each. {on_data} "
+                       f"numbers behind it in {published} and in this run, whether it holds in each. "
                        f"Changes with their {boot}.")
 
 # %% [markdown]

@@ -52,7 +52,7 @@ exhibits.table(chapter.condition_matrix(), name="condition-matrix", extremes=Fal
 # %%
 exhibits.figure(chapter.variants_chart(records), name="variants", data=chapter.variants_frame(records),
                 caption=chapter.caption(
-                    cfg, "Final-step metrics of every run of the seven training conditions and of each seed's "
+                    "Final-step metrics of every run of the seven training conditions and of each seed's "
                     "untrained encoder: geometry of the validation embeddings (no labels), and probe accuracy, "
                     "balanced accuracy and P@10 (percent) of the attribute chosen under the figure.", n_seeds,
                     "Each seed is a dot and the mean over seeds a black tick; no interval is drawn. The CSV lists "
@@ -69,8 +69,9 @@ for a in ATTRIBUTES:
     table = chapter.means_table(records, a)
     display(exhibits.table(
         table, name=f"means-{a}", extremes_rows=table.data.index != sweep.UNTRAINED,  # the seven conditions
+        extremes=[c for c in table.data.columns if c != "runs"],
         caption=chapter.caption(
-            cfg, f"Mean over finished seeds of every final-step metric, {chapter.ATTRIBUTE_NAMES[a]} for the "
+            f"Mean over finished seeds of every final-step metric, {chapter.ATTRIBUTE_NAMES[a]} for the "
             "per-attribute ones (percent), per training condition, with the untrained encoders for reference "
             "(not compared in the marks); runs: the number of seeds that entered.", n_seeds,
             "Means only; the figure above shows every seed, the paired intervals are below.")))
@@ -87,7 +88,7 @@ for a in ATTRIBUTES:
 paired = chapter.paired_percent(sweep.paired_table(records))
 exhibits.figure(chapter.differences_chart(paired), name="paired-differences", data=paired,
                 caption=chapter.caption(
-                    cfg, "Paired differences A − B of the five declared comparisons, per seed, for probe accuracy "
+                    "Paired differences A − B of the five declared comparisons, per seed, for probe accuracy "
                     "and P@10 (percentage points, attribute chosen under the figure) and RankMe.", n_seeds,
                     f"Each seed is a dot, the mean difference a diamond and the line its paired Student-t 95% "
                     f"interval over the {n_seeds} seeds (no multiplicity correction). The CSV holds every metric "
@@ -106,6 +107,6 @@ trajectories = sweep.load_trajectories(profile)
 exhibits.figure(chapter.trajectories_chart(trajectories), name="trajectories",
                 data=chapter.trajectories_frame(trajectories),
                 caption=chapter.caption(
-                    cfg, "Mean prediction loss since the previous evaluation, total variance (log axis), RankMe "
+                    "Mean prediction loss since the previous evaluation, total variance (log axis), RankMe "
                     "and time-of-day P@10 of the validation embeddings during training; one line per run.", n_seeds,
                     "One line per run and no interval; each run starts from its seed's untrained encoder."))

@@ -63,7 +63,7 @@ exhibits.table(
     name="identities", extremes=False,  # each row is a different quantity: a column's highest value means nothing
     caption=f"Each identity of the stress tests at severities {', '.join(f'{s:g}' for s in severities)}: the value "
             f"predicted by its formula, the value measured by embdiag.metrics (top-{k} neighbours for the cosine "
-            f"order) and their relative difference. Data: {vectors.source}. The exact rows differ only by float64 "
+            f"order) and their relative difference. The exact rows differ only by float64 "
             f"rounding; the noise rows are one draw (seed {seed}) and hold only in expectation, so they differ by "
             "sampling error.")
 

@@ -120,7 +120,7 @@ exhibits.table(
         {"total variance": "{:.4g}", "mean cosine": "{:.4f}", "RankMe": "{:.2f}", "participation ratio": "{:.2f}"}),
     name="invariances", extremes=False,  # which change moves which measure, not a ranking of the rows
     caption=f"Total variance, mean cosine, RankMe and participation ratio of the original matrix, the matrix scaled "
-            f"by c = {scale:g}, moved by a common offset of norm {offset_norm:g}, and centred. Data: {source}. "
+            f"by c = {scale:g}, moved by a common offset of norm {offset_norm:g}, and centred. "
             "Exact computations on one matrix; no uncertainty applies.")
 
 # %% [markdown]
@@ -143,7 +143,7 @@ exhibits.table(
 exhibits.figure(rank_diagnostics.spectra_chart(variants), name="spectra",
                 caption=f"Shares of the spectrum, largest first, on log-log axes: the raw singular values that RankMe "
                         f"reads (circles) and the centred covariance eigenvalues that PR reads (squares), for each of the "
-                        f"four matrices of the table above (shares at or below 1e-12 left out). Data: {source}. Exact "
+                        f"four matrices of the table above (shares at or below 1e-12 left out). Exact "
                         "computations; no uncertainty applies.")
 
 # %% [markdown]
@@ -157,7 +157,7 @@ exhibits.figure(rank_diagnostics.spectra_chart(variants), name="spectra",
 exhibits.figure(rank_diagnostics.offset_sweep_chart(Z, seed=seed), name="offset-sweep",
                 caption=f"RankMe and participation ratio of the matrix moved by a common offset (one fixed direction, "
                         f"seed {seed + 1}) whose norm is 0.01 to 100 times the root-mean-square norm of the centred "
-                        f"rows (log axis). Data: {source}. Exact computations; no uncertainty applies.")
+                        f"rows (log axis). Exact computations; no uncertainty applies.")
 
 # %% [markdown]
 # **Takeaway.** RankMe and PR answer "how many directions?" about different matrices. Report

@@ -4,15 +4,15 @@
 ``<figure class="embdiag-exhibit ...">`` with
 
 * a caption (``Table: ...`` / ``Figure: ...``), which says what is shown, from which data;
-* for tables, the highest and lowest value of each numeric column marked with the classes
-  :data:`MAX` / :data:`MIN` (``embdiag/static/embdiag.css`` adds ▲ / ▼, so the marks do not rely
-  on colour), and a legend in the caption;
-* a CSV download of the data: a ``data:`` link with the CSV percent-encoded, so the site stays
-  self-contained, works offline and under any sub-path, and the link cannot go stale;
-* a provenance line: the chapter source that made it (told to the kernel by
+* for tables, the highest and lowest value of each column that declares them meaningful marked
+  with the classes :data:`MAX` / :data:`MIN` (``embdiag/static/embdiag.css`` adds ▲ / ▼, so
+  the marks do not rely on colour), and a legend in the caption;
+* one provenance line: a CSV download of the data (a ``data:`` link with the CSV
+  percent-encoded, so the site stays self-contained, works offline and under any sub-path, and
+  the link cannot go stale), the chapter source that made it (told to the kernel by
   :func:`embdiag.paper.pipeline.execute`, with its non-default parameters) and the inputs read
   so far by the process (:func:`embdiag.artifacts.reads`), each with the first 12 hex digits
-  of its SHA-256.
+  of its SHA-256 (listed when the reader opens the line, if there are many).
 
 The result is an :class:`Exhibit`, which Jupyter displays as that HTML. Output is deterministic:
 the Styler's ids come from ``name``, the chart's from its spec. In a chapter::
@@ -312,11 +312,11 @@ def csv_link(frame: pd.DataFrame, filename: str) -> str:
 
 
 def _downloads(frames: Sequence[pd.DataFrame], name: str) -> str:
+    """The CSV links of an exhibit's ``frames`` (``CSV: name.csv``), or ``""`` for none."""
     if not frames:
         return ""
     names = [f"{name}.csv"] if len(frames) == 1 else [f"{name}-{i}.csv" for i in range(1, len(frames) + 1)]
-    links = ", ".join(csv_link(f, n) for f, n in zip(frames, names))
-    return f'<p class="embdiag-downloads">Data (CSV): {links}</p>'
+    return "CSV: " + ", ".join(csv_link(f, n) for f, n in zip(frames, names))
 
 
 # -- chart data ----------------------------------------------------------------------------------
@@ -416,11 +416,13 @@ def _as_reads(reads) -> list[artifacts.Read]:
     return list(dict.fromkeys(out))
 
 
-def provenance(reads=None, made: str | None = None) -> str:
-    """The provenance block: ``Made by notebooks/NN_name.py`` (linked to its copy in the site,
-    with the non-default parameters) ``from`` the inputs ``reads`` (default: everything this
-    process has read, :func:`embdiag.artifacts.reads`; else a list of paths or
-    :class:`~embdiag.artifacts.Read`), each with its short checksum. Outside the chapter
+def provenance(reads=None, made: str | None = None, downloads: str = "") -> str:
+    """The provenance line: ``downloads`` (the exhibit's CSV links, if any), then ``Made by
+    notebooks/NN_name.py`` (linked to its copy in the site, with the non-default parameters)
+    ``from`` the inputs ``reads`` (default: everything this process has read,
+    :func:`embdiag.artifacts.reads`; else a list of paths or :class:`~embdiag.artifacts.Read`),
+    each with its short checksum, in one line. More than :data:`INLINE_READS` inputs are counted
+    on that line and listed with their checksums when the reader opens it. Outside the chapter
     pipeline the chapter is unknown and said to be so. The chapter clause is the
     ``embdiag-made`` span (nbval, re-running a chapter outside the pipeline, masks it).
 
@@ -441,7 +443,7 @@ def provenance(reads=None, made: str | None = None) -> str:
                 )
         else:
             made = "Made outside the book's chapter pipeline (chapter not known)"
-    made = f'<span class="embdiag-made">{made}</span>'
+    made = (downloads + " · " if downloads else "") + f'<span class="embdiag-made">{made}</span>'
     items = [_read_html(r) for r in _as_reads(reads)]
     if not items:
         return f'<div class="embdiag-provenance"><p>{made}, reading no recorded input.</p></div>'
@@ -449,8 +451,7 @@ def provenance(reads=None, made: str | None = None) -> str:
         return f'<div class="embdiag-provenance"><p>{made} from {", ".join(items)}{about}.</p></div>'
     listing = "".join(f"<li>{item}</li>" for item in items)
     return (
-        f'<div class="embdiag-provenance"><p>{made} from {len(items)} inputs{about}:</p>'
-        f"<details><summary>the {len(items)} inputs and their checksums</summary>"
+        f'<div class="embdiag-provenance"><details><summary>{made} from {len(items)} inputs{about}</summary>'
         f"<ul>{listing}</ul></details></div>"
     )
 
@@ -495,7 +496,7 @@ def table(
     *,
     name: str,
     caption: str,
-    extremes=True,
+    extremes=False,
     extremes_rows=None,
     reads=None,
     made: str | None = None,
@@ -509,10 +510,10 @@ def table(
         name: the exhibit's id on its page (``table-<name>``) and CSV file name: letters, digits,
             ``-`` and ``_``.
         caption: what the table shows, from which data, with which uncertainty.
-        extremes: mark the highest and lowest value of each numeric column (:func:`extreme_marks`
-            of the values as displayed: cells printed alike are marked alike); a list of column
-            labels marks only those: the columns where highest or lowest means something (not
-            counts of classes, floors, sizes or ranks); False marks nothing.
+        extremes: the columns where highest or lowest means something (a list of column labels;
+            not counts of classes, floors, sizes or ranks), whose highest and lowest values are
+            marked (:func:`extreme_marks` of the values as displayed: cells printed alike are
+            marked alike); True marks every numeric column; False (the default) marks nothing.
         extremes_rows: compare only these rows (a boolean mask or a list of index labels), e.g.
             this run's rows of a table that interleaves them with the published study's.
         reads: the inputs named in the provenance line (default: everything read so far).
@@ -550,7 +551,7 @@ def table(
         f'<figure class="embdiag-exhibit embdiag-table" id="table-{name}">\n'
         f'<div class="embdiag-scroll">\n{_merge_index_names(styler.to_html())}</div>\n'
         f"{_caption('Table', caption, legend)}\n"
-        f"{_downloads([_shown(styler)], name)}\n{provenance(reads, made)}\n</figure>"
+        f"{provenance(reads, made, _downloads([_shown(styler)], name))}\n</figure>"
     )
     if collapsed is not None:
         body = (
@@ -594,6 +595,6 @@ def figure(chart, *, name: str, caption: str, data=None, reads=None, made: str |
     body = (
         f'<figure class="embdiag-exhibit embdiag-figure" id="figure-{name}">\n'
         f'<div class="embdiag-scroll">\n{chart_html(spec)}\n</div>\n'
-        f"{_caption('Figure', caption)}\n{_downloads(frames, name)}\n{provenance(reads, made)}\n</figure>"
+        f"{_caption('Figure', caption)}\n{provenance(reads, made, _downloads(frames, name))}\n</figure>"
     )
     return Exhibit("figure", name, body)

@@ -38,16 +38,22 @@ ENCODERS: dict[str, dict] = {
 #: The design-B sections, in the study's order.
 SECTIONS = ("stress tests", "compression", "neighbour stability", "caption retrieval")
 
-_MAPPING = (
+#: What a WordNet page says first, plainly (Markdown).
+_PLAINLY = (
     "**On a real encoder.** This page is the chapter run unchanged on a real pretrained *text* encoder, "
     "WordLlama `l2_supercat` (256-dimensional, trained with Matryoshka prefixes 128 and 64), over a real "
-    "lexical database, a fixed sample of WordNet 3.0: not images, and neither BDD100K nor COCO. Each item is a "
-    "synset's gloss (its definition); its attributes are its part of speech (`pos`) and its lexicographer "
-    "category (`lexname`, e.g. noun.animal), in place of weather, scene and time of day. Where the text below "
-    "speaks of images, scenes or driving attributes, read glosses and these two labels; the study's numbers "
-    "beside this run's remain EmbeddingGemma's on images. What the mapping cannot say: whether the study's "
-    "findings hold for images or for its encoder; only whether the same instruments respond the same way on a "
-    "real encoder's vectors of real text, labelled by lexicographers rather than by the study's annotations."
+    "lexical database, a fixed sample of WordNet 3.0: not images, and neither BDD100K nor COCO. Items are "
+    "glosses; their attributes are part of speech (`pos`) and lexicographer category (`lexname`)."
+)
+#: How the chapter's words map onto WordNet, and what the mapping cannot say (HTML, shown on demand).
+_MAPPING = (
+    "Each item is a synset's gloss (its definition); its attributes are its part of speech (<code>pos</code>) "
+    "and its lexicographer category (<code>lexname</code>, e.g. noun.animal), in place of weather, scene and "
+    "time of day. Where the text below speaks of images, scenes or driving attributes, read glosses and these "
+    "two labels; the study's numbers beside this run's remain EmbeddingGemma's on images. What the mapping "
+    "cannot say: whether the study's findings hold for images or for its encoder; only whether the same "
+    "instruments respond the same way on a real encoder's vectors of real text, labelled by lexicographers "
+    "rather than by the study's annotations."
 )
 _CHAPTER = {
     "stress tests": (
@@ -75,14 +81,26 @@ _CHAPTER = {
 }
 
 
+def _html(markdown: str) -> str:
+    """The inline Markdown of :data:`_CHAPTER` (``code``, *emphasis*) as HTML."""
+    text = html.escape(markdown, quote=False)
+    return re.sub(r"\*([^*]+)\*", r"<em>\1</em>", re.sub(r"`([^`]+)`", r"<code>\1</code>", text))
+
+
 def variant_note(dataset: str, section: str) -> str:
     """What a design-B page says first on ``dataset`` ``"wordnet"`` (Markdown, ending in a blank
-    line); ``""`` for every other dataset, so the chapters' default outputs do not change."""
+    line): which encoder and data, plainly, then how the chapter maps onto them, collapsed;
+    ``""`` for every other dataset, so the chapters' default outputs do not change."""
     if section not in _CHAPTER:
         raise ValueError(f"section: expected one of {list(_CHAPTER)}, got {section!r}")
     if dataset != "wordnet":
         return ""
-    return f"{_MAPPING} {_CHAPTER[section]}\n\n"
+    detail = f"{_MAPPING} {_html(_CHAPTER[section])}"
+    return (
+        f"{_PLAINLY}\n\n"
+        '<details class="embdiag-more"><summary>How this chapter reads on WordNet, and what the mapping cannot say'
+        f"</summary><p>{detail}</p></details>\n\n"
+    )
 
 
 def load_vectors(settings: Mapping) -> tuple:

@@ -138,7 +138,45 @@ def _code_options(text: str) -> str:
     return re.sub(r"(--[a-z][a-z-]*)", r"`\1`", text)
 
 
-def section(report: Report, name: str, source: str) -> list:
+#: Report columns as the page heads them.
+_HEADERS = {
+    "total_variance": "total variance",
+    "mean_cosine": "mean cosine",
+    "rankme": "RankMe",
+    "participation_ratio": "participation ratio",
+    "eligible_classes": "eligible classes",
+    "missing_labels": "unlabelled rows",
+    "probe_ba": "probe BA",
+    "ba_floor": "BA floor",
+    "p_floor": "P@k floor",
+    "n_queries": "queries",
+    "changed_queries": "changed queries",
+    "median_margin_changed": "median margin, changed",
+    "median_margin_unchanged": "median margin, unchanged",
+    "cert_coverage": "certified",
+    "cert_violations": "certified but changed",
+}
+#: Columns holding a share (0-1), which the page shows in percent: exact names, then endings.
+_SHARES = {"probe_ba", "ba_floor", "p_floor", "changed_queries", "cert_coverage"}
+_SHARE_END = re.compile(r"(?:^| )(?:BA|accuracy|[pP]@\d+|overlap@\d+)$")
+
+
+def _for_reading(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` as a page shows it: shares in percent with ``(%)`` in their header, other
+    columns under their readable name (:data:`_HEADERS`; ``p@k`` as ``P@k``)."""
+    out = frame.copy()
+    names = {}
+    for c in out.columns:
+        share = c in _SHARES or bool(_SHARE_END.search(c))
+        name = _HEADERS.get(c, re.sub(r"^p@", "P@", c).replace(" p@", " P@"))
+        if share:
+            out[c] = 100.0 * out[c]
+            name += " (%)"
+        names[c] = name
+    return out.rename(columns=names)
+
+
+def section(report: Report, name: str) -> list:
     """The scope sentence and the exhibits of section ``name`` (one of :data:`SECTIONS`), or the
     reason it was not measured."""
     if name not in SECTIONS:
@@ -147,20 +185,23 @@ def section(report: Report, name: str, source: str) -> list:
     table = report.tables.get(name)
     if table is None or table.empty:
         return parts
-    return parts + _EXHIBITS[name](report, table, f"Data: {source}.", _provenance(report))
+    return parts + _EXHIBITS[name](report, table, _provenance(report))
 
 
-def _summary(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
+def _summary(report: Report, table: pd.DataFrame, mark: dict) -> list:
     k = report.inputs["k"]
     lines = {c: table[c].str.replace("; ", "<br>") for c in ("relevance_change_pp", "probe_ba_change_pp")}
-    shown = table.assign(**lines)  # one change per line
-    shown = shown.rename(
-        columns={
-            "changed_queries": f"changed top-{k} (share)",
-            "relevance_change_pp": "relevance change, pp [95% interval]",
-            "probe_ba_change_pp": "probe BA change, pp",
-        }
-    ).set_index("condition")
+    shown = (
+        _for_reading(table.assign(**lines))
+        .rename(  # one change per line
+            columns={
+                "changed queries (%)": f"changed top-{k} (%)",
+                "relevance_change_pp": "relevance change, pp [95% interval]",
+                "probe_ba_change_pp": "probe BA change, pp",
+            }
+        )
+        .set_index("condition")
+    )
     return [
         exhibits.table(
             shown,
@@ -168,8 +209,8 @@ def _summary(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
             **mark,
             extremes=False,
             caption=(
-                f"Each condition against the reference, in one row. changed top-{k}: share of searched queries whose "
-                f"top-{k} set differs from exact search on the reference; overlap@{k}: mean share of the reference's "
+                f"Each condition against the reference, in one row. changed top-{k}: percent of searched queries whose "
+                f"top-{k} set differs from exact search on the reference; overlap@{k}: mean percent of the reference's "
                 f"top {k} still returned; relevance change: the condition's per-query P@{k} (per label column), "
                 f"Hit@{k} "
                 f"and recall@{k} minus the reference's, averaged, in percentage points, with a 95% paired bootstrap "
@@ -179,16 +220,16 @@ def _summary(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
                 "identity and "
                 "relevance unchanged' if no top-k changed, else 'changes neighbours, gains relevance' if some interval "
                 "lies wholly above 0, else 'changes neighbours, keeps relevance' (or '; relevance not measured' "
-                f"without labels or pairs). {on}"
+                "without labels or pairs)."
             ),
         )
     ]
 
 
-def _conditions(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
+def _conditions(report: Report, table: pd.DataFrame, mark: dict) -> list:
     return [
         exhibits.table(
-            table,
+            table.set_index("name"),
             name="report-conditions",
             **mark,
             extremes=False,
@@ -202,13 +243,13 @@ def _conditions(report: Report, table: pd.DataFrame, on: str, mark: dict) -> lis
 
 
 _GEOMETRY_COLUMNS = (
-    "total_variance: sum of the per-dimension variances; mean_cosine: mean cosine of distinct "
-    "pairs of rows; rankme: effective rank, exp of the entropy of the normalized singular values; "
-    "participation_ratio: (sum of covariance eigenvalues)² / sum of their squares"
+    "total variance: sum of the per-dimension variances; mean cosine: mean cosine of distinct "
+    "pairs of rows; RankMe: effective rank, exp of the entropy of the normalized singular values; "
+    "participation ratio: (sum of covariance eigenvalues)² / sum of their squares"
 )
 
 
-def _geometry(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
+def _geometry(report: Report, table: pd.DataFrame, mark: dict) -> list:
     rows = int(table["n_rows"].iloc[0])
     every = rows == report.inputs["n"]
     which = f"{'all' if every else 'the same'} {rows:,} {'' if every else 'sampled '}rows"
@@ -221,15 +262,15 @@ def _geometry(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
     }
     out = []
     for space, what in spaces.items():
-        part = table[table["space"] == space].drop(columns=["space", "n_rows"]).set_index("representation")
+        part = _for_reading(table[table["space"] == space].drop(columns=["space", "n_rows"]))
         out.append(
             exhibits.table(
-                part,
+                part.set_index("representation"),
                 name=f"report-geometry-{space}",
                 **mark,
                 caption=(
                     f"Geometry of {what}, each representation on {which} (embdiag.metrics.geometry.summary): "
-                    f"{_GEOMETRY_COLUMNS}. Compare rows within this table only. {on} "
+                    f"{_GEOMETRY_COLUMNS}. Compare rows within this table only. "
                     f"{'No' if every else 'One sample, no'} interval."
                 ),
             )
@@ -237,7 +278,7 @@ def _geometry(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
     return out
 
 
-def _labels(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
+def _labels(report: Report, table: pd.DataFrame, mark: dict) -> list:
     k = report.inputs["k"]
     out = [
         exhibits.figure(
@@ -246,22 +287,22 @@ def _labels(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
             **mark,
             caption=(
                 f"Balanced accuracy of a linear probe and P@{k} per label column and representation (dots, coloured by "
-                f"kind), with each measure's chance floor (grey tick). {on} One probe split and one query sample, no "
+                f"kind), with each measure's chance floor (grey tick). One probe split and one query sample, no "
                 "interval."
             ),
         ),
         exhibits.table(
-            table.set_index(["representation", "attribute"]),
+            shown := _for_reading(table).set_index(["representation", "attribute"]),
             name="report-labels-table",
             collapsed="Probe accuracy and P@k per representation and attribute",
             **mark,
-            extremes=[c for c in ("probe_ba", f"p@{k}") if c in table] or False,  # no floors
+            extremes=[c for c in ("probe BA (%)", f"P@{k} (%)") if c in shown] or False,  # no floors
             caption=(
-                f"The values of the figure. eligible_classes: classes with at least {report.inputs['min_support']} "
-                "labelled items; missing_labels: rows without a label for the attribute (left out of its numbers); "
-                "probe_ba: the probe's balanced accuracy on the evaluation rows over the eligible classes present, "
-                f"ba_floor: its chance level (1 / classes); p@{k}: share of a query's labelled neighbours with its "
-                f"label (unlabelled queries skipped), p_floor: its chance level (sum of squared class shares). {on}"
+                f"The values of the figure. eligible classes: classes with at least {report.inputs['min_support']} "
+                "labelled items; unlabelled rows: rows without a label for the attribute (left out of its numbers); "
+                "probe BA: the probe's balanced accuracy (%) on the evaluation rows over the eligible classes present, "
+                f"BA floor: its chance level (1 / classes); P@{k}: percent of a query's labelled neighbours with its "
+                f"label (unlabelled queries skipped), P@k floor: its chance level (sum of squared class shares)."
             ),
         ),
     ]
@@ -276,7 +317,7 @@ def _labels(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
                 extremes=False,
                 caption=(
                     f"Labelled items per class (count); eligible: at least {report.inputs['min_support']} items, so "
-                    f"the class counts in probe accuracy and the comparisons. {on}"
+                    f"the class counts in probe accuracy and the comparisons."
                 ),
             )
         )
@@ -291,11 +332,11 @@ def _certified_on(table: pd.DataFrame) -> str:
     return f" (on {int(row['cert_queries']):,} queries against {int(row['cert_gallery']):,} gallery rows)"
 
 
-def _identity(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
+def _identity(report: Report, table: pd.DataFrame, mark: dict) -> list:
     k = report.inputs["k"]
     n_queries = int(table["n_queries"].iloc[0])
     shown = table.drop(columns=[c for c in ("n_queries", "cert_queries", "cert_gallery") if c in table])
-    shown = shown.rename(columns=lambda c: c.replace("_", " ")).set_index("condition")  # headers may wrap
+    shown = _for_reading(shown).set_index("condition")
     return [
         exhibits.figure(
             identity_chart(table, k),
@@ -303,7 +344,7 @@ def _identity(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
             **mark,
             caption=(
                 f"Mean overlap@{k} of each condition's top {k} with exact search on the reference vectors (bar, "
-                f"coloured by kind) and the share of queries whose top-{k} set changed (dot). {on} Exact counts over "
+                f"coloured by kind) and the share of queries whose top-{k} set changed (dot). Exact counts over "
                 f"{n_queries:,} queries, no interval."
             ),
         ),
@@ -312,63 +353,69 @@ def _identity(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
             name="report-identity-table",
             collapsed="Identity per condition: every number",
             **mark,
+            extremes=[f"overlap@{k} (%)", "changed queries (%)"],
             caption=(
-                f"Identity per condition over {n_queries:,} searched queries. overlap@{k}: mean share of the "
-                "reference's "
-                f"top {k} still returned; changed queries: share of queries whose top-{k} set changed; median margin "
-                f"changed / unchanged: median boundary margin (rank-{k} minus rank-{k + 1} cosine of the reference) of "
-                "the changed and of the unchanged queries, small margins being the ones that flip; storage conditions "
-                "only: cert coverage: share of the certificate's queries proven unchanged, whose boundary margin is "
-                "wider than the largest score change the stored format's rounding can cause (a proof, not a "
-                "measurement: those queries cannot change); cert violations: certified queries that changed all the "
-                "same (0 unless the "
-                f"bound is wrong){_certified_on(table)}. {on}"
+                f"Identity per condition over {n_queries:,} searched queries. overlap@{k}: mean percent of the "
+                f"reference's top {k} still returned; changed queries: percent of queries whose top-{k} set changed; "
+                f"median margin, changed / unchanged: median boundary margin (rank-{k} minus rank-{k + 1} cosine of "
+                "the reference) of the changed and of the unchanged queries, small margins being the ones that flip; "
+                "storage conditions only: certified: percent of the certificate's queries proven unchanged, whose "
+                "boundary margin is wider than the largest score change the stored format's rounding can cause (a "
+                "proof, not a measurement: those queries cannot change); certified but changed: certified queries "
+                f"that changed all the same (0 unless the bound is wrong){_certified_on(table)}."
             ),
         ),
     ]
 
 
-def _relevance(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
+def _change_of(row: dict) -> str:
+    """:func:`~embdiag.report.measurement.change_name` of a relevance table's row (no attribute: NaN)."""
+    return change_name({**row, "attribute": row["attribute"] if isinstance(row["attribute"], str) else ""})
+
+
+def _relevance(report: Report, table: pd.DataFrame, mark: dict) -> list:
     return [
         exhibits.figure(
             relevance_chart(table.assign(kind=table["condition"].map(_kinds(report)))),
             name="report-relevance",
             **mark,
             caption=(
-                "Change of each condition from the reference in percentage points (dot, coloured by kind) with its 95% "
-                f"paired bootstrap interval over the searched queries (line); the dashed line is no change. {on}"
+                "Change of each condition from the reference in percentage points (diamond, coloured by kind) with "
+                "its 95% paired bootstrap interval over the searched queries (line); the dashed line is no change."
             ),
         ),
         exhibits.table(
-            table.set_index(["metric", "attribute", "condition"]),
+            _for_reading(table.assign(metric=[_change_of(r) for r in table.to_dict("records")]))
+            .rename(columns={"value": "change (pp)", "low": "low (pp)", "high": "high (pp)"})
+            .set_index(["metric", "condition"])
+            .drop(columns="attribute"),
             name="report-relevance-table",
             **mark,
-            extremes=False,
             caption=(  # rows: metrics
-                "The changes: value: the mean per-query difference (condition minus reference) in percentage points; "
-                "low, high: its 95% paired bootstrap interval; n_queries: the queries where both are defined "
-                f"(for P@k: a label and a labelled neighbour). {on}"
+                "The changes: change: the mean per-query difference (condition minus reference) in percentage "
+                "points; low, high: its 95% paired bootstrap interval; queries: the queries where both are defined "
+                "(for P@k: a label and a labelled neighbour)."
             ),
         ),
     ]
 
 
-def _stress(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
+def _stress(report: Report, table: pd.DataFrame, mark: dict) -> list:
     return [
         exhibits.table(
-            table.set_index(["intervention", "severity"]),
+            _for_reading(table).set_index(["intervention", "severity"]),
             name="report-stress",
             **mark,
             caption=(
                 "Metrics of the reference vectors under each declared intervention and severity "
-                f"(embdiag.interventions.stress): geometry as above, per label column probe accuracy, BA and P@k, and "
-                f"overlap@k with the unchanged vectors' neighbours. {on}"
+                "(embdiag.interventions.stress): geometry as above, per label column probe accuracy, BA and P@k (%), "
+                "and overlap@k (%) with the unchanged vectors' neighbours."
             ),
         )
     ]
 
 
-def _gates(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
+def _gates(report: Report, table: pd.DataFrame, mark: dict) -> list:
     shown = table.assign(
         outcome=[
             ("pass" if ok else "FAIL") if measured else "FAIL (not measured)"
@@ -385,8 +432,7 @@ def _gates(report: Report, table: pd.DataFrame, on: str, mark: dict) -> list:
             caption=(
                 "Each --fail-if rule on each row it checks: condition, attribute: the row's; value: the measured "
                 "number; threshold: the rule's number; outcome: FAIL when the rule's comparison holds (or "
-                "the value is undefined or was not measured), which makes embdiag report exit with status 1. "
-                f"{on}"
+                "the value is undefined or was not measured), which makes embdiag report exit with status 1."
             ),
         )
     ]
@@ -437,14 +483,16 @@ def labels_chart(labels: pd.DataFrame, k: int = 10) -> alt.FacetChart:
         )
     )
     floor = alt.Chart().mark_tick(color="gray", thickness=2).encode(x="floor:Q", y=y)
-    return (
+    attributes = list(dict.fromkeys(labels["attribute"]))
+    chart = (
         alt.layer(floor, dots, data=data)
-        .properties(width=220, height=18 * len(order))
+        .properties(width=theme.panel_width(len(attributes), gap=80), height=18 * len(order))
         .facet(
             row=alt.Row("measure:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
-            column=alt.Column("attribute:N", title=None, sort=list(dict.fromkeys(labels["attribute"]))),
+            column=alt.Column("attribute:N", title=None, sort=attributes),
         )
     )
+    return theme.legend_below(chart)
 
 
 def identity_chart(identity: pd.DataFrame, k: int = 10) -> alt.LayerChart:
@@ -476,41 +524,18 @@ def identity_chart(identity: pd.DataFrame, k: int = 10) -> alt.LayerChart:
 
 
 def relevance_chart(relevance: pd.DataFrame) -> alt.FacetChart:
-    """Each change in pp (dot, coloured by ``kind`` when the table has that column) with its paired
+    """Each change in pp (diamond, coloured by ``kind`` when the table has that column) with its paired
     bootstrap interval (rule), one panel per measure and label column; the dashed rule is no change."""
-    data = relevance.assign(panel=[f"{m} {a}".strip() for m, a in zip(relevance["metric"], relevance["attribute"])])
+    data = relevance.assign(panel=[_change_of(r) for r in relevance.to_dict("records")])  # e.g. ΔP@10 weather
     data = data if "kind" in data else data.assign(kind="reference")
     order = list(dict.fromkeys(relevance["condition"]))
+    about = ["condition", "kind", "metric", "attribute", "n_queries"]
     y = alt.Y("condition:N", sort=order, title=None)
     x = alt.X("value:Q", title="change (pp)")
-    rule = (
-        alt.Chart()
-        .mark_rule(strokeWidth=2)
-        .encode(x=alt.X("low:Q", title="change (pp)"), x2="high:Q", y=y, color=_kind_colour())
-    )
-    dot = (
-        alt.Chart()
-        .mark_point(filled=True, size=50)
-        .encode(
-            x=x,
-            y=y,
-            color=_kind_colour(),
-            tooltip=[
-                "condition",
-                "kind",
-                "metric",
-                "attribute",
-                alt.Tooltip("value:Q", format="+.3f"),
-                alt.Tooltip("low:Q", format="+.3f"),
-                alt.Tooltip("high:Q", format="+.3f"),
-                "n_queries",
-            ],
-        )
-    )
-    zero = alt.Chart().mark_rule(color="gray", strokeDash=theme.DASHES["reference"]).encode(x=alt.datum(0))
-    return (
-        alt.layer(zero, rule, dot, data=data)
-        .properties(width=200, height=20 * len(order))
+    layers = theme.changes_with_intervals(data, x, "low", "high", about, "+.3f", y=y, color=_kind_colour())
+    chart = (
+        layers.properties(width=theme.panel_width(3, gap=50), height=20 * len(order))
         .facet(facet=alt.Facet("panel:N", title=None, sort=list(dict.fromkeys(data["panel"]))), columns=3)
         .resolve_scale(x="independent")
     )
+    return theme.legend_below(chart)

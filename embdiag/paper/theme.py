@@ -9,7 +9,8 @@ palette's colours in order. Dashes mean one thing each (:data:`DASHES`): a measu
 solid, a reference level (a floor, a chance level, native) dashed, a published value dotted;
 they never tell conditions apart. :func:`enable` registers the Altair theme that sets every
 chart's text to at least :data:`TEXT_PX` pixels; :data:`COLUMN_PX` is the width of the book's
-text column, which :func:`panel_width` divides among a chart's panels.
+text column (:data:`RESULT_PX` inside a result box), which :func:`panel_width` divides among a
+chart's panels; :func:`legend_below` keeps a legend from widening a chart past it.
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ DASHES = {"measured": [], "reference": [6, 3], "published": [2, 2]}
 TEXT_PX = 12
 #: Width of the book's text column (px) that a chart fills.
 COLUMN_PX = 720
+#: Width (px) a chart has inside a result box: the column less the box's border and padding.
+RESULT_PX = 680
 
 
 def _luminance(colour: str) -> float:
@@ -154,6 +157,27 @@ def panel_width(panels: int = 1, gap: int = 60, room: int = COLUMN_PX) -> int:
     if panels < 1:
         raise ValueError(f"panels: expected at least 1, got {panels}")
     return max(80, (room - gap * panels) // panels)
+
+
+def changes_with_intervals(data, x: alt.X, low: str, high: str, about, fmt: str = "+.2f", **encoding) -> alt.LayerChart:
+    """The book's one drawing of a change with its uncertainty: the estimate (a filled diamond at
+    ``x``) on its interval (a rule from field ``low`` to ``high``) beside the dashed no-change line
+    at 0 (a reference level, :data:`DASHES`); ``encoding`` (``y``, ``color``, ``yOffset``, ...) is
+    shared by both marks. The tooltip shows the fields ``about``, then the change and its
+    interval in format ``fmt``."""
+    value = x.to_dict()
+    tooltip = [*about, *(alt.Tooltip(f"{f}:Q", format=fmt) for f in (value["field"], low, high))]
+    base = alt.Chart().encode(**encoding)
+    line = base.mark_rule(strokeWidth=2).encode(x=alt.X(f"{low}:Q", title=value.get("title")), x2=f"{high}:Q")
+    dot = base.mark_point(shape="diamond", filled=True, size=70).encode(x=x, tooltip=tooltip)
+    zero = alt.Chart().mark_rule(color=PALETTE["grey"], strokeDash=DASHES["reference"]).encode(x=alt.datum(0))
+    return alt.layer(zero, line, dot, data=data)
+
+
+def legend_below(chart: alt.TopLevelMixin, columns: int = 3) -> alt.TopLevelMixin:
+    """``chart`` with its legends under the plot in ``columns`` columns (entries top to bottom),
+    so that a legend takes height, not the column's width."""
+    return chart.configure_legend(orient="bottom", direction="vertical", columns=columns)
 
 
 def config() -> dict:

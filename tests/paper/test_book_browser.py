@@ -519,11 +519,6 @@ def test_no_page_shows_more_than_2400_words_outside_collapsed_blocks(visits):
     assert not (failed := _failures(visits, check)), "\n".join(failed)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue #24, open: charts wider than the text column are scaled down to fit it, and their 12 px text "
-    "with them (to about 9.1-11.3 px on 14 charts of the study, variants and report); each needs its own width",
-)
 def test_chart_text_is_at_least_12_px_at_desktop_width(visits):
     def check(visit):
         if visit["inner_width"] != WIDTHS[0]:

@@ -106,7 +106,7 @@ def test_extremes_match_a_brute_force_reference(case):
 def test_the_rendered_table_carries_exactly_those_marks(case):
     """The table marks the values as it displays them (readable_number: 4 significant digits)."""
     frame, rows = case
-    html = exhibits.table(frame, name="t", caption="Random.", extremes_rows=rows).html
+    html = exhibits.table(frame, name="t", caption="Random.", extremes_rows=rows, extremes=True).html
     shown = frame.apply(
         lambda c: c.map(lambda v: exhibits._shown_value(exhibits.readable_number(v))) if c.dtype == float else c
     )
@@ -116,13 +116,13 @@ def test_the_rendered_table_carries_exactly_those_marks(case):
 
 def test_cells_printed_alike_are_marked_alike_whatever_their_last_bits():
     frame = pd.DataFrame({"PR": [13.7200000001, 13.72, 13.7199999], "x": [1.0, 2.0, 3.0]})
-    html = exhibits.table(frame.style.format("{:.2f}"), name="ties", caption="Ties.").html
+    html = exhibits.table(frame.style.format("{:.2f}"), name="ties", caption="Ties.", extremes=True).html
     assert _marks_in_html(html, "ties", frame.shape)[:, 0].tolist() == ["", "", ""]  # all print 13.72
     more = pd.concat([frame, pd.DataFrame({"PR": [13.8], "x": [4.0]})], ignore_index=True)
-    html = exhibits.table(more.style.format("{:.2f}"), name="ties", caption="Ties.").html
+    html = exhibits.table(more.style.format("{:.2f}"), name="ties", caption="Ties.", extremes=True).html
     assert _marks_in_html(html, "ties", more.shape)[:, 0].tolist() == [exhibits.MIN] * 3 + [exhibits.MAX]
     percent = pd.DataFrame({"share": [0.12344, 0.12341, 0.5]})
-    html = exhibits.table(percent.style.format("{:.1%}"), name="pct", caption="Shares.").html
+    html = exhibits.table(percent.style.format("{:.1%}"), name="pct", caption="Shares.", extremes=True).html
     assert _marks_in_html(html, "pct", percent.shape)[:, 0].tolist() == [exhibits.MIN, exhibits.MIN, exhibits.MAX]
 
 
@@ -159,23 +159,27 @@ def test_extremes_rows_as_labels_compares_only_those_rows():
         ),
     )
     ours = [("a", "this run"), ("b", "this run")]
-    html = exhibits.table(frame, name="mixed", caption="Mixed rows.", extremes_rows=ours).html
+    html = exhibits.table(frame, name="mixed", caption="Mixed rows.", extremes_rows=ours, extremes=True).html
     assert _marks_in_html(html, "mixed", frame.shape)[:, 0].tolist() == ["", exhibits.MAX, "", exhibits.MIN]
     assert "among the 2 rows compared" in html
     mask = frame.index.get_level_values("source") == "this run"
-    assert exhibits.table(frame, name="mixed", caption="Mixed rows.", extremes_rows=mask).html == html
+    assert exhibits.table(frame, name="mixed", caption="Mixed rows.", extremes_rows=mask, extremes=True).html == html
     with pytest.raises(ValueError, match="extremes_rows: .*no row is labelled"):
-        exhibits.table(frame, name="mixed", caption="Mixed rows.", extremes_rows=[("c", "study")])
+        exhibits.table(frame, name="mixed", caption="Mixed rows.", extremes_rows=[("c", "study")], extremes=True)
 
 
-def test_extremes_can_be_switched_off():
-    html = exhibits.table(pd.DataFrame({"a": [1, 2]}), name="off", caption="No marks.", extremes=False).html
-    assert exhibits.MAX not in html and exhibits.LEGEND not in html
+def test_nothing_is_marked_unless_a_column_declares_that_highest_or_lowest_means_something():
+    frame = pd.DataFrame({"a": [1, 2]})
+    for html in (
+        exhibits.table(frame, name="off", caption="No marks.").html,
+        exhibits.table(frame, name="off", caption="No marks.", extremes=False).html,
+    ):
+        assert exhibits.MAX not in html and exhibits.MIN not in html and exhibits.LEGEND not in html
 
 
 def test_non_unique_labels_are_marked_by_position():
     frame = pd.DataFrame([[1, 5], [2, 5], [3, 4]], index=["x", "x", "y"], columns=["a", "a"])
-    html = exhibits.table(frame, name="dup", caption="Duplicate labels.").html
+    html = exhibits.table(frame, name="dup", caption="Duplicate labels.", extremes=True).html
     assert _marks_in_html(html, "dup", frame.shape).tolist() == [
         [exhibits.MIN, exhibits.MAX],
         ["", exhibits.MAX],
@@ -195,7 +199,7 @@ def test_styler_formats_styles_and_hidden_parts_are_kept_and_the_callers_styler_
         .hide(axis="index")
     )
     before = styler.to_html()
-    html = exhibits.table(styler, name="styled", caption="A styled table.").html
+    html = exhibits.table(styler, name="styled", caption="A styled table.", extremes=True).html
     assert "12.3%" in html and "50.0%" in html and "0.12345" not in html.split("<figcaption>")[0]
     assert 'class="data row1 col0 mine embdiag-max"' in html, "the Styler's own classes are kept"
     assert "color: red" in html and 'id="T_styled"' in html

@@ -89,6 +89,9 @@ def test_variant_note_only_on_wordnet():
         assert real_encoder.variant_note("procedural", section) == ""
         note = real_encoder.variant_note("wordnet", section)
         assert "not images" in note and "WordNet 3.0" in note and note.endswith("\n\n")
+        plainly, detail = note.split('<details class="embdiag-more">')
+        assert "not images" in plainly and "what the mapping cannot say" in detail  # said first, detail on demand
+        assert "`" not in detail and "</details>" in detail  # HTML inside the collapsed block
     with pytest.raises(ValueError, match="section"):
         real_encoder.variant_note("wordnet", "training")
 

@@ -1,6 +1,7 @@
 """Results first, no leaks (issue #24), read from the executed chapters: every chapter with
-results opens with its result box before any other exhibit, and no page shows a raw repr or a
-``nan`` cell."""
+results opens with its result box before any other exhibit; no page shows a raw repr or a
+``nan`` cell, or names its data in more than one caption; each exhibit's CSV links and
+provenance share one line."""
 
 from __future__ import annotations
 
@@ -69,3 +70,31 @@ def test_no_page_shows_a_raw_repr_or_a_nan_cell(path):
         for text in (_html(output), "".join(data.get("text/markdown", ""))):
             cells = re.findall(r"<td[^>]*>\s*(nan|NaN)\s*</td>", text)
             assert not cells, f"{path.stem}: {len(cells)} table cells show {cells[0]!r}"
+
+
+#: What a data sentence contains: an encoder's pinned revision or the scene generator's version.
+_DATA_SENTENCE = re.compile(r"\(revision [0-9a-f]{12}|embdiag generator v\d|profile `?\w+`?: ViT width")
+
+
+def _captions(path) -> list[str]:
+    return [c for o in _outputs(path) for c in re.findall(r"<figcaption>(.*?)</figcaption>", _html(o), re.S)]
+
+
+@pytest.mark.parametrize("path", _pages(), ids=lambda p: p.stem)
+def test_the_data_is_named_once_per_page_not_in_every_caption(path):
+    named = [c for c in _captions(path) if _DATA_SENTENCE.search(c)]
+    assert len(named) <= 1, f"{path.stem}: {len(named)} captions repeat the data sentence: {named[0][:120]}"
+
+
+@pytest.mark.parametrize("path", _pages(), ids=lambda p: p.stem)
+def test_each_exhibit_has_one_provenance_line_holding_its_csv_links(path):
+    for output in _outputs(path):
+        for figure in re.findall(r'<figure class="embdiag-exhibit.*?</figure>', _html(output), re.S):
+            assert figure.count('class="embdiag-provenance"') == 1, f"{path.stem}: not one provenance block"
+            line = re.search(
+                r'<div class="embdiag-provenance">(?:<p>|<details><summary>)(.*?)(?:</p>|</summary>)', figure
+            )
+            assert line, f"{path.stem}: an exhibit without its provenance line"
+            assert figure.count('class="embdiag-csv"') == line.group(1).count('class="embdiag-csv"'), (
+                f"{path.stem}: a CSV link outside the provenance line"
+            )

@@ -8,6 +8,7 @@ import json
 import re
 
 import altair as alt
+import pandas as pd
 import nbformat
 import pytest
 
@@ -169,3 +170,29 @@ def test_dashes_mean_one_thing():
             if isinstance(dash, list) and json.dumps(dash) not in allowed:
                 other.add(f"{page}: {dash}")
     assert not other, "\n".join(sorted(other))
+
+
+def test_legend_below_puts_every_legend_under_the_plot_in_columns():
+    chart = alt.Chart(alt.Data(values=[{"a": "x", "b": 1}])).mark_point().encode(x="b:Q", color="a:N")
+    legend = theme.legend_below(chart, columns=2).to_dict()["config"]["legend"]
+    assert legend["orient"] == "bottom" and legend["direction"] == "vertical" and legend["columns"] == 2
+
+
+def test_panels_fill_the_room_they_are_given():
+    assert theme.RESULT_PX < theme.COLUMN_PX
+    for room in (theme.COLUMN_PX, theme.RESULT_PX):
+        for panels in (1, 2, 3):
+            assert panels * (theme.panel_width(panels, gap=60, room=room) + 60) <= room
+
+
+def test_a_change_is_drawn_once_the_same_way_estimate_interval_and_no_change_line():
+    data = pd.DataFrame({"row": ["a", "b"], "value": [1.0, -2.0], "low": [0.5, -3.0], "high": [1.5, -1.0]})
+    x = alt.X("value:Q", title="change (pp)")
+    spec = theme.changes_with_intervals(data, x, "low", "high", ["row"], "+.1f", y=alt.Y("row:N")).to_dict()
+    zero, line, dot = spec["layer"]
+    assert zero["mark"]["strokeDash"] == theme.DASHES["reference"] and zero["encoding"]["x"] == {"datum": 0}
+    assert line["encoding"]["x"]["field"] == "low" and line["encoding"]["x2"]["field"] == "high"
+    assert line["encoding"]["x"]["title"] == dot["encoding"]["x"]["title"] == "change (pp)"  # one axis title
+    assert dot["mark"]["shape"] == "diamond" and line["encoding"]["y"] == dot["encoding"]["y"]
+    tips = dot["encoding"]["tooltip"]
+    assert [t["field"] for t in tips] == ["row", "value", "low", "high"] and tips[1]["format"] == "+.1f"

@@ -172,7 +172,7 @@ def ranking_frame(result: CaptionRetrieval, image: int, slot: int | None = None)
     return pd.DataFrame(rows)
 
 
-def ranking_chart(result: CaptionRetrieval, vectors, image: int, slot: int | None = None, size: int = 52) -> alt.Chart:
+def ranking_chart(result: CaptionRetrieval, vectors, image: int, slot: int | None = None, size: int = 45) -> alt.Chart:
     """:func:`ranking_frame` drawn: one row per representation, best first; the parent image is
     outlined in red (the row label gives its rank, also when it falls outside the top ``k``).
     Pictures where ``vectors`` has them, else item numbers (with the item's text on hover)."""
@@ -339,9 +339,7 @@ def intervals_chart(changes: pd.DataFrame, study: pd.DataFrame | None = None) ->
     values = data[["change", "low", "high"]].to_numpy(dtype=float)
     lo, hi = np.nanmin(values), np.nanmax(values)
     pad = 0.06 * max(hi - lo, 1.0)
-    x = alt.X(
-        "change:Q", title="compressed − native (pp)", scale=alt.Scale(domain=[min(lo, 0) - pad, max(hi, 0) + pad])
-    )
+    x = alt.X("change:Q", title="change (pp)", scale=alt.Scale(domain=[min(lo, 0) - pad, max(hi, 0) + pad]))
     rows = [f"{d}, {r}" for r in dict.fromkeys(changes["representation"]) for d in (T2I, I2T)]
     y = alt.Y("row:N", sort=rows, title=None, axis=alt.Axis(labelLimit=220))
     colour = alt.Color(
@@ -349,25 +347,13 @@ def intervals_chart(changes: pd.DataFrame, study: pd.DataFrame | None = None) ->
         scale=theme.scale([THIS_RUN, STUDY]),
         legend=alt.Legend(orient="bottom", title=None),
     )
-    tooltip = [
-        "source",
-        "direction",
-        "representation",
-        "metric",
-        alt.Tooltip("change:Q", format="+.2f"),
-        alt.Tooltip("low:Q", format="+.2f"),
-        alt.Tooltip("high:Q", format="+.2f"),
-    ]
-    base = alt.Chart().encode(y=y, yOffset=alt.YOffset("source:N", sort=[THIS_RUN, STUDY]), color=colour)
-    line = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q"), x2="high:Q")
-    dot = base.mark_point(shape="diamond", filled=True, size=70).encode(x=x, tooltip=tooltip)
-    zero = alt.Chart().mark_rule(color="gray", strokeDash=theme.DASHES["reference"]).encode(x=alt.datum(0))
+    about = ["source", "direction", "representation", "metric"]
+    offset = alt.YOffset("source:N", sort=[THIS_RUN, STUDY])
+    layers = theme.changes_with_intervals(data, x, "low", "high", about, y=y, yOffset=offset, color=colour)
     metrics = list(dict.fromkeys(changes["metric"]))
-    return (
-        alt.layer(zero, line, dot, data=data)
-        .properties(width=theme.panel_width(len(metrics), gap=20, room=theme.COLUMN_PX - 230), height=190)
-        .facet(column=alt.Column("metric:N", sort=metrics, title=None))
-    )
+    return layers.properties(
+        width=theme.panel_width(len(metrics), gap=20, room=theme.COLUMN_PX - 230), height=190
+    ).facet(column=alt.Column("metric:N", sort=metrics, title=None))
 
 
 def changes_statement(changes: pd.DataFrame, result: CaptionRetrieval, study: pd.DataFrame | None = None) -> str:

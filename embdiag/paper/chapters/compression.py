@@ -186,15 +186,16 @@ def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = N
     points = alt.layer(ours_points, study_points)
     zero = alt.Chart().mark_rule(color="gray", strokeDash=theme.DASHES["reference"]).encode(y=alt.datum(0))
     endpoints = ["BA", f"P@{k}"]
-    return (
+    chart = (
         alt.layer(zero, lines, points, data=data)
-        .properties(width=theme.panel_width(len(attributes_of(grid)), gap=90), height=150)
+        .properties(width=theme.panel_width(len(attributes_of(grid)), gap=90, room=theme.RESULT_PX), height=150)
         .facet(
             row=alt.Row("endpoint:N", sort=endpoints, title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
             column=alt.Column("attribute:N", sort=[_name(a) for a in attributes_of(grid)], title=None),
         )
         .resolve_scale(y="shared")
     )
+    return theme.legend_below(chart)
 
 
 def change_caption(grid: pd.DataFrame, k: int = 10) -> str:
@@ -365,19 +366,19 @@ def results_frame(grid: pd.DataFrame, study: pd.DataFrame | None = None, k: int 
 
 
 def results_table(grid: pd.DataFrame, study: pd.DataFrame | None = None, k: int = 10):
-    """:func:`results_frame` as a Styler: two decimals, the study's rows in grey, ``—`` where
-    a value does not exist (the study has no uncentred PCA and no overlap)."""
+    """:func:`results_frame` as a Styler: two decimals (overlap in percent), the study's rows in
+    grey, ``—`` where a value does not exist (the study has no uncentred PCA and no overlap)."""
     frame = results_frame(grid, study, k)
     fmt = {c: "{:.2f}" for c in frame.columns}
-    fmt[f"overlap@{k}"] = "{:.3f}"
+    fmt[f"overlap@{k}"] = "{:.1%}"  # a share, shown in percent like the rest
     grey = lambda row: ["color:#6e7781" if row.name[1] == "study" else "" for _ in row]  # noqa: E731
     return frame.style.format(fmt, na_rep="—").apply(grey, axis=1)
 
 
 def centring_table(centring: pd.DataFrame, k: int = 10):
-    """:func:`~embdiag.interventions.compression.centring_effect` as a Styler."""
+    """:func:`~embdiag.interventions.compression.centring_effect` as a Styler (shares in percent)."""
     fmt = {c: "{:.1%}" for c in centring.columns if c.endswith(f"P@{k}") or c == f"changed@{k}"}
-    fmt.update({f"overlap@{k}": "{:.4f}", f"overlap@{k} with centred cosine": "{:.4f}", "max |Δ cosine|": "{:.2g}"})
+    fmt.update({f"overlap@{k}": "{:.2%}", f"overlap@{k} with centred cosine": "{:.2%}", "max |Δ cosine|": "{:.2g}"})
     return centring.set_index("representation").style.format(fmt)
 
 

@@ -342,30 +342,33 @@ def overview_chart(ours: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> alt.
             "plotted:Q",
             title="max score error (log; exact 0 at left edge)",
             scale=alt.Scale(type="log", domain=[ZERO_AT, 1e-1]),
+            axis=alt.Axis(values=[1e-16, 1e-10, 1e-4], format="~e"),  # three labels fit the panel
         ),
         order,
         "Max score error",
+        width=145,
     )
     p2 = _points(
         data[data["metric"] == "changed"],
         alt.X("value:Q", title="changed queries"),
         order,
         f"Changed top-{k} sets",
-        width=140,
+        width=120,
     )
     p3 = _points(
         data[data["metric"] == "overlap"],
         alt.X("value:Q", title=f"mean overlap@{k}", scale=alt.Scale(zero=False)),
         order,
         f"Overlap@{k}",
-        width=140,
+        width=120,
     )
-    return alt.hconcat(
+    chart = alt.hconcat(
         p1,
         p2.encode(y=alt.Y("condition:N", sort=order, axis=None)),
         p3.encode(y=alt.Y("condition:N", sort=order, axis=None)),
         spacing=8,
     )
+    return theme.legend_below(chart)  # drawn in a result box: theme.RESULT_PX wide
 
 
 def precision_change_frame(ours: pd.DataFrame, study: pd.DataFrame) -> pd.DataFrame:
@@ -491,7 +494,7 @@ def certificate_chart(results, conditions=CERTIFICATE_CONDITIONS) -> alt.FacetCh
             ]
     data = pd.DataFrame(rows)
     kinds = ["half margin", "certificate bound", "actual largest score change"]
-    return (
+    chart = (
         alt.Chart(data)
         .mark_line(strokeWidth=2, interpolate="step-after")
         .encode(
@@ -510,9 +513,10 @@ def certificate_chart(results, conditions=CERTIFICATE_CONDITIONS) -> alt.FacetCh
                 alt.Tooltip("share:Q", format=".0%"),
             ],
         )
-        .properties(width=theme.panel_width(len(conditions), gap=40), height=190)
+        .properties(width=theme.panel_width(len(conditions), gap=50), height=190)
         .facet(column=alt.Column("condition:N", sort=list(conditions), title=None))
     )
+    return theme.legend_below(chart)
 
 
 def certificate_explanation(results, d: int, condition: str = "INT8 gallery", fp16: str = "FP16 gallery") -> str:
@@ -685,10 +689,11 @@ def boundary_chart(data: pd.DataFrame, k: int = 10) -> alt.HConcatChart:
     ref = data[data["side"] == "reference"].set_index("rank")["score"]
     cond = [s for s in data["side"].unique() if s != "reference"][0]
     crossing = data["status"].isin(["leaves top k", "enters top k"]) | data["rank"].isin([k, k + 1])
-    return alt.hconcat(
+    chart = alt.hconcat(
         _boundary_panel(data, ref, k, cond, f"Ranks around {k}", False),
         _boundary_panel(data[crossing], ref, k, cond, "Zoom on the cut", True),
     ).resolve_scale(y="independent", x="independent")
+    return theme.legend_below(chart)
 
 
 # ----------------------------------------------------------------------------- findings

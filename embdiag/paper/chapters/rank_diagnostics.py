@@ -126,7 +126,7 @@ def spectra_chart(matrices: dict[str, np.ndarray]) -> alt.Chart:
         )
         .add_params(pick)
         .properties(width=theme.panel_width(1, gap=120), height=320, title="Spectra read by RankMe and by PR")
-        .configure_legend(orient="bottom", columns=2, labelLimit=260)
+        .configure_legend(orient="bottom", columns=1, labelLimit=260)
     )
 
 

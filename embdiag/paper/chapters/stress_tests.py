@@ -291,7 +291,7 @@ def headline_chart(results: StressResults, attribute: str | None = None) -> alt.
     order = list(data["condition"])
     y = alt.Y("condition:N", sort=order, title=None, axis=alt.Axis(labelLimit=240))
     color = alt.Color("group:N", scale=alt.Scale(domain=list(GROUPS), range=list(GROUPS.values())), legend=None)
-    base = alt.Chart(data).properties(width=theme.panel_width(2, gap=150), height=170)
+    base = alt.Chart(data).properties(width=theme.panel_width(2, gap=150, room=theme.RESULT_PX), height=170)
     tip = [
         "condition",
         alt.Tooltip("RankMe:Q", format=".2f"),
@@ -325,9 +325,7 @@ def headline_chart(results: StressResults, attribute: str | None = None) -> alt.
     )
     return alt.hconcat(
         (rank + rank_text).properties(title="Distribution: RankMe"),
-        (p10 + p10_text + floor_rule + floor_text).properties(
-            title=f"Relevance: {attribute} P@{results.k} (dashed: random floor)"
-        ),
+        (p10 + p10_text + floor_rule + floor_text).properties(title=f"Relevance: {attribute} P@{results.k}"),
         spacing=12,
     ).properties(title=f"Each intervention at severity {_sev(results.top)}")
 

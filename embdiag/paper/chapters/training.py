@@ -311,14 +311,12 @@ def trajectories_chart(trajectories: pd.DataFrame, attribute: str = "timeofday")
     )
 
 
-def caption(cfg, what: str, n_seeds: int, uncertainty: str, steps: str | None = None) -> str:
-    """An exhibit caption (plain text): ``what`` is shown, the data and training profile it comes
-    from (:func:`profile_statement`, with ``steps`` for the schedule when given), and
-    ``uncertainty`` (how the seeds or intervals are shown)."""
-    return (
-        f"{what} Data: JEPA runs of {profile_statement(cfg, steps).replace('`', '')}; {n_seeds} "
-        f"seed{'' if n_seeds == 1 else 's'} per condition. {uncertainty}"
-    )
+def caption(what: str, n_seeds: int, uncertainty: str, steps: str | None = None) -> str:
+    """An exhibit caption (plain text): ``what`` is shown, ``steps`` (the schedule, when it is not
+    the profile's), the seeds per condition and ``uncertainty`` (how the seeds or intervals are
+    shown). The data and model are named once, at the top of the page (:func:`profile_statement`)."""
+    schedule = f" Runs of {steps}." if steps else ""
+    return f"{what}{schedule} {n_seeds} seed{'' if n_seeds == 1 else 's'} per condition. {uncertainty}"
 
 
 def profile_statement(cfg, steps: str | None = None) -> str:
@@ -575,5 +573,5 @@ def length_chart(
                 .mark_point(shape="diamond", size=90, filled=True)
                 .encode(x=x, y="value:Q", color=colour, tooltip=["condition", alt.Tooltip("value:Q", title="study")])
             )
-        panels.append(alt.layer(*layers).properties(width=190, height=200, title=metric))
+        panels.append(alt.layer(*layers).properties(width=theme.panel_width(3, gap=80), height=200, title=metric))
     return alt.hconcat(*panels).resolve_scale(y="independent")

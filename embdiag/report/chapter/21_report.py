@@ -92,7 +92,7 @@ display(view.result(report), view.overview(report, source))
 # give every number behind it.
 
 # %%
-display(*view.section(report, "summary", source))
+display(*view.section(report, "summary"))
 
 # %% [markdown]
 # ## Conditions compared
@@ -103,7 +103,7 @@ display(*view.section(report, "summary", source))
 # exact search.
 
 # %%
-display(*view.section(report, "conditions", source))
+display(*view.section(report, "conditions"))
 
 # %% [markdown]
 # ## Distribution: geometry without labels
@@ -116,7 +116,7 @@ display(*view.section(report, "conditions", source))
 # reorder neighbours.
 
 # %%
-display(*view.section(report, "geometry", source))
+display(*view.section(report, "geometry"))
 
 # %% [markdown]
 # ## Recoverable labels: probes and P@k
@@ -126,7 +126,7 @@ display(*view.section(report, "geometry", source))
 # its chance floor.
 
 # %%
-display(*view.section(report, "labels", source))
+display(*view.section(report, "labels"))
 
 # %% [markdown]
 # ## Neighbour identity: does the exact top-k survive?
@@ -137,7 +137,7 @@ display(*view.section(report, "labels", source))
 # which queries cannot.
 
 # %%
-display(*view.section(report, "identity", source))
+display(*view.section(report, "identity"))
 
 # %% [markdown]
 # ## Relevance: what the changes cost
@@ -147,7 +147,7 @@ display(*view.section(report, "identity", source))
 # searched queries.
 
 # %%
-display(*view.section(report, "relevance", source))
+display(*view.section(report, "relevance"))
 
 # %% [markdown]
 # ## Stress grid
@@ -157,7 +157,7 @@ display(*view.section(report, "relevance", source))
 # is measured again: how sensitive each number is, not what the user's pipeline does.
 
 # %%
-display(*view.section(report, "stress", source))
+display(*view.section(report, "stress"))
 
 # %% [markdown]
 # ## Gates: the `--fail-if` rules
@@ -166,4 +166,4 @@ display(*view.section(report, "stress", source))
 # conditions and attributes exist for these inputs) and here on every row it selects.
 
 # %%
-display(*view.section(report, "gates", source))
+display(*view.section(report, "gates"))

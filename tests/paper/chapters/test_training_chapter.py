@@ -210,7 +210,13 @@ def test_means_table_marks_compare_the_seven_conditions_only():
 
     rec = _records()
     table = figures.means_table(rec)
-    html = exhibits.table(table, name="means", caption="c", extremes_rows=table.data.index != UNTRAINED).html
+    html = exhibits.table(
+        table,
+        name="means",
+        caption="c",
+        extremes=[c for c in table.data.columns if c != "runs"],
+        extremes_rows=table.data.index != UNTRAINED,
+    ).html
     marks = exhibits.extreme_marks(table.data, table.data.index != UNTRAINED)
     p10 = list(table.data.columns).index("P@10 (%)")
     assert marks[list(table.data.index).index(UNTRAINED), p10] == ""  # lowest P@10, not compared
@@ -218,14 +224,20 @@ def test_means_table_marks_compare_the_seven_conditions_only():
     assert "among the 7 rows compared" in html
 
 
-def test_caption_names_data_profile_seeds_and_uncertainty():
+def test_caption_names_seeds_schedule_and_uncertainty_not_the_data():
+    text = figures.caption("What is shown.", 5, "Dots are seeds.")
+    assert text == "What is shown. 5 seeds per condition. Dots are seeds."
+    assert figures.caption("Shown.", 1, "One seed.", steps="200 to 6,400 steps") == (
+        "Shown. Runs of 200 to 6,400 steps. 1 seed per condition. One seed."
+    )
+
+
+def test_profile_statement_names_data_model_and_schedule():
     cfg = sweep.Task("cpu", UNTRAINED, 0).config()
-    text = figures.caption(cfg, "What is shown.", 5, "Dots are seeds.")
-    assert text.startswith("What is shown. Data: ") and text.endswith("Dots are seeds.")
+    text = figures.profile_statement(cfg)
     assert f"{cfg.data.n_train:,} + {cfg.data.n_val:,} labelled" in text and "not BDD100K" in text
-    assert f"profile cpu: ViT width {cfg.model.width}, depth {cfg.model.depth}," in text
+    assert f"profile `cpu`: ViT width {cfg.model.width}, depth {cfg.model.depth}," in text
     assert f"{cfg.steps:,} steps" in text
-    assert "5 seeds per condition" in text and "`" not in text and "*" not in text  # plain text, not Markdown
 
 
 def test_paired_percent_scales_shares_only():
