@@ -49,7 +49,7 @@ profile = "cpu"  # training profile whose sweeps (every length) are listed with 
 import pandas as pd
 from IPython.display import Markdown, display
 
-from embdiag import artifacts
+from embdiag import artifacts, exits
 from embdiag.paper import exhibits, pipeline
 from embdiag.training import config as training_profiles
 
@@ -141,6 +141,15 @@ display(Markdown(
 # .venv/bin/embdiag chapter rank_diagnostics -p vectors_path my_vectors.npy --out my_pages
 # ```
 #
+# ## What an exit status means
+#
+# Every `embdiag` command keeps one contract, so a CI job can read the status alone
+# (`embdiag.exits`; the README prints the same table):
+
+# %%
+display(Markdown(exits.contract_table()))
+
+# %% [markdown]
 # ## Regenerate the committed artifacts
 #
 # Three kinds of expensive result are committed so the site builds in minutes and reads the same

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import yaml
 
+from embdiag import exits
+
 
 def _parameters(pairs) -> dict:
     return {key: yaml.safe_load(value) for key, value in pairs or ()}
@@ -75,7 +77,7 @@ def _train(argv) -> int:
         return sweep.main(args)
     except ValueError as e:  # bad input (a run's own failure is recorded in its record, not raised)
         print(f"embdiag train: {e}", file=sys.stderr)
-        return 2
+        return exits.BAD_INPUT
 
 
 def _embeddings(argv) -> int:
@@ -102,7 +104,7 @@ def _embeddings(argv) -> int:
             "(the book reads those; --write replaces them)",
             file=sys.stderr,
         )
-    return int(bool(kept))
+    return exits.VIOLATED if kept else exits.OK
 
 
 _EMBEDDINGS_HELP = (
@@ -128,11 +130,16 @@ def main(argv=None) -> int:
             floatpath.ensure("embdiag.paper.cli")
         except ValueError as e:
             print(f"embdiag: {e}", file=sys.stderr)
-            return 2
+            return exits.BAD_INPUT
     argv = sys.argv[1:] if argv is None else list(argv)
+    return exits.guarded(lambda: _dispatch(argv))
+
+
+def _dispatch(argv: list) -> int:
+    """One command of :func:`main`, returning its status (:mod:`embdiag.exits`)."""
     if argv[:1] == ["train"]:
         return _train(argv[1:])
-    if argv[:1] == ["report"]:  # its own parser and exit codes (0 ok, 1 --fail-if violated, 2 bad input)
+    if argv[:1] == ["report"]:  # its own parser; the same statuses (embdiag.exits)
         from embdiag.report.cli import main as report
 
         return report(argv[1:])
@@ -195,10 +202,10 @@ def main(argv=None) -> int:
                 for name in pipeline.variants():
                     _run_chapter(pipeline, name, variant=True)
             _build(pipeline)
-    except pipeline.ChapterError as e:
+    except pipeline.ChapterError as e:  # bad input, or a chapter that failed: a defect, exit 3
         print(f"\nembdiag: {e}", file=sys.stderr)
-        return 2 if isinstance(e, pipeline.ChapterInputError) else 1
-    return 0
+        return exits.BAD_INPUT if isinstance(e, pipeline.ChapterInputError) else exits.FAILED
+    return exits.OK
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ place in one rename, so ``--out`` holds a whole report or what it held before, n
 ``--compare`` / ``--compress`` / ``--index``, the label columns), and the chapter records each
 rule's outcome in ``report.json`` and on the page.
 
-Exit status (:data:`OK`, :data:`VIOLATED`, :data:`BAD_INPUT`, :data:`FAILED`):
+Exit status (:data:`OK`, :data:`VIOLATED`, :data:`BAD_INPUT`, :data:`FAILED`, the contract of
+every command in :mod:`embdiag.exits`):
 
 - 0: the report was written and no ``--fail-if`` rule is violated;
 - 1: the report was written and at least one rule is violated (each violation is printed);
@@ -41,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.files import InputError, file_records_later, read_labels, read_pairs, read_vectors, split_labels
+from ..exits import BAD_INPUT, FAILED, OK, VIOLATED  # the statuses of every command
 from . import conditions, fail_if
 from .measurement import available_metrics
 from .sharded import check_address
@@ -50,7 +52,6 @@ from .sharded import check_address
 CHAPTER = Path(__file__).resolve().parent / "chapter" / "21_report.py"
 TITLE = "embdiag report"
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
-OK, VIOLATED, BAD_INPUT, FAILED = 0, 1, 2, 3
 
 _DESCRIPTION = (
     "Measure geometry, label probes, neighbour identity and retrieval relevance of your own "

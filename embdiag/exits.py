@@ -1,0 +1,69 @@
+"""The exit statuses of every ``embdiag`` command: one contract, written once.
+
+A CI job reads the status alone, so each number means one thing on every command:
+
+* :data:`OK` (0): the command did what was asked;
+* :data:`VIOLATED` (1): it ran to the end and the check it was asked for came out negative:
+  ``report``, a ``--fail-if`` threshold violated (each violation printed); ``embeddings``, the
+  recomputed vectors differ from the committed ones (kept); ``train``, a run ended failed (its
+  record says why);
+* :data:`BAD_INPUT` (2): bad input, refused before anything is written: the message names the
+  file, option or parameter as the user wrote it and what is wrong with it;
+* :data:`FAILED` (3): a defect of embdiag itself (a chapter's cell or the command raised for a
+  reason that is not the input); the only status that prints a traceback. The output it was
+  writing (a report folder, a chapter's page) is left as it was.
+
+:func:`guarded` turns an unexpected exception into :data:`FAILED` with its traceback, so a crash
+can never read as 0, 1 or 2.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Callable
+
+__all__ = ["OK", "VIOLATED", "BAD_INPUT", "FAILED", "CONTRACT", "COMMANDS", "guarded", "contract_table"]
+
+OK, VIOLATED, BAD_INPUT, FAILED = 0, 1, 2, 3
+
+#: What each status means (one line each).
+CONTRACT = {
+    OK: "done as asked",
+    VIOLATED: "ran to the end and the check asked for came out negative (below, per command)",
+    BAD_INPUT: "bad input, refused before anything is written; the message names the file, option or "
+    "parameter as you wrote it",
+    FAILED: "a defect of embdiag itself (the only status that prints a traceback); the output it was writing "
+    "is left as it was",
+}
+#: Every command and what status 1 means for it (``None``: the command never exits 1).
+COMMANDS = {
+    "report": "a `--fail-if` threshold is violated (each violation printed)",
+    "chapter": None,
+    "book": None,
+    "vectors": None,
+    "sync": None,
+    "train": "a training run ended failed (its record says why)",
+    "embeddings": "the recomputed vectors differ from the committed ones (which are kept)",
+}
+
+
+def contract_table() -> str:
+    """The contract as a Markdown table: one row per status, then what 1 means per command."""
+    rows = ["| status | meaning |", "|---|---|"]
+    rows += [f"| {code} | {meaning} |" for code, meaning in CONTRACT.items()]
+    ones = "; ".join(f"`{c}`: {m}" for c, m in COMMANDS.items() if m)
+    never = ", ".join(f"`{c}`" for c, m in COMMANDS.items() if not m)
+    return "\n".join(rows) + f"\n\nStatus 1: {ones}. {never} never exit 1."
+
+
+def guarded(command: Callable[[], int], prog: str = "embdiag") -> int:
+    """Run ``command`` (returning a status); an exception that escapes it is a defect of
+    embdiag: its traceback is printed and the status is :data:`FAILED`. ``SystemExit`` and
+    ``KeyboardInterrupt`` pass through."""
+    try:
+        return command()
+    except Exception:  # noqa: BLE001 (every escaping exception is, by the contract, a defect)
+        traceback.print_exc()
+        print(f"{prog}: internal error (a defect of embdiag, not of your input): exit {FAILED}", file=sys.stderr)
+        return FAILED
