@@ -22,7 +22,7 @@ from IPython.display import Markdown
 from ..artifacts import Read
 from ..report import Report
 from ..report.cli import CHAPTER
-from ..report.measurement import change_name
+from ..report.measurement import CANNOT_REPRESENT, change_name
 from . import exhibits, findings, theme
 
 __all__ = [
@@ -95,7 +95,10 @@ def result(report: Report) -> findings.Result:
     else:
         groups: dict[str, list[str]] = {}
         for e in report.summary:
-            detail = f"{100 * e['changed_queries']:.3g}% of top-{k} sets changed"
+            if e["verdict"] == CANNOT_REPRESENT:
+                detail = html.escape(e["reason"])  # not measured: why
+            else:
+                detail = f"{100 * e['changed_queries']:.3g}% of top-{k} sets changed"
             if e["relevance"] and e["changed_queries"] > 0:
                 detail += f"; lowest: {_worst(e['relevance'])}"
             groups.setdefault(e["verdict"], []).append(f"<strong>{html.escape(e['condition'])}</strong> ({detail})")
@@ -220,7 +223,9 @@ def _summary(report: Report, table: pd.DataFrame, mark: dict) -> list:
                 "identity and "
                 "relevance unchanged' if no top-k changed, else 'changes neighbours, gains relevance' if some interval "
                 "lies wholly above 0, else 'changes neighbours, keeps relevance' (or '; relevance not measured' "
-                "without labels or pairs)."
+                f"without labels or pairs); '{CANNOT_REPRESENT}' when the condition turns rows into zero or "
+                "non-finite vectors or cannot store their values (nothing is measured on it; the note above says "
+                "why)."
             ),
         )
     ]

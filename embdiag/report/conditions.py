@@ -256,6 +256,17 @@ class Storage(ReportCondition):
         """:func:`~embdiag.interventions.precision.store` of ``X``, reconstructed."""
         return _map_rows(X, lambda c: store(c, self.format).reconstruct(), np.shape(X)[1])
 
+    def cannot_store(self, X) -> str | None:
+        """Why the format cannot store the rows ``X`` (a sentence with the count), or None:
+        float16 has no value beyond 65504 (int8's per-row scale stores any float32 row)."""
+        if self.format != "float16":
+            return None
+        limit = float(np.finfo(np.float16).max)
+        over = sum(int((np.abs(np.asarray(X[a:b])) > limit).sum()) for a, b in _chunks(len(X)))
+        if not over:
+            return None
+        return f"{over:,} values lie beyond float16's largest, {limit:,.0f}"
+
 
 @dataclass(frozen=True)
 class Compression(ReportCondition):

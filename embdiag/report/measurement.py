@@ -44,7 +44,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 
@@ -69,6 +69,7 @@ from .conditions import (
     Compression,
     ReportCondition,
     Storage,
+    _chunks,
     _sample_rows,
     parse_conditions,
     unit_rows_f32,
@@ -231,7 +232,26 @@ def _array(x, option: str, d: int | None = None) -> np.ndarray:
         raise InputError(str(e)) from None
     if d is not None and a.shape[1] != d:
         raise InputError(f"{option}: has {a.shape[1]} columns, VECTORS has {d}")
+    _check_magnitude(a, option)
     return a
+
+
+#: Magnitudes whose squares, summed over many rows, stay normal float64 numbers: geometry's
+#: variances and PCA's covariances are sums of squares (float32 rows always lie inside).
+MAGNITUDES = (2.0**-500, 2.0**500)
+
+
+def _check_magnitude(a: np.ndarray, option: str) -> None:
+    """Refuse float64 rows whose largest magnitude lies outside :data:`MAGNITUDES`, by name."""
+    if a.dtype != np.float64:
+        return
+    top = max((float(np.nanmax(np.abs(a[i:j]), initial=0.0)) for i, j in _chunks(len(a))), default=0.0)
+    if top and not MAGNITUDES[0] <= top <= MAGNITUDES[1]:
+        raise InputError(
+            f"{option}: largest magnitude {top:.3g} lies outside [2^-500, 2^500], where sums of squares "
+            "(variances, covariances) are representable in float64; rescale the vectors (a common factor "
+            "changes no cosine and no ranking)"
+        )
 
 
 def _drop_self(S, I, self_pos, keep: int):
@@ -594,6 +614,32 @@ def _geometry_rows(plan: _Plan) -> np.ndarray:
     return plan.V if len(plan.geo_idx) == len(plan.V) else take_rows(plan.V, plan.geo_idx)
 
 
+class CannotRepresent(Exception):
+    """A condition cannot represent the (valid) reference rows: a result of the report (the
+    condition is not measured, and the page and ``report.json`` say why), not a failure."""
+
+
+#: The verdict of a condition that cannot represent the rows (:class:`CannotRepresent`).
+CANNOT_REPRESENT = "cannot represent these vectors"
+
+
+def _represented(c: ReportCondition, rows: np.ndarray, which: str) -> None:
+    """Raise :class:`CannotRepresent` naming how many of ``c``'s ``rows`` (its version of the
+    ``which`` rows) are zero or hold a non-finite value: cosine is undefined on them."""
+    finite = zero = 0
+    for a, b in _chunks(len(rows)):
+        part = np.asarray(rows[a:b])
+        finite += int((~np.isfinite(part).all(axis=1)).sum())
+        zero += int((~(part != 0).any(axis=1)).sum())
+    problems = [
+        f"{m:,} of {len(rows):,} {which} rows become {what}"
+        for m, what in ((zero, "zero vectors"), (finite, "non-finite"))
+        if m
+    ]
+    if problems:
+        raise CannotRepresent(f"{' and '.join(problems)} (cosine is undefined on them)")
+
+
 def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[np.ndarray, dict | None]:
     """Each searched query's top-k gallery positions under ``c`` (a query is never its own
     neighbour) and, for a condition with vectors, its geometry in both spaces of the geometry rows
@@ -602,8 +648,15 @@ def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[
     if not c.has_vectors:
         S, I = c.search(plan.Q, plan.G, plan.k + plan.self_search)
         return _drop_self(S, I, plan.self_pos, plan.k)[1], None
+    for rows in (plan.G,) if plan.self_search else (plan.G, plan.Q):
+        why = c.cannot_store(rows) if isinstance(c, Storage) else None
+        if why:
+            raise CannotRepresent(why)
     Gc = c.vectors(plan.G, plan.fit, rows=plan.g_idx)
+    _represented(c, Gc, "gallery")
     Qc = Gc[plan.self_pos] if plan.self_search else c.vectors(plan.Q, plan.fit)
+    if not plan.self_search:
+        _represented(c, Qc, "query")
     neighbours = _exact(Qc, Gc, plan.k, plan.self_pos, backend.search)[1]
     del Qc
     if plan.geometry_on_gallery:
@@ -984,9 +1037,11 @@ def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -
     return inputs
 
 
-def _sections(plan: _Plan, backend: _Backend, progress: bool) -> dict[str, _Section]:
-    """Every section, in order; the searches between geometry and identity find the neighbour
-    lists that identity, labels and relevance read. Progress: one step per search and section."""
+def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str, _Section], dict[str, str]]:
+    """Every section, in order, and the conditions that cannot represent the rows (name -> why;
+    the sections measure the others); the searches between geometry and identity find the
+    neighbour lists that identity, labels and relevance read. Progress: one step per search and
+    section."""
     from tqdm import tqdm
 
     steps = 2 + len(plan.conds) + (plan.labels is not None) + plan.stress
@@ -1002,11 +1057,17 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> dict[str, _Sect
     ref_S, ref_I = _exact(plan.Q, plan.G, plan.k + 1, plan.self_pos, backend.search)
     neighbours = {"reference": ref_I[:, : plan.k]}
     step("exact search")
+    cannot = {}
     for c in plan.conds:
-        neighbours[c.name], by_space = _condition(plan, c, backend, Xg)
-        if by_space is not None:
-            geo[c.name] = by_space
+        try:
+            neighbours[c.name], by_space = _condition(plan, c, backend, Xg)
+        except CannotRepresent as e:
+            cannot[c.name] = str(e)
+        else:
+            if by_space is not None:
+                geo[c.name] = by_space
         step(c.name)
+    plan = replace(plan, conds=[c for c in plan.conds if c.name not in cannot])
     out = {"geometry": _geometry(plan, geo)}
     out["identity"] = _identity(plan, neighbours, boundary_margin(ref_S, plan.k))
     out["labels"] = _labels(plan, neighbours)
@@ -1017,20 +1078,23 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> dict[str, _Sect
     if out["stress"].measured:
         step("stress")
     bar.close()
-    return out
+    return out, cannot
 
 
 def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
     """The sections measured and put together: tables and metric records in section order, the
     scope sentences of the sections measured."""
-    sections = _sections(plan, backend, progress)
+    sections, cannot = _sections(plan, backend, progress)
     inputs = _inputs(plan, backend, list(sections.values()), sources)
+    inputs["notes"] += [f"{name} {CANNOT_REPRESENT}: {why}; not measured." for name, why in cannot.items()]
     tables = {"conditions": pd.DataFrame(inputs["conditions"], columns=["name", "kind", "description"])}
     for s in sections.values():
         tables.update(s.tables)
     metrics = pd.DataFrame([r for s in sections.values() for r in s.rows], columns=METRIC_COLUMNS)
     suffix = " Quick run: from subsamples." if plan.quick else ""
-    summary = summarize(plan.conds, tables.get("identity"), tables.get("relevance"), tables.get("labels"), plan.k)
+    measured_conds = [c for c in plan.conds if c.name not in cannot]
+    summary = summarize(measured_conds, tables.get("identity"), tables.get("relevance"), tables.get("labels"), plan.k)
+    summary = _with_unrepresented(summary, plan.conds, cannot, plan.k)
     measured = {name: s.measured for name, s in sections.items()} | {"summary": bool(summary)}
     scope = {name: text + suffix for name, text in SCOPE.items() if measured[name]}
     gates = rules_of.outcomes(plan.rules, metrics, strict=False)
@@ -1128,6 +1192,25 @@ def summarize(
             }
         )
     return out
+
+
+def _with_unrepresented(summary: list[dict], conditions, cannot: dict[str, str], k: int) -> list[dict]:
+    """:func:`summarize`'s entries with one for each condition that cannot represent the rows
+    (verdict :data:`CANNOT_REPRESENT`, ``reason``: why; nothing measured), in the conditions' order."""
+    by_name = {e["condition"]: e for e in summary}
+    for c in conditions:
+        if c.name in cannot:
+            by_name[c.name] = {
+                "condition": c.name,
+                "kind": c.kind,
+                "changed_queries": np.nan,
+                f"overlap@{k}": np.nan,
+                "relevance": [],
+                "labels": [],
+                "verdict": CANNOT_REPRESENT,
+                "reason": cannot[c.name],
+            }
+    return [by_name[c.name] for c in conditions if c.name in by_name]
 
 
 def change_name(r: dict) -> str:

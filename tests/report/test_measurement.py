@@ -456,3 +456,31 @@ def test_a_full_run_makes_each_conditions_vectors_once(monkeypatch):
         )
     measure(X, labels=LABELS, compress="int8,pca8", k=K, progress=False)
     assert sorted(c for c in calls if c[1] == N) == [("int8", N), ("pca8", N)]
+
+
+@pytest.mark.parametrize(
+    "scale, reason",
+    [(1e-30, "zero vectors (cosine is undefined on them)"), (1e6, "values lie beyond float16's largest, 65,504")],
+)
+def test_a_condition_that_cannot_represent_valid_rows_is_a_result_not_a_failure(scale, reason):
+    # Issue #30: float32 rows scaled by 1e-30 (their float16 copies underflow to zero) or beyond
+    # float16's range with --compress fp16 made the whole report fail (exit 3).
+    X = (np.random.default_rng(5).normal(size=(60, 8)) * scale).astype(np.float32)
+    rep = measure(X, compress="fp16,int8", k=3, fail_if=["overlap@3[fp16]<0.5"], progress=False)
+    fp16, int8 = rep.summary
+    assert fp16["condition"] == "fp16" and fp16["verdict"] == "cannot represent these vectors"
+    assert reason in fp16["reason"] and np.isnan(fp16["changed_queries"])
+    assert int8["verdict"] != "cannot represent these vectors" and int8["changed_queries"] >= 0  # the rest is measured
+    assert any(n.startswith("fp16 cannot represent these vectors") for n in rep.inputs["notes"])
+    assert not (rep.metrics["condition"] == "fp16").any() and (rep.metrics["condition"] == "int8").any()
+    assert [g["measured"] for g in rep.gates] == [False]  # a gate on it fails as not measured
+    saved = json.loads(json.dumps(rep.to_json()))  # report.json: the verdict and its reason, NaN as null
+    first = saved["summary"][0]
+    assert first["verdict"] == "cannot represent these vectors" and reason in first["reason"]
+
+
+def test_float64_rows_beyond_sums_of_squares_are_refused_by_name():
+    X = np.random.default_rng(6).normal(size=(40, 4)) * 1e200
+    with pytest.raises(InputError, match=r"VECTORS: largest magnitude \d\.\d+e\+200 lies outside \[2\^-500, 2\^500\]"):
+        measure(X, progress=False)
+    measure(X * 1e-200 * 2.0**400, progress=False)  # just inside: measured
