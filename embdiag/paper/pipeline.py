@@ -23,12 +23,13 @@ import json
 import logging
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import jupytext
 import nbformat
@@ -157,11 +158,23 @@ def sync(name: str, layout: Layout = DEFAULT) -> Path:
     return target
 
 
+#: How the temporary files and folders of an unfinished write are named (hidden; .gitignore lists
+#: them): a process killed mid-write leaves at most one of these beside what it was replacing.
+TEMPORARY = ".{name}.tmp-"
+
+
 def _atomic_write(nb, target: Path) -> None:
-    fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=target.parent)
+    write_atomically(target, lambda tmp: nbformat.write(nb, tmp))
+
+
+def write_atomically(target: Path, write: Callable[[str], object]) -> None:
+    """``write(path)`` into a hidden temporary file beside ``target`` (:data:`TEMPORARY`), then
+    one rename onto ``target``: a reader, or a process killed meanwhile, sees the old file or the
+    whole new one."""
+    fd, tmp = tempfile.mkstemp(prefix=TEMPORARY.format(name=target.name), dir=target.parent)
     os.close(fd)
     try:
-        nbformat.write(nb, tmp)
+        write(tmp)
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     except BaseException:
@@ -454,8 +467,9 @@ def execute(
     except OSError as e:
         raise ChapterInputError(f"cannot make the output folder {out}: {e.strerror or e}") from None
     target = out / f"{output or name}.ipynb"
-    fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=out)
-    os.close(fd)
+    # executed in a hidden folder beside ``out``: killed at any moment, ``out`` keeps what it held
+    work = Path(tempfile.mkdtemp(prefix=TEMPORARY.format(name=out.name), dir=out.parent))
+    tmp = str(work / target.name)
     try:
         try:
             with _chapter_environment(name, changed), _checked_parameters(values):
@@ -477,7 +491,7 @@ def execute(
         _finalize(nb)
         _atomic_write(nb, target)
     finally:
-        Path(tmp).unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
     return target
 
 

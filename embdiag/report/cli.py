@@ -454,10 +454,29 @@ def read_metrics(path: Path) -> pd.DataFrame:
     return frame
 
 
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the folders ``a`` and ``b`` in one step (Linux ``renameat2(RENAME_EXCHANGE)``);
+    False where the system or the file system cannot, and nothing was moved."""
+    import ctypes
+
+    try:
+        swap = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    swap.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_cwd, exchange = -100, 2  # AT_FDCWD, RENAME_EXCHANGE (linux/fcntl.h)
+    return swap(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), exchange) == 0
+
+
 def _replace(tmp: Path, out: Path) -> None:
-    """Move the finished folder ``tmp`` to ``out``; a previous report there is removed only after."""
+    """Move the finished folder ``tmp`` to ``out``; a previous report there is removed only
+    after. Where the system can, the two are swapped in one step, so a process killed at any
+    moment leaves ``out`` holding the previous report or the new one, never neither."""
     if not out.exists():
         os.replace(tmp, out)
+        return
+    if _exchange(tmp, out):
+        shutil.rmtree(tmp, ignore_errors=True)  # now the previous report
         return
     old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
     os.replace(out, old / out.name)
