@@ -127,13 +127,22 @@ def image_positives(group, n_images: int):
     return np.split(order, np.cumsum(counts)[:-1])
 
 
-def positive_ranks(queries, gallery, positives, block: int = 1024) -> np.ndarray:  # block: memory only
+#: Rows of every score product: query blocks are padded to a multiple of this, so that each row
+#: lies in a whole tile of the GEMM (a lone row, or one in an edge tile, rounds differently).
+_TILE = 64
+
+
+def positive_ranks(queries, gallery, positives, block: int = 1024, neighbors=None) -> np.ndarray:  # block: memory only
     """Rank (1 = first) of each query's best-ranked positive among all gallery rows.
 
     Brute force over the full float64 cosine matrix, with :func:`~embdiag.metrics.topk`'s
     order: descending score, equal scores by the lower gallery index. ``positives`` is a
-    boolean mask ``(n_queries, n_gallery)`` or one positive index per query. So
-    ``hit_at_k == (rank <= k)``.
+    boolean mask ``(n_queries, n_gallery)`` or one positive index per query. The scores are
+    computed ``block`` queries at a time, each block padded to whole GEMM tiles, so a query's
+    rank does not depend on which queries share its block. ``neighbors``: the queries' top-k
+    gallery indices from the search whose hits are counted (:func:`~embdiag.metrics.topk`); a
+    positive found there takes its place in that list and one not found ranks after k, so
+    ``hit_at_k(neighbors) == (rank <= k)`` holds even at ties the two computations round apart.
 
     Examples
     --------
@@ -155,18 +164,37 @@ def positive_ranks(queries, gallery, positives, block: int = 1024) -> np.ndarray
         P = mask
     if P.shape != (len(Q), len(G)) or not P.any(axis=1).all():
         raise ValueError(f"positives: the mask must be ({len(Q)}, {len(G)}) with a positive in every row")
+    nb = None if neighbors is None else np.asarray(neighbors)
+    if nb is not None and (
+        nb.ndim != 2
+        or len(nb) != len(Q)
+        or not np.issubdtype(nb.dtype, np.integer)
+        or nb.size
+        and (nb.min() < 0 or nb.max() >= len(G))
+    ):
+        raise ValueError(
+            f"neighbors: expected ({len(Q)}, k) gallery indices in [0, {len(G)}), got shape {np.shape(neighbors)}"
+        )
     nonzero_rows(Q, "queries")
     nonzero_rows(G, "gallery")
     Qn, Gn = unit_rows(Q), unit_rows(G)
     ranks = np.empty(len(Q), np.int64)
     cols = np.arange(len(G))
+    padded = np.zeros((-(-block // _TILE) * _TILE, Q.shape[1]))
     for q0 in range(0, len(Q), block):  # a smaller step would rewrite the same ranks (time only)
-        S, M = Qn[q0 : q0 + block] @ Gn.T, P[q0 : q0 + block]
+        m = min(block, len(Q) - q0)
+        padded[:m] = Qn[q0 : q0 + m]
+        padded[m:] = 0.0
+        S, M = (padded @ Gn.T)[:m], P[q0 : q0 + m]
         best = np.where(M, S, -np.inf).max(axis=1)  # score of the best positive
         first = np.where(M & (S == best[:, None]), cols, len(G)).min(axis=1)  # its lowest index
-        ranks[q0 : q0 + block] = (
+        ranks[q0 : q0 + m] = (
             1 + (S > best[:, None]).sum(axis=1) + ((S == best[:, None]) & (cols < first[:, None])).sum(axis=1)
         )
+    if nb is not None and nb.shape[1]:
+        found = np.take_along_axis(P, nb, axis=1)  # which of each query's top k are positives
+        listed = np.where(found.any(axis=1), found.argmax(axis=1) + 1, 0)
+        ranks = np.where(listed > 0, listed, np.maximum(ranks, nb.shape[1] + 1))
     return ranks
 
 
@@ -213,7 +241,7 @@ def _ranking(direction, queries, gallery, positives, mask, k, unit) -> Ranking:
         hit_at_k(nb, positives, k=1, per_query=True),
         hit_at_k(nb, positives, per_query=True),
         recall_at_k(nb, positives, per_query=True),
-        positive_ranks(queries, gallery, mask),
+        positive_ranks(queries, gallery, mask, neighbors=nb),
         unit,
     )
 

@@ -34,6 +34,7 @@ from scipy import stats as st
 
 from embdiag.interventions import caption_retrieval as cr
 from embdiag.metrics import paired_bootstrap
+from embdiag.metrics.retrieval import hit_at_k, topk
 
 # Three images on the axes, two captions each (group 0, 0, 1, 1, 2, 2); every rank below is
 # worked by hand from the cosines.
@@ -762,3 +763,45 @@ def test_shuffled_control_default_permutations():
         default.loc[recall, ["permutation low", "permutation high"]].values
         != more.loc[recall, ["permutation low", "permutation high"]].values
     ).any()
+
+
+def _tied_everywhere(seed: int = 2, d: int = 64, n: int = 300):
+    """Gallery rows that are permutations of one vector, and constant queries: every score of a
+    constant query ties mathematically, so its rank is decided by how the scores round."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=d)
+    G = np.vstack([base[rng.permutation(d)] for _ in range(n)])
+    Q = np.vstack([np.ones((20, d)), rng.normal(size=(20, d))])
+    return Q, G, rng.integers(0, n, len(Q))
+
+
+def test_positive_ranks_do_not_depend_on_the_queries_sharing_a_block():
+    # Issue #30: a query alone in its block (a 1-row product) rounded differently, so at exact
+    # ties its rank changed with how many queries shared its 1,024-row block.
+    Q, G, pos = _tied_everywhere()
+    together = cr.positive_ranks(Q, G, pos)
+    alone = [cr.positive_ranks(Q[i : i + 1], G, pos[i : i + 1])[0] for i in range(len(Q))]
+    assert together.tolist() == alone
+    for block in (1, 3, 7, 40, 1025):
+        assert cr.positive_ranks(Q, G, pos, block=block).tolist() == together.tolist()
+
+
+def test_positive_ranks_agree_with_the_search_whose_hits_are_counted():
+    Q, G, pos = _tied_everywhere(seed=3)
+    for k in (1, 5, 10, 50):
+        _, nb = topk(Q, G, k, dtype=np.float64)
+        ranks = cr.positive_ranks(Q, G, pos, neighbors=nb)
+        hits = hit_at_k(nb, [np.array([p]) for p in pos], per_query=True)
+        assert ((ranks <= k) == hits.astype(bool)).all()
+        listed = [list(row).index(p) + 1 for row, p in zip(nb, pos) if p in row]
+        assert sorted(listed) == sorted(ranks[ranks <= k].tolist())  # its place in the search's list
+    ranking = cr.text_to_image(Q, G[: len(Q)], group=np.arange(len(Q)), k=10)
+    assert ((ranking.rank <= 10) == ranking.hit_k.astype(bool)).all()
+
+
+def test_positive_ranks_neighbors_are_checked():
+    Q, G, pos = _tied_everywhere()
+    with pytest.raises(ValueError, match=r"neighbors: expected \(40, k\) gallery indices in \[0, 300\)"):
+        cr.positive_ranks(Q, G, pos, neighbors=np.full((40, 3), 300))
+    with pytest.raises(ValueError, match="neighbors: "):
+        cr.positive_ranks(Q, G, pos, neighbors=np.zeros(40, int))
