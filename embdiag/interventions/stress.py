@@ -327,7 +327,8 @@ def measure_grid(
     >>> [(name, s, row["overlap@3"] == 1.0, neighbors.shape) for name, s, _, row, neighbors in points]
     [('contraction', 0.5, True, (30, 3)), ('noise', 0.5, False, (30, 3))]
     """
-    val = np.asarray(val, dtype=np.float64)
+    as_matrix(train, "train")  # refused under the caller's names (checks only)
+    val = as_matrix(val, "val", dtype=np.float64)
     _, native = topk(val, val, k, exclude_self=True, dtype=np.float64)
     unchanged = None
     for name, s, change in grid(tuple(names or INTERVENTIONS), tuple(severities or SEVERITIES), seed=seed):

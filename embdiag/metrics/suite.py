@@ -14,6 +14,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .._validate import as_matrix
 from .geometry import summary
 from .probe import balanced_accuracy, eligible_classes, fit_probes, labelled_values
 from .retrieval import precision_at_k, topk
@@ -77,6 +78,8 @@ def evaluate(
     >>> round(row["a accuracy"], 4), round(row["a BA"], 4), round(row["a P@3"], 4)
     (1.0, 1.0, 0.8778)
     """
+    for rows, name in ((train, "train"), (val, "val")):  # refused under the caller's names (checks only)
+        as_matrix(rows, name)
     for a in val_labels:  # a probe needs two classes on either side; P@k, one labelled row
         _check_attribute(val_labels[a], f"val_labels[{a!r}]", 2 if probes else 1)
         if probes:
