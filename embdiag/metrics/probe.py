@@ -305,12 +305,10 @@ class _Preconditioner:
         Hessian at penalty ``r`` a condition number up to ``max(r / r_b, r_b / r)`` times that of
         fresh ones: across a grid that starts at a tiny C the old factors would precondition
         nothing, CG would stop early and Newton would take its short steps for convergence."""
-        if self.reg is None:
+        if self.reg is None or not np.array_equal(self.reg > 0, reg > 0):
             return False
-        both = (self.reg > 0) & (reg > 0)
-        if not np.array_equal(self.reg > 0, reg > 0):
-            return False
-        ratio = reg[both] / self.reg[both]
+        penalized = reg > 0
+        ratio = reg[penalized] / self.reg[penalized]
         slack = 1.0 + 1e-9  # the default grid's steps are 10x up to rounding: they keep the factors
         return bool(np.all((ratio <= self.penalty_step * slack) & (ratio >= 1.0 / (self.penalty_step * slack))))
 

@@ -185,6 +185,10 @@ class ReportCondition:
         """
         raise NotImplementedError
 
+    def cannot_store(self, X) -> str | None:
+        """Why the condition cannot hold the rows ``X`` at all (a sentence), or None (the default)."""
+        return None
+
     def search(self, queries, gallery, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, indices)`` of each query's top ``k`` gallery rows, sorted like ``topk``:
         exact float32 search of the condition's representations of ``queries`` and ``gallery``

@@ -55,6 +55,7 @@ from .._mapped import take_rows
 from .._validate import as_float, check_int
 from ..cluster import connect
 from ..data.files import InputError, split_labels
+from ..interventions.compression import _SQUARABLE
 from ..interventions.precision import StorageCondition, compare_conditions
 from ..interventions.stress import INTERVENTIONS, SEVERITIES, measure_grid
 from ..metrics.geometry import summary
@@ -237,8 +238,9 @@ def _array(x, option: str, d: int | None = None) -> np.ndarray:
 
 
 #: Magnitudes whose squares, summed over many rows, stay normal float64 numbers: geometry's
-#: variances and PCA's covariances are sums of squares (float32 rows always lie inside).
-MAGNITUDES = (2.0**-500, 2.0**500)
+#: variances and PCA's covariances are sums of squares (float32 rows always lie inside); the
+#: bound principal_axes applies.
+MAGNITUDES = _SQUARABLE
 
 
 def _check_magnitude(a: np.ndarray, option: str) -> None:
@@ -649,7 +651,7 @@ def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[
         S, I = c.search(plan.Q, plan.G, plan.k + plan.self_search)
         return _drop_self(S, I, plan.self_pos, plan.k)[1], None
     for rows in (plan.G,) if plan.self_search else (plan.G, plan.Q):
-        why = c.cannot_store(rows) if isinstance(c, Storage) else None
+        why = c.cannot_store(rows)
         if why:
             raise CannotRepresent(why)
     Gc = c.vectors(plan.G, plan.fit, rows=plan.g_idx)
