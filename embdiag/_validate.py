@@ -8,6 +8,7 @@ float32, integers as ``int``).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -47,6 +48,22 @@ def as_matrix(x, name: str, *, min_rows: int = 1, finite: bool = True, dtype=Non
     return as_float(x, name, ndim=2, min_rows=min_rows, finite=finite, dtype=dtype)
 
 
+#: Magnitudes whose squares, summed over up to 2^23 rows, neither overflow nor underflow in float64.
+SQUARABLE = (2.0**-500, 2.0**500)
+
+
+def squarable(X: np.ndarray, name: str, why: str = "") -> None:
+    """Raise unless the largest magnitude of the float array ``X`` is 0 or inside
+    :data:`SQUARABLE`, where variances (sums of squares) are representable in float64;
+    ``why`` is appended to the advice to rescale."""
+    amax = float(np.abs(X).max(initial=0.0))
+    if not (amax == 0 or SQUARABLE[0] <= amax <= SQUARABLE[1]):
+        raise ValueError(
+            f"{name}: largest magnitude {amax:.3g} is outside [2^-500, 2^500], where variances "
+            f"(sums of squares) are representable in float64; rescale the vectors{why}"
+        )
+
+
 def same_length(**arrays) -> int:
     """Check that all named arrays have the same first dimension; return it."""
     lengths = {k: len(v) for k, v in arrays.items()}
@@ -74,11 +91,33 @@ def check_int(value, name: str, *, minimum: int | None = None) -> int:
     return int(value)
 
 
-def check_k(k, n_candidates: int, name: str = "k") -> int:
-    """Validate a neighbour count: an integer with 1 <= k < n_candidates."""
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` as a ``bool`` after checking that it is one (not a truthy string)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
+
+
+def check_mapping(value, name: str):
+    """Return ``value`` after checking that it is a mapping (``{attribute: labels}``)."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name}: expected a mapping of attribute names to labels, got {type(value).__name__}")
+    return value
+
+
+def check_number(value, name: str) -> float:
+    """Return ``value`` as a ``float`` after checking that it is a real number (a bool is not)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name}: expected a number, got {value!r}")
+    return float(value)
+
+
+def check_k(k, n_candidates: int, name: str = "k", candidates: str = "") -> int:
+    """Validate a neighbour count: an integer with 1 <= k < n_candidates (``candidates`` says
+    what they are, e.g. ``" gallery rows"``)."""
     k = check_int(k, name, minimum=1)
     if k >= n_candidates:
-        raise ValueError(f"{name}: must be smaller than the number of candidates ({n_candidates}), got {k}")
+        raise ValueError(f"{name}: must be smaller than the number of candidates ({n_candidates}{candidates}), got {k}")
     return int(k)
 
 

@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,8 +50,12 @@ def modules() -> list[str]:
     """Every module that computes a number, as ``package/name``: not ``__init__`` (the chapters'
     figures, tables and wording live in ``embdiag/paper/chapters``, checked by the executed
     chapters' nbval and browser tests rather than by mutants)."""
-    return [f"{p}/{f.stem}" for p in PACKAGES for f in sorted((ROOT / "embdiag" / p).glob("*.py"))
-            if f.name != "__init__.py"]
+    return [
+        f"{p}/{f.stem}"
+        for p in PACKAGES
+        for f in sorted((ROOT / "embdiag" / p).glob("*.py"))
+        if f.name != "__init__.py"
+    ]
 
 
 def run_module(module: str, max_children: int) -> tuple[int, int, list[str]]:
@@ -68,13 +73,23 @@ def run_module(module: str, max_children: int) -> tuple[int, int, list[str]]:
     # One BLAS / OpenMP thread: mutmut forks every mutant from a server process, and a thread
     # pool that BLAS started before the fork deadlocks the child (reported as a timeout).
     env = {**os.environ, "PYTEST_ADDOPTS": f"-k test_{name}.py", "PYTHONPATH": "", **SINGLE_THREADED}
-    subprocess.run([sys.executable, "-m", "mutmut", "run", f"embdiag.{package}.{name}.*",
-                    "--max-children", str(max_children)], cwd=ROOT, env=env, check=True,
-                   stdout=subprocess.DEVNULL, preexec_fn=_limit_memory)
+    subprocess.run(
+        [sys.executable, "-m", "mutmut", "run", f"embdiag.{package}.{name}.*", "--max-children", str(max_children)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        preexec_fn=_limit_memory,
+    )
     meta = json.loads((ROOT / "mutants" / "embdiag" / package / f"{name}.py.meta").read_text())
     status = {k: status_by_exit_code[v] for k, v in meta["exit_code_by_key"].items() if v is not None}
-    for key in sorted(k for k, s in status.items() if s == "timeout"):
-        status[key] = recheck(key)
+    # mutmut runs a mutant against the tests it saw call the function; a test that reads a
+    # module-scoped fixture calls it only while the fixture is built (in the first such test),
+    # so every mutant that survived, or timed out, runs again against the module's whole file.
+    again = sorted(k for k, s in status.items() if s not in KILLED or s == "timeout")
+    with ThreadPoolExecutor(max_children) as pool:
+        for key, verdict in zip(again, pool.map(lambda k: recheck(k, test_file(module), status[k]), again)):
+            status[key] = verdict
     survivors = sorted(k for k, s in status.items() if s not in KILLED)
     write_diffs(module, survivors, status)
     return len(status) - len(survivors), len(status), [f"{k} ({status[k]})" for k in survivors]
@@ -90,8 +105,9 @@ def write_diffs(module: str, survivors: list[str], status: dict[str, str]) -> Pa
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
-        text = "".join(f"# {k}: {status[k]}\n{get_diff_for_mutant(k, path=f'embdiag/{module}.py')}\n\n"
-                       for k in survivors)
+        text = "".join(
+            f"# {k}: {status[k]}\n{get_diff_for_mutant(k, path=f'embdiag/{module}.py')}\n\n" for k in survivors
+        )
     finally:
         os.chdir(cwd)
     out.write_text(text)
@@ -138,8 +154,11 @@ def documented(test_file: Path, module_file: Path) -> dict[str, set[int]]:
     section = re.split(r"\n\s*\n(?!- |\s|[^\n]*:\n)", section.partition("\n- ")[1] + section.partition("\n- ")[2])[0]
     tree = ast.parse(module_file.read_text())
     functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    methods = {c.name: {n.name for n in c.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-               for c in tree.body if isinstance(c, ast.ClassDef)}
+    methods = {
+        c.name: {n.name for n in c.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for c in tree.body
+        if isinstance(c, ast.ClassDef)
+    }
     found: dict[str, set[int]] = {}
     for bullet in re.split(r"\n- ", section):
         current, cls = None, None
@@ -173,29 +192,47 @@ def documented(test_file: Path, module_file: Path) -> dict[str, set[int]]:
     return found
 
 
-def recheck(key: str) -> str:
-    """Run a mutant that timed out under mutmut again, alone, in a fresh interpreter.
+def recheck(key: str, tests: Path, before: str) -> str:
+    """Run one mutant again, alone, in a fresh interpreter, against the module's whole test file.
 
-    mutmut forks each mutant from a server process that holds other threads; now and then a
-    forked child deadlocks before its tests run and is reported as a timeout, which would count
-    a surviving mutant as killed. Here the mutant's own tests (those mutmut recorded as covering
-    its function) run in a new process under a generous wall-clock limit: a failure is
-    ``killed``, a pass ``survived (timed out only under mutmut)``, and still running at the
-    limit a real ``timeout``."""
+    Two reasons: mutmut selects the tests it recorded as calling the mutated function, which
+    misses every test but the first that reads a module-scoped fixture; and mutmut forks each
+    mutant from a server process that holds other threads, so now and then a forked child
+    deadlocks before its tests run and is reported as a timeout. Here a failure is ``killed``,
+    a pass ``survived`` (``survived (timed out only under mutmut)`` after a timeout), and still
+    running at a generous wall-clock limit a real ``timeout``."""
     stats = json.loads((ROOT / "mutants" / "mutmut-stats.json").read_text())
-    tests = sorted(stats["tests_by_mangled_function_name"].get(key.rsplit("__mutmut_", 1)[0], ()))
-    if not tests:
-        return "no tests"
-    limit = max(60.0, 20 * sum(stats["duration_by_test"].get(t, 0.0) for t in tests))
+    name = tests.stem
+    own = sum(d for t, d in stats["duration_by_test"].items() if f"{name}.py::" in t)
+    limit = max(120.0, 20 * own)
     env = {**os.environ, "MUTANT_UNDER_TEST": key, "PYTHONPATH": "", **SINGLE_THREADED}
     env.pop("PYTEST_ADDOPTS", None)
     try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
-                              cwd=ROOT / "mutants", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              timeout=limit, preexec_fn=_limit_memory)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-x",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-m",
+                "not slow",
+                str(tests.relative_to(ROOT)),
+            ],
+            cwd=ROOT / "mutants",
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=limit,
+            preexec_fn=_limit_memory,
+        )
     except subprocess.TimeoutExpired:
         return "timeout"
-    return "survived (timed out only under mutmut)" if done.returncode == 0 else "killed"
+    if done.returncode != 0:
+        return "killed"
+    return "survived (timed out only under mutmut)" if before == "timeout" else "survived"
 
 
 def test_file(module: str) -> Path:
@@ -227,19 +264,23 @@ def main(argv=None) -> int:
         killed, total, survivors = run_module(module, args.max_children)
         equivalent, undocumented, stale = classify(module, survivors)
         rows.append((module, killed, len(equivalent), total))
-        print(f"{module}: {killed}/{total} killed ({100 * killed / max(total, 1):.1f}%), "
-              f"{len(equivalent)} documented equivalent, {len(undocumented)} undocumented survivor(s), "
-              f"{(time.perf_counter() - start) / 60:.1f} min", flush=True)
+        print(
+            f"{module}: {killed}/{total} killed ({100 * killed / max(total, 1):.1f}%), "
+            f"{len(equivalent)} documented equivalent, {len(undocumented)} undocumented survivor(s), "
+            f"{(time.perf_counter() - start) / 60:.1f} min",
+            flush=True,
+        )
         for s in undocumented:
             print(f"    survived: {s}  (mutmut show {s.split()[0]})")
         if stale:
             print(f"    documented as equivalent but not surviving (stale numbers?): {', '.join(stale)}")
-    print("\nkill rate per module (accounted = killed + documented equivalents, see tests/<package>/"
-          "test_<module>.py)")
+    print("\nkill rate per module (accounted = killed + documented equivalents, see tests/<package>/test_<module>.py)")
     print(f"  {'module':28s} {'killed':>10s} {'':>6s} {'equiv.':>6s} {'accounted':>9s}")
     for module, killed, equivalent, total in rows:
-        print(f"  {module:28s} {killed:4d}/{total:<5d} {100 * killed / max(total, 1):5.1f}% {equivalent:6d} "
-              f"{100 * (killed + equivalent) / max(total, 1):8.1f}%")
+        print(
+            f"  {module:28s} {killed:4d}/{total:<5d} {100 * killed / max(total, 1):5.1f}% {equivalent:6d} "
+            f"{100 * (killed + equivalent) / max(total, 1):8.1f}%"
+        )
     return 0
 
 

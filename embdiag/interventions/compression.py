@@ -41,7 +41,7 @@ from sklearn.exceptions import NotFittedError
 
 from .._blas import single_thread
 from .._scaling import unit_rows
-from .._validate import as_matrix, check_int, nonzero_rows
+from .._validate import as_matrix, check_int, nonzero_rows, squarable
 from ..metrics.probe import LinearProbe, balanced_accuracy
 from ..metrics.retrieval import overlap_at_k, precision_at_k, topk
 from ..metrics.suite import evaluate, frozen_classes
@@ -74,8 +74,6 @@ RANK_TOL = 1e-12
 
 
 _AXES_CACHE: dict = {}
-#: Magnitudes whose squares, summed over up to 2^23 rows, neither overflow nor underflow in float64.
-_SQUARABLE = (2.0**-500, 2.0**500)
 
 
 def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -101,13 +99,7 @@ def principal_axes(X, center: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
     if not isinstance(center, (bool, np.bool_)):
         raise ValueError(f"center: expected True or False, got {center!r}")
     X = as_matrix(X, "X", min_rows=2)
-    amax = float(np.abs(X).max())
-    if not (amax == 0 or _SQUARABLE[0] <= amax <= _SQUARABLE[1]):
-        raise ValueError(
-            f"X: largest magnitude {amax:.3g} is outside [2^-500, 2^500], where variances "
-            "(sums of squares) are representable in float64; rescale the vectors (principal "
-            "directions do not depend on a common factor)"
-        )
+    squarable(X, "X", " (principal directions do not depend on a common factor)")
     key = (X.shape, X.dtype.str, hashlib.blake2b(np.ascontiguousarray(X).view(np.uint8)).digest(), bool(center))
     if key not in _AXES_CACHE:
         out = _principal_axes(X, bool(center))

@@ -117,13 +117,23 @@ def store(X, fmt: str = "float16") -> StoredVectors:
     (dtype('float16'), 8, array([[ 1.  ,  0.5 ],
            [ 0.25, -2.  ]]))
     """
+    return _store(X, fmt, "X")
+
+
+def _store(X, fmt: str, name: str) -> StoredVectors:
+    """:func:`store`, refusing under ``name`` values the format cannot hold: beyond float16's or
+    float32's largest, or (int8) beyond 127 times float32's largest, where the per-row float32
+    scale overflows."""
     _check_choice(fmt, FORMATS, "fmt")
-    X = as_matrix(X, "X")
+    X = as_matrix(X, name)
     if fmt == "native":
         return StoredVectors(fmt, X)
+    top = float(np.finfo(np.float16 if fmt == "float16" else np.float32).max) * (127 if fmt == "int8" else 1)
+    if X.dtype == np.float64 or fmt == "float16":  # float32 rows always fit float32 and int8
+        over = int(np.count_nonzero(np.abs(X) > top))
+        if over:
+            raise ValueError(f"{name}: {over} value(s) exceed the {fmt} range (|x| <= {top:.5g})")
     if fmt in ("float32", "float16"):
-        if fmt == "float16" and np.abs(X).max() > np.finfo(np.float16).max:
-            raise ValueError("X: values exceed the float16 range (|x| <= 65504)")
         return StoredVectors(fmt, X.astype(fmt))
     scale = (np.abs(X).max(axis=1).astype(np.float64) / 127.0).astype(np.float32)  # astype(None): float64 too
     # scale 0 means max|x| <= 127 * 2**-150: such entries give code 0 for any divisor near 1
@@ -430,7 +440,7 @@ class StorageResult:
 def _stored(X: np.ndarray, fmt: str, name: str) -> np.ndarray:
     if fmt == "native":  # a shortcut: store(X, "native") gives a float64 copy of the same values
         return X
-    Xs = store(X, fmt).reconstruct()
+    Xs = _store(X, fmt, f"{name} stored as {fmt}").reconstruct()
     nonzero_rows(Xs, f"{name} stored as {fmt}")
     return Xs
 
@@ -485,6 +495,9 @@ def compare_conditions(
     nonzero_rows(G, "gallery")
     n_cand = G.shape[0] - int(exclude_self)
     k = check_int(k, "k", minimum=1)
+    if n_cand < 3:  # the margin needs rank k + 1 of more than k + 1 candidates, k >= 1
+        side, mine = ("queries", ", each query's own row excluded") if exclude_self else ("gallery", "")
+        raise ValueError(f"{side}: needs at least 3 candidates (k + 2, k >= 1{mine}), got {n_cand}")
     if k + 1 >= n_cand:  # the margin needs rank k + 1, and topk asks for fewer than all candidates
         raise ValueError(f"k: must be at most {n_cand - 2} (the margin ranks k + 1 of {n_cand} candidates), got {k}")
     conditions = [conditions] if isinstance(conditions, StorageCondition) else list(conditions)

@@ -40,7 +40,7 @@ import pandas as pd
 
 from .._validate import as_float, as_matrix, check_int
 from ..metrics.retrieval import overlap_at_k, topk
-from ..metrics.suite import evaluate
+from ..metrics.suite import check_inputs, evaluate
 from .compression import _Fitted, principal_axes
 
 __all__ = [
@@ -327,7 +327,7 @@ def measure_grid(
     >>> [(name, s, row["overlap@3"] == 1.0, neighbors.shape) for name, s, _, row, neighbors in points]
     [('contraction', 0.5, True, (30, 3)), ('noise', 0.5, False, (30, 3))]
     """
-    as_matrix(train, "train")  # refused under the caller's names (checks only)
+    check_inputs(train, train_labels, val, val_labels, probes=probes)  # under the caller's names
     val = as_matrix(val, "val", dtype=np.float64)
     _, native = topk(val, val, k, exclude_self=True, dtype=np.float64)
     unchanged = None

@@ -36,7 +36,7 @@ import numpy as np
 from .._blas import single_thread
 from .._mapped import release_rows
 from .._scaling import exponent, unit_scale_rows, unsafe_norms
-from .._validate import as_matrix, check_int
+from .._validate import as_matrix, check_int, check_number
 
 __all__ = [
     "total_variance",
@@ -414,7 +414,7 @@ def mean_cosine(Z) -> float:
 
 
 def _check_eps(eps) -> float:
-    eps = float(eps)
+    eps = check_number(eps, "eps")
     if not (eps > 0 and np.isfinite(eps)):
         raise ValueError(f"eps: must be a positive finite number, got {eps!r}")
     return eps

@@ -28,7 +28,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._blas import single_thread
-from .._validate import as_labels, as_matrix, check_int, same_length
+from .._validate import as_labels, as_matrix, check_int, check_mapping, same_length, squarable
 
 __all__ = [
     "LinearProbe",
@@ -534,13 +534,14 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
             raise ValueError(f"Cs: expected a non-empty 1-D grid of positive finite values, got {self.Cs!r}")
         return np.unique(Cs)  # ascending; a repeated C would make the path's extrapolation divide by 0
 
-    def _check_labels(self, X, y):
-        """``(classes, class index per labelled row, mask of the labelled rows)``."""
-        y, keep = labelled_values(y)
-        same_length(X=X, y=keep)
+    def _check_labels(self, X, y, name: str = "y"):
+        """``(classes, class index per labelled row, mask of the labelled rows)``; ``name`` is
+        what the caller calls ``y``."""
+        y, keep = labelled_values(y, name)
+        same_length(X=X, **{name: keep})
         classes, yi = np.unique(y, return_inverse=True)
         if len(classes) < 2:
-            raise ValueError(f"y: needs at least 2 classes, got {len(classes)}")
+            raise ValueError(f"{name}: needs at least 2 classes, got {len(classes)}")
         return classes, yi, keep
 
     def _path(self, design: _Design, yi, K: int, Cs, Theta, pre: _Preconditioner):
@@ -563,6 +564,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         label left out)."""
         vs = self._check_params()
         X = as_matrix(X, "X", dtype=np.float64)
+        squarable(X, "X", " (a standardized probe does not depend on a common factor)")
         self.classes_, yi, keep = self._check_labels(X, y)
         Cs = self._grid()
         with single_thread():  # thin products and small factorizations: one thread is faster
@@ -642,11 +644,12 @@ def fit_probes(X, labels: Mapping[str, object], **params) -> dict[str, LinearPro
     template = LinearProbe(**params)
     vs = template._check_params()
     X = as_matrix(X, "X", dtype=np.float64)
+    squarable(X, "X", " (a standardized probe does not depend on a common factor)")
     Cs = template._grid()
     checked = {}
-    for name, y in labels.items():
+    for name, y in check_mapping(labels, "labels").items():
         probe = clone(template)
-        probe.classes_, yi, keep = probe._check_labels(X, y)
+        probe.classes_, yi, keep = probe._check_labels(X, y, f"labels[{name!r}]")
         checked[name] = probe, yi, keep
     reps: dict[bytes, _Representation] = {}
 

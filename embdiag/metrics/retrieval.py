@@ -23,7 +23,7 @@ import torch
 from .._blas import single_thread
 from .._mapped import release_rows
 from .._scaling import unit_scale_rows, unsafe_norms
-from .._validate import as_float, as_matrix, check_int, check_k, same_length
+from .._validate import as_float, as_matrix, check_bool, check_int, check_k, same_length
 from .probe import labelled_values
 
 __all__ = [
@@ -370,9 +370,10 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
     >>> scores.shape, scores.dtype, f"{scores[0, 0]:.4f}"
     ((4, 2), dtype('float32'), '0.8000')
     """
+    if dtype not in (np.float32, np.float64, "float32", "float64"):
+        raise ValueError(f"dtype: expected float32 or float64, got {dtype!r}")
     dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype: expected float32 or float64, got {dtype}")
+    exclude_self = check_bool(exclude_self, "exclude_self")
     Q = as_matrix(queries, "queries")
     G = _check_gallery(gallery)
     nq, d = Q.shape
@@ -381,7 +382,8 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
         raise ValueError(f"gallery: has {G.shape[1]} columns but queries have {d}")
     if exclude_self:
         same_length(queries=Q, gallery=G)
-    k = check_k(k, N - 1 if exclude_self else N)
+    own = ", each query's own excluded" if exclude_self else ""
+    k = check_k(k, N - 1 if exclude_self else N, candidates=f" gallery rows{own}")
     Qn = _normalize(Q, "queries", dtype)
     qb, jobs = search_plan(nq, N, k, chunk_size, dtype)
     n_workers = len(jobs)
@@ -435,7 +437,7 @@ def _check_range(nb: np.ndarray, n: int, name: str) -> None:
 
 
 def _reduce(values: np.ndarray, per_query: bool):
-    return values if per_query else float(values.mean())
+    return values if check_bool(per_query, "per_query") else float(values.mean())
 
 
 def _label_array(labels, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -487,7 +489,7 @@ def precision_at_k(neighbors, labels, query_labels=None, per_query: bool = False
     values[defined] = ((lab[nb] == ql[:, None]) & counted)[defined].sum(axis=1) / n_counted[defined]
     if not defined.any():
         raise ValueError("labels: no query has a label and a labelled neighbour; P@k is undefined")
-    return values if per_query else float(values[defined].mean())
+    return values if check_bool(per_query, "per_query") else float(values[defined].mean())
 
 
 def random_floor(labels) -> float:

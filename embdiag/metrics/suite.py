@@ -14,7 +14,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .._validate import as_matrix
+from .._validate import as_matrix, check_bool, check_mapping, nonzero_rows, same_length, squarable
 from .geometry import summary
 from .probe import balanced_accuracy, eligible_classes, fit_probes, labelled_values
 from .retrieval import precision_at_k, topk
@@ -28,7 +28,7 @@ def frozen_classes(labels: Mapping[str, np.ndarray], min_support: int = 10) -> d
     >>> frozen_classes({"shape": [0, 0, 0, 1, 1, 2]}, min_support=2)
     {'shape': array([0, 1])}
     """
-    return {a: eligible_classes(y, min_support) for a, y in labels.items()}
+    return {a: eligible_classes(y, min_support) for a, y in check_mapping(labels, "labels").items()}
 
 
 def _check_attribute(y, name: str, min_classes: int) -> None:
@@ -36,6 +36,32 @@ def _check_attribute(y, name: str, min_classes: int) -> None:
     values = labelled_values(y, name)[0]
     if len(np.unique(values)) < min_classes:
         raise ValueError(f"{name}: fewer than {min_classes} classes among its {len(values)} labelled entries")
+
+
+def check_inputs(train, train_labels, val, val_labels, *, probes: bool = True) -> None:
+    """Refuse what :func:`evaluate` cannot measure, naming the argument as its caller passed it
+    (``train``, ``val_labels['weather']``): bad matrices, different widths, fewer than 2
+    evaluation rows, a zero evaluation row (cosine), magnitudes whose squares leave float64,
+    labels of another length, an attribute missing from ``train_labels``, and fewer than 2
+    labelled classes where a probe needs them (P@k needs one labelled row)."""
+    check_mapping(train_labels, "train_labels")
+    check_mapping(val_labels, "val_labels")
+    probes = check_bool(probes, "probes")
+    train = as_matrix(train, "train")
+    val = as_matrix(val, "val", min_rows=2)
+    if val.shape[1] != train.shape[1]:
+        raise ValueError(f"val: has {val.shape[1]} columns but train has {train.shape[1]}")
+    nonzero_rows(val, "val")
+    for rows, name in ((train, "train"), (val, "val")):
+        squarable(rows, name)
+    for a in val_labels:
+        same_length(val=val, **{f"val_labels[{a!r}]": np.asarray(val_labels[a])})
+        _check_attribute(val_labels[a], f"val_labels[{a!r}]", 2 if probes else 1)
+        if probes:
+            if a not in train_labels:
+                raise ValueError(f"train_labels: has no attribute {a!r} (val_labels has)")
+            same_length(train=train, **{f"train_labels[{a!r}]": np.asarray(train_labels[a])})
+            _check_attribute(train_labels[a], f"train_labels[{a!r}]", 2)
 
 
 def evaluate(
@@ -78,13 +104,10 @@ def evaluate(
     >>> round(row["a accuracy"], 4), round(row["a BA"], 4), round(row["a P@3"], 4)
     (1.0, 1.0, 0.8778)
     """
-    for rows, name in ((train, "train"), (val, "val")):  # refused under the caller's names (checks only)
-        as_matrix(rows, name)
-    for a in val_labels:  # a probe needs two classes on either side; P@k, one labelled row
-        _check_attribute(val_labels[a], f"val_labels[{a!r}]", 2 if probes else 1)
-        if probes:
-            _check_attribute(train_labels[a], f"train_labels[{a!r}]", 2)
-    classes = dict(classes) if classes is not None else frozen_classes(val_labels)
+    check_inputs(train, train_labels, val, val_labels, probes=probes)
+    classes = dict(check_mapping(classes, "classes")) if classes is not None else frozen_classes(val_labels)
+    if probes and (missing := [a for a in val_labels if a not in classes]):
+        raise ValueError(f"classes: has no classes for {', '.join(map(repr, missing))} (val_labels has)")
     row = summary(val)
     if probes:  # one call: the attributes share the training vectors' standardization and basis
         fitted = fit_probes(train, {a: train_labels[a] for a in val_labels}, standardize=standardize)

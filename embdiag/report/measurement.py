@@ -55,7 +55,7 @@ from .._mapped import take_rows
 from .._validate import as_float, check_int
 from ..cluster import connect
 from ..data.files import InputError, split_labels
-from ..interventions.compression import _SQUARABLE
+from .._validate import SQUARABLE
 from ..interventions.precision import StorageCondition, compare_conditions
 from ..interventions.stress import INTERVENTIONS, SEVERITIES, measure_grid
 from ..metrics.geometry import summary
@@ -240,7 +240,7 @@ def _array(x, option: str, d: int | None = None) -> np.ndarray:
 #: Magnitudes whose squares, summed over many rows, stay normal float64 numbers: geometry's
 #: variances and PCA's covariances are sums of squares (float32 rows always lie inside); the
 #: bound principal_axes applies.
-MAGNITUDES = _SQUARABLE
+MAGNITUDES = SQUARABLE
 
 
 def _check_magnitude(a: np.ndarray, option: str) -> None:

@@ -122,7 +122,7 @@ def test_store_error_messages_name_the_argument():
     for fmt in ("native", "float32", "float16", "int8"):
         with pytest.raises(ValueError, match=r"^X: contains NaN or infinite values"):
             store(np.array([[1.0, 2.0], [np.nan, 1.0]]), fmt)
-    with pytest.raises(ValueError, match=r"^X: values exceed the float16 range \(\|x\| <= 65504\)$"):
+    with pytest.raises(ValueError, match=r"^X: 1 value\(s\) exceed the float16 range \(\|x\| <= 65504\)$"):
         store(np.array([[1.0, -7e4]]), "float16")
 
 
@@ -649,7 +649,7 @@ def test_float16_range_boundary():
         store(np.array([[65504.0, -65504.0]]), "float16").reconstruct(), [[65504.0, -65504.0]]
     )  # the largest float16 is stored exactly
     for X in ([[1.0, 65505.0]], [[-70000.0, 0.5]], [[1.0, 2.0], [3.0, 1e9]]):
-        with pytest.raises(ValueError, match=r"X: values exceed the float16 range \(\|x\| <= 65504\)"):
+        with pytest.raises(ValueError, match=r"X: 1 value\(s\) exceed the float16 range \(\|x\| <= 65504\)"):
             store(np.array(X), "float16")
 
 

@@ -520,10 +520,14 @@ def test_fit_probes_equals_fitting_each_alone():
 
 def test_fit_probes_bad_input():
     X, y = blobs(19, n=100)
-    with pytest.raises(ValueError, match="^y: needs at least 2 classes"):
+    with pytest.raises(ValueError, match=r"^labels\['bad'\]: needs at least 2 classes"):
         fit_probes(X, {"ok": y, "bad": np.zeros(100)})
-    with pytest.raises(ValueError, match="^length mismatch"):
+    with pytest.raises(ValueError, match=r"^length mismatch: X has 100, labels\['short'\] has 50$"):
         fit_probes(X, {"short": y[:50]})
+    with pytest.raises(ValueError, match="^labels: expected a mapping of attribute names to labels, got list$"):
+        fit_probes(X, [y])
+    with pytest.raises(ValueError, match=r"^X: largest magnitude \S+e\+20\d is outside \[2\^-500, 2\^500\]"):
+        fit_probes(X * 1e200, {"ok": y})
     with pytest.raises(ValueError, match="^tol: "):
         fit_probes(X, {"ok": y}, tol=-1)
     with pytest.raises(ValueError, match="^X: expected a 2-D"):
