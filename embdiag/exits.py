@@ -8,7 +8,8 @@ A CI job reads the status alone, so each number means one thing on every command
   recomputed vectors differ from the committed ones (kept); ``train``, a run ended failed (its
   record says why);
 * :data:`BAD_INPUT` (2): bad input, refused before anything is written: the message names the
-  file, option or parameter as the user wrote it and what is wrong with it;
+  file, option or parameter as the user wrote it and what is wrong with it; or an output folder
+  that cannot be written (a full disk, a read-only or forbidden folder), what it held kept;
 * :data:`FAILED` (3): a defect of embdiag itself (a chapter's cell or the command raised for a
   reason that is not the input); the only status that prints a traceback. The output it was
   writing (a report folder, a chapter's page) is left as it was.
@@ -19,6 +20,8 @@ can never read as 0, 1 or 2.
 
 from __future__ import annotations
 
+import errno
+import re
 import sys
 import traceback
 from typing import Callable
@@ -31,8 +34,8 @@ OK, VIOLATED, BAD_INPUT, FAILED = 0, 1, 2, 3
 CONTRACT = {
     OK: "done as asked",
     VIOLATED: "ran to the end and the check asked for came out negative (below, per command)",
-    BAD_INPUT: "bad input, refused before anything is written; the message names the file, option or "
-    "parameter as you wrote it",
+    BAD_INPUT: "bad input, refused before anything is written, or an output folder that cannot be written "
+    "(full, read-only), what it held kept; the message names the file, option or parameter as you wrote it",
     FAILED: "a defect of embdiag itself (the only status that prints a traceback); the output it was writing "
     "is left as it was",
 }
@@ -57,13 +60,42 @@ def contract_table() -> str:
     return "\n".join(rows) + f"\n\nStatus 1: {ones}. {never} never exit 1."
 
 
+#: Errors of the file system rather than of embdiag: no space or quota left, a file beyond the
+#: size limit, a read-only file system, no permission.
+STORAGE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def is_storage_error(error: OSError) -> bool:
+    """Whether ``error`` is the file system's (:data:`STORAGE_ERRORS`, or numpy's short write
+    ``"N requested and M written"``, which carries no errno: a full disk)."""
+    short = error.errno is None and re.fullmatch(r"\d+ requested and \d+ written", str(error))
+    return error.errno in STORAGE_ERRORS or bool(short)
+
+
 def guarded(command: Callable[[], int], prog: str = "embdiag") -> int:
     """Run ``command`` (returning a status); an exception that escapes it is a defect of
-    embdiag: its traceback is printed and the status is :data:`FAILED`. ``SystemExit`` and
-    ``KeyboardInterrupt`` pass through."""
+    embdiag: its traceback is printed and the status is :data:`FAILED`. An ``OSError`` of the
+    file system (:data:`STORAGE_ERRORS`: a full disk, a read-only or forbidden folder) is the
+    machine's, not embdiag's: one line naming the file, and :data:`BAD_INPUT`. ``SystemExit``
+    and ``KeyboardInterrupt`` pass through."""
     try:
         return command()
+    except OSError as error:
+        if not is_storage_error(error):
+            return _defect(prog)
+        where = f" {error.filename}" if error.filename else ""
+        print(
+            f"{prog}: cannot write{where}: {error.strerror or f'a short write, {error}'} (a full disk or quota, "
+            "or a read-only or forbidden folder)",
+            file=sys.stderr,
+        )
+        return BAD_INPUT
     except Exception:  # noqa: BLE001 (every escaping exception is, by the contract, a defect)
-        traceback.print_exc()
-        print(f"{prog}: internal error (a defect of embdiag, not of your input): exit {FAILED}", file=sys.stderr)
-        return FAILED
+        return _defect(prog)
+
+
+def _defect(prog: str) -> int:
+    """Print the exception being handled, as a defect of embdiag; :data:`FAILED`."""
+    traceback.print_exc()
+    print(f"{prog}: internal error (a defect of embdiag, not of your input): exit {FAILED}", file=sys.stderr)
+    return FAILED

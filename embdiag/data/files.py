@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._atomic import write_files
 from .._mapped import release_rows
 from .._validate import as_float, check_int
 from .errors import DataError
@@ -175,6 +176,24 @@ def read_vectors(path, name: str = "VECTORS", *, scan: bool = True) -> np.ndarra
     if scan:
         refuse_bad_rows(*bad_rows(X), where)
     return X
+
+
+def write_vector_files(out_dir, vectors, labels: pd.DataFrame) -> dict[str, Path]:
+    """Write ``out_dir/vectors.npy`` (float32, n x d) and ``out_dir/labels.csv`` (one row per
+    vector) as :func:`read_vectors` and :func:`read_labels` read them, both or neither (hidden
+    temporary files renamed once both are written; ``out_dir`` made if needed). Returns
+    ``{"vectors": path, "labels": path}``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"vectors": out_dir / "vectors.npy", "labels": out_dir / "labels.csv"}
+    vectors = np.asarray(vectors, dtype=np.float32)
+
+    def save_vectors(tmp: str) -> None:
+        with open(tmp, "wb") as f:  # a file, not a name: np.save would append .npy to the temporary's
+            np.save(f, vectors)
+
+    write_files({paths["vectors"]: save_vectors, paths["labels"]: lambda tmp: labels.to_csv(tmp, index=False)})
+    return paths
 
 
 def file_record(path) -> dict:

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .. import artifacts
+from ..data.files import write_vector_files
 from ..data.wordnet_sample import COMMITTED as SAMPLE_ARTIFACT
 from ..data.wordnet_sample import ATTRIBUTES, WordNetSample, committed_sample, load_wordnet, save_sample
 from . import wordllama
@@ -165,9 +166,4 @@ def export_wordnet_vectors(out_dir, encoder: str = wordllama.NAME) -> dict[str, 
     v = wordnet_vectors(encoder)
     sample = committed_sample()
     labels = pd.concat([sample.part("train"), sample.part("val")], ignore_index=True)[["id", "split", *ATTRIBUTES]]
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"vectors": out_dir / "vectors.npy", "labels": out_dir / "labels.csv"}
-    np.save(paths["vectors"], np.vstack([v.train, v.val]).astype(np.float32))
-    labels.to_csv(paths["labels"], index=False)
-    return paths
+    return write_vector_files(out_dir, np.vstack([v.train, v.val]), labels)

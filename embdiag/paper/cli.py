@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from embdiag import exits
+from embdiag._atomic import write_file
 
 
 def _parameters(pairs) -> dict:
@@ -33,7 +34,7 @@ def _run_elsewhere(pipeline, name: str, parameters: dict, out: Path) -> None:
     path = pipeline.execute(name, parameters, out_dir=out)
     page = path.with_suffix(".html")
     html = render(path, f"embdiag: {path.stem}")
-    pipeline.write_atomically(page, lambda tmp: Path(tmp).write_text(html, encoding="utf-8"))
+    write_file(page, lambda tmp: Path(tmp).write_text(html, encoding="utf-8"))
     print(f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     print(path)
     print(page)

@@ -26,14 +26,14 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import jupytext
 import nbformat
 
+from .._atomic import workspace, write_file
 from .._project import project_root
 
 if TYPE_CHECKING:
@@ -158,28 +158,8 @@ def sync(name: str, layout: Layout = DEFAULT) -> Path:
     return target
 
 
-#: How the temporary files and folders of an unfinished write are named (hidden; .gitignore lists
-#: them): a process killed mid-write leaves at most one of these beside what it was replacing.
-TEMPORARY = ".{name}.tmp-"
-
-
 def _atomic_write(nb, target: Path) -> None:
-    write_atomically(target, lambda tmp: nbformat.write(nb, tmp))
-
-
-def write_atomically(target: Path, write: Callable[[str], object]) -> None:
-    """``write(path)`` into a hidden temporary file beside ``target`` (:data:`TEMPORARY`), then
-    one rename onto ``target``: a reader, or a process killed meanwhile, sees the old file or the
-    whole new one."""
-    fd, tmp = tempfile.mkstemp(prefix=TEMPORARY.format(name=target.name), dir=target.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_file(target, lambda tmp: nbformat.write(nb, tmp))
 
 
 _STYLER_ID = re.compile(r"T_[0-9a-f]{5}(?=[_ \"])")
@@ -411,7 +391,8 @@ class _CheckedParameters(logging.Filter):
 
 
 @contextlib.contextmanager
-def _checked_parameters(names):
+def checked_parameters(names):
+    """Within: papermill does not warn of the parameters ``names`` (checked by embdiag)."""
     log = logging.getLogger("papermill")
     quiet = _CheckedParameters(names)
     log.addFilter(quiet)
@@ -468,11 +449,11 @@ def execute(
         raise ChapterInputError(f"cannot make the output folder {out}: {e.strerror or e}") from None
     target = out / f"{output or name}.ipynb"
     # executed in a hidden folder beside ``out``: killed at any moment, ``out`` keeps what it held
-    work = Path(tempfile.mkdtemp(prefix=TEMPORARY.format(name=out.name), dir=out.parent))
+    work = workspace(out)
     tmp = str(work / target.name)
     try:
         try:
-            with _chapter_environment(name, changed), _checked_parameters(values):
+            with _chapter_environment(name, changed), checked_parameters(values):
                 papermill.execute_notebook(
                     str(layout.notebooks / f"{name}.ipynb"),
                     tmp,
@@ -525,6 +506,11 @@ def build(*, output: Path | None = None, strict: bool = True, layout: Layout = D
         cmd += ["--path-output", str(output)]
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if done.returncode != 0:
+        from embdiag.exits import STORAGE_ERRORS
+
+        for code in sorted(STORAGE_ERRORS):  # the file system's failure (a full disk, a read-only folder)
+            if f"[Errno {code}]" in done.stdout + done.stderr:
+                raise OSError(code, os.strerror(code), str((Path(output) if output else layout.book) / "_build"))
         raise ChapterError(f"the book build failed:\n{done.stdout[-6000:]}{done.stderr[-6000:]}")
     site = (Path(output) if output is not None else layout.book) / "_build" / "html"
     _complete_redirect(site / "index.html")

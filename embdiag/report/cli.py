@@ -33,7 +33,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from concurrent.futures import Future
 from pathlib import Path
@@ -41,7 +40,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.files import InputError, file_records_later, read_labels, read_pairs, read_vectors, split_labels
+from .._atomic import replace_folder, workspace
+from ..data.files import (
+    InputError,
+    file_records_later,
+    read_labels,
+    read_pairs,
+    read_vectors,
+    split_labels,
+    write_vector_files,
+)
 from ..exits import BAD_INPUT, FAILED, OK, VIOLATED  # the statuses of every command
 from . import conditions, fail_if
 from .measurement import available_metrics
@@ -216,13 +224,8 @@ def export_project_vectors(out_dir, encoder: str = "reference-cnn") -> dict[str,
     n x d) and ``labels.csv`` (one row per vector: ``id`` and one column per attribute) in
     ``out_dir`` (created if needed). Returns ``{"vectors": path, "labels": path}``."""
     vectors, labels, _ = project_vectors(encoder)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"vectors": out_dir / "vectors.npy", "labels": out_dir / "labels.csv"}
-    np.save(paths["vectors"], np.asarray(vectors, dtype=np.float32))
     labels.insert(0, "id", np.arange(len(labels)))
-    labels.to_csv(paths["labels"], index=False)
-    return paths
+    return write_vector_files(out_dir, vectors, labels)
 
 
 def export_main(argv=None) -> int:
@@ -251,8 +254,14 @@ def export_main(argv=None) -> int:
         from ..encoders.wordnet import export_wordnet_vectors as export
     try:
         paths = export(args.out, args.encoder)
-    except (ValueError, OSError) as e:  # bad input: an unknown encoder, an unwritable folder
+    except ValueError as e:  # bad input: an unknown encoder
         print(f"embdiag vectors: {e}", file=sys.stderr)
+        return BAD_INPUT
+    except OSError as e:  # a read-only, forbidden or full folder: both files written or neither
+        print(
+            f"embdiag vectors: {args.out} (--out): cannot write ({e.strerror or e}); what was there is unchanged",
+            file=sys.stderr,
+        )
         return BAD_INPUT
     print(paths["vectors"])
     print(paths["labels"])
@@ -415,19 +424,22 @@ def run_chapter(chapter, parameters: dict, cwd: Path, *, progress: bool = True):
     """
     import papermill
 
+    from ..paper.pipeline import checked_parameters
+
     nb = _read_chapter(chapter)
     try:
-        return papermill.execute_notebook(
-            nb,
-            None,
-            parameters=parameters,
-            cwd=str(cwd),
-            kernel_name="python3",
-            progress_bar=False,
-            log_output=False,
-            stderr_file=sys.stderr if progress else None,
-            extra_arguments=["--log-level=CRITICAL"],
-        )
+        with checked_parameters(parameters):  # the chapter's own, set by chapter_parameters
+            return papermill.execute_notebook(
+                nb,
+                None,
+                parameters=parameters,
+                cwd=str(cwd),
+                kernel_name="python3",
+                progress_bar=False,
+                log_output=False,
+                stderr_file=sys.stderr if progress else None,
+                extra_arguments=["--log-level=CRITICAL"],
+            )
     except papermill.PapermillExecutionError as e:
         if e.ename == "InputError":
             raise InputError(e.evalue) from None
@@ -452,41 +464,6 @@ def read_metrics(path: Path) -> pd.DataFrame:
         )
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce")  # anything but a number: NaN, a violation
     return frame
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap the folders ``a`` and ``b`` in one step (Linux ``renameat2(RENAME_EXCHANGE)``);
-    False where the system or the file system cannot, and nothing was moved."""
-    import ctypes
-
-    try:
-        swap = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return False
-    swap.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    at_cwd, exchange = -100, 2  # AT_FDCWD, RENAME_EXCHANGE (linux/fcntl.h)
-    return swap(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), exchange) == 0
-
-
-def _replace(tmp: Path, out: Path) -> None:
-    """Move the finished folder ``tmp`` to ``out``; a previous report there is removed only
-    after. Where the system can, the two are swapped in one step, so a process killed at any
-    moment leaves ``out`` holding the previous report or the new one, never neither."""
-    if not out.exists():
-        os.replace(tmp, out)
-        return
-    if _exchange(tmp, out):
-        shutil.rmtree(tmp, ignore_errors=True)  # now the previous report
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-    os.replace(out, old / out.name)
-    try:
-        os.replace(tmp, out)
-    except BaseException:
-        os.replace(old / out.name, out)
-        raise
-    finally:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def _say(message: str) -> None:
@@ -532,7 +509,7 @@ def main(argv=None, *, progress: bool = True) -> int:
         (tmp / REPORT_HTML).write_text(_render(nb, f"{TITLE}: {Path(args.vectors).name}"), encoding="utf-8")
         violated = fail_if.violations(rules, read_metrics(tmp / REPORT_JSON), strict=False)
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; the report is an ordinary folder
-        _replace(tmp, out)
+        replace_folder(tmp, out)
     except InputError as e:
         _say(str(e))
         return BAD_INPUT
@@ -553,8 +530,7 @@ def _workspace(out: Path) -> Path:
     """A new private folder beside ``out`` (its parents made), where the report is written
     before it replaces ``out``; a folder that cannot be made or written is bad input."""
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        return workspace(out)
     except OSError as e:
         raise InputError(f"{out} (--out): cannot write in {out.parent}: {e.strerror or e}") from None
 
