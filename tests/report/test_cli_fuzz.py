@@ -1,8 +1,9 @@
-"""``embdiag report`` and ``embdiag chapter`` under generated command lines and input files (issue
-#30): whatever the files and options, the status is 0, 1 or 2 (embdiag.exits), 1 only from a
-``--fail-if`` rule, never a traceback, and a refused command leaves ``--out`` as it was. The
-report's chapter is replaced by a stand-in (every input check runs before it); the chapters'
-parameter checks run for real."""
+"""``embdiag report``, ``embdiag chapter`` and ``embdiag vectors`` under generated command lines
+and input files (issue #30): whatever the files and options, the status is 0, 1 or 2
+(embdiag.exits), 1 only from a ``--fail-if`` rule, never a traceback, and a refused command leaves
+``--out`` as it was. The report's chapter is replaced by a stand-in (every input check runs before
+it); the chapters' parameter checks run for real, and so do whole chapters (slow: executed end to
+end on generated files, the committed pages checked unchanged) and ``vectors``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from unittest import mock
 
 import numpy as np
 import pandas as pd
-from hypothesis import HealthCheck, given, settings, strategies as st
+import pytest
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from embdiag import exits
 from embdiag.paper import pipeline
@@ -205,3 +207,129 @@ def test_chapter_parameters_are_accepted_or_refused_by_name_never_crash(chapter,
         assert str(e), values
     else:
         assert set(checked) == set(values)
+
+
+def _chapter_labels(path: Path, kind: str, n: int) -> Path:
+    """Labels for a chapter's ``labels_path``: a ``split`` column and two attributes."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(
+        {
+            "split": np.where(np.arange(n) < 2 * n // 3, "train", "val"),
+            "weather": rng.choice(["a", "b", "c"], n),
+            "scene": rng.choice(["x", "y"], n),
+        }
+    )
+    if kind == "no split":
+        frame = frame.drop(columns="split")
+    elif kind == "one class":
+        frame["weather"] = "a"
+    elif kind == "short":
+        frame = frame.iloc[: n // 2]
+    if kind == "garbage":
+        path.write_bytes(b"\x00\xff\xfe" * 10)
+    else:
+        frame.to_csv(path, index=False)
+    return path
+
+
+def _pages():
+    return _state(pipeline.DEFAULT.chapters)
+
+
+@pytest.fixture(scope="module")
+def committed_pages():
+    before = _pages()
+    yield
+    assert _pages() == before, "a fuzzed chapter changed a committed page"
+
+
+#: A chapter run draws at most one input from the wrong ones (as the report's command lines do).
+CHAPTER_GOOD = {
+    "vectors": ["150 rows", "150 rows float64", "150 rows x 1e30"],
+    "labels": ["valid"],
+    "k": [None, "5"],
+    "out": ["new", "a report"],
+}
+CHAPTER_BAD = {
+    "vectors": ["float32", "truncated", "1-D", "nan row", "zero row", "text", "folder", "missing"],
+    "labels": ["no split", "one class", "short", "garbage"],
+    "k": ["0", "500", "abc"],
+    "out": ["a file", "inside a file"],
+}
+
+
+@st.composite
+def chapter_runs(draw) -> dict:
+    wrong = draw(st.sets(st.sampled_from(sorted(CHAPTER_BAD)), max_size=1))
+    line = {n: draw(st.sampled_from(CHAPTER_BAD[n] if n in wrong else CHAPTER_GOOD[n])) for n in CHAPTER_GOOD}
+    line["chapter"] = draw(st.sampled_from(["stress_tests", "compression", "neighbour_stability", "rank_diagnostics"]))
+    return line
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(chapter_runs())
+def test_a_chapter_run_end_to_end_exits_0_or_2_and_a_refusal_writes_nothing(committed_pages, line):
+    """``embdiag chapter NAME -p vectors_path ... --out DIR --no-build``, executed for real."""
+    from embdiag.paper.cli import main
+
+    chapter, vectors, labels, k, out = (line[n] for n in ("chapter", "vectors", "labels", "k", "out"))
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        path = root / "v.npy"
+        n = 150 if vectors.startswith("150 rows") else N
+        if n == 150:
+            X = np.random.default_rng(0).normal(size=(n, 8))
+            kinds = {"150 rows": X.astype(np.float32), "150 rows float64": X, "150 rows x 1e30": X * 1e30}
+            np.save(path, kinds[vectors])
+        else:
+            _write_vectors(path, vectors)
+        argv = ["chapter", chapter, "-p", "vectors_path", str(path)]
+        if chapter != "rank_diagnostics":
+            argv += ["-p", "labels_path", str(_chapter_labels(root / "labels.csv", labels, n))]
+        argv += ["-p", "k", k] if k and chapter != "rank_diagnostics" else []
+        target = _out(root, out)
+        argv += ["--out", str(target), "--no-build"]
+        before = _state(root)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            status = main(argv)
+        text = err.getvalue()
+        event(f"exit {status}")  # --hypothesis-show-statistics: how many ran through
+        assert status in (exits.OK, exits.BAD_INPUT), f"{argv}: exit {status}\n{text[-3000:]}"
+        assert "Traceback" not in text, f"{argv}:\n{text[-3000:]}"
+        if status == exits.BAD_INPUT:
+            assert text.strip(), f"{argv}: refused without saying why"
+            assert _state(root) == before, f"{argv}: a refused chapter changed files"
+            assert not list(root.rglob(".*tmp-*")), f"{argv}: a half-written folder is left"
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    encoder=st.sampled_from(["reference-cnn", "reference-vit", "bogus", "", "hf:nobody/nothing@main", "wordllama"]),
+    dataset=st.sampled_from(["procedural", "wordnet", "imagenet"]),
+    out=st.sampled_from(["new", "nested new", "a file", "inside a file", "a folder that is not a report"]),
+)
+def test_vectors_exits_0_or_2_and_writes_both_files_or_nothing(encoder, dataset, out):
+    from embdiag.paper.cli import main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        target = _out(root, out)
+        before = _state(root)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                status = main(["vectors", "--encoder", encoder, "--dataset", dataset, "--out", str(target)])
+            except SystemExit as e:  # argparse refuses a --dataset outside its choices
+                status = e.code
+        text = err.getvalue()
+        assert status in (exits.OK, exits.BAD_INPUT), f"{encoder} {dataset} {out}: exit {status}\n{text[-3000:]}"
+        assert "Traceback" not in text, text[-3000:]
+        if status == exits.OK:
+            assert {"vectors.npy", "labels.csv"} <= {p.name for p in target.iterdir()}
+        else:
+            assert text.strip() and _state(root) == before, f"{encoder} {dataset} {out}: {text}"
+        assert not list(root.rglob(".*tmp-*")), "a half-written file is left"
