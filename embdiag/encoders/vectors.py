@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import as_matrix
+from .._validate import as_matrix, squarable
 from ..data import load_dataset
 from ..data.files import SPLIT_COLUMN, InputError, read_labels, read_vectors, split_labels
 from ..data.captions import caption_statistics
@@ -131,9 +131,14 @@ def read_labelled_vectors(vectors_path, labels_path) -> LabelledVectors:
     that attribute only. Raises :class:`~embdiag.data.files.InputError` (a ``ValueError``)
     naming the file and the problem: what those readers refuse (a row-count mismatch, a column
     with no label at all, NaN/inf or zero vectors, ...), a missing ``split`` column, unknown
-    split names, a split of fewer than 2 rows, or no attribute column.
+    split names, a split of fewer than 2 rows, no attribute column, or magnitudes whose squares
+    leave float64 (:func:`~embdiag._validate.squarable`).
     """
     Z = np.asarray(read_vectors(vectors_path, "vectors_path"), dtype=np.float64)
+    try:  # the chapters' variances, probes and PCA square the entries
+        squarable(Z, f"{vectors_path} (vectors_path)", " (a common factor changes no cosine and no ranking)")
+    except ValueError as e:
+        raise InputError(str(e)) from None
     labels = read_labels(labels_path, len(Z), "labels_path", allow_missing=True).reset_index(drop=True)
     where = f"{labels_path} (labels_path)"
     labels, train = split_labels(labels, where)

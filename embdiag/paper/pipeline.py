@@ -466,8 +466,9 @@ def execute(
                     extra_arguments=["--log-level=CRITICAL"],
                 )
         except papermill.PapermillExecutionError as e:
-            error = ChapterInputError if e.ename in INPUT_ERRORS else ChapterError
-            raise error(f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}") from None
+            if e.ename in INPUT_ERRORS:  # the message names the parameter and the file
+                raise ChapterInputError(f"chapter {name} refused its input (cell {e.exec_count}): {e.evalue}") from None
+            raise ChapterError(f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}") from None
         nb = nbformat.read(tmp, as_version=4)
         _finalize(nb)
         _atomic_write(nb, target)

@@ -49,6 +49,11 @@ def test_user_files_are_split_by_the_split_column(tmp_path):
             lambda Z, f: (np.where(np.arange(40).reshape(10, 4) == 5, np.nan, Z), f),
             "vectors.npy (vectors_path): contains NaN or infinite values (1 bad row(s), first at index 1)",
         ),
+        (
+            lambda Z, f: ((Z + 1) * 1e200, f),  # finite float64, whose squares overflow
+            "vectors.npy (vectors_path): largest magnitude 4e+201 is outside [2^-500, 2^500]",
+        ),
+        (lambda Z, f: ((Z + 1) * 1e-200, f), "vectors.npy (vectors_path): largest magnitude 4e-199 is outside"),
     ],
 )
 def test_bad_user_files_are_named(tmp_path, change, message):
