@@ -1,14 +1,15 @@
 """Mutation testing of embdiag.metrics and embdiag.interventions with mutmut (``make mutate``).
 
 Each module is mutated on its own and its mutants are run against that module's own
-test file only (``embdiag/metrics/stats.py`` against ``tests/metrics/test_stats.py``),
-so a mutant counts as killed only when the module's tests notice it. A surviving mutant
+test file only (``embdiag/metrics/stats.py`` against ``tests/metrics/test_stats.py``:
+mutmut's selection of its tests, then the whole file for every survivor and timeout), so a mutant counts as killed only when the module's tests notice it. A surviving mutant
 with no behavioural effect counts as accounted for only when the test module's docstring
 lists it under "Equivalent mutants" with the reason (format: :func:`documented`). Prints
 per module the kill rate, the documented equivalents, every undocumented survivor and
 documented numbers that no longer survive; writes the survivors' diffs to
-``mutation-survivors/``. The configuration is ``[tool.mutmut]`` in pyproject.toml. Not part
-of CI: it takes tens of minutes for all modules.
+``mutation-survivors/`` and each module's figures to its row of ``tests/MUTATION.md``. The
+configuration is ``[tool.mutmut]`` in pyproject.toml. Not part of CI: it takes tens of minutes
+for all modules.
 
 Usage: ``python tools/mutate.py [module ...] [--max-children N]`` (modules as
 ``metrics/stats``; default: every module of both packages). An interrupted run of a module
@@ -253,6 +254,41 @@ def classify(module: str, survivors: list[str]) -> tuple[list[str], list[str], l
     return equivalent, undocumented, stale
 
 
+RESULTS = ROOT / "tests" / "MUTATION.md"
+_HEAD = """# Mutation testing: the figures
+
+Written by `make mutate` (tools/mutate.py), one row per module as last run; not typed by hand.
+Each mutant runs against its module's own test file (the whole file for every survivor and
+timeout); *equivalent* counts the survivors that the test module's docstring documents, under
+"Equivalent mutants", with the reason. *Stale* lists documented numbers that no longer survive.
+
+| module | killed | equivalent (documented) | undocumented survivors | stale | code |
+|---|---|---|---|---|---|
+"""
+
+
+def _code_version() -> str:
+    """The commit the mutants were made from, marked when embdiag/ or tests/ differ from it."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    changed = ["git", "status", "--porcelain", "--", "embdiag", "tests", ":!tests/MUTATION.md"]
+    dirty = subprocess.run(changed, cwd=ROOT, capture_output=True, text=True)
+    return (head.stdout.strip() or "unknown") + (" + uncommitted changes" if dirty.stdout.strip() else "")
+
+
+def record(module: str, killed: int, total: int, equivalent: int, undocumented: int, stale: list[str]) -> None:
+    """Replace ``module``'s row of :data:`RESULTS` (rows sorted by module)."""
+    rows = {}
+    if RESULTS.exists():
+        for line in RESULTS.read_text().splitlines():
+            if line.startswith("| `"):
+                rows[line.split("`")[1]] = line
+    rows[module] = (
+        f"| `{module}` | {killed}/{total} ({100 * killed / max(total, 1):.1f}%) | {equivalent} | {undocumented} | "
+        f"{', '.join(stale) or 'none'} | {_code_version()} |"
+    )
+    RESULTS.write_text(_HEAD + "\n".join(rows[m] for m in sorted(rows)) + "\n")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", default=modules())
@@ -264,6 +300,7 @@ def main(argv=None) -> int:
         killed, total, survivors = run_module(module, args.max_children)
         equivalent, undocumented, stale = classify(module, survivors)
         rows.append((module, killed, len(equivalent), total))
+        record(module, killed, total, len(equivalent), len(undocumented), stale)
         print(
             f"{module}: {killed}/{total} killed ({100 * killed / max(total, 1):.1f}%), "
             f"{len(equivalent)} documented equivalent, {len(undocumented)} undocumented survivor(s), "
