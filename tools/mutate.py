@@ -1,15 +1,15 @@
 """Mutation testing of embdiag.metrics and embdiag.interventions with mutmut (``make mutate``).
 
-Each module is mutated on its own and its mutants are run against that module's own
-test file only (``embdiag/metrics/stats.py`` against ``tests/metrics/test_stats.py``:
-mutmut's selection of its tests, then the whole file for every survivor and timeout), so a mutant counts as killed only when the module's tests notice it. A surviving mutant
-with no behavioural effect counts as accounted for only when the test module's docstring
-lists it under "Equivalent mutants" with the reason (format: :func:`documented`). Prints
-per module the kill rate, the documented equivalents, every undocumented survivor and
-documented numbers that no longer survive; writes the survivors' diffs to
-``mutation-survivors/`` and each module's figures to its row of ``tests/MUTATION.md``. The
-configuration is ``[tool.mutmut]`` in pyproject.toml. Not part of CI: it takes tens of minutes
-for all modules.
+Each module is mutated on its own and its mutants are run against that module's own test file
+only (``embdiag/metrics/stats.py`` against ``tests/metrics/test_stats.py``: mutmut's selection of
+its tests, then the whole file for every survivor and timeout), so a mutant counts as killed only
+when the module's tests notice it. A surviving mutant with no behavioural effect counts as
+accounted for only when the test module's docstring lists it under "Equivalent mutants" with the
+reason (format: :func:`documented`). Prints per module the kill rate, the documented
+equivalents, every undocumented survivor and documented numbers that no longer survive; writes
+the survivors' diffs to ``mutation-survivors/`` and each module's figures to its row of
+``tests/MUTATION.md``. The configuration is ``[tool.mutmut]`` in pyproject.toml. Not part of
+CI: it takes tens of minutes for all modules.
 
 Usage: ``python tools/mutate.py [module ...] [--max-children N]`` (modules as
 ``metrics/stats``; default: every module of both packages). An interrupted run of a module

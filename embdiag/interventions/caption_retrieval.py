@@ -233,7 +233,7 @@ class Ranking:
 
 
 def _ranking(direction, queries, gallery, positives, mask, k, unit) -> Ranking:
-    scores, nb = topk(queries, gallery, k, dtype=np.float64)  # np.dtype(None) is float64 too
+    scores, nb = topk(queries, gallery, k, dtype=np.float64)
     return Ranking(
         direction,
         nb,
@@ -343,7 +343,7 @@ def category_precision(images, categories, k: int = 10, min_support: int = 10, p
     cats = eligible_categories(C, min_support)
     if not cats.size:
         raise ValueError(f"categories: no category has {min_support} images with it and {min_support} without")
-    _, nb = topk(X, X, k, exclude_self=True, dtype=np.float64)  # np.dtype(None) is float64 too
+    _, nb = topk(X, X, k, exclude_self=True, dtype=np.float64)
     # the query labels are True; float ones would compare the same (True == 1.0)
     values = np.array([precision_at_k(nb[C[:, c]], C[:, c], np.ones(int(C[:, c].sum()), bool)) for c in cats])
     return values if per_category else float(values.mean())

@@ -290,8 +290,7 @@ def dims_ladder(d: int, dims=DIMS, smallest: int = 8) -> list[int]:
 
 
 def _neighbors(Z: np.ndarray, k: int) -> np.ndarray:
-    # exact float64 search (a float32 one reorders near-ties); topk reads dtype=None as np.dtype(None),
-    # float64: that mutant is equivalent
+    # exact float64 search (a float32 one reorders near-ties)
     return topk(Z, Z, k, exclude_self=True, dtype=np.float64)[1]
 
 

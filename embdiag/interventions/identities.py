@@ -62,7 +62,6 @@ def exact_responses(train, val, severities=HEADLINE_SEVERITIES, *, k: int = 10, 
         raise ValueError(f"val: has {val.shape[1]} columns, train has {train.shape[1]}")
     severities = [check_severity(s) for s in severities]
     var0, pr0, rm0, cos0 = total_variance(val), participation_ratio(val), rankme(val), mean_cosine(val)
-    # dtype=None here and below is np.dtype(None), i.e. float64 (equivalent mutants)
     _, native = topk(val, val, k, exclude_self=True, dtype=np.float64)
     rows = []
 

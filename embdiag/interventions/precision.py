@@ -507,8 +507,8 @@ def compare_conditions(
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     d = Q.shape[1]
 
-    # Equivalent mutants: dtype=None is float64 (np.dtype(None), and the margins and overlaps
-    # are float64 already); normalizing G == Q again gives the same rows; "IJ,IJ->I" is the same
+    # Equivalent mutants: dtype=None in np.asarray (the margins and overlaps are float64
+    # already); normalizing G == Q again gives the same rows; "IJ,IJ->I" is the same
     # einsum; caching the reference scores never, always or at another size only trades memory
     # for time (the same float64 products).
     ref_scores, ref_idx = topk(Q, G, k + 1, exclude_self=exclude_self, dtype=np.float64)

@@ -116,7 +116,7 @@ def evaluate(
             pred = fitted[a].predict(val)[keep]
             row[f"{a} accuracy"] = float(np.mean(pred == y))
             row[f"{a} BA"] = balanced_accuracy(y, pred, classes[a])
-    if neighbors is None:  # dtype=None would be np.dtype(None), i.e. float64 (equivalent mutant)
+    if neighbors is None:
         _, neighbors = topk(val, val, k, exclude_self=True, dtype=np.float64)
     elif np.shape(neighbors) != (len(val), k):
         raise ValueError(

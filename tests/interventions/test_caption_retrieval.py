@@ -7,8 +7,6 @@ Mutants of ``tools/mutate.py`` (mutmut names
 ``embdiag.interventions.caption_retrieval.x_<function>__mutmut_<k>``) that survive because
 they change no result; each has a comment next to the code.
 
-- ``_ranking`` 5, ``category_precision`` 29 (``dtype=None`` in ``topk``): ``np.dtype(None)``
-  is float64.
 - ``category_precision`` 45, 47 (float ones for the query labels): ``True == 1.0``, so the
   boolean labels compare the same.
 - ``image_positives`` 19, ``typical_image`` 10, 14, ``chance_levels`` 10, ``_shuffled_values``

@@ -11,16 +11,15 @@ comment next to the code.
 - ``_principal_axes`` 1 (default ``center=False``): its only caller passes ``center`` explicitly.
 - ``_principal_axes`` 14, ``MatryoshkaPrefix.transform`` 7, ``PCACompression.transform`` 8
   (``astype(None)``): that is ``astype(float64)``.
-- ``_neighbors`` 5 (``dtype=None``): ``topk`` reads it as ``np.dtype(None)``, float64.
 - ``_principal_axes`` 28 (``V /= sign``): the signs are +-1 (the pivot is a unit row's largest
   entry, never 0), and dividing by +-1 is multiplying by it.
-- ``principal_axes`` 42 (``writeable = None``): numpy reads None as False (still read-only).
+- ``principal_axes`` 36 (``writeable = None``): numpy reads None as False (still read-only).
 - ``PCACompression.fit`` 19 (``min_rows`` dropped): ``principal_axes`` checks at least 2 rows
   again, with the same name ``X`` and message.
 - ``variance_spectrum`` 6, 10 (``dtype`` dropped): ``principal_axes`` averages in float64 and
-  converts to float64 before the scatter, so float32 input gives the same bits. 62 (``>=`` at
-  the rank threshold): differs only for an eigenvalue exactly ``RANK_TOL`` times the largest
-  (data without variance, where both sides are 0, is refused before).
+  converts to float64 before the scatter, so float32 input gives the same bits.
+- ``numerical_rank`` 15 (``lam[0] >= 0``): the variances are decreasing and non-negative, so
+  ``lam[0] == 0`` makes every one 0 and both branches count 0.
 - ``dims_ladder`` 43 (``k < d``): ``d`` itself is always on the ladder.
 - ``compression_grid`` 16, 19 (``make_compression(m, None / 2)``): that call checks the method
   name only; ``k`` is not read before ``fit``.
@@ -57,6 +56,7 @@ from embdiag.interventions.compression import (
     overlap_curve,
     numerical_rank,
     principal_axes,
+    study_dims,
     unstandardized_ba,
     variance_spectrum,
     RANK_TOL,
@@ -154,6 +154,19 @@ def test_numerical_rank_counts_directions_above_the_tolerance():
     assert numerical_rank([4.0, 1.0, 4.0 * RANK_TOL, 0.0]) == 2
     assert numerical_rank([4.0, 1.0, 4.0 * RANK_TOL * 1.5]) == 3
     assert numerical_rank([0.0, 0.0]) == 0 and numerical_rank([]) == 0
+    # judged in float64: in float32 the threshold RANK_TOL * 6.732655 rounds up onto the second value
+    assert numerical_rank(np.array([6.732655, 6.7326552e-12], dtype=np.float32)) == 2
+
+
+def test_study_dims_are_the_studys_shares_of_d():
+    assert study_dims(768) == [512, 256, 128] and study_dims(384) == [256, 128, 64]
+    assert study_dims(100) == [67, 33, 17]  # round(2/3 * 100) = 67, round(100 / 6) = 17
+    assert study_dims(768, shares=(1 / 3, 1 / 6)) == [256, 128] and study_dims(768, shares=(0.5,)) == [384]
+    assert study_dims(4) == [3, 1]  # 2/3 * 4 rounds to 3; 4/3 and 4/6 both round to 1: distinct
+    assert study_dims(2) == [1] and study_dims(3, shares=(0.99, 0.01)) == [2, 1]  # below d, at least 1
+    for bad in (1, 0, 2.5, "768"):
+        with pytest.raises(ValueError, match=r"^d: "):
+            study_dims(bad)
 
 
 @pytest.mark.parametrize("cls", [MatryoshkaPrefix, PCACompression])
@@ -474,6 +487,7 @@ def test_variance_spectrum_of_a_low_rank_cloud():
     lam = np.linalg.eigvalsh(np.cov(X.T))[::-1]
     np.testing.assert_allclose(sp["share"].iloc[2], lam[:2].sum() / lam.sum(), rtol=1e-10)
     assert variance_spectrum(X, [3], center=False).attrs["rank"] == 4  # the offset adds a direction
+    assert sp.attrs["weakest spanned"] == pytest.approx(lam[2] / lam[0], rel=1e-8)  # the third of rank 3
 
 
 def test_unstandardized_ba_is_one_plain_probe():

@@ -11,8 +11,8 @@ Mutants of ``tools/mutate.py`` (mutmut names
 ``embdiag.interventions.identities.x_<function>__mutmut_<k>``) that survive because they change
 no result; each has a comment next to the code.
 
-- ``exact_responses`` 39, 151 (``dtype=None`` in the two ``topk`` calls): ``np.dtype(None)``
-  is float64, the dtype asked for.
+None survive: the two listed before (``dtype=None`` in the two ``topk`` calls) are refused by
+``topk`` since issue #30, and so killed.
 """
 
 import numpy as np

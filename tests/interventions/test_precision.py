@@ -37,8 +37,7 @@ Comparisons (compare_conditions, query_scores, StorageResult, ...):
   takes (memory, time). ``compare_study_conditions`` 29 (``chunk_size`` not passed to the
   offset rows): the same, and an invalid one was already rejected by the first call.
 - ``compare_study_conditions`` 11 (conditions left out): the default is ``STUDY_CONDITIONS``.
-- ``compare_conditions`` 82 (``dtype=None`` in the reference ``topk``): ``np.dtype(None)`` is
-  float64. ``compare_conditions`` 92, 94, 308, 310 (``dtype`` None or dropped in
+- ``compare_conditions`` 92, 94, 308, 310 (``dtype`` None or dropped in
   ``np.asarray``): the margins and overlaps are float64 already. ``_score_errors`` 26,
   ``query_scores`` 98 (``astype(None)``): that is ``astype(float64)``.
 - ``compare_conditions`` 108, 154, 324, ``query_scores`` 57 (``... and False``: the shortcut

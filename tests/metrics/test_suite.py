@@ -5,8 +5,8 @@ Equivalent mutants
 Mutants of ``tools/mutate.py`` (mutmut names ``embdiag.metrics.suite.x_<function>__mutmut_<k>``)
 that survive because they change no result; each has a comment next to the code.
 
-- ``evaluate`` 39 (``dtype=None`` in the ``topk`` call): ``np.dtype(None)`` is float64, the
-  dtype asked for.
+None survive: the one listed before (``dtype=None`` in ``topk``) is refused by ``topk`` since
+issue #30, and so killed.
 """
 
 import numpy as np
