@@ -20,7 +20,6 @@ import contextlib
 import hashlib
 import html
 import json
-import logging
 import os
 import re
 import shutil
@@ -34,6 +33,7 @@ import jupytext
 import nbformat
 
 from .._atomic import workspace, write_file
+from .._papermill import checked_parameters
 from .._project import project_root
 
 if TYPE_CHECKING:
@@ -376,30 +376,6 @@ def _chapter_environment(name: str, changed: Mapping):
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-
-
-class _CheckedParameters(logging.Filter):
-    """Drops papermill's "Passed unknown parameter" for parameters :func:`check_parameters`
-    accepted: its pattern does not read annotations joined by ``|`` (``dims: list | None``)."""
-
-    def __init__(self, names):
-        super().__init__()
-        self.messages = {f"Passed unknown parameter: {n}" for n in names}
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() not in self.messages
-
-
-@contextlib.contextmanager
-def checked_parameters(names):
-    """Within: papermill does not warn of the parameters ``names`` (checked by embdiag)."""
-    log = logging.getLogger("papermill")
-    quiet = _CheckedParameters(names)
-    log.addFilter(quiet)
-    try:
-        yield
-    finally:
-        log.removeFilter(quiet)
 
 
 def execute_variant(output: str, layout: Layout = DEFAULT) -> Path:

@@ -424,7 +424,7 @@ def run_chapter(chapter, parameters: dict, cwd: Path, *, progress: bool = True):
     """
     import papermill
 
-    from ..paper.pipeline import checked_parameters
+    from .._papermill import checked_parameters
 
     nb = _read_chapter(chapter)
     try:

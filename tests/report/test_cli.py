@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
+from embdiag import _atomic
 from embdiag.paper import cli as paper_cli
 from embdiag.paper.pipeline import REPO
 from embdiag.report import cli
@@ -401,7 +402,7 @@ def test_an_out_inside_a_file_or_an_unwritable_folder_is_bad_input(tmp_path, vec
     assert (tmp_path / "file").read_text() == "kept"
     locked = tmp_path / "locked"
     locked.mkdir()
-    monkeypatch.setattr(cli.tempfile, "mkdtemp", _raise(PermissionError(13, "Permission denied")))
+    monkeypatch.setattr(_atomic.tempfile, "mkdtemp", _raise(PermissionError(13, "Permission denied")))
     assert cli.main([str(vectors), "--out", str(locked / "r")]) == cli.BAD_INPUT
     err = capsys.readouterr().err
     assert f"{locked / 'r'} (--out): cannot write in {locked}: Permission denied" in err
