@@ -5,12 +5,21 @@
 values), ``compression`` (Matryoshka prefix, PCA), ``caption_retrieval`` (image–caption
 retrieval in both directions under Matryoshka compression, with its bootstrap and
 shuffled-correspondence control), ``precision`` (storage formats, scoring arithmetic,
-top-k certificates). Measures their effect with :mod:`embdiag.metrics`; imports nothing else
-of the package but the shared helpers.
+top-k certificates), ``codes`` (the low-bit codes some formats store: float8 e4m3,
+calibrated int8 and int4, sign bits with their Hamming search). Measures their effect with
+:mod:`embdiag.metrics`; imports nothing else of the package but the shared helpers.
 """
 
+from .codes import calibration_ranges, sign_topk
 from .compression import MatryoshkaPrefix, PCACompression
-from .precision import STUDY_CONDITIONS, StorageCondition, compare_conditions, compare_storage, store
+from .precision import (
+    STUDY_CONDITIONS,
+    StorageCondition,
+    bytes_per_vector,
+    compare_conditions,
+    compare_storage,
+    store,
+)
 from .stress import (
     INTERVENTIONS,
     SEVERITIES,
@@ -35,11 +44,14 @@ __all__ = [
     "PCACompression",
     "RankRestriction",
     "StorageCondition",
+    "bytes_per_vector",
+    "calibration_ranges",
     "compare_conditions",
     "compare_storage",
     "grid",
     "make_intervention",
     "measure_grid",
+    "sign_topk",
     "store",
     "stress_grid",
 ]

@@ -8,6 +8,21 @@ Storage formats (:func:`store`, then ``.reconstruct()`` to float64):
 - ``"int8"``: symmetric per-vector scale ``c = max|x| / 127`` (stored as float32),
   codes ``q = clip(rint(x / c), -127, 127)`` (round to nearest, ties to even),
   reconstruction ``q * c``. A zero row stores scale 0 and codes 0.
+- ``"fp8"``: float8 e4m3 with a per-vector float32 scale ``c = max|x| / 448`` (the largest
+  e4m3 value), codes ``e4m3(x / c)`` (:func:`~embdiag.interventions.codes.e4m3_encode`: round to
+  nearest, ties to even), reconstruction ``decode(code) * c``.
+- ``"int8cal"`` and ``"int4"``: per-dimension calibration ranges ``[low_j, high_j]``
+  (:func:`~embdiag.interventions.codes.calibration_ranges` of calibration rows; by default of the
+  rows stored), cut into 255 or 15 equal steps; a value is stored as its nearest step, clipped
+  to the range (:func:`~embdiag.interventions.codes.calibrated_encode`). int8cal's codes are
+  ``step - 128`` as int8 (sentence-transformers' layout, which truncates where this rounds);
+  int4's are packed two to a byte. The ranges (2 x d, float64) are one table
+  shared by every vector.
+- ``"binary"``: the sign bits ``x > 0``, eight to a byte; reconstruction ``+-1``.
+  :func:`~embdiag.interventions.codes.sign_topk` searches them by Hamming distance.
+
+:func:`bytes_per_vector` gives each format's bytes per stored vector (a shared calibration
+table not counted).
 
 Scoring is cosine: both sides are normalized, then dot products are taken. With
 ``arithmetic="float64"`` the reconstructed vectors are normalized and scored in
@@ -40,11 +55,23 @@ import numpy as np
 from .._scaling import unit_scale_rows
 from .._validate import as_matrix, check_int, nonzero_rows, same_length
 from ..metrics.retrieval import boundary_margin, overlap_at_k, precision_at_k, topk
+from .codes import (
+    E4M3_MAX,
+    calibrated_decode,
+    calibrated_encode,
+    calibration_ranges,
+    e4m3_decode,
+    e4m3_encode,
+    pack_nibbles,
+    unpack_nibbles,
+)
 from .stress import CommonOffset
 
 __all__ = [
     "FORMATS",
+    "CALIBRATED",
     "ARITHMETICS",
+    "bytes_per_vector",
     "StoredVectors",
     "store",
     "reconstruction_error",
@@ -61,7 +88,9 @@ __all__ = [
     "query_scores",
 ]
 
-FORMATS = ("native", "float32", "float16", "int8")
+FORMATS = ("native", "float32", "float16", "int8", "fp8", "int8cal", "int4", "binary")
+#: Formats stored on per-dimension calibration ranges, with their bits per value.
+CALIBRATED = {"int8cal": 8, "int4": 4}
 ARITHMETICS = ("float64", "float32")
 
 _U = {"float64": 2.0**-53, "float32": 2.0**-24}  # unit roundoff
@@ -81,34 +110,67 @@ def _check_choice(value, options, name):
 
 @dataclass(frozen=True, eq=False)
 class StoredVectors:
-    """Vectors as stored: ``codes`` in the storage dtype, ``scale`` (float32, per row) for int8.
+    """Vectors as stored: ``codes`` as kept (float16, int8, or uint8 bytes for fp8, int4 and
+    binary), ``scale`` (float32, per row) for int8 and fp8, ``ranges`` (2 x d, shared by every
+    row) for the calibrated formats, ``d`` the vectors' width (packed codes have fewer columns).
 
     Examples
     --------
     >>> stored = store(np.array([[1.0, -0.25]]), "int8")  # scale 1 / 127
     >>> stored.codes, stored.nbytes, np.round(stored.reconstruct(), 4)
     (array([[127, -32]], dtype=int8), 6, array([[ 1.   , -0.252]]))
+    >>> store(np.array([[0.3, -2.0, 0.0]]), "binary").reconstruct()
+    array([[ 1., -1., -1.]])
     """
 
     fmt: str
     codes: np.ndarray
     scale: np.ndarray | None = None
+    ranges: np.ndarray | None = None
+    d: int | None = None
 
     @property
     def nbytes(self) -> int:
-        """Bytes held, codes plus scales."""
-        return self.codes.nbytes + (0 if self.scale is None else self.scale.nbytes)
+        """Bytes held: codes, per-row scales and the shared calibration table."""
+        return self.codes.nbytes + sum(a.nbytes for a in (self.scale, self.ranges) if a is not None)
 
     def reconstruct(self) -> np.ndarray:
         """The stored vectors as float64 (for int8: ``codes * scale``, computed in float64)."""
         if self.fmt == "int8":
             # (astype(None) here would also give float64: equivalent mutants)
             return self.codes.astype(np.float64) * self.scale.astype(np.float64)[:, None]
+        if self.fmt == "fp8":
+            return e4m3_decode(self.codes) * self.scale.astype(np.float64)[:, None]
+        if self.fmt == "int8cal":
+            return calibrated_decode(self.codes.astype(np.int16) + 128, self.ranges, 8)
+        if self.fmt == "int4":
+            return calibrated_decode(unpack_nibbles(self.codes, self.d), self.ranges, 4)
+        if self.fmt == "binary":
+            return np.unpackbits(self.codes, axis=1, count=self.d).astype(np.float64) * 2 - 1
         return self.codes.astype(np.float64)
 
 
-def store(X, fmt: str = "float16") -> StoredVectors:
+def bytes_per_vector(fmt: str, d: int) -> int:
+    """Bytes one ``d``-dimensional vector takes stored in ``fmt`` (not ``"native"``, whose size is
+    its input's): codes plus a per-row scale; a calibrated format's shared table is not counted.
+
+    Examples
+    --------
+    >>> [bytes_per_vector(f, 768) for f in ("float32", "float16", "int8", "fp8", "int8cal", "int4", "binary")]
+    [3072, 1536, 772, 772, 768, 384, 96]
+    """
+    _check_choice(fmt, FORMATS[1:], "fmt")
+    d = check_int(d, "d", minimum=1)
+    per_row_scale = 4 if fmt in ("int8", "fp8") else 0
+    bits = {"float32": 32, "float16": 16, "int8": 8, "fp8": 8, "int8cal": 8, "int4": 4, "binary": 1}[fmt]
+    return -(-d * bits // 8) + per_row_scale
+
+
+def store(X, fmt: str = "float16", ranges=None) -> StoredVectors:
     """Store the rows of ``X`` in ``fmt`` (one of :data:`FORMATS`; scheme in the module doc).
+
+    ``ranges``: the calibration ranges of ``"int8cal"`` and ``"int4"`` (a 2 x d array, as
+    :func:`~embdiag.interventions.codes.calibration_ranges` returns); by default those of ``X``.
 
     Examples
     --------
@@ -116,31 +178,47 @@ def store(X, fmt: str = "float16") -> StoredVectors:
     >>> half.codes.dtype, half.nbytes, half.reconstruct()
     (dtype('float16'), 8, array([[ 1.  ,  0.5 ],
            [ 0.25, -2.  ]]))
+    >>> store(np.array([[0.0, 1.0], [3.0, -1.0]]), "int4").reconstruct()  # 15 steps: 0.2, 2/15
+    array([[ 0.,  1.],
+           [ 3., -1.]])
     """
-    return _store(X, fmt, "X")
+    return _store(X, fmt, "X", ranges)
 
 
-def _store(X, fmt: str, name: str) -> StoredVectors:
+def _store(X, fmt: str, name: str, ranges=None) -> StoredVectors:
     """:func:`store`, refusing under ``name`` values the format cannot hold: beyond float16's or
-    float32's largest, or (int8) beyond 127 times float32's largest, where the per-row float32
-    scale overflows."""
+    float32's largest, or (int8, fp8) beyond 127 or 448 times float32's largest, where the
+    per-row float32 scale overflows."""
     _check_choice(fmt, FORMATS, "fmt")
     X = as_matrix(X, name)
+    if ranges is not None and fmt not in CALIBRATED:
+        raise ValueError(f"ranges: only the calibrated formats ({', '.join(CALIBRATED)}) take ranges, not {fmt!r}")
     if fmt == "native":
         return StoredVectors(fmt, X)
-    top = float(np.finfo(np.float16 if fmt == "float16" else np.float32).max) * (127 if fmt == "int8" else 1)
-    if X.dtype == np.float64 or fmt == "float16":  # float32 rows always fit float32 and int8
+    d = X.shape[1]
+    if fmt in CALIBRATED:
+        R = calibration_ranges(X) if ranges is None else np.asarray(ranges, dtype=np.float64)
+        u = calibrated_encode(X, R, CALIBRATED[fmt])
+        codes = (u.astype(np.int16) - 128).astype(np.int8) if fmt == "int8cal" else pack_nibbles(u)
+        return StoredVectors(fmt, codes, ranges=R, d=d)
+    if fmt == "binary":
+        return StoredVectors(fmt, np.packbits(X > 0, axis=1), d=d)
+    levels = {"int8": 127, "fp8": E4M3_MAX}.get(fmt, 1)
+    top = float(np.finfo(np.float16 if fmt == "float16" else np.float32).max) * levels
+    if X.dtype == np.float64 or fmt == "float16":  # float32 rows always fit float32, int8 and fp8
         over = int(np.count_nonzero(np.abs(X) > top))
         if over:
             raise ValueError(f"{name}: {over} value(s) exceed the {fmt} range (|x| <= {top:.5g})")
     if fmt in ("float32", "float16"):
-        return StoredVectors(fmt, X.astype(fmt))
-    scale = (np.abs(X).max(axis=1).astype(np.float64) / 127.0).astype(np.float32)  # astype(None): float64 too
-    # scale 0 means max|x| <= 127 * 2**-150: such entries give code 0 for any divisor near 1
+        return StoredVectors(fmt, X.astype(fmt), d=d)
+    scale = (np.abs(X).max(axis=1).astype(np.float64) / levels).astype(np.float32)  # astype(None): float64 too
+    # scale 0 means max|x| <= levels * 2**-150: such entries give code 0 for any divisor near 1
     div = np.where(scale > 0, scale, 1.0).astype(np.float64)[:, None]
+    if fmt == "fp8":  # e4m3_encode saturates at 448, as the clip below for int8
+        return StoredVectors(fmt, e4m3_encode(X.astype(np.float64) / div), scale, d=d)
     # the clip matters: a float32-subnormal scale can round down by up to half, x / scale then exceeds 127
     codes = np.clip(np.rint(X.astype(np.float64) / div), -127, 127).astype(np.int8)
-    return StoredVectors(fmt, codes, scale)
+    return StoredVectors(fmt, codes, scale, d=d)
 
 
 def _normalize(X: np.ndarray, dtype: str) -> np.ndarray:
@@ -313,11 +391,21 @@ class StorageCondition:
     gallery: str = "native"
     queries: str = "native"
     arithmetic: str = "float64"
+    ranges: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         _check_choice(self.gallery, FORMATS, "gallery")
         _check_choice(self.queries, FORMATS, "queries")
         _check_choice(self.arithmetic, ARITHMETICS, "arithmetic")
+        if self.ranges is not None and not {self.gallery, self.queries} & set(CALIBRATED):
+            raise ValueError(f"ranges: only a calibrated format ({', '.join(CALIBRATED)}) takes ranges")
+
+    def calibration(self, gallery: np.ndarray) -> np.ndarray | None:
+        """The ranges a calibrated side is stored on: :attr:`ranges`, by default the native
+        ``gallery``'s (None when no side is calibrated)."""
+        if not {self.gallery, self.queries} & set(CALIBRATED):
+            return None
+        return calibration_ranges(gallery) if self.ranges is None else self.ranges
 
 
 STUDY_CONDITIONS = (
@@ -437,10 +525,10 @@ class StorageResult:
 # ------------------------------------------------------------------------- comparison
 
 
-def _stored(X: np.ndarray, fmt: str, name: str) -> np.ndarray:
+def _stored(X: np.ndarray, fmt: str, name: str, ranges=None) -> np.ndarray:
     if fmt == "native":  # a shortcut: store(X, "native") gives a float64 copy of the same values
         return X
-    Xs = _store(X, fmt, f"{name} stored as {fmt}").reconstruct()
+    Xs = _store(X, fmt, f"{name} stored as {fmt}", ranges if fmt in CALIBRATED else None).reconstruct()
     nonzero_rows(Xs, f"{name} stored as {fmt}")
     return Xs
 
@@ -470,7 +558,9 @@ def compare_conditions(
     Each query searches ``gallery`` by cosine for its top ``k``; with ``gallery=None``
     the queries search each other and the query itself is excluded. The reference is
     the native vectors scored in float64; each condition stores queries and/or gallery
-    (:func:`store`), reconstructs to float64 and scores in its arithmetic.
+    (:func:`store`; a calibrated format on the condition's ranges, by default the gallery's),
+    reconstructs to float64 and scores in its arithmetic (a binary side is scored as its
+    ``+-1`` vectors by cosine, which orders as Hamming distance does).
 
     ``k`` is at most the number of candidates minus two (the margin ranks ``k + 1``, and
     the search asks for fewer than all candidates). The certificate's rounding terms use
@@ -525,8 +615,9 @@ def compare_conditions(
         # Equivalent mutants: storing G == Q again gives the same rows (time only); measuring a
         # native side's error gives exactly the zeros it replaces; np.zeros_like(None) for g_up is
         # a 0-d zero, and certificate_bound uses only its maximum, 0.
-        Qs = _stored(Q, c.queries, "queries")
-        Gs = Qs if exclude_self and c.gallery == c.queries else _stored(G, c.gallery, "gallery")
+        ranges = c.calibration(G)
+        Qs = _stored(Q, c.queries, "queries", ranges)
+        Gs = Qs if exclude_self and c.gallery == c.queries else _stored(G, c.gallery, "gallery", ranges)
         sq_min = min(sq_min_ref, float(sq(Qs).min()), float(sq(Gs).min())) * 0.5
         eta64 = normalization_bound(d, "float64", sq_min)
         q_err = np.zeros(Q.shape[0]) if c.queries == "native" else reconstruction_error(Q, Qs)
@@ -580,10 +671,11 @@ def query_scores(queries, condition: StorageCondition, query: int, gallery=None)
         raise ValueError(f"query: expected an index below {Q.shape[0]}, got {query}")
     nonzero_rows(Q, "queries")
     nonzero_rows(G, "gallery")
-    Qs = _stored(Q, condition.queries, "queries")
+    ranges = condition.calibration(G)
+    Qs = _stored(Q, condition.queries, "queries", ranges)
     # Equivalent mutants: storing G == Q again gives the same rows; [query:query + 2][0] is the
     # same row; astype(None) is astype(float64).
-    Gs = Qs if same and condition.gallery == condition.queries else _stored(G, condition.gallery, "gallery")
+    Gs = Qs if same and condition.gallery == condition.queries else _stored(G, condition.gallery, "gallery", ranges)
     ref = _normalize(G, "float64") @ _normalize(Q[query : query + 1], "float64")[0]
     out = _normalize(Gs, condition.arithmetic) @ _normalize(Qs[query : query + 1], condition.arithmetic)[0]
     out = out.astype(np.float64)

@@ -166,8 +166,8 @@ def readable_number(value) -> str:
     separators, other floats to :data:`DIGITS` significant digits without e-notation (below
     10⁻⁴ as ``8.214 × 10⁻⁵``), :data:`MISSING` for NaN and None; anything else as ``str``.
 
-    >>> [readable_number(v) for v in (2000, 0.821445, 8.21445e-05, 22.6, 12345.6, float("nan"), "a")]
-    ['2,000', '0.8214', '8.214 × 10⁻⁵', '22.6', '12,346', '—', 'a']
+    >>> [readable_number(v) for v in (2000, 0.821445, 8.21445e-05, 22.6, 3343.4, 12345.6, float("nan"), "a")]
+    ['2,000', '0.8214', '8.214 × 10⁻⁵', '22.6', '3,343', '12,346', '—', 'a']
     """
     if _missing(value):
         return MISSING
@@ -179,7 +179,7 @@ def readable_number(value) -> str:
         return "∞" if value > 0 else "-∞"
     if value == round(value) and abs(value) < 1e15:
         return f"{int(round(value)):,}"
-    if abs(value) >= 10**DIGITS:
+    if abs(value) >= 10 ** (DIGITS - 1):  # DIGITS or more digits before the point: whole, with separators
         return f"{value:,.0f}"
     if abs(value) < 1e-4:
         mantissa, exponent = f"{value:.{DIGITS - 1}e}".split("e")

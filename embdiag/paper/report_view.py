@@ -158,6 +158,7 @@ _HEADERS = {
     "median_margin_unchanged": "median margin, unchanged",
     "cert_coverage": "certified",
     "cert_violations": "certified but changed",
+    "bytes_per_vector": "bytes per vector",
 }
 #: Columns holding a share (0-1), which the page shows in percent: exact names, then endings.
 _SHARES = {"probe_ba", "ba_floor", "p_floor", "changed_queries", "cert_coverage"}
@@ -364,10 +365,13 @@ def _identity(report: Report, table: pd.DataFrame, mark: dict) -> list:
                 f"reference's top {k} still returned; changed queries: percent of queries whose top-{k} set changed; "
                 f"median margin, changed / unchanged: median boundary margin (rank-{k} minus rank-{k + 1} cosine of "
                 "the reference) of the changed and of the unchanged queries, small margins being the ones that flip; "
-                "storage conditions only: certified: percent of the certificate's queries proven unchanged, whose "
-                "boundary margin is wider than the largest score change the stored format's rounding can cause (a "
+                "storage conditions searched by cosine (not sign bits) only: certified: percent of the certificate's "
+                "queries proven unchanged, whose boundary margin is wider than the largest score change the stored "
+                "format's rounding can cause (a "
                 "proof, not a measurement: those queries cannot change); certified but changed: certified queries "
-                f"that changed all the same (0 unless the bound is wrong){_certified_on(table)}."
+                f"that changed all the same (0 unless the bound is wrong){_certified_on(table)}; bytes per vector: "
+                "what one vector takes in the condition's representation (codes and any per-row scale; a shared "
+                "calibration table, PCA basis or index codebook not counted; an index: its codes, links and ids)."
             ),
         ),
     ]

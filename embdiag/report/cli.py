@@ -124,8 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--compress",
         metavar="SPEC",
         default="",
-        help="representations to make and compare, e.g. fp16,int8,pca256,upca256,prefix256: fp16 (or "
-        "float16), int8, pca<DIM> (centred PCA), upca<DIM> (uncentred PCA), prefix<DIM> (Matryoshka)",
+        help="representations to make and compare, e.g. fp16,int8,int4,binary-rescore,pca256,prefix256: fp16 (or "
+        "float16), int8 (per-row scale), fp8 (float8 e4m3, per-row scale), int8cal and int4 (per-dimension "
+        "calibration ranges), binary (sign bits, Hamming search), binary-rescore[<M>] (M k Hamming candidates "
+        "rescored by the float query, M = 4), pca<DIM> (centred PCA), upca<DIM> (uncentred PCA), prefix<DIM> "
+        "(Matryoshka)",
     )
     p.add_argument("--index", metavar="SPEC", default="", help="ANN indexes to compare with exact search: hnsw,ivfpq")
     p.add_argument("--k", type=_int_at_least(1, "positive"), default=10, help="neighbours per query (default 10)")

@@ -4,8 +4,11 @@ A :class:`ReportCondition` is one of four kinds, each a class:
 
 - :class:`CompareFile` (``"file"``): the ``--compare`` vectors (the same n items, another
   model or pipeline; d may differ);
-- :class:`Storage` (``"storage"``): the vectors stored as float16 or int8 and reconstructed
-  (:func:`embdiag.interventions.precision.store`);
+- :class:`Storage` (``"storage"``): the vectors stored as float16, int8 (per-row scale), float8
+  e4m3, int8 or int4 on per-dimension calibration ranges, or sign bits, and reconstructed
+  (:func:`embdiag.interventions.precision.store`); sign bits are searched by Hamming distance,
+  optionally rescoring the best candidates with the float query
+  (:func:`embdiag.interventions.codes.sign_topk`);
 - :class:`Compression` (``"compression"``): PCA, centred (``pca<DIM>``) or uncentred
   (``upca<DIM>``), fitted by :class:`~embdiag.interventions.compression.PCACompression`, or a
   Matryoshka prefix (``prefix<DIM>``; :class:`~embdiag.interventions.compression.MatryoshkaPrefix`
@@ -38,8 +41,9 @@ import numpy as np
 from .._mapped import release_rows, take_rows
 from .._validate import check_int
 from ..data.files import InputError, read_vectors
+from ..interventions.codes import calibration_ranges, sign_topk
 from ..interventions.compression import PCACompression
-from ..interventions.precision import store
+from ..interventions.precision import CALIBRATED, bytes_per_vector, store
 from ..metrics.retrieval import topk
 
 __all__ = [
@@ -65,9 +69,20 @@ CHUNK_ROWS = 65536
 #: Default largest number of rows PCA is fitted on (a seeded sample when there are more).
 FIT_ROWS = 20000
 
-_STORAGE = {"fp16": "float16", "float16": "float16", "int8": "int8"}
+_STORAGE = {
+    "fp16": "float16",
+    "float16": "float16",
+    "int8": "int8",
+    "fp8": "fp8",
+    "int8cal": "int8cal",
+    "int4": "int4",
+    "binary": "binary",
+}
+#: Candidates per result that ``binary-rescore`` rescores by default (``binary-rescore<M>`` for M).
+RESCORE = 4
 _COMPRESS_FORMS = (
-    "fp16 (or float16), int8, pca<DIM> (centred PCA), upca<DIM> (uncentred PCA), prefix<DIM> (DIM an integer below d)"
+    "fp16 (or float16), int8, fp8, int8cal, int4, binary, binary-rescore[<M>], pca<DIM> (centred PCA), "
+    "upca<DIM> (uncentred PCA), prefix<DIM> (DIM an integer below d)"
 )
 #: Compression methods of ``--compress``: spec prefix -> what its description calls it.
 COMPRESSION_METHODS = {
@@ -185,9 +200,20 @@ class ReportCondition:
         """
         raise NotImplementedError
 
+    #: Whether :meth:`vectors` needs the rows it is fitted on (``fit``): PCA, calibration ranges.
+    fitted: ClassVar[bool] = False
+    #: Whether the condition is searched by exact float32 cosine search of its vectors (False: by
+    #: its own :meth:`search`, as an index or sign bits are).
+    cosine_search: ClassVar[bool] = True
+
     def cannot_store(self, X) -> str | None:
         """Why the condition cannot hold the rows ``X`` at all (a sentence), or None (the default)."""
         return None
+
+    def bytes_per_vector(self, d: int) -> float | None:
+        """Bytes one vector of the ``d``-dimensional reference takes in this representation
+        (None where unknown: an index not yet built)."""
+        raise NotImplementedError
 
     def search(self, queries, gallery, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, indices)`` of each query's top ``k`` gallery rows, sorted like ``topk``:
@@ -227,49 +253,111 @@ class CompareFile(ReportCondition):
             out[a:b] = take_rows(A, rows[a:b])
         return out
 
+    def bytes_per_vector(self, d: int) -> float:
+        """The file's bytes per row: its width times its item size."""
+        return float(self.array.shape[1] * self.array.dtype.itemsize)
+
+
+_STORAGE_HOW = {
+    "float16": "IEEE float16 (round to nearest)",
+    "int8": "int8 codes with a symmetric per-row float32 scale max|x|/127 (round to nearest)",
+    "fp8": "float8 e4m3 codes with a per-row float32 scale max|x|/448 (round to nearest, ties to even)",
+    "int8cal": "int8 codes on per-dimension calibration ranges, 255 equal steps from each dimension's minimum "
+    "to its maximum (round to nearest, clipped)",
+    "int4": "int4 codes on per-dimension calibration ranges, 15 equal steps from each dimension's minimum "
+    "to its maximum (round to nearest, clipped), two codes to a byte",
+}
+
 
 @dataclass(frozen=True)
 class Storage(ReportCondition):
-    """The rows stored in ``format`` (``"float16"`` or ``"int8"``) and reconstructed to float32.
+    """The rows stored in ``format`` (``"float16"``, ``"int8"``, ``"fp8"``, ``"int8cal"``,
+    ``"int4"`` or ``"binary"``; :func:`~embdiag.interventions.precision.store`) and reconstructed
+    to float32. The calibrated formats take their per-dimension ranges from ``fit`` rows, by
+    default from a seeded sample of at most ``fit_rows`` of the rows stored (``seed``, stream
+    11). ``binary`` keeps the sign bits and is searched by Hamming distance, or with ``rescore``
+    = M by rescoring the M k nearest with the float query (:func:`~embdiag.interventions.codes.sign_topk`).
 
     Example:
         >>> int8 = Storage.of("int8")  # scale max|x| / 127 = 2
-        >>> int8.name, int8.vectors(np.array([[254.0, -63.4]]))
-        ('int8', array([[254., -64.]], dtype=float32))
+        >>> int8.name, int8.vectors(np.array([[254.0, -63.4]])), int8.bytes_per_vector(768)
+        ('int8', array([[254., -64.]], dtype=float32), 772.0)
     """
 
     kind: ClassVar[str] = "storage"
 
     format: str
+    rescore: int = 0
+    fit_rows: int = FIT_ROWS
+    seed: int = 0
 
     @classmethod
-    def of(cls, fmt: str) -> Storage:
-        """The ``fp16`` (``fmt="float16"``) or ``int8`` condition with its description."""
-        how = (
-            "IEEE float16 (round to nearest)"
-            if fmt == "float16"
-            else "int8 codes with a symmetric per-row float32 scale max|x|/127 (round to nearest)"
-        )
-        return cls(
-            "fp16" if fmt == "float16" else "int8",
-            f"Vectors stored as {how} and reconstructed; exact cosine search in float32.",
-            fmt,
-        )
+    def of(cls, fmt: str, rescore: int = 0, fit_rows: int = FIT_ROWS, seed: int = 0) -> Storage:
+        """The condition of storage format ``fmt`` (``rescore``: binary's rescored candidates per
+        result, 0 for none) with its description."""
+        if fmt == "binary":
+            name = f"binary-rescore{rescore}" if rescore else "binary"
+            search = (
+                f"the {rescore} k nearest by Hamming distance rescored by the cosine of the float query and "
+                "each candidate's +-1 vector (no float gallery kept)"
+                if rescore
+                else "searched by Hamming distance (ties by lower index)"
+            )
+            return cls(name, f"Vectors stored as sign bits (x > 0), eight to a byte; {search}.", fmt, rescore)
+        desc = f"Vectors stored as {_STORAGE_HOW[fmt]} and reconstructed; exact cosine search in float32."
+        if fmt in CALIBRATED:
+            desc = desc[:-1] + (
+                f"; ranges from a seeded sample of at most {fit_rows:,} rows (seed {seed}), one shared table of "
+                "2 x d float64 not counted per vector."
+            )
+        return cls("fp16" if fmt == "float16" else fmt, desc, fmt, 0, fit_rows, seed)
+
+    @property
+    def fitted(self) -> bool:
+        return self.format in CALIBRATED
+
+    @property
+    def cosine_search(self) -> bool:
+        return self.format != "binary"
+
+    def ranges(self, X, fit=None) -> np.ndarray | None:
+        """A calibrated format's per-dimension ranges (of ``fit``, by default of a seeded sample
+        of ``X``); None for the other formats."""
+        if not self.fitted:
+            return None
+        if fit is None:
+            fit = np.asarray(X[_sample_rows(len(X), self.fit_rows, self.seed, 11)])
+        return calibration_ranges(fit)
 
     def vectors(self, X, fit=None, rows=None) -> np.ndarray:
-        """:func:`~embdiag.interventions.precision.store` of ``X``, reconstructed."""
-        return _map_rows(X, lambda c: store(c, self.format).reconstruct(), np.shape(X)[1])
+        """:func:`~embdiag.interventions.precision.store` of ``X``, reconstructed (binary: ``+-1``)."""
+        R = self.ranges(X, fit)
+        return _map_rows(X, lambda c: store(c, self.format, R).reconstruct(), np.shape(X)[1])
+
+    def search(self, queries, gallery, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Binary: :func:`~embdiag.interventions.codes.sign_topk` of the rows (rescored with
+        :attr:`rescore`); the other formats: exact float32 cosine search of their reconstructions."""
+        if self.format != "binary":
+            return super().search(queries, gallery, k)
+        return sign_topk(np.asarray(queries), np.asarray(gallery), k, rescore=self.rescore)
 
     def cannot_store(self, X) -> str | None:
         """Why the format cannot store the rows ``X`` (a sentence with the count), or None:
-        float16 has no value beyond 65504 (int8's per-row scale stores any float32 row)."""
-        if self.format != "float16":
-            return None
-        limit = float(np.finfo(np.float16).max)
+        float16 has no value beyond 65504, and int8's and fp8's float32 scale none beyond 127 and
+        448 times float32's largest (the calibrated formats and sign bits store any finite rows)."""
+        limit, what = {
+            "float16": (float(np.finfo(np.float16).max), "float16's largest, 65,504"),
+            "int8": (127 * float(np.finfo(np.float32).max), "127 times float32's largest"),
+            "fp8": (448 * float(np.finfo(np.float32).max), "448 times float32's largest"),
+        }.get(self.format, (None, ""))
+        if limit is None or (self.format != "float16" and getattr(X, "dtype", None) != np.float64):
+            return None  # float32 rows always fit int8's and fp8's float32 scale
         over = sum(int((np.abs(np.asarray(X[a:b])) > limit).sum()) for a, b in _chunks(len(X)))
-        if not over:
-            return None
-        return f"{over:,} values lie beyond float16's largest, {limit:,.0f}"
+        return f"{over:,} values lie beyond {what}" if over else None
+
+    def bytes_per_vector(self, d: int) -> float:
+        """:func:`~embdiag.interventions.precision.bytes_per_vector` of the format."""
+        return float(bytes_per_vector(self.format, d))
 
 
 @dataclass(frozen=True)
@@ -315,6 +403,14 @@ class Compression(ReportCondition):
         model = PCACompression(self.dim, center=self.method == "pca").fit(fit)
         return _map_rows(X, lambda c: (c.astype(np.float64) - model.mean_) @ model.components_.T, self.dim)
 
+    @property
+    def fitted(self) -> bool:
+        return self.method != "prefix"
+
+    def bytes_per_vector(self, d: int) -> float:
+        """``dim`` float32 coordinates (a PCA's mean and axes are one shared table, not counted)."""
+        return 4.0 * self.dim
+
 
 @dataclass(frozen=True)
 class ApproximateIndex(ReportCondition):
@@ -332,6 +428,7 @@ class ApproximateIndex(ReportCondition):
 
     kind: ClassVar[str] = "index"
     has_vectors: ClassVar[bool] = False
+    cosine_search: ClassVar[bool] = False
 
     params: dict = field(compare=False)
     seed: int = 0
@@ -395,6 +492,17 @@ class ApproximateIndex(ReportCondition):
             )
         return _sort_like_topk(S.astype(np.float32), I.astype(np.int64))
 
+    def bytes_per_vector(self, d: int) -> float | None:
+        """Bytes per indexed vector of the last index built (None before one is): HNSW its float32
+        row, its graph links (4 bytes each), level and offset (12 bytes); IVF-PQ its PQ code and
+        8-byte id. The coarse quantizer and codebooks, shared by every vector, are not counted."""
+        index = self._cache.get("index")
+        if index is None:
+            return None
+        if self.name == "hnsw":
+            return 4.0 * d + 4.0 * index.hnsw.neighbors.size() / index.ntotal + 12.0
+        return float(index.code_size + 8)
+
     def _index(self, gallery):
         if self._cache.get("gallery") is gallery:
             return self._cache["index"]
@@ -453,7 +561,13 @@ def _split(spec, option: str) -> list[str]:
 def _compress_item(item: str, d: int, fit_rows: int, seed: int) -> ReportCondition:
     """The condition of one ``--compress`` item."""
     if item in _STORAGE:
-        return Storage.of(_STORAGE[item])
+        return Storage.of(_STORAGE[item], fit_rows=fit_rows, seed=seed)
+    rescored = re.fullmatch(r"binary-rescore(\d*)", item)
+    if rescored:
+        m = int(rescored.group(1) or RESCORE)
+        if m < 1:
+            raise InputError(f"--compress: {item!r} rescores M k candidates; M must be at least 1")
+        return Storage.of("binary", rescore=m)
     m = re.fullmatch(r"(pca|upca|prefix)(\d+)", item)
     if not m:
         raise InputError(f"--compress: unknown item {item!r}; accepted: {_COMPRESS_FORMS}")
@@ -469,8 +583,12 @@ def _compress_item(item: str, d: int, fit_rows: int, seed: int) -> ReportConditi
 def parse_compress(spec: str, d: int, *, fit_rows: int = FIT_ROWS, seed: int = 0) -> list[ReportCondition]:
     """Conditions of a ``--compress`` spec such as ``"fp16,int8,pca256,prefix256"``.
 
-    ``fp16`` / ``float16`` and ``int8``: :class:`Storage`, reconstructed to float (int8:
-    symmetric per-row scale ``max|x| / 127``). ``pca<DIM>``: centred PCA to ``DIM`` dimensions,
+    ``fp16`` / ``float16``, ``int8``, ``fp8``, ``int8cal``, ``int4`` and ``binary``:
+    :class:`Storage` (int8: symmetric per-row scale ``max|x| / 127``; fp8: float8 e4m3 with a
+    per-row scale; int8cal and int4: per-dimension calibration ranges from a seeded sample of at
+    most ``fit_rows`` rows; binary: sign bits searched by Hamming distance, ``binary-rescore<M>``
+    with the M k nearest rescored by the float query, M = 4 when omitted). ``pca<DIM>``:
+    centred PCA to ``DIM`` dimensions,
     ``upca<DIM>``: uncentred PCA (no mean subtracted), each fitted on a seeded sample of at most
     ``fit_rows`` rows; ``prefix<DIM>``: the first ``DIM`` coordinates (Matryoshka prefix); all
     :class:`Compression`. ``DIM`` must lie in ``[1, d)``.
@@ -484,9 +602,12 @@ def parse_compress(spec: str, d: int, *, fit_rows: int = FIT_ROWS, seed: int = 0
     """
     d = check_int(d, "d", minimum=1)
     fit_rows = check_int(fit_rows, "fit_rows", minimum=2)
-    out = [_compress_item(item, d, fit_rows, seed) for item in _split(spec, "--compress")]
-    if len({c.name for c in out}) < len(out):
-        raise InputError("--compress: fp16 and float16 are the same condition; list it once")
+    items = _split(spec, "--compress")
+    out = [_compress_item(item, d, fit_rows, seed) for item in items]
+    for i, c in enumerate(out):
+        twin = next((items[j] for j in range(i) if out[j].name == c.name), None)
+        if twin is not None:
+            raise InputError(f"--compress: {twin} and {items[i]} are the same condition ({c.name}); list it once")
     return out
 
 

@@ -9,8 +9,9 @@ inputs exist:
   ``attribute``): the ``raw`` rows as given or made (a compression's projection, not
   renormalized) and the ``unit`` rows (each row divided by its norm, what cosine search sees).
 - ``identity``: per condition, overlap@k with the exact reference top-k, the share of changed
-  queries, reference boundary margins, and for storage conditions the float certificate of
-  :func:`~embdiag.interventions.precision.compare_conditions`.
+  queries, reference boundary margins, for storage conditions searched by cosine the float
+  certificate of :func:`~embdiag.interventions.precision.compare_conditions`, and the bytes one
+  vector takes in the condition's representation (``bytes_per_vector``).
 - ``labels``: per label column, probe balanced accuracy (:func:`~embdiag.metrics.probe.fit_probes`
   fitted on the training rows of the labels' ``split`` column and scored on its evaluation rows,
   or without one on a seeded 70/30 split; at most :data:`PROBE_ROWS` rows) and P@k of the
@@ -67,7 +68,6 @@ from . import fail_if as rules_of
 from .conditions import (
     CHUNK_ROWS,
     FIT_ROWS,
-    Compression,
     ReportCondition,
     Storage,
     _chunks,
@@ -477,7 +477,8 @@ def available_metrics(
 
     add(GEOMETRY_KEYS, vec, SPACES)
     add((f"overlap@{k}", "changed_queries", "median_margin_changed", "median_margin_unchanged"), names)
-    add(("cert_coverage", "cert_violations"), [c.name for c in conditions if isinstance(c, Storage)])
+    add(("cert_coverage", "cert_violations"), [c.name for c in conditions if _certified(c)])
+    add(("bytes_per_vector",), names)
     if attributes:
         add(("rare_classes", "missing_labels"), ["reference"], attributes)
         add(("probe_ba",), vec, attributes)
@@ -534,9 +535,7 @@ def _plan(
             f"{', a query never its own neighbour' if self_search else ''}), got {k}"
         )
     self_pos = np.searchsorted(g_idx, q_sel) if self_search else None
-    fit = (
-        take_rows(V, _sample_rows(n, FIT_ROWS, seed, _FIT)) if any(isinstance(c, Compression) for c in conds) else None
-    )
+    fit = take_rows(V, _sample_rows(n, FIT_ROWS, seed, _FIT)) if any(c.fitted for c in conds) else None
     return _Plan(
         V=V,
         labels=labels,
@@ -656,11 +655,15 @@ def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[
             raise CannotRepresent(why)
     Gc = c.vectors(plan.G, plan.fit, rows=plan.g_idx)
     _represented(c, Gc, "gallery")
-    Qc = Gc[plan.self_pos] if plan.self_search else c.vectors(plan.Q, plan.fit)
-    if not plan.self_search:
-        _represented(c, Qc, "query")
-    neighbours = _exact(Qc, Gc, plan.k, plan.self_pos, backend.search)[1]
-    del Qc
+    if c.cosine_search:
+        Qc = Gc[plan.self_pos] if plan.self_search else c.vectors(plan.Q, plan.fit)
+        if not plan.self_search:
+            _represented(c, Qc, "query")
+        neighbours = _exact(Qc, Gc, plan.k, plan.self_pos, backend.search)[1]
+        del Qc
+    else:  # its own search (sign bits), on this machine
+        S, I = c.search(plan.Q, plan.G, plan.k + plan.self_search)
+        neighbours = _drop_self(S, I, plan.self_pos, plan.k)[1]
     if plan.geometry_on_gallery:
         return neighbours, _both_spaces(Gc, backend.geometry, own=Gc is not getattr(c, "array", None))
     del Gc
@@ -686,7 +689,7 @@ def _certificate(plan: _Plan, c: Storage) -> dict:
         cg = np.sort(np.concatenate([need, rest[pick]]))
     res = compare_conditions(
         np.asarray(Q[cq]),
-        [StorageCondition(c.name, gallery=c.format, queries=c.format)],
+        [StorageCondition(c.name, gallery=c.format, queries=c.format, ranges=c.ranges(G, plan.fit))],
         gallery=take_rows(G, cg),
         k=plan.k + plan.self_search,
     )[0]
@@ -698,9 +701,16 @@ def _certificate(plan: _Plan, c: Storage) -> dict:
     }
 
 
+def _certified(c: ReportCondition) -> bool:
+    """Whether the float certificate covers ``c``: a storage format searched by cosine of its
+    reconstructions (not sign bits, which are searched by Hamming distance)."""
+    return isinstance(c, Storage) and c.cosine_search
+
+
 def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarray) -> _Section:
     """Per condition: overlap@k with the reference's neighbours, changed queries, the reference's
-    boundary margins of changed and unchanged queries, and a storage condition's certificate."""
+    boundary margins of changed and unchanged queries, a storage condition's certificate, and the
+    bytes per vector of each representation."""
     k, rows, table = plan.k, [], []
     for c in plan.conds:
         ov = overlap_at_k(neighbours["reference"], neighbours[c.name], per_query=True)
@@ -714,8 +724,10 @@ def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarra
             "median_margin_changed": _median(margins[changed]),
             "median_margin_unchanged": _median(margins[~changed]),
         }
-        if isinstance(c, Storage):
+        if _certified(c):
             row.update(_certificate(plan, c))
+        size = c.bytes_per_vector(plan.V.shape[1])
+        row["bytes_per_vector"] = np.nan if size is None else size
         keys = (
             f"overlap@{k}",
             "changed_queries",
@@ -723,6 +735,7 @@ def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarra
             "median_margin_unchanged",
             "cert_coverage",
             "cert_violations",
+            "bytes_per_vector",
         )
         rows += [_record("identity", key, c.name, row[key]) for key in keys if key in row]
         table.append(row)

@@ -63,11 +63,15 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 from embdiag.interventions import CommonOffset, precision
+from embdiag.interventions.codes import calibration_ranges
 from embdiag.interventions.precision import (
+    CALIBRATED,
+    FORMATS,
     OFFSET_CONDITIONS,
     STUDY_CONDITIONS,
     StorageCondition,
     StorageResult,
+    bytes_per_vector,
     _normalize,
     certificate_bound,
     compare_conditions,
@@ -114,11 +118,11 @@ def test_store_defaults_to_float16_and_records_its_format():
 def test_store_error_messages_name_the_argument():
     with pytest.raises(
         ValueError,
-        match=r"^fmt: expected one of \['native', 'float32', 'float16', 'int8'\], "
-        r"got 'int4'$",
+        match=r"^fmt: expected one of \['native', 'float32', 'float16', 'int8', 'fp8', 'int8cal', 'int4', "
+        r"'binary'\], got 'int2'$",
     ):
-        store(np.ones((2, 2)), "int4")
-    for fmt in ("native", "float32", "float16", "int8"):
+        store(np.ones((2, 2)), "int2")
+    for fmt in FORMATS:
         with pytest.raises(ValueError, match=r"^X: contains NaN or infinite values"):
             store(np.array([[1.0, 2.0], [np.nan, 1.0]]), fmt)
     with pytest.raises(ValueError, match=r"^X: 1 value\(s\) exceed the float16 range \(\|x\| <= 65504\)$"):
@@ -293,11 +297,11 @@ def test_exact_storage_gets_finite_bounds():
 
 
 def test_storage_condition_messages_name_the_field():
-    for field, kw in (("gallery", {"gallery": "int4"}), ("queries", {"queries": "int4"})):
+    for field, kw in (("gallery", {"gallery": "int2"}), ("queries", {"queries": "int2"})):
         with pytest.raises(
             ValueError,
             match=rf"^{field}: expected one of \['native', 'float32', 'float16', "
-            r"'int8'\], got 'int4'$",
+            r"'int8', 'fp8', 'int8cal', 'int4', 'binary'\], got 'int2'$",
         ):
             StorageCondition("x", **kw)
     with pytest.raises(ValueError, match=r"^arithmetic: expected one of \['float64', 'float32'\], got 'float16'$"):
@@ -361,7 +365,7 @@ def test_float16_overflow_and_bad_format():
     with pytest.raises(ValueError, match="float16"):
         store(np.full((2, 2), 1e5), "float16")
     with pytest.raises(ValueError, match="fmt"):
-        store(np.ones((2, 2)), "int4")
+        store(np.ones((2, 2)), "int2")
     with pytest.raises(ValueError, match="X"):
         store(np.array([[np.nan, 1.0]]), "int8")
 
@@ -422,7 +426,16 @@ CONDITIONS = STUDY_CONDITIONS + (
     StorageCondition("FP16 gallery, FP32 arithmetic", gallery="float16", arithmetic="float32"),
     StorageCondition("INT8 queries, FP16 gallery", gallery="float16", queries="int8"),
     StorageCondition("FP32 storage", gallery="float32", queries="float32"),
+    StorageCondition("FP8 queries + gallery", gallery="fp8", queries="fp8"),
+    StorageCondition("INT8cal gallery", gallery="int8cal"),
+    StorageCondition("INT4 queries + gallery", gallery="int4", queries="int4"),
+    StorageCondition("binary gallery", gallery="binary"),
 )
+
+
+def _store_side(X, fmt, ranges):
+    """``X`` stored in ``fmt`` as compare_conditions stores a side (a calibrated one on ``ranges``)."""
+    return store(X, fmt, ranges if fmt in CALIBRATED else None).reconstruct()
 
 
 def _assert_sound(results, Q, G):
@@ -431,8 +444,9 @@ def _assert_sound(results, Q, G):
     ref = _scores(Q, G, "float64")
     for r in results:
         c = r.condition
-        Qs = store(Q, c.queries).reconstruct()
-        Gs = Qs if same and c.gallery == c.queries else store(G, c.gallery).reconstruct()
+        R = c.calibration(G)
+        Qs = _store_side(Q, c.queries, R)
+        Gs = Qs if same and c.gallery == c.queries else _store_side(G, c.gallery, R)
         diff = np.abs(_scores(Qs, Gs, c.arithmetic) - ref)
         if same:
             np.fill_diagonal(diff, 0.0)
@@ -591,7 +605,7 @@ def test_offset_then_fp16_changes_more_than_native_fp16():
 def test_bad_input():
     X = np.random.default_rng(9).standard_normal((30, 8))
     with pytest.raises(ValueError, match="gallery"):
-        StorageCondition("x", gallery="int4")
+        StorageCondition("x", gallery="int2")
     with pytest.raises(ValueError, match="arithmetic"):
         StorageCondition("x", arithmetic="float16")
     with pytest.raises(ValueError, match="k"):
@@ -955,7 +969,8 @@ def _expected_bound(Q, G, c):
     native ones, and rounding terms with half the smallest squared row norm of native and stored rows."""
     same = G is None
     G = Q if same else G
-    Qs, Gs = store(Q, c.queries).reconstruct(), store(G, c.gallery).reconstruct()
+    R = c.calibration(G)
+    Qs, Gs = _store_side(Q, c.queries, R), _store_side(G, c.gallery, R)
     d = Q.shape[1]
     sq_min = 0.5 * min(float(np.einsum("ij,ij->i", A, A, dtype=np.float64).min()) for A in (Q, G, Qs, Gs))
     eta64 = normalization_bound(d, "float64", sq_min)
@@ -1273,3 +1288,67 @@ def test_precision_change_with_missing_labels_is_the_mean_over_defined_queries()
         neighbors=ref.copy(),
     )
     assert same.precision_change(labels) == 0.0
+
+
+# ---------------------------------------------------------------------- low-bit formats
+
+
+def test_fp8_error_is_half_an_e4m3_quantum_of_the_scaled_value():
+    X = np.random.default_rng(11).standard_normal((40, 64)) * np.logspace(-3, 3, 40)[:, None]
+    stored = store(X, "fp8")
+    c = stored.scale.astype(np.float64)[:, None]
+    binade = np.maximum(np.frexp(np.abs(X) / c)[1] - 1, -6)  # e4m3's binade of each scaled value
+    assert (np.abs(stored.reconstruct() - X) <= c * 2.0 ** (binade - 4) * (1 + 1e-9)).all()
+    assert stored.codes.dtype == np.uint8 and stored.nbytes == 40 * bytes_per_vector("fp8", 64)
+
+
+@pytest.mark.parametrize("fmt, levels", [("int8cal", 255), ("int4", 15)])
+def test_calibrated_formats_store_within_half_a_step_of_the_calibration_ranges(fmt, levels):
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((300, 33))
+    R = calibration_ranges(X[:200])  # calibrated on a sample: later rows may lie outside
+    stored = store(X, fmt, R)
+    step = (R[1] - R[0]) / levels
+    err = np.abs(stored.reconstruct() - np.clip(X, R[0], R[1]))
+    assert (err <= step / 2 * (1 + 1e-9)).all()
+    assert stored.nbytes == 300 * bytes_per_vector(fmt, 33) + R.nbytes  # codes, and the one shared table
+    np.testing.assert_array_equal(store(X, fmt).ranges, calibration_ranges(X))  # by default the rows' own
+
+
+def test_int8cal_codes_use_the_signed_sentence_transformers_layout():
+    X = np.array([[0.0, 1.0], [2.0, 3.0], [1.0, 2.0]])
+    stored = store(X, "int8cal")
+    assert stored.codes.dtype == np.int8
+    np.testing.assert_array_equal(stored.codes, [[-128, -128], [127, 127], [0, 0]])  # 127.5 rounds to even 128
+
+
+def test_binary_stores_sign_bits_eight_to_a_byte():
+    X = np.random.default_rng(13).standard_normal((10, 20))
+    stored = store(X, "binary")
+    assert stored.codes.shape == (10, 3) and stored.nbytes == 10 * bytes_per_vector("binary", 20)
+    np.testing.assert_array_equal(stored.reconstruct(), np.where(X > 0, 1.0, -1.0))
+
+
+def test_a_calibrated_condition_stores_both_sides_on_the_gallerys_ranges_by_default():
+    rng = np.random.default_rng(14)
+    Q, G = rng.standard_normal((20, 8)) * 3, rng.standard_normal((200, 8))
+    c = StorageCondition("int4 both", gallery="int4", queries="int4")
+    np.testing.assert_array_equal(c.calibration(G), calibration_ranges(G))
+    R = calibration_ranges(Q)
+    given = StorageCondition("int4 on the queries' ranges", gallery="int4", queries="int4", ranges=R)
+    a, b = compare_conditions(Q, [c, given], G, k=3)
+    _assert_sound([a, b], Q, G)
+    assert StorageCondition("fp16", gallery="float16").calibration(G) is None
+    with pytest.raises(ValueError, match="^ranges: only a calibrated format"):
+        StorageCondition("x", gallery="float16", ranges=R)
+    with pytest.raises(ValueError, match="^ranges: only the calibrated formats"):
+        store(Q, "fp8", R)
+
+
+def test_bytes_per_vector_of_every_format():
+    assert [bytes_per_vector(f, 10) for f in FORMATS[1:]] == [40, 20, 14, 14, 10, 5, 2]
+    for fmt in FORMATS[1:]:
+        X = np.random.default_rng(15).standard_normal((7, 13))
+        stored = store(X, fmt)
+        table = 0 if stored.ranges is None else stored.ranges.nbytes
+        assert stored.nbytes - table == 7 * bytes_per_vector(fmt, 13), fmt

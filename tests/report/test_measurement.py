@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from embdiag.interventions.codes import calibration_ranges, sign_topk
 from embdiag.interventions.compression import PCACompression
 from embdiag.interventions.precision import store
 from embdiag.metrics import geometry
@@ -369,7 +370,7 @@ def test_a_misspelt_rule_is_refused_before_anything_is_measured(monkeypatch):
     with pytest.raises(
         InputError,
         match=r"^--fail-if 'overlap@50<0.9': the report has no metric 'overlap@50'; "
-        r"its metrics are: cert_coverage, ",
+        r"its metrics are: bytes_per_vector, cert_coverage, ",
     ):
         measure(X, labels=LABELS, compress="fp16", k=K, progress=False, fail_if=["overlap@50<0.9"])
     with pytest.raises(InputError, match=r"'delta_p@5' has no condition or attribute 'clustr'"):
@@ -484,3 +485,60 @@ def test_float64_rows_beyond_sums_of_squares_are_refused_by_name():
     with pytest.raises(InputError, match=r"VECTORS: largest magnitude \d\.\d+e\+200 lies outside \[2\^-500, 2\^500\]"):
         measure(X, progress=False)
     measure(X * 1e-200 * 2.0**400, progress=False)  # just inside: measured
+
+
+@pytest.fixture(scope="module")
+def low_bit(faiss_one_thread):
+    """Issue #26: the low-bit storage formats beside the study's, and an index, on one report."""
+    return measure(
+        X,
+        labels=LABELS,
+        compress="fp16,fp8,int8cal,int4,binary,binary-rescore",
+        index="hnsw",
+        k=K,
+        progress=False,
+    )
+
+
+def test_low_bit_formats_are_measured_with_their_bytes_per_vector(low_bit):
+    bytes_ = {c: value(low_bit, "identity", "bytes_per_vector", c).value for c in ("fp16", "fp8", "int8cal", "int4")}
+    assert bytes_ == {"fp16": 2 * D, "fp8": D + 4, "int8cal": D, "int4": D / 2}
+    assert value(low_bit, "identity", "bytes_per_vector", "binary").value == D / 8
+    assert value(low_bit, "identity", "bytes_per_vector", "binary-rescore4").value == D / 8
+    (hnsw,) = parse_index("hnsw", N, D)
+    assert hnsw.bytes_per_vector(D) is None  # not built yet
+    hnsw.search(X[:2], X, K)
+    links = hnsw._cache["index"].hnsw.neighbors.size()  # slots for 2M links at level 0, M above
+    assert links >= 2 * 32 * N
+    assert value(low_bit, "identity", "bytes_per_vector", "hnsw").value == 4 * D + 4 * links / N + 12
+
+
+def test_low_bit_formats_search_their_own_codes(low_bit):
+    """Reconstructed formats by exact float32 cosine search; sign bits by Hamming distance."""
+    ref = exact(X)
+    for name, fmt in (("fp8", "fp8"), ("int8cal", "int8cal"), ("int4", "int4")):
+        # calibrated on the report's fit sample: every row of a 500-row file
+        recon = store(X, fmt, calibration_ranges(X) if fmt in ("int8cal", "int4") else None).reconstruct()
+        ov = overlap_at_k(ref, exact(recon.astype(np.float32)), per_query=True)
+        assert value(low_bit, "identity", f"overlap@{K}", name).value == pytest.approx(ov.mean(), abs=1e-12), name
+    for name, rescore in (("binary", 0), ("binary-rescore4", 4)):
+        # as for an index, the report asks for k + 1 and drops the query's own row wherever it ranks
+        # (16 sign bits: other rows tie with it), so it rescores 4 (k + 1) candidates
+        _, I = sign_topk(X, X, K + 1, rescore=rescore)
+        others = np.array([[j for j in row if j != i][:K] for i, row in enumerate(I)])
+        ov = overlap_at_k(ref, others, per_query=True)
+        assert value(low_bit, "identity", f"overlap@{K}", name).value == pytest.approx(ov.mean(), abs=1e-12), name
+    binary, rescored = (value(low_bit, "identity", f"overlap@{K}", n).value for n in ("binary", "binary-rescore4"))
+    assert rescored > binary  # rescoring the candidates with the float query recovers neighbours
+
+
+def test_the_certificate_covers_reconstructed_formats_and_not_sign_bits(low_bit):
+    table = low_bit.tables["identity"].set_index("condition")
+    for name in ("fp16", "fp8", "int8cal", "int4"):
+        assert table.loc[name].cert_violations == 0, name
+    assert table.loc["fp16"].cert_coverage > table.loc["fp8"].cert_coverage >= table.loc["int4"].cert_coverage
+    assert np.isnan(table.loc["binary"].cert_coverage) and np.isnan(table.loc["binary-rescore4"].cert_coverage)
+    relevance = low_bit.metrics[(low_bit.metrics.metric == f"delta_p@{K}") & (low_bit.metrics.condition == "int4")]
+    assert (
+        len(relevance) == 2 and (relevance.low <= relevance.value).all() and (relevance.value <= relevance.high).all()
+    )

@@ -66,9 +66,9 @@ def test_parse_compress_names_kinds_and_descriptions():
     "spec, message",
     [
         (
-            "fp8",
-            r"^--compress: unknown item 'fp8'; accepted: fp16 \(or float16\), int8, pca<DIM> \(centred PCA\), "
-            r"upca<DIM> \(uncentred PCA\), prefix<DIM>",
+            "fp4",
+            r"^--compress: unknown item 'fp4'; accepted: fp16 \(or float16\), int8, fp8, int8cal, int4, binary, "
+            r"binary-rescore\[<M>\], pca<DIM> \(centred PCA\), upca<DIM> \(uncentred PCA\), prefix<DIM>",
         ),
         ("upca16", r"^--compress: 'upca16' asks for 16 dimensions; DIM must lie in \[1, 15\]"),
         (
@@ -77,7 +77,13 @@ def test_parse_compress_names_kinds_and_descriptions():
         ),
         ("prefix0", r"^--compress: 'prefix0' asks for 0 dimensions"),
         ("int8,int8", r"^--compress: int8 listed twice$"),
-        ("fp16,float16", r"^--compress: fp16 and float16 are the same condition"),
+        ("fp16,float16", r"^--compress: fp16 and float16 are the same condition \(fp16\); list it once$"),
+        (
+            "binary-rescore,binary-rescore4",
+            r"^--compress: binary-rescore and binary-rescore4 are the same condition \(binary-rescore4\)",
+        ),
+        ("binary-rescore0", r"^--compress: 'binary-rescore0' rescores M k candidates; M must be at least 1$"),
+        ("binary-rescorex", r"^--compress: unknown item 'binary-rescorex'"),
         ("fp16,", r"^--compress: empty item in 'fp16,'$"),
         ("", r"^--compress: empty item in ''$"),
     ],
