@@ -27,6 +27,8 @@ import embdiag.metrics as M
 _rng = np.random.default_rng(0)
 GOOD = _rng.normal(size=(30, 6))
 Y = np.tile(["a", "b"], 15)
+_PREFIX = I.MatryoshkaPrefix(3).fit(GOOD)
+_PCA = I.PCACompression(3).fit(GOOD)
 
 #: Public functions that take a matrix: (the argument checked, how to call it with that argument).
 MATRIX = {
@@ -47,6 +49,9 @@ MATRIX = {
     "store (binary)": ("X", lambda A: I.store(A, "binary")),
     "calibration_ranges": ("X", lambda A: I.calibration_ranges(A)),
     "sign_topk": ("queries", lambda A: I.sign_topk(A, GOOD, 3)),
+    "compare_truncation": ("queries", lambda A: I.compare_truncation(A, _PREFIX, k=3)),
+    "compare_truncation (gallery)": ("gallery", lambda A: I.compare_truncation(GOOD, _PREFIX, A, k=3)),
+    "compare_truncation (PCA)": ("queries", lambda A: I.compare_truncation(A, _PCA, k=3)),
     "sign_topk (gallery)": ("gallery", lambda A: I.sign_topk(GOOD, A, 3)),
     "sign_topk (rescored)": ("queries", lambda A: I.sign_topk(A, GOOD, 3, rescore=2)),
     "compare_conditions": ("queries", lambda A: I.compare_conditions(A, k=3)),
@@ -77,6 +82,8 @@ EXEMPT = {
     "PCACompression": "an estimator: scikit-learn's common checks, tests/interventions/test_compression.py",
     "RankRestriction": "an estimator: scikit-learn's common checks, tests/interventions/test_compression.py",
     "bytes_per_vector": "a format's name and a width, checked in tests/interventions/test_precision.py",
+    "TruncationResult": "a result (a dataclass), made by compare_truncation",
+    "truncation_bound": "cosines, checked in tests/interventions/test_truncation.py",
     "StorageCondition": "a declared condition (a dataclass), checked in tests/interventions/test_precision.py",
     "INTERVENTIONS": "a constant",
     "SEVERITIES": "a constant",
@@ -237,6 +244,8 @@ SCALED = {
     "store": "a storage format has a range: float16 overflows beyond 65504 and underflows below 2^-24",
     "compare_conditions": "stores the vectors (see store)",
     "compare_storage": "stores the vectors (see store)",
+    "compare_truncation": "PCA subtracts a mean in the rows' units, and the certificate's underflow terms grow below "
+    "1e-150 (a prefix alone is scale-free: tests/interventions/test_truncation.py)",
     "measure_grid": "the generator behind stress_grid, checked there",
 }
 SCALES = {
@@ -295,6 +304,11 @@ PARAMETERS = {
     "sign_topk rescore=-1": ("rescore", lambda: I.sign_topk(GOOD, GOOD, 3, rescore=-1)),
     "sign_topk chunk_size=0": ("chunk_size", lambda: I.sign_topk(GOOD, GOOD, 3, chunk_size=0)),
     "calibration_ranges 1-D": ("X", lambda: I.calibration_ranges(GOOD[:, 0])),
+    "compare_truncation k=0": ("k", lambda: I.compare_truncation(GOOD, _PREFIX, k=0)),
+    "compare_truncation k=n-2": ("k", lambda: I.compare_truncation(GOOD, _PREFIX, k=28)),
+    "compare_truncation model='x'": ("model", lambda: I.compare_truncation(GOOD, "x", k=3)),
+    "compare_truncation model unfitted": ("model", lambda: I.compare_truncation(GOOD, I.MatryoshkaPrefix(3), k=3)),
+    "truncation_bound cos_q=nan": ("cos_q", lambda: I.truncation_bound(np.nan, 0.5)),
     "compare_conditions k=0": ("k", lambda: I.compare_conditions(GOOD, k=0)),
     "compare_conditions k=n-2": ("k", lambda: I.compare_conditions(GOOD, k=28)),
     "compare_conditions chunk_size=0": ("chunk_size", lambda: I.compare_conditions(GOOD, k=3, chunk_size=0)),
@@ -401,5 +415,6 @@ def test_every_public_function_has_a_bad_parameter_case():
         "SEVERITIES",
         "STUDY_CONDITIONS",
         "LinearProbe",
-    }  # constants; LinearProbe: fit_probes'
+        "TruncationResult",
+    }  # constants; LinearProbe: fit_probes'; TruncationResult: compare_truncation's
     assert takes_parameters - without - checked == set()

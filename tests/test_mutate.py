@@ -62,9 +62,9 @@ def test_each_run_replaces_its_modules_row_of_the_figures(tmp_path, monkeypatch)
     monkeypatch.setattr(mutate, "_code_version", lambda: "abc1234")
     mutate.record("metrics/stats", 10, 12, 1, 1, ["x_f 3"])
     mutate.record("interventions/identities", 278, 280, 2, 0, [])
-    mutate.record("metrics/stats", 11, 12, 1, 0, [])
+    mutate.record("metrics/stats", 11, 12, 1, 0, [], code="def5678")  # the version its run started from
     rows = [line for line in (tmp_path / "MUTATION.md").read_text().splitlines() if line.startswith("| `")]
     assert rows == [
         "| `interventions/identities` | 278/280 (99.3%) | 2 | 0 | none | abc1234 |",
-        "| `metrics/stats` | 11/12 (91.7%) | 1 | 0 | none | abc1234 |",
+        "| `metrics/stats` | 11/12 (91.7%) | 1 | 0 | none | def5678 |",
     ]

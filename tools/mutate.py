@@ -275,8 +275,11 @@ def _code_version() -> str:
     return (head.stdout.strip() or "unknown") + (" + uncommitted changes" if dirty.stdout.strip() else "")
 
 
-def record(module: str, killed: int, total: int, equivalent: int, undocumented: int, stale: list[str]) -> None:
-    """Replace ``module``'s row of :data:`RESULTS` (rows sorted by module)."""
+def record(
+    module: str, killed: int, total: int, equivalent: int, undocumented: int, stale: list[str], code: str | None = None
+) -> None:
+    """Replace ``module``'s row of :data:`RESULTS` (rows sorted by module); ``code``: the version the
+    mutants were made from (:func:`_code_version` when the run started; default: now)."""
     rows = {}
     if RESULTS.exists():
         for line in RESULTS.read_text().splitlines():
@@ -284,7 +287,7 @@ def record(module: str, killed: int, total: int, equivalent: int, undocumented: 
                 rows[line.split("`")[1]] = line
     rows[module] = (
         f"| `{module}` | {killed}/{total} ({100 * killed / max(total, 1):.1f}%) | {equivalent} | {undocumented} | "
-        f"{', '.join(stale) or 'none'} | {_code_version()} |"
+        f"{', '.join(stale) or 'none'} | {code or _code_version()} |"
     )
     RESULTS.write_text(_HEAD + "\n".join(rows[m] for m in sorted(rows)) + "\n")
 
@@ -297,10 +300,11 @@ def main(argv=None) -> int:
     rows = []
     for module in args.modules:
         start = time.perf_counter()
+        code = _code_version()  # the mutants are copies of the tree as it is now; edits made meanwhile are not
         killed, total, survivors = run_module(module, args.max_children)
         equivalent, undocumented, stale = classify(module, survivors)
         rows.append((module, killed, len(equivalent), total))
-        record(module, killed, total, len(equivalent), len(undocumented), stale)
+        record(module, killed, total, len(equivalent), len(undocumented), stale, code)
         print(
             f"{module}: {killed}/{total} killed ({100 * killed / max(total, 1):.1f}%), "
             f"{len(equivalent)} documented equivalent, {len(undocumented)} undocumented survivor(s), "

@@ -6,7 +6,8 @@ values), ``compression`` (Matryoshka prefix, PCA), ``caption_retrieval`` (imageâ
 retrieval in both directions under Matryoshka compression, with its bootstrap and
 shuffled-correspondence control), ``precision`` (storage formats, scoring arithmetic,
 top-k certificates), ``codes`` (the low-bit codes some formats store: float8 e4m3,
-calibrated int8 and int4, sign bits with their Hamming search). Measures their effect with
+calibrated int8 and int4, sign bits with their Hamming search), ``truncation`` (a per-query
+certificate that a Matryoshka prefix or PCA cannot change the exact top-k). Measures their effect with
 :mod:`embdiag.metrics`; imports nothing else of the package but the shared helpers.
 """
 
@@ -20,6 +21,7 @@ from .precision import (
     compare_storage,
     store,
 )
+from .truncation import TruncationResult, compare_truncation, truncation_bound
 from .stress import (
     INTERVENTIONS,
     SEVERITIES,
@@ -44,14 +46,17 @@ __all__ = [
     "PCACompression",
     "RankRestriction",
     "StorageCondition",
+    "TruncationResult",
     "bytes_per_vector",
     "calibration_ranges",
     "compare_conditions",
     "compare_storage",
+    "compare_truncation",
     "grid",
     "make_intervention",
     "measure_grid",
     "sign_topk",
     "store",
     "stress_grid",
+    "truncation_bound",
 ]

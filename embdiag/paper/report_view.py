@@ -331,7 +331,7 @@ def _labels(report: Report, table: pd.DataFrame, mark: dict) -> list:
 
 
 def _certified_on(table: pd.DataFrame) -> str:
-    """Which queries and gallery rows the storage certificates were computed on (a clause, or '')."""
+    """Which queries and gallery rows the certificates were computed on (a clause, or '')."""
     if "cert_queries" not in table or table["cert_queries"].isna().all():
         return ""
     row = table.dropna(subset=["cert_queries"]).iloc[0]
@@ -365,13 +365,14 @@ def _identity(report: Report, table: pd.DataFrame, mark: dict) -> list:
                 f"reference's top {k} still returned; changed queries: percent of queries whose top-{k} set changed; "
                 f"median margin, changed / unchanged: median boundary margin (rank-{k} minus rank-{k + 1} cosine of "
                 "the reference) of the changed and of the unchanged queries, small margins being the ones that flip; "
-                "storage conditions searched by cosine (not sign bits) only: certified: percent of the certificate's "
-                "queries proven unchanged, whose boundary margin is wider than the largest score change the stored "
-                "format's rounding can cause (a "
-                "proof, not a measurement: those queries cannot change); certified but changed: certified queries "
-                f"that changed all the same (0 unless the bound is wrong){_certified_on(table)}; bytes per vector: "
-                "what one vector takes in the condition's representation (codes and any per-row scale; a shared "
-                "calibration table, PCA basis or index codebook not counted; an index: its codes, links and ids)."
+                "storage conditions searched by cosine (not sign bits) and truncations (PCA, prefixes) only: "
+                "certified: percent of the certificate's queries proven unchanged, whose boundary margin is wider "
+                "than twice the largest score change the stored format's rounding, or the dropped dimensions, can "
+                "cause (a proof, not a measurement: those queries cannot change); certified but changed: certified "
+                f"queries that changed all the same (0 unless the bound is wrong){_certified_on(table)}; bytes per "
+                "vector: what one vector takes in the condition's representation (codes and any per-row scale; a "
+                "shared calibration table, PCA basis or index codebook not counted; an index: its codes, links and "
+                "ids)."
             ),
         ),
     ]

@@ -42,7 +42,7 @@ from .._mapped import release_rows, take_rows
 from .._validate import check_int
 from ..data.files import InputError, read_vectors
 from ..interventions.codes import calibration_ranges, sign_topk
-from ..interventions.compression import PCACompression
+from ..interventions.compression import MatryoshkaPrefix, PCACompression
 from ..interventions.precision import CALIBRATED, bytes_per_vector, store
 from ..metrics.retrieval import topk
 
@@ -394,13 +394,20 @@ class Compression(ReportCondition):
             )
         return cls(f"{method}{dim}", desc, method, dim, fit_rows, seed)
 
-    def vectors(self, X, fit=None, rows=None) -> np.ndarray:
-        """``X`` compressed by the model fitted on ``fit`` (default: a seeded sample of ``X``)."""
+    def model(self, X, fit=None) -> MatryoshkaPrefix | PCACompression:
+        """The fitted transformer: a prefix of ``X``'s width, or PCA fitted on ``fit`` (default: a
+        seeded sample of ``X``)."""
         if self.method == "prefix":
-            return _map_rows(X, lambda c: c[:, : self.dim], self.dim)
+            return MatryoshkaPrefix(self.dim).fit(np.asarray(X[:1]))
         if fit is None:
             fit = np.asarray(X[_sample_rows(len(X), self.fit_rows, self.seed, 11)])
-        model = PCACompression(self.dim, center=self.method == "pca").fit(fit)
+        return PCACompression(self.dim, center=self.method == "pca").fit(fit)
+
+    def vectors(self, X, fit=None, rows=None) -> np.ndarray:
+        """``X`` compressed by :meth:`model` (not renormalized)."""
+        if self.method == "prefix":
+            return _map_rows(X, lambda c: c[:, : self.dim], self.dim)
+        model = self.model(X, fit)
         return _map_rows(X, lambda c: (c.astype(np.float64) - model.mean_) @ model.components_.T, self.dim)
 
     @property

@@ -10,7 +10,8 @@ inputs exist:
   renormalized) and the ``unit`` rows (each row divided by its norm, what cosine search sees).
 - ``identity``: per condition, overlap@k with the exact reference top-k, the share of changed
   queries, reference boundary margins, for storage conditions searched by cosine the float
-  certificate of :func:`~embdiag.interventions.precision.compare_conditions`, and the bytes one
+  certificate of :func:`~embdiag.interventions.precision.compare_conditions` and for truncations
+  that of :func:`~embdiag.interventions.truncation.compare_truncation`, and the bytes one
   vector takes in the condition's representation (``bytes_per_vector``).
 - ``labels``: per label column, probe balanced accuracy (:func:`~embdiag.metrics.probe.fit_probes`
   fitted on the training rows of the labels' ``split`` column and scored on its evaluation rows,
@@ -59,6 +60,7 @@ from ..data.files import InputError, split_labels
 from .._validate import SQUARABLE
 from ..interventions.precision import StorageCondition, compare_conditions
 from ..interventions.stress import INTERVENTIONS, SEVERITIES, measure_grid
+from ..interventions.truncation import compare_truncation
 from ..metrics.geometry import summary
 from ..metrics.probe import balanced_accuracy, eligible_classes, fit_probes, labelled, labelled_values
 from ..metrics.retrieval import boundary_margin, hit_at_k, overlap_at_k, precision_at_k, random_floor, recall_at_k, topk
@@ -67,6 +69,7 @@ from ..metrics.suite import frozen_classes
 from . import fail_if as rules_of
 from .conditions import (
     CHUNK_ROWS,
+    Compression,
     FIT_ROWS,
     ReportCondition,
     Storage,
@@ -123,7 +126,7 @@ SCOPE = {
     "labels": "What a linear probe recovers and how often neighbours share a query's label, against chance "
     "floors; it does not establish that the labels are the ones the application needs.",
     "identity": "Whether each condition returns the same top-k neighbours as exact search on the reference "
-    "vectors (and, for storage, which queries provably cannot change); a change of identity is "
+    "vectors (and, for storage and truncation, which queries provably cannot change); a change of identity is "
     "not by itself a loss of relevance.",
     "relevance": "The change of label agreement (and of retrieval of the given pairs) of each condition's "
     "top-k, with intervals over the searched queries only (not over re-encodings or other data).",
@@ -671,11 +674,13 @@ def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[
     return neighbours, _both_spaces(Xc, backend.geometry, own=Xc is not getattr(c, "array", None))
 
 
-def _certificate(plan: _Plan, c: Storage) -> dict:
-    """Float certificate of a storage condition (queries and gallery stored) on at most CERT_QUERIES
-    searched queries; see :func:`~embdiag.interventions.precision.compare_conditions`. When the
-    queries are gallery rows they stay in the search, so the certified set is the top-(k + 1)
-    including the query itself (its k nearest other rows)."""
+def _certificate(plan: _Plan, c: Storage | Compression) -> dict:
+    """Certificate of a storage or truncation condition on at most CERT_QUERIES searched queries:
+    storage's float certificate (queries and gallery stored; see
+    :func:`~embdiag.interventions.precision.compare_conditions`) or truncation's (see
+    :func:`~embdiag.interventions.truncation.compare_truncation`). When the queries are gallery
+    rows they stay in the search, so the certified set is the top-(k + 1) including the query
+    itself (its k nearest other rows)."""
     Q, G, div = plan.Q, plan.G, 5 if plan.quick else 1
     cq = _sample_rows(len(Q), CERT_QUERIES // div, plan.seed, _CERT)
     if len(G) <= CERT_GALLERY // div:
@@ -687,12 +692,12 @@ def _certificate(plan: _Plan, c: Storage) -> dict:
             len(rest), CERT_GALLERY // div - len(need), replace=False
         )
         cg = np.sort(np.concatenate([need, rest[pick]]))
-    res = compare_conditions(
-        np.asarray(Q[cq]),
-        [StorageCondition(c.name, gallery=c.format, queries=c.format, ranges=c.ranges(G, plan.fit))],
-        gallery=take_rows(G, cg),
-        k=plan.k + plan.self_search,
-    )[0]
+    queries, gallery, k = np.asarray(Q[cq]), take_rows(G, cg), plan.k + plan.self_search
+    if isinstance(c, Compression):
+        res = compare_truncation(queries, c.model(G, plan.fit), gallery, k=k, name=c.name)
+    else:
+        condition = StorageCondition(c.name, gallery=c.format, queries=c.format, ranges=c.ranges(G, plan.fit))
+        res = compare_conditions(queries, [condition], gallery=gallery, k=k)[0]
     return {
         "cert_coverage": res.coverage,
         "cert_violations": res.violations,
@@ -702,9 +707,10 @@ def _certificate(plan: _Plan, c: Storage) -> dict:
 
 
 def _certified(c: ReportCondition) -> bool:
-    """Whether the float certificate covers ``c``: a storage format searched by cosine of its
-    reconstructions (not sign bits, which are searched by Hamming distance)."""
-    return isinstance(c, Storage) and c.cosine_search
+    """Whether a certificate covers ``c``: a storage format searched by cosine of its
+    reconstructions (not sign bits, which are searched by Hamming distance), or a truncation
+    (PCA, Matryoshka prefix)."""
+    return (isinstance(c, Storage) and c.cosine_search) or isinstance(c, Compression)
 
 
 def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarray) -> _Section:

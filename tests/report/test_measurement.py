@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from embdiag.interventions.codes import calibration_ranges, sign_topk
-from embdiag.interventions.compression import PCACompression
+from embdiag.interventions.compression import MatryoshkaPrefix, PCACompression
+from embdiag.interventions.truncation import compare_truncation
 from embdiag.interventions.precision import store
 from embdiag.metrics import geometry
 from embdiag.metrics.probe import balanced_accuracy, eligible_classes, fit_probes
@@ -542,3 +543,14 @@ def test_the_certificate_covers_reconstructed_formats_and_not_sign_bits(low_bit)
     assert (
         len(relevance) == 2 and (relevance.low <= relevance.value).all() and (relevance.value <= relevance.high).all()
     )
+
+
+def test_a_truncation_is_certified_as_compare_truncation_certifies_it(report):
+    """Issue #26: PCA and prefixes get the truncation certificate, on the same queries and gallery."""
+    direct = compare_truncation(X, PCACompression(8).fit(X), X, k=K + 1)  # the query stays in its own search
+    assert value(report, "identity", "cert_coverage", "pca8").value == direct.coverage
+    assert value(report, "identity", "cert_violations", "pca8").value == direct.violations == 0
+    small = X * np.r_[np.ones(12), np.full(4, 1e-3)].astype(np.float32)  # little beyond 12 dimensions
+    prefix = measure(small, compress="prefix12", k=K, progress=False)
+    direct = compare_truncation(small, MatryoshkaPrefix(12).fit(small), small, k=K + 1)
+    assert value(prefix, "identity", "cert_coverage", "prefix12").value == direct.coverage > 0.5
