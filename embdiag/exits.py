@@ -4,7 +4,8 @@ A CI job reads the status alone, so each number means one thing on every command
 
 * :data:`OK` (0): the command did what was asked;
 * :data:`VIOLATED` (1): it ran to the end and the check it was asked for came out negative:
-  ``report``, a ``--fail-if`` threshold violated (each violation printed); ``embeddings``, the
+  ``report``, a ``--fail-if`` threshold violated (each violation printed); ``verify``, the
+  recomputed report differs from its report.json or an input changed; ``embeddings``, the
   recomputed vectors differ from the committed ones (kept); ``train``, a run ended failed (its
   record says why);
 * :data:`BAD_INPUT` (2): bad input, refused before anything is written: the message names the
@@ -42,6 +43,8 @@ CONTRACT = {
 #: Every command and what status 1 means for it (``None``: the command never exits 1).
 COMMANDS = {
     "report": "a `--fail-if` threshold is violated (each violation printed)",
+    "verify": "the recomputed report differs from its report.json, or an input's SHA-256 changed (each "
+    "difference printed)",
     "chapter": None,
     "book": None,
     "vectors": None,

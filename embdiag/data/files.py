@@ -197,14 +197,19 @@ def write_vector_files(out_dir, vectors, labels: pd.DataFrame) -> dict[str, Path
 
 
 def file_record(path) -> dict:
-    """``{"file": name, "bytes": size, "sha256": hex digest}`` of a file: what a report names as
-    its input (``sha256sum FILE`` prints the same digest)."""
+    """``{"file": name, "path": absolute path, "bytes": size, "sha256": hex digest}`` of a file:
+    what a report names as its input (``sha256sum FILE`` prints the same digest) and where
+    ``embdiag verify`` looks for it first."""
+    path = Path(path)
+    return {"file": path.name, "path": str(path.resolve()), "bytes": path.stat().st_size, "sha256": sha256_of(path)}
+
+
+def sha256_of(path) -> str:
+    """The SHA-256 hex digest of the file at ``path``, read once in sequence."""
     import hashlib
 
-    path = Path(path)
     with open(path, "rb") as f:
-        digest = hashlib.file_digest(f, "sha256").hexdigest()
-    return {"file": path.name, "bytes": path.stat().st_size, "sha256": digest}
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def file_records_later(paths: dict) -> Future:

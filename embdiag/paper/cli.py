@@ -1,4 +1,4 @@
-"""Command line: ``embdiag sync | chapter | book | train | report | vectors | embeddings``."""
+"""Command line: ``embdiag sync | chapter | book | train | report | verify | vectors | embeddings``."""
 
 from __future__ import annotations
 
@@ -145,6 +145,10 @@ def _dispatch(argv: list) -> int:
         from embdiag.report.cli import main as report
 
         return report(argv[1:])
+    if argv[:1] == ["verify"]:
+        from embdiag.report.verify import main as verify
+
+        return verify(argv[1:])
     if argv[:1] == ["embeddings"]:
         return _embeddings(argv[1:])
     if argv[:1] == ["vectors"]:
@@ -157,6 +161,11 @@ def _dispatch(argv: list) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("train", help=_TRAIN_HELP + " (embdiag train -h lists its options)")
     sub.add_parser("report", help=_REPORT_HELP + " (embdiag report -h lists its options)")
+    sub.add_parser(
+        "verify",
+        help="recompute a report from the inputs its report.json names (by SHA-256) and compare every number "
+        "(embdiag verify -h lists its options)",
+    )
     sub.add_parser(
         "vectors",
         help="write the project's cached embeddings and labels as files for embdiag report "

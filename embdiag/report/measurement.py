@@ -81,6 +81,7 @@ from .conditions import (
 from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
 
 __all__ = [
+    "SCHEMA",
     "Report",
     "measure",
     "available_metrics",
@@ -102,6 +103,8 @@ __all__ = [
 ]
 
 METRIC_COLUMNS = ["section", "metric", "condition", "attribute", "value", "low", "high"]
+#: The name and version of report.json's layout (embdiag/report/report.schema.json, a JSON Schema).
+SCHEMA = "embdiag-report/1"
 #: Geometry's two spaces: the rows as given (or as a condition makes them) and their unit rows.
 SPACES = ("raw", "unit")
 GEOMETRY_KEYS = ("total_variance", "mean_cosine", "rankme", "participation_ratio")
@@ -171,8 +174,8 @@ class Report:
     Example:
         >>> report = Report({"n": 3}, {"geometry": "Shape."}, {"t": pd.DataFrame({"v": [1.0, np.nan]})})
         >>> report.to_json()  # doctest: +NORMALIZE_WHITESPACE
-        {'inputs': {'n': 3}, 'scope': {'geometry': 'Shape.'}, 'summary': [], 'gates': [], 'metrics': [],
-         'tables': {'t': [{'v': 1.0}, {'v': None}]}}
+        {'schema': 'embdiag-report/1', 'inputs': {'n': 3}, 'scope': {'geometry': 'Shape.'}, 'summary': [],
+         'gates': [], 'metrics': [], 'tables': {'t': [{'v': 1.0}, {'v': None}]}}
     """
 
     inputs: dict
@@ -183,9 +186,11 @@ class Report:
     gates: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        """Every number: inputs, scope, summary, gates, metrics records and tables as records (NaN as null)."""
+        """Every number: the schema's name (:data:`SCHEMA`), inputs, scope, summary, gates, metrics
+        records and tables as records (NaN as null)."""
         return _jsonable(
             {
+                "schema": SCHEMA,
                 "inputs": self.inputs,
                 "scope": self.scope,
                 "summary": self.summary,
@@ -1263,6 +1268,21 @@ def summary_table(summary: list[dict], k: int) -> pd.DataFrame:
     )
 
 
+def _options(compress, index, stress, fail_if) -> dict:
+    """The options a report was measured with, as ``embdiag verify`` passes them again: spec
+    strings (a list of conditions as its names joined, which parse to the same conditions)."""
+
+    def spec(x) -> str:
+        return x if isinstance(x, str) else ",".join(c.name for c in x)
+
+    return {
+        "compress": spec(compress),
+        "index": spec(index),
+        "stress": bool(stress),
+        "fail_if": [str(r) for r in fail_if],
+    }
+
+
 def measure(
     vectors,
     *,
@@ -1350,7 +1370,9 @@ def measure(
             min_support=min_support,
             fail_if=fail_if,
         )
-        return _report(plan, backend, progress, sources)
+        report = _report(plan, backend, progress, sources)
+        report.inputs["options"] = _options(compress, index, stress, fail_if)
+        return report
 
     if cluster is None:
         return run(_local(shard_rows))

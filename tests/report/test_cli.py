@@ -688,6 +688,7 @@ def test_the_report_chapter_on_a_users_files(tmp_path, capsys):
     sha = hashlib.sha256((tmp_path / "emb.npy").read_bytes()).hexdigest()
     assert report["inputs"]["files"]["VECTORS"] == {
         "file": "emb.npy",
+        "path": str((tmp_path / "emb.npy").resolve()),
         "bytes": (tmp_path / "emb.npy").stat().st_size,
         "sha256": sha,
     }

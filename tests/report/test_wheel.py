@@ -70,7 +70,11 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_the_wheel_carries_the_report_chapter_and_the_stylesheet(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"embdiag/report/chapter/21_report.py", "embdiag/static/embdiag.css"} <= names
+    assert {
+        "embdiag/report/chapter/21_report.py",
+        "embdiag/report/report.schema.json",
+        "embdiag/static/embdiag.css",
+    } <= names
     assert not any(n.startswith(("notebooks/", "book/", "data/", "tests/")) for n in names)
 
 
