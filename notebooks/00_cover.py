@@ -85,7 +85,7 @@ exhibits.figure(diagrams.four_properties(), name="four-properties", reads=[],
 #
 # The real loaders and Hugging Face encoders are one parameter away (`dataset`, `data_dir`,
 # `encoder`), and every fixed-encoder chapter also reads your own vectors (see
-# [Reproduce](23_reproduce)):
+# [Reproduce](24_reproduce)):
 #
 # ```bash
 # embdiag chapter stress_tests -p vectors_path my_vectors.npy -p labels_path my_labels.csv --out my_pages

@@ -97,7 +97,7 @@ exhibits.figure(diagrams.jepa_step(shown), name="jepa-step",
 # trained contrastively, in the manner of CLIP {cite}`radford2021clip`, with Matryoshka prefixes,
 # in place of EmbeddingGemma ([the reference encoder](04_reference_encoder)). The real loaders
 # (BDD100K label JSON, COCO captions and instances JSON, any Hugging Face encoder at a pinned
-# revision) are in the library and are one parameter away; see [Reproduce](23_reproduce).
+# revision) are in the library and are one parameter away; see [Reproduce](24_reproduce).
 #
 # ## The instruments
 #

@@ -71,6 +71,10 @@ EXEMPT = {
     "overlap_at_k": "neighbour indices, checked in tests/metrics/test_retrieval.py",
     "precision_at_k": "neighbour indices, checked in tests/metrics/test_retrieval.py",
     "paired_bootstrap": "per-query values, checked in tests/metrics/test_stats.py",
+    "ndcg_at_k": "neighbour indices and qrels, checked in tests/metrics/test_graded.py",
+    "mrr_at_k": "neighbour indices and qrels, checked in tests/metrics/test_graded.py",
+    "average_precision_at_k": "neighbour indices and qrels, checked in tests/metrics/test_graded.py",
+    "graded_recall_at_k": "neighbour indices and qrels, checked in tests/metrics/test_graded.py",
     "paired_t_interval": "per-seed values, checked in tests/metrics/test_stats.py",
     "grid": "names and severities, checked in tests/interventions/test_stress.py",
     "make_intervention": "a name and a severity, checked in tests/interventions/test_stress.py",
@@ -392,6 +396,10 @@ PARAMETERS = {
     "frozen_classes of an array": ("labels", lambda: M.frozen_classes(Y)),
     "majority_floor empty": ("y", lambda: M.majority_floor([])),
     "random_floor 2-D": ("labels", lambda: M.random_floor(GOOD)),
+    "ndcg_at_k k=0": ("k", lambda: M.ndcg_at_k(_N, [{0: 1}] * 30, k=0)),
+    "mrr_at_k fractional grades": ("qrels", lambda: M.mrr_at_k(_N, [{0: 0.5}] * 30)),
+    "average_precision_at_k short qrels": ("qrels", lambda: M.average_precision_at_k(_N, [{0: 1}] * 3)),
+    "graded_recall_at_k per_query='yes'": ("per_query", lambda: M.graded_recall_at_k(_N, [{0: 1}] * 30, per_query="y")),
 }
 
 

@@ -389,6 +389,67 @@ def _indices(values: pd.Series, ids, n: int, where: str, column: str) -> np.ndar
     return idx
 
 
+def read_qrels(path, n_queries: int, n_gallery: int, *, query_ids=None, document_ids=None, name: str = "--qrels"):
+    """Read graded judgments (query, document, grade) for nDCG, MRR, MAP and recall
+    (:mod:`embdiag.metrics.graded`).
+
+    Accepted: a ``.csv`` with columns ``query``, ``document`` and ``grade`` (others ignored), one
+    judgment per row, TREC's convention for grades: a non-negative integer, 0 judged not
+    relevant, larger better. Queries and documents are integer row indices (queries in
+    ``[0, n_queries)``, documents in ``[0, n_gallery)``) or, with ``query_ids`` /
+    ``document_ids``, ids matched as strings.
+
+    Returns:
+        One mapping ``{document index: grade}`` per query (empty for a query with no judgment).
+
+    Raises:
+        InputError: unreadable file, missing columns or values, unknown ids, indices out of
+            range, a grade that is not a non-negative integer, a (query, document) judged twice,
+            or no relevant judgment at all.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "qrels.csv"
+        >>> _ = path.write_text("query,document,grade\\n0,2,3\\n0,1,0\\n2,0,1\\n")
+        >>> read_qrels(path, 3, 4)
+        [{1: 0, 2: 3}, {}, {0: 1}]
+    """
+    n_queries, n_gallery = check_int(n_queries, "n_queries", minimum=1), check_int(n_gallery, "n_gallery", minimum=1)
+    path, where = _open(path, name, (".csv",))
+    table = _read_table(path, where)
+    missing = [c for c in ("query", "document", "grade") if c not in table.columns]
+    if missing:
+        raise InputError(
+            f"{where}: missing column(s) {', '.join(map(repr, missing))}; found "
+            f"{', '.join(map(repr, table.columns)) or 'none'}"
+        )
+    table = table[["query", "document", "grade"]]
+    if table.empty:
+        raise InputError(f"{where}: no judgments")
+    _no_missing(table, where)
+    q = _indices(table["query"].str.strip(), query_ids, n_queries, where, "query")
+    d = _indices(table["document"].str.strip(), document_ids, n_gallery, where, "document")
+    grades = table["grade"].str.strip()
+    bad = np.flatnonzero(~grades.str.fullmatch(r"\+?\d+").to_numpy(dtype=bool))
+    if bad.size:
+        raise InputError(
+            f"{where}: column 'grade' holds {bad.size} value(s) that are not non-negative integers "
+            f"(first: {grades.iloc[bad[0]]!r} at row {bad[0]}); grades follow TREC: 0 not relevant, 1 and above "
+            "relevant"
+        )
+    g = grades.astype(np.int64).to_numpy()
+    twice = pd.Series(list(zip(q, d))).duplicated().to_numpy()
+    if twice.any():
+        first = int(np.flatnonzero(twice)[0])
+        raise InputError(f"{where}: query {q[first]} judges document {d[first]} twice (again at row {first})")
+    if not (g >= 1).any():
+        raise InputError(f"{where}: no relevant judgment (every grade is 0)")
+    out: list[dict] = [{} for _ in range(n_queries)]
+    for query, document, grade in sorted(zip(q.tolist(), d.tolist(), g.tolist())):
+        out[query][document] = grade
+    return out
+
+
 def read_pairs(
     path,
     n_queries: int,

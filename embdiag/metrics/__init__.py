@@ -1,10 +1,12 @@
 """The four instruments, as pure functions on arrays: one module per property.
 
 ``geometry`` (distribution, no labels), ``probe`` (recoverable labels), ``retrieval``
-(neighbour identity and relevance), ``stats`` (paired intervals), and ``suite``, which runs
+(neighbour identity and relevance), ``graded`` (graded relevance: nDCG, MRR, MAP, recall, as
+trec_eval defines them), ``stats`` (paired intervals), and ``suite``, which runs
 them together for one representation. Imports only the shared helpers of :mod:`embdiag`.
 """
 
+from .graded import average_precision_at_k, graded_recall_at_k, mrr_at_k, ndcg_at_k
 from .geometry import mean_cosine, participation_ratio, rankme, summary, total_variance
 from .probe import LinearProbe, balanced_accuracy, eligible_classes, fit_probes, majority_floor
 from .retrieval import boundary_margin, hit_at_k, overlap_at_k, precision_at_k, random_floor, recall_at_k, topk
@@ -13,15 +15,19 @@ from .suite import evaluate, frozen_classes
 
 __all__ = [
     "LinearProbe",
+    "average_precision_at_k",
     "balanced_accuracy",
     "boundary_margin",
     "eligible_classes",
     "evaluate",
     "fit_probes",
     "frozen_classes",
+    "graded_recall_at_k",
     "hit_at_k",
     "majority_floor",
     "mean_cosine",
+    "mrr_at_k",
+    "ndcg_at_k",
     "overlap_at_k",
     "paired_bootstrap",
     "paired_t_interval",

@@ -66,7 +66,7 @@ LEGEND = "▲ highest, ▼ lowest value of each column"
 SOURCES = "_sources_py"
 #: From a chapter page (``chapters/NN_name.html``) to the site's root; the Reproduce chapter's artifact list.
 TO_ROOT = ".."
-REPRODUCE = "23_reproduce.html#artifacts"  # a chapter page too, beside the others
+REPRODUCE = "24_reproduce.html#artifacts"  # a chapter page too, beside the others
 #: Number of characters of a SHA-256 shown.
 SHORT = 12
 #: More inputs than this are listed in a collapsed ``<details>``.

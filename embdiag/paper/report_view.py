@@ -22,6 +22,7 @@ from IPython.display import Markdown
 from ..artifacts import Read
 from ..report import Report
 from ..report.cli import CHAPTER
+from ..report.frontier import smallest_passing
 from ..report.measurement import CANNOT_REPRESENT, change_name
 from . import exhibits, findings, theme
 
@@ -45,6 +46,7 @@ SECTIONS = {
     "identity": "no second representation (--compare, --compress or --index) was given",
     "relevance": "it needs labels (with queries drawn from VECTORS) or --pairs, and a second representation",
     "stress": "--stress was not asked for",
+    "frontier": "no second representation (--compare, --compress or --index) was given",
     "gates": "no --fail-if rule was given",
 }
 #: One colour per kind of representation, used by every chart of the report.
@@ -448,6 +450,129 @@ def _gates(report: Report, table: pd.DataFrame, mark: dict) -> list:
     ]
 
 
+def _lowest_name(row: dict) -> str:
+    """The name of a frontier row's lowest relevance change (``ΔP@10 weather``)."""
+    return change_name({"metric": row["lowest_metric"], "attribute": row["lowest_attribute"]})
+
+
+def frontier_result(report: Report) -> findings.Result:
+    """A result box for the frontier: the Pareto set with each member's bytes, overlap and lowest
+    relevance bound, the smallest condition passing every rule, and the frontier figure."""
+    table = report.tables["frontier"]
+    k = report.inputs["k"]
+    reference = int(report.inputs["bytes_per_vector"])
+
+    def member(r) -> str:
+        low = "" if not r["lowest_metric"] else f", {_lowest_name(r)} reaching {r['lowest_low']:+.2f} pp"
+        return (
+            f"<strong>{html.escape(r['condition'])}</strong> ({r['bytes_per_vector']:,.0f} bytes, "
+            f"overlap@{k} {100 * r[f'overlap@{k}']:.1f}%{low})"
+        )
+
+    pareto = table[table["pareto"]]
+    text = (
+        f"Of {len(table)} conditions measured against the reference's {reference:,} bytes per vector (float32), "
+        f"{len(pareto)} form the Pareto set: " + "; ".join(member(r) for r in pareto.to_dict("records")) + "."
+    )
+    if report.gates:
+        best = smallest_passing(table)
+        rules = ", ".join(f"<code>{html.escape(g)}</code>" for g in dict.fromkeys(g["rule"] for g in report.gates))
+        text += f" The smallest condition passing every rule ({rules}, each the failing side): " + (
+            f"<strong>{html.escape(best['condition'])}</strong>, {best['times_smaller']:.3g} times smaller."
+            if best is not None
+            else "none."
+        )
+    figure = exhibits.figure(
+        frontier_chart(table, k, reference),
+        name="frontier-result",
+        caption=(
+            f"Bytes per vector (log axis; dashed: the reference's {reference:,}) against overlap@{k} (left) and the "
+            "lowest relevance change with its 95% interval (right); filled marks are the Pareto set."
+        ),
+    )
+    return findings.box(text, figure=figure)
+
+
+def certificates(report: Report) -> exhibits.Exhibit:
+    """Each certified condition's share of queries proven unchanged beside the share that changed."""
+    k = report.inputs["k"]
+    identity = report.tables["identity"].dropna(subset=["cert_coverage"])
+    shown = identity[["condition", "kind", "bytes_per_vector", "changed_queries", "cert_coverage", "cert_violations"]]
+    return exhibits.table(
+        _for_reading(shown).set_index("condition"),
+        name="report-certificates",
+        extremes=False,
+        caption=(
+            f"Proof beside measurement, per condition: changed queries, the percent of searched queries whose top-{k} "
+            "set changed; certified, the percent of the certificate's queries proven unchanged (a storage format by "
+            "the float certificate of its rounding, a truncation by the bound on what the dropped dimensions can "
+            f"move){_certified_on(report.tables['identity'])}; certified but changed must be 0."
+        ),
+    )
+
+
+def _frontier(report: Report, table: pd.DataFrame, mark: dict) -> list:
+    k = report.inputs["k"]
+    reference = int(report.inputs["bytes_per_vector"])  # the reference as float32 rows
+    shown = table.assign(
+        pareto=table["pareto"].map({True: "yes", False: ""}),
+        lowest=[
+            "—"
+            if not r["lowest_metric"]
+            else f"{_lowest_name(r)} {r['lowest_value']:+.2f} [{r['lowest_low']:+.2f}, {r['lowest_high']:+.2f}]"
+            for r in table.to_dict("records")
+        ],
+    )
+    columns = ["condition", "kind", "bytes_per_vector", "times_smaller", f"overlap@{k}", "lowest", "pareto"]
+    if table["gates"].astype(bool).any():
+        columns.append("gates")
+    shown = _for_reading(shown[columns]).rename(
+        columns={
+            "times_smaller": "times smaller",
+            "lowest": "lowest relevance change, pp [95% interval]",
+            "pareto": "Pareto set",
+        }
+    )
+    out = [
+        exhibits.figure(
+            frontier_chart(table, k, reference),
+            name="report-frontier",
+            **mark,
+            caption=(
+                "Each condition's bytes per vector (log axis; the dashed line is the reference's float32 rows, "
+                f"{reference:,} bytes) against what it keeps: overlap@{k} with exact search on the reference (left) "
+                "and the lowest relevance change with its 95% interval (right, where relevance was measured). Filled "
+                "marks: the Pareto set, conditions that no other matches or beats on bytes, overlap and lowest bound "
+                "at once."
+            ),
+        ),
+        exhibits.table(
+            shown.set_index("condition"),
+            name="report-frontier-table",
+            **mark,
+            extremes=[f"overlap@{k} (%)"],
+            caption=(
+                "The frontier, fewest bytes first. bytes per vector: a vector's codes and per-row scale (shared "
+                f"tables not counted); times smaller: the reference's float32 rows ({reference:,} bytes) over it; "
+                "lowest relevance change: of all the condition's changes (per label column, Hit@k, recall@k), the "
+                "one whose interval reaches lowest; Pareto set: no other condition takes at most as many bytes with "
+                "at least as high an overlap and lowest bound, one strictly"
+                + ("; gates: whether every --fail-if row of the condition passed." if "gates" in columns else ".")
+            ),
+        ),
+    ]
+    best = smallest_passing(table)
+    if best is not None:
+        out.insert(
+            0,
+            Markdown(
+                f"**Smallest condition passing every rule:** `{best['condition']}`, {best['bytes_per_vector']:,.0f} "
+                f"bytes per vector ({best['times_smaller']:.3g} times smaller than the reference)."
+            ),
+        )
+    return out
+
+
 _EXHIBITS = {
     "summary": _summary,
     "conditions": _conditions,
@@ -456,6 +581,7 @@ _EXHIBITS = {
     "identity": _identity,
     "relevance": _relevance,
     "stress": _stress,
+    "frontier": _frontier,
     "gates": _gates,
 }
 
@@ -549,3 +675,59 @@ def relevance_chart(relevance: pd.DataFrame) -> alt.FacetChart:
         .resolve_scale(x="independent")
     )
     return theme.legend_below(chart)
+
+
+def frontier_chart(frontier: pd.DataFrame, k: int, reference_bytes: float) -> alt.HConcatChart:
+    """Bytes per vector (log x) against overlap@k (left) and against the lowest relevance change
+    with its interval (right, when measured); filled marks are the Pareto set, the dashed line
+    the reference's bytes; colour is the condition's kind."""
+    data = frontier.assign(
+        set=frontier["pareto"].map({True: "Pareto set", False: "dominated"}),
+        overlap=frontier[f"overlap@{k}"],
+    )
+    x = alt.X(
+        "bytes_per_vector:Q",
+        title="bytes per vector (log)",
+        scale=alt.Scale(type="log", domain=[data["bytes_per_vector"].min() / 1.5, reference_bytes * 1.5]),
+    )
+    about = ["condition", "kind", alt.Tooltip("bytes_per_vector:Q", format=",.0f"), "set"]
+    shape = alt.Shape(
+        "set:N", title=None, scale=alt.Scale(domain=["Pareto set", "dominated"], range=["circle", "diamond"])
+    )
+    fill = alt.Fill(
+        "kind:N", scale=alt.Scale(domain=list(KIND_COLOURS), range=list(KIND_COLOURS.values())), legend=None
+    )
+    ref = (
+        alt.Chart()
+        .mark_rule(color=theme.PALETTE["grey"], strokeDash=theme.DASHES["reference"])
+        .encode(x=alt.datum(reference_bytes))
+    )
+    width = theme.panel_width(2, gap=70)
+
+    def points(y: alt.Y, extra=()):
+        base = alt.Chart().encode(x=x, y=y, color=_kind_colour(), shape=shape)
+        hollow = base.transform_filter(alt.datum.pareto == False).mark_point(size=80, filled=False)  # noqa: E712
+        solid = base.transform_filter(alt.datum.pareto == True).mark_point(size=80, filled=True)  # noqa: E712
+        label = alt.Chart().mark_text(align="left", dx=7, dy=-7).encode(x=x, y=y, text="condition:N")
+        return [
+            *extra,
+            hollow.encode(tooltip=about + ["overlap"]),
+            solid.encode(fill=fill, tooltip=about + ["overlap"]),
+            label,
+        ]
+
+    left = alt.layer(
+        ref, *points(alt.Y("overlap:Q", title=f"overlap@{k} (share)", scale=alt.Scale(domain=[0, 1]))), data=data
+    ).properties(width=width, height=260)
+    measured = data.dropna(subset=["lowest_low"])
+    if measured.empty:
+        return theme.legend_below(alt.hconcat(left))
+    y = alt.Y("lowest_value:Q", title="lowest relevance change (pp)")
+    interval = (
+        alt.Chart().mark_rule(strokeWidth=2).encode(x=x, y="lowest_low:Q", y2="lowest_high:Q", color=_kind_colour())
+    )
+    zero = (
+        alt.Chart().mark_rule(color=theme.PALETTE["grey"], strokeDash=theme.DASHES["reference"]).encode(y=alt.datum(0))
+    )
+    right = alt.layer(ref, zero, *points(y, extra=[interval]), data=measured).properties(width=width, height=260)
+    return theme.legend_below(alt.hconcat(left, right))

@@ -511,6 +511,7 @@ def main(argv=None, *, progress: bool = True) -> int:
         nb = run_chapter(CHAPTER, chapter_parameters(args, tmp, progress), tmp, progress=progress)
         (tmp / REPORT_HTML).write_text(_render(nb, f"{TITLE}: {Path(args.vectors).name}"), encoding="utf-8")
         violated = fail_if.violations(rules, read_metrics(tmp / REPORT_JSON), strict=False)
+        passing = _smallest_passing(tmp / REPORT_JSON) if rules else None
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; the report is an ordinary folder
         replace_folder(tmp, out)
     except InputError as e:
@@ -526,7 +527,26 @@ def main(argv=None, *, progress: bool = True) -> int:
     print(out / REPORT_HTML)
     for line in violated:
         print(f"--fail-if violated: {line}")
+    if passing is not None:
+        print(passing)
     return VIOLATED if violated else OK
+
+
+def _smallest_passing(path: Path) -> str | None:
+    """The line naming :func:`~embdiag.report.frontier.smallest_passing` of a saved report's
+    frontier (``none`` when no condition passes every rule), or None when it has no frontier."""
+    from .frontier import smallest_passing
+
+    frontier = json.loads(path.read_text(encoding="utf-8")).get("tables", {}).get("frontier")
+    if not frontier:
+        return None
+    best = smallest_passing(pd.DataFrame.from_records(frontier))
+    return "smallest condition passing every rule: " + (
+        "none"
+        if best is None
+        else f"{best['condition']} ({best['bytes_per_vector']:,.0f} bytes per vector, "
+        f"{best['times_smaller']:.3g} times smaller than VECTORS as float32)"
+    )
 
 
 def _workspace(out: Path) -> Path:

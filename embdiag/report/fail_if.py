@@ -7,6 +7,11 @@ with qualifiers in brackets, and states the *failing* side of a threshold::
     overlap@10<0.95            any row of overlap@10 below 0.95 fails
     delta_p@10[int8]<-1        only rows whose condition or attribute is "int8"
     probe_ba[fp16,weather]<0.5 several qualifiers: every one must match the condition or the attribute
+    delta_p@10.low<-1          the lower end of each row's 95% interval (``.high``: the upper end)
+
+A rule on ``.low`` or ``.high`` reads the interval's bound instead of the value: "fail when the
+change could be worse than -1 pp" is ``delta_p@10.low<-1``; a row without an interval has no
+bound (NaN) and fails it.
 
 Operators: ``<  <=  >  >=  ==  !=``; the number is a finite decimal (``-1``, ``0.95``, ``1e-3``).
 Whitespace around the parts is ignored. Decisions that keep a typo or an undefined value
@@ -40,7 +45,12 @@ OPERATORS = {
     ">": operator.gt,
 }
 OPTION = "--fail-if"
-GRAMMAR = "NAME[QUALIFIER] OP NUMBER, OP one of < <= > >= == != (e.g. overlap@10<0.95, delta_p@10[int8]<-1)"
+GRAMMAR = (
+    "NAME[QUALIFIER] OP NUMBER, OP one of < <= > >= == != (e.g. overlap@10<0.95, delta_p@10[int8]<-1), NAME.low or "
+    "NAME.high for an interval's bound (delta_p@10.low<-1)"
+)
+#: What a rule reads of a row: its value, or a bound of its interval (``NAME.low``, ``NAME.high``).
+BOUNDS = ("value", "low", "high")
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _RULE = re.compile(
@@ -66,6 +76,12 @@ class Rule:
     op: str
     threshold: float
     text: str
+    bound: str = "value"
+
+    @property
+    def reads(self) -> str:
+        """What the rule reads, as its outcomes name it: the metric, or ``metric.low`` / ``metric.high``."""
+        return self.metric if self.bound == "value" else f"{self.metric}.{self.bound}"
 
     def __str__(self) -> str:
         return self.text
@@ -85,8 +101,11 @@ def parse(expr: str) -> Rule:
             the number is not finite.
 
     Example:
-        >>> parse("overlap@10[int8] < 0.99")
-        Rule(metric='overlap@10', qualifiers=('int8',), op='<', threshold=0.99, text='overlap@10[int8]<0.99')
+        >>> parse("overlap@10[int8] < 0.99")  # doctest: +NORMALIZE_WHITESPACE
+        Rule(metric='overlap@10', qualifiers=('int8',), op='<', threshold=0.99, text='overlap@10[int8]<0.99',
+             bound='value')
+        >>> parse("delta_p@10.low<-1").reads, parse("delta_p@10.low<-1").metric
+        ('delta_p@10.low', 'delta_p@10')
     """
     if not isinstance(expr, str):
         raise InputError(f"{OPTION} {expr!r}: expected a string of the form {GRAMMAR}")
@@ -105,7 +124,11 @@ def parse(expr: str) -> Rule:
     if not math.isfinite(threshold):
         raise InputError(f"{OPTION} {expr!r}: the threshold {match['number']} is not a finite number")
     text = match["metric"] + (f"[{','.join(qualifiers)}]" if qualifiers else "") + match["op"] + match["number"]
-    return Rule(match["metric"], qualifiers, match["op"], threshold, text)
+    metric, bound = match["metric"], "value"
+    for b in BOUNDS[1:]:
+        if metric.endswith(f".{b}"):
+            metric, bound = metric[: -len(b) - 1], b
+    return Rule(metric, qualifiers, match["op"], threshold, text, bound)
 
 
 def _labels(column: pd.Series) -> pd.Series:
@@ -136,11 +159,16 @@ def check(rules, available) -> list[Rule]:
             listed).
 
     Example:
-        >>> check(["overlap@10[int8]<0.99"], {"overlap@10": {"int8", "fp16"}})
-        [Rule(metric='overlap@10', qualifiers=('int8',), op='<', threshold=0.99, text='overlap@10[int8]<0.99')]
+        >>> [r.text for r in check(["overlap@10[int8]<0.99"], {"overlap@10": {"int8", "fp16"}})]
+        ['overlap@10[int8]<0.99']
     """
     rules = [parse(r) if isinstance(r, str) else r for r in rules]
     for rule in rules:
+        if rule.bound != "value" and not rule.metric.startswith("delta_"):
+            raise InputError(
+                f"{OPTION} {rule.text!r}: {rule.metric!r} has no interval; .low and .high read the 95% intervals "
+                "of the relevance changes (delta_...)"
+            )
         if rule.metric not in available:
             raise InputError(
                 f"{OPTION} {rule.text!r}: the report has no metric {rule.metric!r}; "
@@ -192,10 +220,10 @@ def outcomes(rules, metrics: pd.DataFrame, *, strict: bool = True) -> list[dict]
             names are listed), or its qualifiers match no row of that metric (the metric's
             conditions and attributes are listed).
     """
-    missing = {"metric", "value"} - set(metrics.columns)
+    rules = [parse(r) if isinstance(r, str) else r for r in rules]
+    missing = ({"metric", "value"} | {r.bound for r in rules}) - set(metrics.columns)
     if missing:
         raise ValueError(f"metrics: missing column(s) {', '.join(sorted(missing))}")
-    rules = [parse(r) if isinstance(r, str) else r for r in rules]
     names = metrics["metric"].astype(str)
     condition = _labels(metrics["condition"]) if "condition" in metrics else pd.Series("", index=metrics.index)
     attribute = _labels(metrics["attribute"]) if "attribute" in metrics else pd.Series("", index=metrics.index)
@@ -203,11 +231,11 @@ def outcomes(rules, metrics: pd.DataFrame, *, strict: bool = True) -> list[dict]
     out = []
     for rule in rules:
         rows = _selected(rule, names, condition, attribute, strict, available)
-        base = {"rule": rule.text, "metric": rule.metric, "threshold": rule.threshold}
+        base = {"rule": rule.text, "metric": rule.reads, "threshold": rule.threshold}
         if not len(rows):
             out.append({**base, "condition": "", "attribute": "", "value": None, "passed": False, "measured": False})
         for i in rows:
-            value = metrics.at[i, "value"]
+            value = metrics.at[i, rule.bound]
             out.append(
                 {
                     **base,

@@ -78,6 +78,7 @@ from .conditions import (
     parse_conditions,
     unit_rows_f32,
 )
+from .frontier import frontier_table
 from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
 
 __all__ = [
@@ -135,6 +136,9 @@ SCOPE = {
     "top-k, with intervals over the searched queries only (not over re-encodings or other data).",
     "stress": "How the metrics move under declared synthetic changes of the vectors; it probes sensitivity, "
     "not the changes the user's pipeline makes.",
+    "frontier": "What each condition keeps (identity, and the lowest bound of its relevance intervals) against the "
+    "bytes one vector takes, and which conditions no other beats on all of these at once; the bytes count a "
+    "vector's codes, not the shared tables, and not search speed.",
 }
 
 
@@ -1122,10 +1126,14 @@ def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
     summary = summarize(measured_conds, tables.get("identity"), tables.get("relevance"), tables.get("labels"), plan.k)
     summary = _with_unrepresented(summary, plan.conds, cannot, plan.k)
     measured = {name: s.measured for name, s in sections.items()} | {"summary": bool(summary)}
-    scope = {name: text + suffix for name, text in SCOPE.items() if measured[name]}
+    scope = {name: text + suffix for name, text in SCOPE.items() if measured.get(name)}
     gates = rules_of.outcomes(plan.rules, metrics, strict=False)
     if summary:
         tables["summary"] = summary_table(summary, plan.k)
+        reference_bytes = 4.0 * plan.V.shape[1]
+        inputs["bytes_per_vector"] = reference_bytes  # the reference as float32 rows, what exact search compares
+        tables["frontier"] = frontier_table(summary, tables["identity"], gates, reference_bytes, plan.k)
+        scope["frontier"] = SCOPE["frontier"] + suffix
     if gates:
         tables["gates"] = pd.DataFrame(gates)
     return Report(inputs, scope, tables, metrics, summary, gates)
@@ -1346,7 +1354,7 @@ def measure(
         >>> X = np.random.default_rng(0).standard_normal((300, 8)).astype(np.float32)
         >>> report = measure(X, compress="fp16,prefix4", k=5, progress=False)
         >>> list(report.scope), list(report.tables)
-        (['summary', 'geometry', 'identity'], ['conditions', 'geometry', 'identity', 'summary'])
+        (['summary', 'geometry', 'identity', 'frontier'], ['conditions', 'geometry', 'identity', 'summary', 'frontier'])
         >>> report.tables["identity"].set_index("condition")["overlap@5"].round(2).to_dict()
         {'fp16': 1.0, 'prefix4': 0.21}
         >>> [(e["condition"], e["verdict"]) for e in report.summary]

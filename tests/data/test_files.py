@@ -380,3 +380,39 @@ def test_split_labels_parses_and_removes_the_split_column():
         parse_split(["train", "train", "val"], "x")
     with pytest.raises(InputError, match=r"^x: no attribute column besides 'split'$"):
         split_labels(labels[["split"]], "x")
+
+
+# --- qrels (issue #26) ------------------------------------------------------------------------------
+
+
+def test_qrels_are_read_per_query_with_ids_or_indices(tmp_path):
+    from embdiag.data.files import read_qrels
+
+    path = tmp_path / "qrels.csv"
+    path.write_text("query,document,grade,note\na,x,2,ok\na,y,0,\nc,x,1,\n")
+    assert read_qrels(path, 3, 2, query_ids=["a", "b", "c"], document_ids=["x", "y"]) == [{0: 2, 1: 0}, {}, {0: 1}]
+    path.write_text("query,document,grade\n2,0,1\n0,1,3\n")
+    assert read_qrels(path, 3, 2) == [{1: 3}, {}, {0: 1}]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("query,document\n0,1\n", "missing column\\(s\\) 'grade'"),
+        ("query,document,grade\n", "no judgments"),
+        ("query,document,grade\n0,1,1.5\n", "column 'grade' holds 1 value\\(s\\) that are not non-negative integers"),
+        ("query,document,grade\n0,1,-1\n", "column 'grade' holds 1 value"),
+        ("query,document,grade\n0,1,1\n0,1,2\n", "query 0 judges document 1 twice \\(again at row 1\\)"),
+        ("query,document,grade\n0,1,0\n", "no relevant judgment \\(every grade is 0\\)"),
+        ("query,document,grade\n0,9,1\n", "1 document index\\(es\\) out of range 0..3"),
+        ("query,document,grade\n0,,1\n", "missing"),
+    ],
+)
+def test_bad_qrels_are_refused_naming_the_file_and_the_problem(tmp_path, text, message):
+    from embdiag.data.files import read_qrels
+
+    path = tmp_path / "q.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message) as refused:
+        read_qrels(path, 2, 4)
+    assert "--qrels" in str(refused.value)

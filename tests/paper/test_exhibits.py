@@ -336,7 +336,7 @@ def test_inside_the_pipeline_the_source_and_non_default_parameters_are_named(mon
     assert "<code>encoder=reference-vit</code>, <code>k=5</code>" in html
     short = hashlib.sha256(b"a\n1\n").hexdigest()[:12]
     assert f'<code>{study.resolve().as_posix()}</code> <span class="embdiag-sha"' in html and f">{short}</span>" in html
-    assert 'href="23_reproduce.html#artifacts"' in html
+    assert 'href="24_reproduce.html#artifacts"' in html
     monkeypatch.setenv(pipeline.PARAMETERS_ENV, "{}")
     assert " with " not in exhibits.provenance()
 

@@ -679,7 +679,10 @@ def test_the_report_chapter_on_a_users_files(tmp_path, capsys):
     stdout = capsys.readouterr().out
     assert code == cli.VIOLATED
     assert "overlap@10 (condition pca4" in stdout and "fp16" not in stdout.split("violated", 1)[1].split("\n")[0]
+    # pca4 (16 bytes) fails its rule; fp16 (48 bytes) passes; hnsw is read by no rule
+    assert "smallest condition passing every rule: fp16 (48 bytes per vector, 2 times smaller than VECTORS as" in stdout
     report = json.loads((out / "report.json").read_text())
+    assert "Smallest condition passing every rule:</strong> <code>fp16</code>" in (out / "report.html").read_text()
     overlap = {m["condition"]: m["value"] for m in report["metrics"] if m["metric"] == "overlap@10"}
     assert overlap["fp16"] >= 0.9 and 0.1 < overlap["pca4"] < 1
     assert {"geometry.csv", "labels.csv", "identity.csv", "relevance.csv"} <= {p.name for p in out.iterdir()}

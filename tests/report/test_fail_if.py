@@ -259,3 +259,40 @@ def test_rule_is_a_frozen_value():
     assert rule == Rule("m", (), "<", 1.0, "m<1")
     with pytest.raises(AttributeError):
         rule.op = ">"
+
+
+# --- interval bounds (issue #26) -------------------------------------------------------------------
+
+
+def test_a_rule_on_a_bound_reads_the_interval_not_the_value():
+    rule = parse("delta_p@10.low[int8] < -1")
+    assert (rule.metric, rule.bound, rule.reads, rule.text) == (
+        "delta_p@10",
+        "low",
+        "delta_p@10.low",
+        "delta_p@10.low[int8]<-1",
+    )
+    m = metrics_table()  # int8: weather -0.4 [-0.5, -0.3], scene -2.5 [-2.6, -2.4]
+    assert violations(["delta_p@10.low[int8]<-0.45"], m) == [
+        "delta_p@10.low (condition int8, attribute weather) = -0.5: violates delta_p@10.low[int8]<-0.45",
+        "delta_p@10.low (condition int8, attribute scene) = -2.6: violates delta_p@10.low[int8]<-0.45",
+    ]
+    assert violations(["delta_p@10[int8,weather]<-0.45"], m) == []  # the value itself passes
+    assert violations(["delta_p@10.high[pca256]>-0.95"], m) == [
+        "delta_p@10.high (condition pca256, attribute weather) = -0.9: violates delta_p@10.high[pca256]>-0.95"
+    ]
+
+
+def test_a_row_without_an_interval_fails_a_rule_on_its_bound():
+    m = metrics_table()
+    m.loc[2, "low"] = np.nan
+    assert violations(["delta_p@10.low[int8,weather]<-5"], m) == [
+        "delta_p@10.low (condition int8, attribute weather) = NaN (undefined: cannot be checked, counts as a "
+        "violation): violates delta_p@10.low[int8,weather]<-5"
+    ]
+
+
+def test_a_bound_of_a_metric_without_intervals_is_refused_before_measuring():
+    with pytest.raises(InputError, match="'overlap@10' has no interval; .low and .high read the 95% intervals"):
+        fail_if.check(["overlap@10.low<0.9"], {"overlap@10": {"int8"}})
+    assert [r.bound for r in fail_if.check(["delta_p@10.high>1"], {"delta_p@10": {"int8"}})] == ["high"]

@@ -61,9 +61,18 @@ def exact(Z):
 
 def test_sections_tables_and_columns(report):
     assert list(report.metrics.columns) == METRIC_COLUMNS
-    assert set(report.scope) == {"summary", "geometry", "labels", "identity", "relevance"}
+    assert set(report.scope) == {"summary", "geometry", "labels", "identity", "relevance", "frontier"}
     assert all(s.endswith(".") for s in report.scope.values())
-    assert set(report.tables) == {"conditions", "geometry", "identity", "support", "labels", "relevance", "summary"}
+    assert set(report.tables) == {
+        "conditions",
+        "geometry",
+        "identity",
+        "support",
+        "labels",
+        "relevance",
+        "summary",
+        "frontier",
+    }
     assert report.inputs["n_queries"] == N and report.inputs["n_gallery"] == N and not report.inputs["quick"]
     assert [c["name"] for c in report.inputs["conditions"]] == ["fp16", "int8", "pca8", "hnsw"]
 
@@ -193,6 +202,7 @@ def test_save_leaves_nothing_on_failure(tmp_path, monkeypatch):
 def test_nan_becomes_null_in_json():
     rep = Report({"x": np.float64("nan")}, {}, {"t": pd.DataFrame({"v": [np.nan, 1.0]})})
     assert rep.to_json() == {
+        "schema": "embdiag-report/1",
         "inputs": {"x": None},
         "scope": {},
         "summary": [],

@@ -160,6 +160,17 @@ display(*view.section(report, "relevance"))
 display(*view.section(report, "stress"))
 
 # %% [markdown]
+# ## The frontier: what each condition keeps for its bytes
+#
+# Every condition against the bytes one vector takes: its neighbour identity and the lowest
+# bound of its relevance intervals. The Pareto set holds the conditions that no other matches or
+# beats on all three at once; with `--fail-if` rules, the smallest condition that passes every
+# one is named.
+
+# %%
+display(*view.section(report, "frontier"))
+
+# %% [markdown]
 # ## Gates: the `--fail-if` rules
 #
 # Each rule given to `embdiag report --fail-if`, checked before anything was measured (its metric,

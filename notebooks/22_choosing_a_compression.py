@@ -1,0 +1,108 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Choosing a compression: what each byte of a vector buys
+#
+# A vector store pays for every byte of every vector, so the question after "does a compression
+# hurt?" is "which one should I keep?". This page answers it for one set of vectors with the
+# same instrument as the report: each storage format, truncation and approximate index is
+# measured for what it keeps of neighbour identity (overlap@10 with exact search on the
+# reference) and of relevance (P@10 per label column, with paired 95% intervals), against the
+# bytes one vector takes. The conditions that no other matches or beats on all of these at once
+# form the **Pareto set**; the declared gates name the **smallest condition that passes** them.
+# Every number comes from `embdiag report`'s measurement (`embdiag.report.measure`), which the
+# same command runs on your files:
+#
+# ```
+# embdiag report vectors.npy --labels labels.csv \
+#     --compress fp16,fp8,int8,int8cal,int4,binary,binary-rescore,pca128,prefix128 --index hnsw,ivfpq \
+#     --fail-if "overlap@10<0.9" --fail-if "delta_p@10.low<-1" --out report/
+# ```
+#
+# The vectors here are the project's own reference encoder on its procedural driving scenes, not
+# BDD100K or COCO; the **Data** line below names them.
+
+# %% tags=["parameters"]
+encoder = "reference-cnn"  # the registered encoder whose cached vectors are measured
+compress = "fp16,fp8,int8,int8cal,int4,binary,binary-rescore,pca256,pca128,prefix256,prefix128"  # conditions made
+index = "hnsw,ivfpq"  # approximate indexes compared with exact search
+k = 10  # neighbours per query
+fail_if = ["overlap@10<0.9", "delta_p@10.low<-1"]  # the gates, each stating its failing side
+seed = 0  # seed of every sample, split and bootstrap
+
+# %%
+from IPython.display import Markdown, display
+
+from embdiag.paper import charts
+from embdiag.paper import report_view as view
+from embdiag.report import measure
+from embdiag.report.cli import chapter_inputs
+
+charts.enable()
+data, source, files = chapter_inputs(None, encoder=encoder)
+report = measure(**data, compress=compress, index=index, k=k, seed=seed, progress=False, fail_if=fail_if)
+display(view.frontier_result(report), view.overview(report, source))
+
+# %% [markdown]
+# ## The frontier
+#
+# Fewest bytes first. A storage format keeps every dimension with fewer bits (float16; float8
+# e4m3 and int8 with a per-row scale; int8 and int4 on per-dimension calibration ranges, the
+# sentence-transformers convention; one sign bit per dimension, searched by Hamming distance,
+# alone or with the best 4k candidates rescored by the float query). A truncation keeps fewer
+# dimensions as float32 (centred PCA, a Matryoshka prefix). An index keeps its own codes and
+# links and is searched approximately. Bytes count what one vector takes; a shared calibration
+# table, PCA basis or index codebook is not counted, and neither is search speed.
+
+# %%
+display(*view.section(report, "frontier"))
+
+# %% [markdown]
+# ## Proof beside measurement: which queries cannot change
+#
+# A measured overlap says what happened on these queries. A certificate says what *cannot*
+# happen: a query whose rank-10/rank-11 margin exceeds twice the largest score change a condition
+# can cause keeps its exact top-10, whatever the rounding or the search does with ties. For a
+# storage format the bound comes from each vector's reconstruction error and the floating-point
+# rounding of both scorings; for a truncation, from the angle between each vector and the part
+# the truncation keeps (no cosine moves by more than $1 - \cos(\theta_q + \theta_g)$). Sign bits
+# and indexes have no such bound.
+
+# %%
+display(view.certificates(report))
+
+# %% [markdown]
+# ## What the changes cost, with intervals
+#
+# Each condition's change of P@10 per label column, its per-query value minus the reference's,
+# averaged, with a paired bootstrap interval over the searched queries: the intervals the gates
+# and the frontier's lowest bound read.
+
+# %%
+display(*view.section(report, "relevance"))
+
+# %% [markdown]
+# ## The gates
+#
+# The rules declared above, each on every row it reads. `delta_p@10.low<-1` reads the lower end of
+# each interval: it fails a condition whose change *could* be worse than one percentage point,
+# not only one whose measured change is.
+
+# %%
+display(*view.section(report, "gates"))
+
+# %% [markdown]
+# ## Scope
+#
+# One set of vectors (the reference encoder on generated scenes), one $k$, one seed: the frontier
+# is these vectors', and another encoder's can order the conditions differently, which is why the
+# report runs on your own. Bytes per vector are not speed: Hamming search, int8 kernels and index
+# search each have their own throughput, which this page does not measure.
