@@ -46,13 +46,14 @@ from ..data.files import (
     file_records_later,
     read_labels,
     read_pairs,
+    read_qrels,
     read_vectors,
     split_labels,
     write_vector_files,
 )
 from ..exits import BAD_INPUT, FAILED, OK, VIOLATED  # the statuses of every command
 from . import conditions, fail_if
-from .measurement import available_metrics
+from .measurement import available_metrics, qrels_depth
 from .sharded import check_address
 
 #: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`),
@@ -118,6 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(row indices, or ids of the labels' 'id' column)",
     )
     p.add_argument(
+        "--qrels",
+        metavar="FILE",
+        help="CSV with columns query,document,grade: graded judgments (TREC grades: 0 not relevant, 1 and above "
+        "relevant) for nDCG@k, MRR@k, MAP@100 and recall@100 (row indices, or ids of the labels' 'id' column); "
+        "not with --pairs",
+    )
+    p.add_argument(
         "--queries", metavar="FILE", help="a separate query set (same d as VECTORS) searched against VECTORS"
     )
     p.add_argument(
@@ -164,10 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- inputs ------------------------------------------------------------------------------------
-def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None, scan: bool = True) -> dict:
+def read_inputs(vectors, *, labels=None, compare=None, pairs=None, qrels=None, queries=None, scan: bool = True) -> dict:
     """Read and cross-check the report's files; return ``measure``'s data arguments.
 
-    Returns ``{"vectors", "labels", "compare", "pairs", "queries"}`` (absent inputs are None).
+    Returns ``{"vectors", "labels", "compare", "pairs", "qrels", "queries"}`` (absent inputs are
+    None). ``qrels`` is :func:`~embdiag.data.files.read_qrels`'s list of judgments per query.
     ``pairs`` is ``(positives, query_indices)`` as :func:`~embdiag.data.files.read_pairs`
     returns it with ``allow_missing=True``: the positives of the queries that have any, and
     those queries' row indices (queries are VECTORS' rows, or ``--queries``' rows). Ids in the
@@ -182,7 +191,7 @@ def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None,
     """
     X = read_vectors(vectors, "VECTORS", scan=scan)
     n, d = X.shape
-    out = {"vectors": X, "labels": None, "compare": None, "pairs": None, "queries": None}
+    out = {"vectors": X, "labels": None, "compare": None, "pairs": None, "qrels": None, "queries": None}
     if compare is not None:
         Y = read_vectors(compare, "--compare", scan=scan)
         if len(Y) != n:
@@ -207,6 +216,12 @@ def read_inputs(vectors, *, labels=None, compare=None, pairs=None, queries=None,
         out["pairs"] = read_pairs(
             pairs, n_queries, n, query_ids=ids if queries is None else None, target_ids=ids, allow_missing=True
         )
+    if qrels is not None:
+        if pairs is not None:
+            raise InputError("--qrels: give --pairs or --qrels, not both (each judges what is relevant)")
+        ids = out["labels"].index if out["labels"] is not None and out["labels"].index.name == "id" else None
+        n_queries = n if queries is None else len(out["queries"])
+        out["qrels"] = read_qrels(qrels, n_queries, n, query_ids=ids if queries is None else None, document_ids=ids)
     return out
 
 
@@ -278,6 +293,7 @@ def chapter_inputs(
     labels_path=None,
     compare_path=None,
     pairs_path=None,
+    qrels_path=None,
     queries_path=None,
     encoder: str = "reference-cnn",
     cluster: str | None = None,
@@ -292,13 +308,14 @@ def chapter_inputs(
     zero rows runs as Ray tasks over row shards (:func:`~embdiag.report.sharded.sharded_check`)."""
     if vectors_path is None:
         vectors, labels, source = project_vectors(encoder)
-        data = {"vectors": vectors, "labels": labels, "compare": None, "pairs": None, "queries": None}
+        data = {"vectors": vectors, "labels": labels, "compare": None, "pairs": None, "qrels": None, "queries": None}
         return data, source, {}
     given = {
         "VECTORS": vectors_path,
         "--labels": labels_path,
         "--compare": compare_path,
         "--pairs": pairs_path,
+        "--qrels": qrels_path,
         "--queries": queries_path,
     }
     data = read_inputs(
@@ -306,6 +323,7 @@ def chapter_inputs(
         labels=labels_path,
         compare=compare_path,
         pairs=pairs_path,
+        qrels=qrels_path,
         queries=queries_path,
         scan=cluster is None,
     )
@@ -336,6 +354,9 @@ def _check_rules(rules, conds, data: dict, args: argparse.Namespace) -> None:
             pairs=data["pairs"] is not None,
             self_search=data["queries"] is None,
             stress=args.stress,
+            qrels_depth=None
+            if data["qrels"] is None
+            else qrels_depth(args.k, len(data["vectors"]), data["queries"] is None),
         ),
     )
 
@@ -383,6 +404,7 @@ def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool =
         "labels_path": _absolute(args.labels),
         "compare_path": _absolute(args.compare),
         "pairs_path": _absolute(args.pairs),
+        "qrels_path": _absolute(args.qrels),
         "queries_path": _absolute(args.queries),
         "k": args.k,
         "stress": args.stress,
@@ -486,7 +508,13 @@ def main(argv=None, *, progress: bool = True) -> int:
         _check_out(out)
         start = time.perf_counter()
         data = read_inputs(
-            args.vectors, labels=args.labels, compare=args.compare, pairs=args.pairs, queries=args.queries, scan=False
+            args.vectors,
+            labels=args.labels,
+            compare=args.compare,
+            pairs=args.pairs,
+            qrels=args.qrels,
+            queries=args.queries,
+            scan=False,
         )  # the chapter scans the rows, once
         n, d = data["vectors"].shape
         _check_k(args.k, n, args.vectors)

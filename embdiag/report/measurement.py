@@ -19,9 +19,10 @@ inputs exist:
   searched queries, with floors; classes frozen once by :func:`~embdiag.metrics.suite.frozen_classes`.
   The ``split`` column (:data:`~embdiag.data.files.SPLIT_COLUMN`) is never an attribute. A
   missing label leaves that row out for that attribute only (counted in ``missing_labels``).
-- ``relevance``: with pairs, Hit@k and recall@k of every representation; per condition, ΔP@k
-  per label column and, with pairs, ΔHit@k / Δrecall@k, in percentage points with paired
-  bootstrap intervals over queries.
+- ``relevance``: with pairs, Hit@k and recall@k of every representation; with graded
+  judgments (qrels), nDCG@k, MRR@k, MAP@100 and recall@100 (:mod:`embdiag.metrics.graded`,
+  searched to depth :data:`QRELS_DEPTH`); per condition, ΔP@k per label column and each of these
+  as a change, in percentage points with paired bootstrap intervals over queries.
 - ``stress``: :func:`~embdiag.interventions.stress.measure_grid` on (part of) the probe split.
 
 Then :func:`summarize` puts identity, relevance and the probe change of each condition side by
@@ -62,6 +63,7 @@ from ..interventions.precision import StorageCondition, compare_conditions
 from ..interventions.stress import INTERVENTIONS, SEVERITIES, measure_grid
 from ..interventions.truncation import compare_truncation
 from ..metrics.geometry import summary
+from ..metrics.graded import average_precision_at_k, graded_recall_at_k, mrr_at_k, ndcg_at_k
 from ..metrics.probe import balanced_accuracy, eligible_classes, fit_probes, labelled, labelled_values
 from ..metrics.retrieval import boundary_margin, hit_at_k, overlap_at_k, precision_at_k, random_floor, recall_at_k, topk
 from ..metrics.stats import paired_bootstrap
@@ -99,6 +101,8 @@ __all__ = [
     "PROBE_ROWS",
     "QUICK_PROBE_ROWS",
     "STRESS_ROWS",
+    "QRELS_DEPTH",
+    "qrels_depth",
     "CERT_QUERIES",
     "CERT_GALLERY",
 ]
@@ -114,6 +118,9 @@ QUICK_GALLERY_ROWS = 100_000
 QUICK_GEOMETRY_ROWS = 5_000
 PROBE_ROWS, QUICK_PROBE_ROWS = 20_000, 5_000
 STRESS_ROWS = 5_000
+#: How deep each query is searched when there are graded judgments: MAP and recall read this many
+#: neighbours (fewer when the gallery is smaller); identity, labels and pairs read the first k.
+QRELS_DEPTH = 100
 N_DRAWS, QUICK_DRAWS = 5_000, 1_000
 #: Certificate: at most this many of the searched queries, against the searched gallery when it has
 #: at most CERT_GALLERY rows, else against a seeded sample of that many rows (quick: a fifth of each).
@@ -312,6 +319,26 @@ def _positives(pairs, n_pool: int, n: int) -> list[np.ndarray]:
     return pos
 
 
+def _judgments(qrels, n_pool: int, n: int) -> list[dict]:
+    """Graded judgments per query of the pool (``{VECTORS row: grade}``; empty where a query has none)."""
+    if not isinstance(qrels, (list, tuple)) or len(qrels) != n_pool:
+        got = len(qrels) if isinstance(qrels, (list, tuple)) else type(qrels).__name__
+        raise InputError(f"--qrels: judgments for {got} queries, expected {n_pool} (one mapping per query)")
+    out = []
+    for i, judged in enumerate(qrels):
+        if not isinstance(judged, dict):
+            raise InputError(f"--qrels: query {i}: expected a mapping of VECTORS row to grade, got {judged!r}")
+        for doc, grade in judged.items():
+            if not (isinstance(doc, (int, np.integer)) and 0 <= doc < n):
+                raise InputError(f"--qrels: query {i} judges {doc!r}, not a row of VECTORS (0..{n - 1})")
+            if isinstance(grade, bool) or not isinstance(grade, (int, np.integer)) or grade < 0:
+                raise InputError(f"--qrels: query {i} grades row {doc} {grade!r}; grades are non-negative integers")
+        out.append({int(d): int(g) for d, g in judged.items()})
+    if not any(g >= 1 for judged in out for g in judged.values()):
+        raise InputError("--qrels: no relevant judgment (every grade is 0)")
+    return out
+
+
 def _median(x) -> float:
     return float(np.median(x)) if len(x) else float("nan")
 
@@ -385,6 +412,8 @@ class _Plan:
     ``self_pos``: each query's position in ``G`` when the queries are ``V``'s rows, else None;
     ``fit``: the rows PCA conditions are fitted on (None without one); ``geo_idx``: the rows
     geometry is measured on; ``positives``: per query of the pool, its targets (None without pairs);
+    ``qrels``: per query of the pool, its graded judgments ``{VECTORS row: grade}`` (None without);
+    ``depth``: how many neighbours each search keeps (``k``, or :data:`QRELS_DEPTH` with qrels);
     ``labels``: the attribute columns (the ``split`` column taken out), ``is_train``: that
     column parsed (None without one); ``rules``: the ``--fail-if`` rules, checked.
     """
@@ -395,6 +424,7 @@ class _Plan:
     rules: tuple
     conds: list[ReportCondition]
     positives: list[np.ndarray] | None
+    qrels: list[dict] | None
     n_pool: int
     q_sel: np.ndarray
     g_idx: np.ndarray
@@ -404,6 +434,7 @@ class _Plan:
     fit: np.ndarray | None
     geo_idx: np.ndarray
     k: int
+    depth: int
     seed: int
     quick: bool
     min_support: int
@@ -463,14 +494,22 @@ def _gallery_sample(n: int, q_sel, positives, self_search: bool, seed: int) -> n
 
 
 def available_metrics(
-    conditions, attributes=(), *, k: int = 10, pairs: bool = False, self_search: bool = True, stress: bool = False
+    conditions,
+    attributes=(),
+    *,
+    k: int = 10,
+    pairs: bool = False,
+    self_search: bool = True,
+    stress: bool = False,
+    qrels_depth: int | None = None,
 ) -> dict[str, set[str]]:
     """Each metric a report of these inputs records -> the conditions and attributes of its rows
     (what a ``--fail-if`` qualifier may name), known before anything is measured.
 
     ``conditions``: the parsed conditions; ``attributes``: the label columns (not ``split``);
     ``pairs``: whether there are retrieval pairs; ``self_search``: whether the queries are the
-    vectors' rows (no ``--queries``); ``stress``: whether the stress grid is measured.
+    vectors' rows (no ``--queries``); ``stress``: whether the stress grid is measured;
+    ``qrels_depth``: with graded judgments, the depth MAP and recall read (None without).
 
     Example:
         >>> conds = parse_conditions("int8", "", n=100, d=8)
@@ -500,6 +539,10 @@ def available_metrics(
     if pairs:
         add((f"hit@{k}", f"recall@{k}"), ["reference"] + names)
         add((f"delta_hit@{k}", f"delta_recall@{k}"), names)
+    if qrels_depth:
+        graded = _graded_names(k, qrels_depth)
+        add(graded, ["reference"] + names)
+        add([f"delta_{m}" for m in graded], names)
     if stress and attributes:
         grid = [f"{name}@{s:g}" for name in INTERVENTIONS for s in SEVERITIES]
         add(GEOMETRY_KEYS + (f"overlap@{k}",), grid)
@@ -508,7 +551,7 @@ def available_metrics(
 
 
 def _plan(
-    vectors, *, labels, compare, pairs, queries, compress, index, k, stress, quick, seed, min_support, fail_if
+    vectors, *, labels, compare, pairs, qrels, queries, compress, index, k, stress, quick, seed, min_support, fail_if
 ) -> _Plan:
     """:func:`measure`'s arguments checked (the ``--fail-if`` rules against :func:`available_metrics`,
     before any measurement), its conditions parsed and its samples drawn."""
@@ -529,16 +572,16 @@ def _plan(
         raise InputError(
             "--compare: cannot be combined with --queries (the second representation of the queries is not given)"
         )
+    if pairs is not None and qrels is not None:
+        raise InputError("--qrels: give --pairs or --qrels, not both (each judges what is relevant)")
     conds = parse_conditions(compress, index, n=n, d=d, compare=compare, seed=seed)
     attributes = [] if labels is None else [str(c) for c in labels.columns]
-    rules = rules_of.check(
-        fail_if,
-        available_metrics(conds, attributes, k=k, pairs=pairs is not None, self_search=self_search, stress=stress),
-    )
     positives = None if pairs is None else _positives(pairs, len(pool), n)
+    judged = None if qrels is None else _judgments(qrels, len(pool), n)
     q_sel = _sample_rows(len(pool), QUICK_QUERY_ROWS if quick else QUERY_ROWS, seed, _QUERIES)
     sampled = quick and n > QUICK_GALLERY_ROWS
-    g_idx = _gallery_sample(n, q_sel, positives, self_search, seed) if sampled else np.arange(n)
+    keep = positives if judged is None else [np.array(sorted(j), dtype=np.int64) for j in judged]
+    g_idx = _gallery_sample(n, q_sel, keep, self_search, seed) if sampled else np.arange(n)
     G = take_rows(V, g_idx) if sampled else V
     limit = len(G) - 2 if self_search else len(G) - 1
     if k > limit:
@@ -546,6 +589,19 @@ def _plan(
             f"--k: must be at most {limit} (gallery of {len(G)} rows"
             f"{', a query never its own neighbour' if self_search else ''}), got {k}"
         )
+    depth = k if judged is None else qrels_depth(k, len(G), self_search)
+    rules = rules_of.check(
+        fail_if,
+        available_metrics(
+            conds,
+            attributes,
+            k=k,
+            pairs=pairs is not None,
+            self_search=self_search,
+            stress=stress,
+            qrels_depth=None if judged is None else depth,
+        ),
+    )
     self_pos = np.searchsorted(g_idx, q_sel) if self_search else None
     fit = take_rows(V, _sample_rows(n, FIT_ROWS, seed, _FIT)) if any(c.fitted for c in conds) else None
     return _Plan(
@@ -555,6 +611,7 @@ def _plan(
         rules=tuple(rules),
         conds=conds,
         positives=positives,
+        qrels=judged,
         n_pool=len(pool),
         q_sel=q_sel,
         g_idx=g_idx,
@@ -564,6 +621,7 @@ def _plan(
         fit=fit,
         geo_idx=_sample_rows(n, QUICK_GEOMETRY_ROWS, seed, _GEOMETRY) if quick else np.arange(n),
         k=k,
+        depth=depth,
         seed=seed,
         quick=bool(quick),
         min_support=min_support,
@@ -654,13 +712,13 @@ def _represented(c: ReportCondition, rows: np.ndarray, which: str) -> None:
 
 
 def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[np.ndarray, dict | None]:
-    """Each searched query's top-k gallery positions under ``c`` (a query is never its own
+    """Each searched query's top gallery positions (``plan.depth`` of them) under ``c`` (a query is never its own
     neighbour) and, for a condition with vectors, its geometry in both spaces of the geometry rows
     ``Xg``. In a full run (geometry on the gallery's rows) the condition's vectors are made once:
     searched raw, then normalized in place for the unit geometry."""
     if not c.has_vectors:
-        S, I = c.search(plan.Q, plan.G, plan.k + plan.self_search)
-        return _drop_self(S, I, plan.self_pos, plan.k)[1], None
+        S, I = c.search(plan.Q, plan.G, plan.depth + plan.self_search)
+        return _drop_self(S, I, plan.self_pos, plan.depth)[1], None
     for rows in (plan.G,) if plan.self_search else (plan.G, plan.Q):
         why = c.cannot_store(rows)
         if why:
@@ -671,11 +729,11 @@ def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[
         Qc = Gc[plan.self_pos] if plan.self_search else c.vectors(plan.Q, plan.fit)
         if not plan.self_search:
             _represented(c, Qc, "query")
-        neighbours = _exact(Qc, Gc, plan.k, plan.self_pos, backend.search)[1]
+        neighbours = _exact(Qc, Gc, plan.depth, plan.self_pos, backend.search)[1]
         del Qc
     else:  # its own search (sign bits), on this machine
-        S, I = c.search(plan.Q, plan.G, plan.k + plan.self_search)
-        neighbours = _drop_self(S, I, plan.self_pos, plan.k)[1]
+        S, I = c.search(plan.Q, plan.G, plan.depth + plan.self_search)
+        neighbours = _drop_self(S, I, plan.self_pos, plan.depth)[1]
     if plan.geometry_on_gallery:
         return neighbours, _both_spaces(Gc, backend.geometry, own=Gc is not getattr(c, "array", None))
     del Gc
@@ -924,12 +982,63 @@ def _pairs(plan: _Plan, neighbours: dict[str, np.ndarray]) -> tuple[_Section, li
     return _Section(False, rows, inputs={"n_queries_with_positives": int(has.size)}), draws
 
 
-def _relevance(plan: _Plan, neighbours: dict[str, np.ndarray], intervals: Callable) -> _Section:
-    """With pairs, Hit@k and recall@k of every representation; each condition's ΔP@k per column and
-    ΔHit@k / Δrecall@k with paired bootstrap intervals over the searched queries (all drawn by one
+def qrels_depth(k: int, gallery_rows: int, self_search: bool) -> int:
+    """How many neighbours a report with graded judgments keeps per query: :data:`QRELS_DEPTH`, or
+    ``k`` if larger, but no more than the gallery offers (a query is never its own neighbour)."""
+    return max(k, min(QRELS_DEPTH, gallery_rows - 1 - self_search))
+
+
+def _graded_names(k: int, depth: int) -> tuple[str, ...]:
+    """The graded metrics' names: nDCG and MRR at ``k``, MAP and recall at ``depth``."""
+    return (f"ndcg@{k}", f"mrr@{k}", f"map@{depth}", f"recall@{depth}")
+
+
+def _graded(plan: _Plan, deep: dict[str, np.ndarray]) -> tuple[_Section, list]:
+    """nDCG@k, MRR@k, MAP@depth and recall@depth (:mod:`embdiag.metrics.graded`) of every
+    representation over the searched queries with a relevant judgment in the gallery, and the
+    paired samples of each condition's changes (in percent)."""
+    if plan.qrels is None:
+        return _Section(False), []
+    judged = []
+    for q in plan.q_sel:
+        rows = np.array(sorted(plan.qrels[q]), dtype=np.int64)
+        pos = np.searchsorted(plan.g_idx, rows)
+        inside = (pos < len(plan.g_idx)) & (plan.g_idx[np.minimum(pos, len(plan.g_idx) - 1)] == rows)
+        judged.append({int(p): plan.qrels[q][int(r)] for p, r in zip(pos[inside], rows[inside])})
+    has = np.flatnonzero([any(g >= 1 for g in j.values()) for j in judged])
+    if has.size < 2:
+        note = f"--qrels: only {has.size} searched query(ies) have a relevant judgment; graded relevance skipped"
+        return _Section(False, notes=[note]), []
+    qrels = [judged[i] for i in has]
+    names = _graded_names(plan.k, plan.depth)
+    measures = dict(zip(names, (ndcg_at_k, mrr_at_k, average_precision_at_k, graded_recall_at_k)))
+    cut = dict(zip(names, (plan.k, plan.k, plan.depth, plan.depth)))
+    vals = {
+        rep: {m: 100.0 * f(nb[has], qrels, k=cut[m], per_query=True) for m, f in measures.items()}
+        for rep, nb in deep.items()
+    }
+    rows = [_record("relevance", m, rep, vals[rep][m].mean() / 100.0) for rep in vals for m in names]
+    draws = [
+        ({"condition": c.name, "attribute": "", "metric": f"delta_{m}"}, vals[c.name][m], vals["reference"][m])
+        for c in plan.conds
+        for m in names
+    ]
+    return _Section(False, rows, inputs={"n_queries_judged": int(has.size), "qrels_depth": plan.depth}), draws
+
+
+def _relevance(
+    plan: _Plan, neighbours: dict[str, np.ndarray], deep: dict[str, np.ndarray], intervals: Callable
+) -> _Section:
+    """With pairs, Hit@k and recall@k of every representation; with qrels, its graded relevance
+    (:func:`_graded`, on the ``deep`` lists); each condition's ΔP@k per column and its changes of
+    these with paired bootstrap intervals over the searched queries (all drawn by one
     ``intervals`` call)."""
     pairs, pair_draws = _pairs(plan, neighbours)
-    draws = _delta_p_draws(plan, neighbours) + pair_draws
+    graded, graded_draws = _graded(plan, deep)
+    pairs = _Section(
+        False, pairs.rows + graded.rows, notes=pairs.notes + graded.notes, inputs=pairs.inputs | graded.inputs
+    )
+    draws = _delta_p_draws(plan, neighbours) + pair_draws + graded_draws
     ivs = intervals([(a, b, None, plan.n_draws, 0.95, plan.seed) for _, a, b in draws])
     rel = [
         {**row, "value": iv.mean, "low": iv.low, "high": iv.high, "n_queries": iv.n}
@@ -1084,13 +1193,13 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
     Xg = _geometry_rows(plan)
     geo = {"reference": _both_spaces(Xg, backend.geometry, own=False)}
     step("geometry")
-    ref_S, ref_I = _exact(plan.Q, plan.G, plan.k + 1, plan.self_pos, backend.search)
-    neighbours = {"reference": ref_I[:, : plan.k]}
+    ref_S, ref_I = _exact(plan.Q, plan.G, max(plan.k + 1, plan.depth), plan.self_pos, backend.search)
+    deep = {"reference": ref_I[:, : plan.depth]}
     step("exact search")
     cannot = {}
     for c in plan.conds:
         try:
-            neighbours[c.name], by_space = _condition(plan, c, backend, Xg)
+            deep[c.name], by_space = _condition(plan, c, backend, Xg)
         except CannotRepresent as e:
             cannot[c.name] = str(e)
         else:
@@ -1098,12 +1207,13 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
                 geo[c.name] = by_space
         step(c.name)
     plan = replace(plan, conds=[c for c in plan.conds if c.name not in cannot])
+    neighbours = {name: nb[:, : plan.k] for name, nb in deep.items()}
     out = {"geometry": _geometry(plan, geo)}
     out["identity"] = _identity(plan, neighbours, boundary_margin(ref_S, plan.k))
     out["labels"] = _labels(plan, neighbours)
     if out["labels"].measured:
         step("labels")
-    out["relevance"] = _relevance(plan, neighbours, backend.intervals)
+    out["relevance"] = _relevance(plan, neighbours, deep, backend.intervals)
     out["stress"] = _stress(plan)
     if out["stress"].measured:
         step("stress")
@@ -1249,7 +1359,11 @@ def _with_unrepresented(summary: list[dict], conditions, cannot: dict[str, str],
 
 def change_name(r: dict) -> str:
     """The name of a relevance change of :func:`summarize`: ``ΔP@10 digit``, ``ΔHit@10``."""
-    what = r["metric"].replace("delta_", "Δ").replace("p@", "P@").replace("hit@", "Hit@")
+    what = r["metric"].replace("delta_", "Δ")
+    for short, name in (("ndcg@", "nDCG@"), ("mrr@", "MRR@"), ("map@", "MAP@"), ("hit@", "Hit@"), ("p@", "P@")):
+        if what.lstrip("Δ").startswith(short):
+            what = what.replace(short, name, 1)
+            break
     return f"{what} {r['attribute']}" if r["attribute"] else what
 
 
@@ -1297,6 +1411,7 @@ def measure(
     labels: pd.DataFrame | None = None,
     compare=None,
     pairs=None,
+    qrels=None,
     queries=None,
     compress=(),
     index=(),
@@ -1322,6 +1437,9 @@ def measure(
         pairs: positives per query: a list with one array of VECTORS row indices per query
             (an empty array: no positive), or ``(positives, query_indices)`` as
             :func:`~embdiag.data.files.read_pairs` returns with ``allow_missing=True``.
+        qrels: graded judgments per query: a list with one mapping ``{VECTORS row: grade}`` per
+            query (grades non-negative integers, TREC's convention), as
+            :func:`~embdiag.data.files.read_qrels` returns it; not with ``pairs``.
         queries: a separate query set (nq x d) searched against ``vectors`` (then P@k is not
             measured: labels describe ``vectors`` only, and ``compare`` is not allowed).
         compress, index: spec strings (``"fp16,int8,pca256"``, ``"hnsw,ivfpq"``; blank: none) or
@@ -1368,6 +1486,7 @@ def measure(
             labels=labels,
             compare=compare,
             pairs=pairs,
+            qrels=qrels,
             queries=queries,
             compress=compress,
             index=index,

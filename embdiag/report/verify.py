@@ -41,6 +41,7 @@ _OPTIONS = {
     "--labels": "labels",
     "--compare": "compare",
     "--pairs": "pairs",
+    "--qrels": "qrels",
     "--queries": "queries",
 }
 #: Parts of report.json that are not numbers of the measurement (checked otherwise, or only shown).

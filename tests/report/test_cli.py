@@ -348,6 +348,7 @@ def test_parameters_passed_to_the_chapter(tmp_path, vectors, fake):
         "labels_path",
         "compare_path",
         "pairs_path",
+        "qrels_path",
         "queries_path",
         "k",
         "stress",
@@ -550,7 +551,7 @@ def test_pairs_by_index_against_separate_queries(tmp_path, vectors):
 def test_read_inputs_keeps_npy_memory_mapped(vectors):
     data = cli.read_inputs(vectors)
     assert isinstance(data["vectors"], np.memmap)
-    assert {k for k, v in data.items() if v is None} == {"labels", "compare", "pairs", "queries"}
+    assert {k for k, v in data.items() if v is None} == {"labels", "compare", "pairs", "qrels", "queries"}
 
 
 def test_k_must_be_below_the_number_of_vectors(tmp_path, vectors, refuse, capsys):

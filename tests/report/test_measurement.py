@@ -564,3 +564,65 @@ def test_a_truncation_is_certified_as_compare_truncation_certifies_it(report):
     prefix = measure(small, compress="prefix12", k=K, progress=False)
     direct = compare_truncation(small, MatryoshkaPrefix(12).fit(small), small, k=K + 1)
     assert value(prefix, "identity", "cert_coverage", "prefix12").value == direct.coverage > 0.5
+
+
+def _qrels_for(n: int, seed: int = 5) -> list[dict]:
+    """Graded judgments: each query's two next rows (grades 2 and 1), a judged non-relevant row,
+    and a query without any judgment every tenth row."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        if i % 10 == 9:
+            out.append({})
+            continue
+        out.append({int(rng.integers(0, n)): 0, (i + 1) % n: 2, (i + 2) % n: 1})
+    for i, judged in enumerate(out):  # a query never judges itself (it is not among its neighbours)
+        judged.pop(i, None)
+    return out
+
+
+def test_graded_relevance_is_the_library_measure_on_the_deep_lists():
+    """Issue #26: --qrels gives nDCG@k, MRR@k, MAP@100 and recall@100 of every representation,
+    each condition's change with a paired interval, searched 100 deep."""
+    from embdiag.metrics.graded import average_precision_at_k, graded_recall_at_k, mrr_at_k, ndcg_at_k
+
+    qrels = _qrels_for(N)
+    rep = measure(X, qrels=qrels, compress="int4,prefix8", k=K, progress=False, fail_if=["delta_ndcg@5.low<-50"])
+    assert rep.inputs["qrels_depth"] == 100 and rep.inputs["n_queries_judged"] == N - N // 10
+    judged = [i for i in range(N) if qrels[i]]
+    deep = topk(X, X, 100, exclude_self=True)[1][judged]
+    q = [qrels[i] for i in judged]
+    for metric, f, cut in (
+        ("ndcg@5", ndcg_at_k, K),
+        ("mrr@5", mrr_at_k, K),
+        ("map@100", average_precision_at_k, 100),
+        ("recall@100", graded_recall_at_k, 100),
+    ):
+        assert value(rep, "relevance", metric, "reference").value == pytest.approx(f(deep, q, k=cut), abs=1e-12)
+    prefix = topk(X[:, :8], X[:, :8], 100, exclude_self=True)[1][judged]
+    want = 100 * (ndcg_at_k(prefix, q, k=K) - ndcg_at_k(deep, q, k=K))
+    row = value(rep, "relevance", "delta_ndcg@5", "prefix8")
+    assert row.value == pytest.approx(want, abs=1e-9) and row.low <= row.value <= row.high
+    # identity and P@k still read the first k of the same searches
+    assert value(rep, "identity", "overlap@5", "prefix8").value == pytest.approx(
+        overlap_at_k(exact(X), topk(X[:, :8], X[:, :8], K, exclude_self=True)[1]), abs=1e-12
+    )
+    assert {g["condition"] for g in rep.gates} == {"int4", "prefix8"}
+    assert any(e["metric"] == "delta_map@100" for e in rep.summary[0]["relevance"])
+
+
+def test_qrels_are_checked_and_the_depth_fits_a_small_gallery():
+    small = X[:60]
+    rep = measure(small, qrels=_qrels_for(60), compress="fp16", k=K, progress=False)
+    assert rep.inputs["qrels_depth"] == 58  # 60 rows, the query itself excluded: 59 candidates, the margin's 1 more
+    assert "recall@58" in set(rep.metrics.metric)
+    with pytest.raises(InputError, match="^--qrels: give --pairs or --qrels, not both"):
+        measure(X, qrels=_qrels_for(N), pairs=PAIRS, k=K, progress=False)
+    with pytest.raises(InputError, match="^--qrels: judgments for 3 queries, expected 500"):
+        measure(X, qrels=[{1: 1}] * 3, k=K, progress=False)
+    with pytest.raises(InputError, match="^--qrels: query 0 grades row 1 1.5; grades are non-negative integers"):
+        measure(X, qrels=[{1: 1.5}] + [{}] * (N - 1), k=K, progress=False)
+    with pytest.raises(InputError, match="^--qrels: no relevant judgment"):
+        measure(X, qrels=[{1: 0}] * N, k=K, progress=False)
+    with pytest.raises(InputError, match="'ndcg@5' has no condition or attribute 'int8'"):
+        measure(X, qrels=_qrels_for(N), compress="fp16", k=K, progress=False, fail_if=["ndcg@5[int8]<0.5"])

@@ -40,7 +40,15 @@ def _report(files, out, **options):
 
     given = {"VECTORS": files / "vectors.npy", "--labels": files / "labels.csv", "--pairs": files / "pairs.csv"}
     given.update(options.pop("given", {}))
-    keys = {"--labels": "labels", "--pairs": "pairs", "--compare": "compare", "--queries": "queries"}
+    if "--qrels" in given:  # graded judgments replace the pairs
+        del given["--pairs"]
+    keys = {
+        "--labels": "labels",
+        "--pairs": "pairs",
+        "--qrels": "qrels",
+        "--compare": "compare",
+        "--queries": "queries",
+    }
     data = read_inputs(given["VECTORS"], **{keys[o]: p for o, p in given.items() if o != "VECTORS"})
     report = measure(**data, k=5, progress=False, sources={o: file_record(p) for o, p in given.items()}, **options)
     report.save(out)
@@ -195,3 +203,13 @@ def test_a_report_written_by_the_command_is_verified_by_the_command(files, tmp_p
     assert embdiag([*args, "--k", "5", "--out", str(out), "--fail-if", "overlap@5<0.1"]) == exits.OK
     assert embdiag(["verify", str(out)]) == exits.OK
     assert "verified: " in capsys.readouterr().out
+
+
+def test_a_report_with_graded_judgments_is_verified(files, tmp_path):
+    qrels = files / "qrels.csv"
+    rows = [f"{i},{(i + 1) % N},2\n{i},{(i + 3) % N},1\n" for i in range(0, N, 2)]
+    qrels.write_text("query,document,grade\n" + "".join(rows))
+    folder = _report(files, tmp_path / "r", given={"--qrels": qrels}, compress="int4,binary")
+    given = json.loads((folder / "report.json").read_text())["inputs"]["files"]
+    assert set(given) == {"VECTORS", "--labels", "--qrels"}
+    assert V.verify(folder) == ([], [])

@@ -34,6 +34,7 @@ vectors_path = None  # the vectors (.npy, .npz, .parquet, .safetensors; n x d); 
 labels_path = None  # CSV or parquet: one row per vector, one column per attribute (optional `id` column)
 compare_path = None  # a second representation of the same n items (another model, a quantized copy)
 pairs_path = None  # CSV of (query, target) positives for Hit@k and recall@k
+qrels_path = None  # CSV of (query, document, grade) judgments for nDCG, MRR, MAP and recall
 queries_path = None  # a separate query set searched against the vectors
 encoder = "reference-cnn"  # without vectors_path: the registered encoder whose cached vectors are measured
 compress = "fp16,int8,pca64,prefix64"  # representations made from the vectors ('' for none)
@@ -63,6 +64,7 @@ with maybe_connect(cluster):  # one connection for the input check and the searc
         labels_path=labels_path,
         compare_path=compare_path,
         pairs_path=pairs_path,
+        qrels_path=qrels_path,
         queries_path=queries_path,
         encoder=encoder,
         cluster=cluster,
