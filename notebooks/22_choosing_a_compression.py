@@ -23,7 +23,7 @@
 #
 # ```
 # embdiag report vectors.npy --labels labels.csv \
-#     --compress fp16,fp8,int8,int8cal,int4,binary,binary-rescore,pca128,prefix128 --index hnsw,ivfpq \
+#     --compress fp16,int8,int4,binary-rescore,prefix128 --index hnsw,ivfpq \
 #     --fail-if "overlap@10<0.9" --fail-if "delta_p@10.low<-1" --out report/
 # ```
 #
@@ -58,12 +58,13 @@ display(view.frontier_result(report), view.overview(report, source))
 # e4m3 and int8 with a per-row scale; int8 and int4 on per-dimension calibration ranges, the
 # sentence-transformers convention; one sign bit per dimension, searched by Hamming distance,
 # alone or with the best 4k candidates rescored by the float query). A truncation keeps fewer
-# dimensions as float32 (centred PCA, a Matryoshka prefix). An index keeps its own codes and
+# dimensions as float32 (centred PCA, a Matryoshka prefix); a centred PCA moves neighbours before
+# it drops anything, since subtracting the mean changes every cosine (the Compression chapter). An index keeps its own codes and
 # links and is searched approximately. Bytes count what one vector takes; a shared calibration
 # table, PCA basis or index codebook is not counted, and neither is search speed.
 
 # %%
-display(*view.section(report, "frontier"))
+display(view.frontier_table(report))
 
 # %% [markdown]
 # ## Proof beside measurement: which queries cannot change

@@ -16,6 +16,7 @@ import html
 import re
 
 import altair as alt
+import numpy as np
 import pandas as pd
 from IPython.display import Markdown
 
@@ -403,6 +404,7 @@ def _relevance(report: Report, table: pd.DataFrame, mark: dict) -> list:
             .drop(columns="attribute"),
             name="report-relevance-table",
             **mark,
+            collapsed=f"Every change with its interval ({len(table)} rows)" if len(table) > LONG_TABLE else None,
             caption=(  # rows: metrics
                 "The changes: change: the mean per-query difference (condition minus reference) in percentage "
                 "points; low, high: its 95% paired bootstrap interval; queries: the queries where both are defined "
@@ -435,11 +437,15 @@ def _gates(report: Report, table: pd.DataFrame, mark: dict) -> list:
         ]
     )
     shown = shown[["rule", "condition", "attribute", "value", "threshold", "outcome"]].set_index("rule")
+    failed = int((shown["outcome"] != "pass").sum())
     return [
         exhibits.table(
             shown,
             name="report-gates",
             **mark,
+            collapsed=f"Every rule on every row it reads: {failed} of {len(shown)} fail"
+            if len(shown) > LONG_TABLE
+            else None,
             extremes=False,
             caption=(
                 "Each --fail-if rule on each row it checks: condition, attribute: the row's; value: the measured "
@@ -483,7 +489,7 @@ def frontier_result(report: Report) -> findings.Result:
             else "none."
         )
     figure = exhibits.figure(
-        frontier_chart(table, k, reference),
+        frontier_chart(table, k, reference, room=theme.RESULT_PX),
         name="frontier-result",
         caption=(
             f"Bytes per vector (log axis; dashed: the reference's {reference:,}) against overlap@{k} (left) and the "
@@ -511,28 +517,50 @@ def certificates(report: Report) -> exhibits.Exhibit:
     )
 
 
-def _frontier(report: Report, table: pd.DataFrame, mark: dict) -> list:
+def frontier_table(report: Report, mark: dict | None = None) -> exhibits.Exhibit:
+    """The frontier as a table, fewest bytes first (:func:`embdiag.report.frontier.frontier_table`)."""
+    table = report.tables["frontier"]
     k = report.inputs["k"]
     reference = int(report.inputs["bytes_per_vector"])  # the reference as float32 rows
+    records = table.to_dict("records")
     shown = table.assign(
         pareto=table["pareto"].map({True: "yes", False: ""}),
-        lowest=[
-            "—"
-            if not r["lowest_metric"]
-            else f"{_lowest_name(r)} {r['lowest_value']:+.2f} [{r['lowest_low']:+.2f}, {r['lowest_high']:+.2f}]"
-            for r in table.to_dict("records")
+        lowest=[_lowest_name(r) if r["lowest_metric"] else "—" for r in records],
+        change=[
+            f"{r['lowest_value']:+.2f} [{r['lowest_low']:+.2f}, {r['lowest_high']:+.2f}]" if r["lowest_metric"] else "—"
+            for r in records
         ],
     )
-    columns = ["condition", "kind", "bytes_per_vector", "times_smaller", f"overlap@{k}", "lowest", "pareto"]
+    columns = ["condition", "kind", "bytes_per_vector", "times_smaller", f"overlap@{k}", "lowest", "change", "pareto"]
     if table["gates"].astype(bool).any():
         columns.append("gates")
     shown = _for_reading(shown[columns]).rename(
         columns={
             "times_smaller": "times smaller",
-            "lowest": "lowest relevance change, pp [95% interval]",
+            "lowest": "lowest relevance change",
+            "change": "its change, pp [95% interval]",
             "pareto": "Pareto set",
         }
     )
+    return exhibits.table(
+        shown.set_index("condition"),
+        name="report-frontier-table",
+        **(mark if mark is not None else _provenance(report)),
+        extremes=[f"overlap@{k} (%)"],
+        caption=(
+            "The frontier, fewest bytes first. bytes per vector: a vector's codes and per-row scale (shared "
+            f"tables not counted); times smaller: the reference's float32 rows ({reference:,} bytes) over it; "
+            "lowest relevance change: of all the condition's changes (per label column, Hit@k, recall@k, nDCG, "
+            "MRR, MAP), the one whose interval reaches lowest; Pareto set: no other condition takes at most as "
+            "many bytes with at least as high an overlap and lowest bound, one strictly"
+            + ("; gates: whether every --fail-if row of the condition passed." if "gates" in columns else ".")
+        ),
+    )
+
+
+def _frontier(report: Report, table: pd.DataFrame, mark: dict) -> list:
+    k = report.inputs["k"]
+    reference = int(report.inputs["bytes_per_vector"])
     out = [
         exhibits.figure(
             frontier_chart(table, k, reference),
@@ -546,20 +574,7 @@ def _frontier(report: Report, table: pd.DataFrame, mark: dict) -> list:
                 "at once."
             ),
         ),
-        exhibits.table(
-            shown.set_index("condition"),
-            name="report-frontier-table",
-            **mark,
-            extremes=[f"overlap@{k} (%)"],
-            caption=(
-                "The frontier, fewest bytes first. bytes per vector: a vector's codes and per-row scale (shared "
-                f"tables not counted); times smaller: the reference's float32 rows ({reference:,} bytes) over it; "
-                "lowest relevance change: of all the condition's changes (per label column, Hit@k, recall@k), the "
-                "one whose interval reaches lowest; Pareto set: no other condition takes at most as many bytes with "
-                "at least as high an overlap and lowest bound, one strictly"
-                + ("; gates: whether every --fail-if row of the condition passed." if "gates" in columns else ".")
-            ),
-        ),
+        frontier_table(report, mark),
     ]
     best = smallest_passing(table)
     if best is not None:
@@ -571,6 +586,10 @@ def _frontier(report: Report, table: pd.DataFrame, mark: dict) -> list:
             ),
         )
     return out
+
+
+#: Longer tables than this many rows are shown collapsed under one line (their figure shows them).
+LONG_TABLE = 15
 
 
 _EXHIBITS = {
@@ -677,48 +696,54 @@ def relevance_chart(relevance: pd.DataFrame) -> alt.FacetChart:
     return theme.legend_below(chart)
 
 
-def frontier_chart(frontier: pd.DataFrame, k: int, reference_bytes: float) -> alt.HConcatChart:
+def frontier_chart(
+    frontier: pd.DataFrame, k: int, reference_bytes: float, room: int = theme.COLUMN_PX
+) -> alt.HConcatChart:
     """Bytes per vector (log x) against overlap@k (left) and against the lowest relevance change
-    with its interval (right, when measured); filled marks are the Pareto set, the dashed line
-    the reference's bytes; colour is the condition's kind."""
+    with its interval (right, when measured); filled marks and names are the Pareto set (the
+    others are named on hover), the dashed line the reference's bytes; colour is the condition's
+    kind. Two panels share ``room`` pixels."""
+    pareto_rank = frontier["pareto"].cumsum().where(frontier["pareto"], 0)  # 1, 2, ... by bytes
     data = frontier.assign(
         set=frontier["pareto"].map({True: "Pareto set", False: "dominated"}),
         overlap=frontier[f"overlap@{k}"],
+        label=np.where(pareto_rank % 2 == 1, "above", np.where(frontier["pareto"], "below", "")),
     )
+    low, high = float(data["bytes_per_vector"].min()) / 1.5, reference_bytes * 1.5
+    ticks = [v for e in range(0, 8) for v in (10**e, 3 * 10**e) if low <= v <= high]
     x = alt.X(
         "bytes_per_vector:Q",
         title="bytes per vector (log)",
-        scale=alt.Scale(type="log", domain=[data["bytes_per_vector"].min() / 1.5, reference_bytes * 1.5]),
+        scale=alt.Scale(type="log", domain=[low, high]),
+        axis=alt.Axis(values=ticks, format=",.0f"),
     )
     about = ["condition", "kind", alt.Tooltip("bytes_per_vector:Q", format=",.0f"), "set"]
     shape = alt.Shape(
         "set:N", title=None, scale=alt.Scale(domain=["Pareto set", "dominated"], range=["circle", "diamond"])
-    )
-    fill = alt.Fill(
-        "kind:N", scale=alt.Scale(domain=list(KIND_COLOURS), range=list(KIND_COLOURS.values())), legend=None
     )
     ref = (
         alt.Chart()
         .mark_rule(color=theme.PALETTE["grey"], strokeDash=theme.DASHES["reference"])
         .encode(x=alt.datum(reference_bytes))
     )
-    width = theme.panel_width(2, gap=70)
+    width = theme.panel_width(2, gap=70, room=room)
 
     def points(y: alt.Y, extra=()):
         base = alt.Chart().encode(x=x, y=y, color=_kind_colour(), shape=shape)
-        hollow = base.transform_filter(alt.datum.pareto == False).mark_point(size=80, filled=False)  # noqa: E712
-        solid = base.transform_filter(alt.datum.pareto == True).mark_point(size=80, filled=True)  # noqa: E712
-        label = alt.Chart().mark_text(align="left", dx=7, dy=-7).encode(x=x, y=y, text="condition:N")
-        return [
-            *extra,
-            hollow.encode(tooltip=about + ["overlap"]),
-            solid.encode(fill=fill, tooltip=about + ["overlap"]),
-            label,
+        hollow = base.transform_filter(alt.datum.pareto == False).mark_point(size=70, filled=False)  # noqa: E712
+        solid = base.transform_filter(alt.datum.pareto == True).mark_point(size=70, filled=True)  # noqa: E712
+        labels = [  # the Pareto set named, alternately above and below its marks (neighbours differ)
+            alt.Chart()
+            .transform_filter(alt.datum.label == side)
+            .mark_text(align="left", dx=6, dy=dy)
+            .encode(x=x, y=y, text="condition:N")
+            for side, dy in (("above", -9), ("below", 12))
         ]
+        return [*extra, hollow.encode(tooltip=about + ["overlap"]), solid.encode(tooltip=about + ["overlap"]), *labels]
 
-    left = alt.layer(
-        ref, *points(alt.Y("overlap:Q", title=f"overlap@{k} (share)", scale=alt.Scale(domain=[0, 1]))), data=data
-    ).properties(width=width, height=260)
+    floor = max(0.0, float(np.floor((data["overlap"].min() - 0.02) * 10) / 10))
+    overlap = alt.Y("overlap:Q", title=f"overlap@{k} (share)", scale=alt.Scale(domain=[floor, 1]))
+    left = alt.layer(ref, *points(overlap), data=data).properties(width=width, height=260)
     measured = data.dropna(subset=["lowest_low"])
     if measured.empty:
         return theme.legend_below(alt.hconcat(left))

@@ -353,3 +353,21 @@ def test_the_committed_chapters_were_executed_on_one_float_path():
     (a page re-executed on another path, e.g. with EMBDIAG_FLOAT_PATH=native, must not be committed)."""
     assert pipeline.committed_float_paths() == {floatpath.LEVEL}
     assert set(pipeline.executed()) == {p.stem for p in pipeline.DEFAULT.chapters.glob("*.ipynb")}
+
+
+def test_the_build_skips_what_a_killed_chapter_leaves():
+    """A chapter killed mid-run leaves a hidden workspace beside its output (embdiag._atomic): the
+    book build must not read it as a page (it did: 'document isn't included in any toctree', exit 1)."""
+    from sphinx.util.matching import Matcher
+
+    from embdiag import _atomic
+
+    config = yaml.safe_load((pipeline.REPO / "_config.yml").read_text())
+    skipped = Matcher(config["exclude_patterns"])
+    leftovers = [
+        ".chapters.tmp-5qsusqbk/21_report.ipynb",
+        "chapters/" + _atomic.TEMPORARY.format(name="21_report.ipynb") + "ab12",
+        "chapters/.ipynb_checkpoints/21_report-checkpoint.ipynb",
+    ]
+    assert all(skipped(path) for path in leftovers)
+    assert not any(skipped(f"chapters/{name}.ipynb") for name in ("00_cover", "21_report", "24_reproduce"))
