@@ -26,19 +26,9 @@ from collections.abc import Mapping
 import numpy as np
 
 from .._validate import check_bool, check_int
+from .retrieval import _neighbors
 
 __all__ = ["ndcg_at_k", "mrr_at_k", "average_precision_at_k", "graded_recall_at_k"]
-
-
-def _neighbors(neighbors) -> np.ndarray:
-    a = np.asarray(neighbors)
-    if a.ndim != 2 or a.size == 0:
-        raise ValueError(f"neighbors: expected a non-empty 2-D (n_queries, k) index array, got shape {a.shape}")
-    if not np.issubdtype(a.dtype, np.integer):
-        raise ValueError(f"neighbors: expected integer indices, got dtype {a.dtype}")
-    if a.min() < 0:
-        raise ValueError(f"neighbors: negative index {a.min()}")
-    return a
 
 
 def _grades(qrels, nb: np.ndarray):
