@@ -43,7 +43,8 @@ from .._validate import check_int
 from ..data.files import InputError, read_vectors
 from ..interventions.codes import calibration_ranges, sign_topk
 from ..interventions.compression import MatryoshkaPrefix, PCACompression
-from ..interventions.precision import CALIBRATED, bytes_per_vector, store
+from ..interventions.precision import CALIBRATED, StorageCondition, bytes_per_vector, compare_conditions, store
+from ..interventions.truncation import compare_truncation
 from ..metrics.retrieval import topk
 
 __all__ = [
@@ -215,6 +216,15 @@ class ReportCondition:
         (None where unknown: an index not yet built)."""
         raise NotImplementedError
 
+    #: Whether :meth:`certify` proves anything for the condition (known before measuring).
+    certified: ClassVar[bool] = False
+
+    def certify(self, queries, gallery, k: int, fit=None):
+        """Which ``queries`` provably keep their exact top ``k`` in ``gallery`` under the condition:
+        a result with ``coverage`` and ``violations``, or None where no bound applies (the default).
+        ``fit``: the rows a fitted condition is fitted on."""
+        return None
+
     def search(self, queries, gallery, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, indices)`` of each query's top ``k`` gallery rows, sorted like ``topk``:
         exact float32 search of the condition's representations of ``queries`` and ``gallery``
@@ -320,6 +330,20 @@ class Storage(ReportCondition):
     def cosine_search(self) -> bool:
         return self.format != "binary"
 
+    @property
+    def certified(self) -> bool:
+        return self.cosine_search  # sign bits are searched by Hamming distance: no float bound
+
+    def certify(self, queries, gallery, k: int, fit=None):
+        """The float certificate of both sides stored (:func:`~embdiag.interventions.precision.compare_conditions`;
+        a calibrated format on the ranges of ``fit``); None for sign bits."""
+        if not self.certified:
+            return None
+        condition = StorageCondition(
+            self.name, gallery=self.format, queries=self.format, ranges=self.ranges(gallery, fit)
+        )
+        return compare_conditions(queries, [condition], gallery=gallery, k=k)[0]
+
     def ranges(self, X, fit=None) -> np.ndarray | None:
         """A calibrated format's per-dimension ranges (of ``fit``, by default of a seeded sample
         of ``X``); None for the other formats."""
@@ -413,6 +437,12 @@ class Compression(ReportCondition):
     @property
     def fitted(self) -> bool:
         return self.method != "prefix"
+
+    certified: ClassVar[bool] = True
+
+    def certify(self, queries, gallery, k: int, fit=None):
+        """The truncation certificate (:func:`~embdiag.interventions.truncation.compare_truncation`)."""
+        return compare_truncation(queries, self.model(gallery, fit), gallery, k=k, name=self.name)
 
     def bytes_per_vector(self, d: int) -> float:
         """``dim`` float32 coordinates (a PCA's mean and axes are one shared table, not counted)."""

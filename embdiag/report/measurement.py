@@ -59,9 +59,7 @@ from .._validate import as_float, check_int
 from ..cluster import connect
 from ..data.files import InputError, split_labels
 from .._validate import SQUARABLE
-from ..interventions.precision import StorageCondition, compare_conditions
 from ..interventions.stress import INTERVENTIONS, SEVERITIES, measure_grid
-from ..interventions.truncation import compare_truncation
 from ..metrics.geometry import summary
 from ..metrics.graded import average_precision_at_k, graded_recall_at_k, mrr_at_k, ndcg_at_k
 from ..metrics.probe import balanced_accuracy, eligible_classes, fit_probes, labelled, labelled_values
@@ -71,10 +69,8 @@ from ..metrics.suite import frozen_classes
 from . import fail_if as rules_of
 from .conditions import (
     CHUNK_ROWS,
-    Compression,
     FIT_ROWS,
     ReportCondition,
-    Storage,
     _chunks,
     _sample_rows,
     parse_conditions,
@@ -528,7 +524,7 @@ def available_metrics(
 
     add(GEOMETRY_KEYS, vec, SPACES)
     add((f"overlap@{k}", "changed_queries", "median_margin_changed", "median_margin_unchanged"), names)
-    add(("cert_coverage", "cert_violations"), [c.name for c in conditions if _certified(c)])
+    add(("cert_coverage", "cert_violations"), [c.name for c in conditions if c.certified])
     add(("bytes_per_vector",), names)
     if attributes:
         add(("rare_classes", "missing_labels"), ["reference"], attributes)
@@ -741,13 +737,11 @@ def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[
     return neighbours, _both_spaces(Xc, backend.geometry, own=Xc is not getattr(c, "array", None))
 
 
-def _certificate(plan: _Plan, c: Storage | Compression) -> dict:
-    """Certificate of a storage or truncation condition on at most CERT_QUERIES searched queries:
-    storage's float certificate (queries and gallery stored; see
-    :func:`~embdiag.interventions.precision.compare_conditions`) or truncation's (see
-    :func:`~embdiag.interventions.truncation.compare_truncation`). When the queries are gallery
-    rows they stay in the search, so the certified set is the top-(k + 1) including the query
-    itself (its k nearest other rows)."""
+def _certificate(plan: _Plan, c: ReportCondition) -> dict:
+    """A certified condition's certificate (:meth:`~embdiag.report.conditions.ReportCondition.certify`:
+    storage's float certificate, or truncation's) on at most CERT_QUERIES searched queries. When
+    the queries are gallery rows they stay in the search, so the certified set is the top-(k + 1)
+    including the query itself (its k nearest other rows)."""
     Q, G, div = plan.Q, plan.G, 5 if plan.quick else 1
     cq = _sample_rows(len(Q), CERT_QUERIES // div, plan.seed, _CERT)
     if len(G) <= CERT_GALLERY // div:
@@ -759,25 +753,13 @@ def _certificate(plan: _Plan, c: Storage | Compression) -> dict:
             len(rest), CERT_GALLERY // div - len(need), replace=False
         )
         cg = np.sort(np.concatenate([need, rest[pick]]))
-    queries, gallery, k = np.asarray(Q[cq]), take_rows(G, cg), plan.k + plan.self_search
-    if isinstance(c, Compression):
-        res = compare_truncation(queries, c.model(G, plan.fit), gallery, k=k, name=c.name)
-    else:
-        condition = StorageCondition(c.name, gallery=c.format, queries=c.format, ranges=c.ranges(G, plan.fit))
-        res = compare_conditions(queries, [condition], gallery=gallery, k=k)[0]
+    res = c.certify(np.asarray(Q[cq]), take_rows(G, cg), plan.k + plan.self_search, plan.fit)
     return {
         "cert_coverage": res.coverage,
         "cert_violations": res.violations,
         "cert_queries": len(cq),
         "cert_gallery": len(cg),
     }
-
-
-def _certified(c: ReportCondition) -> bool:
-    """Whether a certificate covers ``c``: a storage format searched by cosine of its
-    reconstructions (not sign bits, which are searched by Hamming distance), or a truncation
-    (PCA, Matryoshka prefix)."""
-    return (isinstance(c, Storage) and c.cosine_search) or isinstance(c, Compression)
 
 
 def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarray) -> _Section:
@@ -797,7 +779,7 @@ def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarra
             "median_margin_changed": _median(margins[changed]),
             "median_margin_unchanged": _median(margins[~changed]),
         }
-        if _certified(c):
+        if c.certified:
             row.update(_certificate(plan, c))
         size = c.bytes_per_vector(plan.V.shape[1])
         row["bytes_per_vector"] = np.nan if size is None else size
