@@ -57,3 +57,11 @@ def resident_kib():
     if not sys.platform.startswith("linux"):
         pytest.skip("reads /proc/self/smaps")
     return _resident_kib
+
+
+@pytest.fixture(autouse=True)
+def _measured_afresh(monkeypatch):
+    """Every test measures afresh (the book's disk memo, :mod:`embdiag._memo`, is off): a test that
+    patches or counts a measurement must not read a kept result. tests/test_memo.py turns it on;
+    nbval's chapters (outside tests/) run with it, as ``embdiag book`` does."""
+    monkeypatch.setenv("EMBDIAG_MEMO", "off")

@@ -7,10 +7,12 @@ retrieval in both directions under Matryoshka compression, with its bootstrap an
 shuffled-correspondence control), ``precision`` (storage formats, scoring arithmetic,
 top-k certificates), ``codes`` (the low-bit codes some formats store: float8 e4m3,
 calibrated int8 and int4, sign bits with their Hamming search), ``truncation`` (a per-query
-certificate that a Matryoshka prefix or PCA cannot change the exact top-k). Measures their effect with
+certificate that a Matryoshka prefix or PCA cannot change the exact top-k), ``ann`` (approximate
+FAISS indexes, built reproducibly and searched at each value of their knob). Measures their effect with
 :mod:`embdiag.metrics`; imports nothing else of the package but the shared helpers.
 """
 
+from .ann import AnnIndex
 from .codes import calibration_ranges, sign_topk
 from .compression import MatryoshkaPrefix, PCACompression
 from .precision import (
@@ -36,6 +38,7 @@ from .stress import (
 )
 
 __all__ = [
+    "AnnIndex",
     "INTERVENTIONS",
     "SEVERITIES",
     "STUDY_CONDITIONS",

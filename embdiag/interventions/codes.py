@@ -41,13 +41,21 @@ _SUBNORMAL_QUANTUM = 2.0**-9
 _NEVER = -(2**62)  # a Hamming key no gallery row reaches (its negation is still an int64)
 
 
+#: Float64 bits below the three mantissa bits e4m3 keeps.
+_DROPPED = 52 - 3
+
+
 def _e4m3_round(x: np.ndarray) -> np.ndarray:
     """``x`` (float64) rounded to the nearest float8 e4m3fn value, ties to even, saturating at
-    +-448 (exact: the quantum of each binade is a power of two)."""
-    a = np.abs(np.asarray(x, dtype=np.float64))
-    _, ex = np.frexp(a)  # a = m 2^ex, m in [0.5, 1): the binade's exponent is ex - 1
-    quantum = np.ldexp(1.0, np.maximum(ex - 1, _E4M3_MIN_EXP) - 3)
-    return np.copysign(np.minimum(np.rint(a / quantum) * quantum, E4M3_MAX), x)
+    +-448 (exact: the quantum of each binade is a power of two). Normal binades round on the
+    float64 bits (add half a unit of the last kept bit, less one, plus that bit; clear the rest:
+    a carry moves into the exponent as it should); below 2^-6 the quantum is 2^-9."""
+    x = np.asarray(x, dtype=np.float64)
+    a = np.abs(x)
+    bits = a.view(np.int64)
+    kept = (bits + ((1 << (_DROPPED - 1)) - 1) + ((bits >> _DROPPED) & 1)) & ~np.int64((1 << _DROPPED) - 1)
+    r = np.where(a < 2.0**_E4M3_MIN_EXP, np.rint(a / _SUBNORMAL_QUANTUM) * _SUBNORMAL_QUANTUM, kept.view(np.float64))
+    return np.copysign(np.minimum(r, E4M3_MAX), x)
 
 
 def e4m3_encode(x) -> np.ndarray:
@@ -59,11 +67,24 @@ def e4m3_encode(x) -> np.ndarray:
     """
     r = _e4m3_round(x)
     a = np.abs(r)
-    _, ex = np.frexp(a)
+    bits = a.view(np.int64)
     normal = a >= 2.0**_E4M3_MIN_EXP
-    field = np.where(normal, ex - 1 + 7, 0)
-    mant = np.where(normal, np.ldexp(a, -(ex - 1) + 3) - 8, a / _SUBNORMAL_QUANTUM)
+    field = np.where(normal, (bits >> 52) - 1023 + 7, 0)
+    mant = np.where(normal, (bits >> _DROPPED) & 7, np.rint(a / _SUBNORMAL_QUANTUM).astype(np.int64))
     return (np.signbit(r).astype(np.uint8) << 7 | field.astype(np.uint8) << 3 | mant.astype(np.uint8)).astype(np.uint8)
+
+
+def _e4m3_values() -> np.ndarray:
+    """The float64 value of each of the 256 float8 e4m3fn bytes (0x7f / 0xff, NaN, read as +-480:
+    never encoded)."""
+    b = np.arange(256, dtype=np.uint8)
+    field = (b >> 3 & 15).astype(np.int64)
+    mant = (b & 7).astype(np.float64)
+    value = np.where(field == 0, mant * _SUBNORMAL_QUANTUM, np.ldexp(8.0 + mant, field - 10))
+    return np.where(b >> 7, -value, value)
+
+
+_E4M3_VALUES = _e4m3_values()
 
 
 def e4m3_decode(codes) -> np.ndarray:
@@ -73,11 +94,7 @@ def e4m3_decode(codes) -> np.ndarray:
         >>> e4m3_decode(np.array([56, 176, 126, 1], dtype=np.uint8)).tolist()
         [1.0, -0.5, 448.0, 0.001953125]
     """
-    b = np.asarray(codes, dtype=np.uint8)
-    field = (b >> 3 & 15).astype(np.int64)
-    mant = (b & 7).astype(np.float64)
-    value = np.where(field == 0, mant * _SUBNORMAL_QUANTUM, np.ldexp(8.0 + mant, field - 10))
-    return np.where(b >> 7, -value, value)
+    return _E4M3_VALUES[np.asarray(codes, dtype=np.uint8)]
 
 
 def calibration_ranges(X) -> np.ndarray:
@@ -156,19 +173,48 @@ def _signs(X: np.ndarray) -> np.ndarray:
     return np.where(X > 0, np.float32(1), np.float32(-1))
 
 
+#: Rows a FAISS binary search returns beyond the m asked for, so that ties at rank m fit inside.
+_TIE_ROOM = 64
+
+
 def _hamming_top(Sq: np.ndarray, Sg: np.ndarray, m: int, exclude_self: bool, chunk: int) -> np.ndarray:
     """Indices of each query's ``m`` nearest gallery rows by Hamming distance, nearest first,
-    ties by the lower index. ``Sq @ Sg.T`` is ``d - 2 x Hamming`` exactly (integer sums in
-    float32); the key ``dot x n + (n - 1 - j)`` orders by dot, then by lower index."""
+    ties by the lower index. FAISS's ``IndexBinaryFlat`` (XOR and popcount of the packed bits)
+    returns ``m + 64`` rows per query; a query is complete when the last of them lies farther
+    than its m-th (every row tied with the m-th is inside), and is sorted by (distance, index).
+    The others, and every query without FAISS, take :func:`_hamming_gemm`."""
+    try:
+        import faiss
+    except ImportError:  # pragma: no cover - faiss is a dependency
+        return _hamming_gemm(Sq, Sg, m, np.arange(len(Sq)) if exclude_self else None, chunk)
+    n, d = Sg.shape
+    index = faiss.IndexBinaryFlat(8 * -(-d // 8))  # packbits pads both sides with the same zero bits
+    index.add(np.packbits(Sg > 0, axis=1))
+    kk = min(n, m + int(exclude_self) + _TIE_ROOM)
+    D, I = index.search(np.packbits(Sq > 0, axis=1), kk)
+    last = D[:, -1].copy()
+    if exclude_self:
+        D = np.where(I == np.arange(len(Sq))[:, None], d + 1, D)  # the query's own row: past every other
+    order = np.lexsort((I, D), axis=-1)[:, :m]
+    D, I = np.take_along_axis(D, order, axis=1), np.take_along_axis(I, order, axis=1)
+    spill = np.flatnonzero((last <= D[:, -1]) & (kk < n))  # ties at rank m may continue past the list
+    if spill.size:
+        I[spill] = _hamming_gemm(Sq[spill], Sg, m, spill if exclude_self else None, chunk)
+    return I.astype(np.int64)
+
+
+def _hamming_gemm(Sq: np.ndarray, Sg: np.ndarray, m: int, own, chunk: int) -> np.ndarray:
+    """:func:`_hamming_top` of every query by float32 products: ``Sq @ Sg.T`` is ``d - 2 x
+    Hamming`` exactly (integer sums in float32); the key ``dot x n + (n - 1 - j)`` orders by dot,
+    then by lower index. ``own``: each query's own gallery row (never its neighbour), or None."""
     n = len(Sg)
     best = np.full((len(Sq), 0), _NEVER)
     for a in range(0, n, chunk):
         b = min(n, a + chunk)
         key = np.rint(Sq @ Sg[a:b].T).astype(np.int64) * n + (n - 1 - np.arange(a, b))
-        if exclude_self:
-            rows = np.arange(len(Sq))
-            inside = (rows >= a) & (rows < b)
-            key[rows[inside], rows[inside] - a] = _NEVER
+        if own is not None:
+            inside = (own >= a) & (own < b)
+            key[np.flatnonzero(inside), own[inside] - a] = _NEVER
         both = np.concatenate([best, key], axis=1)
         keep = min(m, both.shape[1])
         part = np.argpartition(-both, keep - 1, axis=1)[:, :keep]

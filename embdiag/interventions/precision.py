@@ -550,8 +550,29 @@ def _score_errors(Qr, Gr, Qp, Gp, exclude_self: bool, chunk: int, ref=None) -> n
 
 # Equivalent mutants (here and in compare_storage / compare_study_conditions): another default
 # chunk_size only changes how many query rows each score product takes (memory, time).
+def reference_ranking(Q, G, k: int, exclude_self: bool, reference=None) -> tuple[np.ndarray, np.ndarray]:
+    """The float64 reference ranking ``topk(Q, G, k + 1)`` a certificate reads, or ``reference``
+    (already computed) after checking its shape."""
+    if reference is None:
+        return topk(Q, G, k + 1, exclude_self=exclude_self, dtype=np.float64)
+    S, I = (np.asarray(a) for a in reference)
+    if S.shape != (len(Q), k + 1) or I.shape != S.shape or S.dtype != np.float64:
+        raise ValueError(
+            f"reference: expected float64 scores and indices of shape ({len(Q)}, {k + 1}) (topk of k + 1 "
+            f"in float64), got {S.shape} {S.dtype} and {I.shape}"
+        )
+    return S, I
+
+
 def compare_conditions(
-    queries, conditions=STUDY_CONDITIONS, gallery=None, *, k: int = 10, chunk_size: int = 1024
+    queries,
+    conditions=STUDY_CONDITIONS,
+    gallery=None,
+    *,
+    k: int = 10,
+    chunk_size: int = 1024,
+    reference=None,
+    score_errors: bool = True,
 ) -> list[StorageResult]:
     """Run each condition against one reference ranking; one :class:`StorageResult` each.
 
@@ -568,6 +589,13 @@ def compare_conditions(
     underflow terms), and a query is certified when its bound is below
     ``margin * (1 - 4u) / 2`` (u = 2**-53: the factor absorbs the rounding of that
     product, so ``bound < margin / 2`` holds exactly).
+
+    ``reference``: the reference ranking ``topk(queries, gallery, k + 1, dtype=np.float64)``
+    (with ``exclude_self`` when ``gallery`` is None) when it is already computed, as a report
+    certifying several conditions on one sample has it; it is checked for shape only.
+    ``score_errors=False`` skips measuring every pair's score change (two more products of the
+    queries with the whole gallery): ``max_score_error`` is then NaN and ``score_error`` None;
+    the certificate does not read them.
 
     Examples
     --------
@@ -601,14 +629,16 @@ def compare_conditions(
     # already); normalizing G == Q again gives the same rows; "IJ,IJ->I" is the same
     # einsum; caching the reference scores never, always or at another size only trades memory
     # for time (the same float64 products).
-    ref_scores, ref_idx = topk(Q, G, k + 1, exclude_self=exclude_self, dtype=np.float64)
+    ref_scores, ref_idx = reference_ranking(Q, G, k, exclude_self, reference)
     margins = np.asarray(boundary_margin(ref_scores, k), dtype=np.float64)
     ref_nbrs = ref_idx[:, :k]
-    Qr = _normalize(Q, "float64")
-    Gr = Qr if exclude_self else _normalize(G, "float64")
     sq = lambda A: np.einsum("ij,ij->i", A, A, dtype=np.float64)  # noqa: E731
     sq_min_ref = float(min(sq(Q).min(), sq(G).min()))
-    ref_full = Qr @ Gr.T if Q.shape[0] * G.shape[0] <= _CACHE_SCORES else None
+    Qr = Gr = ref_full = None
+    if score_errors:
+        Qr = _normalize(Q, "float64")
+        Gr = Qr if exclude_self else _normalize(G, "float64")
+        ref_full = Qr @ Gr.T if Q.shape[0] * G.shape[0] <= _CACHE_SCORES else None
 
     results = []
     for c in conditions:
@@ -636,13 +666,14 @@ def compare_conditions(
         _, idx = topk(Qs, Gs, k, exclude_self=exclude_self, dtype=np.dtype(c.arithmetic).type)
         changed = np.any(np.sort(idx, axis=1) != np.sort(ref_nbrs, axis=1), axis=1)
         overlap = np.asarray(overlap_at_k(ref_nbrs, idx, per_query=True), dtype=np.float64)
-        Qp = _normalize(Qs, c.arithmetic)
-        Gp = Qp if Gs is Qs else _normalize(Gs, c.arithmetic)
-        err = _score_errors(Qr, Gr, Qp, Gp, exclude_self, chunk_size, ref_full)
+        err = None
+        if score_errors:
+            Qp = _normalize(Qs, c.arithmetic)
+            Gp = Qp if Gs is Qs else _normalize(Gs, c.arithmetic)
+            err = _score_errors(Qr, Gr, Qp, Gp, exclude_self, chunk_size, ref_full)
+        largest = float(err.max()) if err is not None else np.nan
         results.append(
-            StorageResult(
-                c, k, float(err.max()), changed, overlap, margins, bound, certified, q_err, g_err, ref_nbrs, idx, err
-            )
+            StorageResult(c, k, largest, changed, overlap, margins, bound, certified, q_err, g_err, ref_nbrs, idx, err)
         )
     return results
 

@@ -39,7 +39,15 @@ import numpy as np
 from .._validate import as_matrix, check_int, nonzero_rows
 from ..metrics.retrieval import boundary_margin, overlap_at_k, topk
 from .compression import MatryoshkaPrefix, PCACompression
-from .precision import _U64, _error_upper, _gamma, normalization_bound, reconstruction_error, scoring_bound
+from .precision import (
+    _U64,
+    _error_upper,
+    _gamma,
+    normalization_bound,
+    reconstruction_error,
+    reference_ranking,
+    scoring_bound,
+)
 
 __all__ = ["TruncationResult", "truncation_bound", "compare_truncation"]
 
@@ -176,13 +184,17 @@ def _kept(X: np.ndarray, model, name: str) -> _Kept:
     raise ValueError(f"model: expected a fitted MatryoshkaPrefix or PCACompression, got {type(model).__name__}")
 
 
-def compare_truncation(queries, model, gallery=None, *, k: int = 10, name: str | None = None) -> TruncationResult:
+def compare_truncation(
+    queries, model, gallery=None, *, k: int = 10, name: str | None = None, reference=None
+) -> TruncationResult:
     """Certify, per query, that ``model`` (a fitted :class:`~embdiag.interventions.compression.MatryoshkaPrefix`
     or :class:`~embdiag.interventions.compression.PCACompression`) cannot change its exact top ``k``.
 
     Each query searches ``gallery`` by cosine (float64; with ``gallery=None`` the queries search
     each other, the query itself excluded), once on the rows and once on their truncations. A
     query is certified when its bound (module doc) is below ``margin * (1 - 4u) / 2``.
+    ``reference``: the float64 ranking ``topk(queries, gallery, k + 1)`` when already computed
+    (:func:`~embdiag.interventions.precision.compare_conditions` takes the same).
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -210,7 +222,7 @@ def compare_truncation(queries, model, gallery=None, *, k: int = 10, name: str |
     nonzero_rows(kq.Y, "queries (truncated)")
     nonzero_rows(kg.Y, "gallery (truncated)")
 
-    ref_scores, ref_idx = topk(Q, G, k + 1, exclude_self=same, dtype=np.float64)
+    ref_scores, ref_idx = reference_ranking(Q, G, k, same, reference)
     margins = np.asarray(boundary_margin(ref_scores, k), dtype=np.float64)
     _, idx = topk(kq.Y, kg.Y, k, exclude_self=same, dtype=np.float64)
     ref = ref_idx[:, :k]

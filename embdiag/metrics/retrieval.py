@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from .._blas import single_thread
-from .._mapped import release_rows
+from .._mapped import release_rows, take_rows
 from .._scaling import unit_scale_rows, unsafe_norms
 from .._validate import as_float, as_matrix, check_bool, check_int, check_k, same_length
 from .probe import labelled_values
@@ -37,6 +37,7 @@ __all__ = [
     "hit_at_k",
     "recall_at_k",
     "overlap_at_k",
+    "ann_recall",
     "boundary_margin",
 ]
 
@@ -631,6 +632,48 @@ def overlap_at_k(neighbors_a, neighbors_b, per_query: bool = False):
         raise ValueError(f"neighbors_a and neighbors_b: shapes differ ({a.shape} vs {b.shape})")
     values = (a[:, :, None] == b[:, None, :]).any(axis=2).sum(axis=1) / a.shape[1]
     return _reduce(values, per_query)
+
+
+def ann_recall(queries, gallery, found, exact, per_query: bool = False):
+    """Recall@k of an approximate search, tie-aware (ann-benchmarks' ``knn`` recall): per query,
+    the share of its ``k`` ``found`` rows whose cosine with it is at least the lowest cosine
+    among its ``k`` ``exact`` neighbours, averaged. A row tied with the k-th exact neighbour
+    counts as found, so an index that returns a tied row in place of the one exact search kept
+    is not penalized; ann-benchmarks adds 1e-3 to that threshold, this uses none. Cosines are
+    float64 dot products of rows normalized in float64; ``gallery`` may be a memory-map (only
+    the rows named are read).
+
+    Examples
+    --------
+    >>> G = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    >>> q = np.array([[1.0, 0.0]])
+    >>> ann_recall(q, G, [[1, 3]], [[0, 3]]), ann_recall(q, G, [[2, 3]], [[0, 3]])  # row 1 ties row 0
+    (1.0, 0.5)
+    """
+    Q = as_matrix(queries, "queries", dtype=np.float64)
+    F = _neighbors(found, "found")
+    E = _neighbors(exact, "exact")
+    if F.shape != E.shape or len(F) != len(Q):
+        raise ValueError(
+            f"found and exact: expected one row of k neighbours per query ({len(Q)} queries), "
+            f"got shapes {F.shape} and {E.shape}"
+        )
+    n, d = np.shape(gallery)
+    if d != Q.shape[1]:
+        raise ValueError(f"gallery: expected {Q.shape[1]} columns like queries, got {d}")
+    for nb, name in ((F, "found"), (E, "exact")):
+        _check_range(nb, n, name)
+    rows, inverse = np.unique(np.concatenate([F, E], axis=1), return_inverse=True)
+    R = np.asarray(take_rows(gallery, rows), dtype=np.float64)
+    R /= np.linalg.norm(R, axis=1, keepdims=True)
+    Qu = Q / np.linalg.norm(Q, axis=1, keepdims=True)
+    at = inverse.reshape(len(Q), -1)
+    cos = np.empty(at.shape)
+    for a in range(0, len(Q), 512):  # 512 queries' rows gathered at a time
+        cos[a : a + 512] = np.einsum("qkd,qd->qk", R[at[a : a + 512]], Qu[a : a + 512])
+    k = F.shape[1]
+    threshold = cos[:, k:].min(axis=1, keepdims=True)
+    return _reduce((cos[:, :k] >= threshold).sum(axis=1) / k, per_query)
 
 
 def boundary_margin(scores, k: int) -> np.ndarray:

@@ -36,6 +36,8 @@ __all__ = [
     "labels_chart",
     "identity_chart",
     "relevance_chart",
+    "index_curves",
+    "index_curve_chart",
 ]
 
 #: Section -> why it can be missing (the chapter's headings name the sections).
@@ -47,6 +49,7 @@ SECTIONS = {
     "identity": "no second representation (--compare, --compress or --index) was given",
     "relevance": "it needs labels (with queries drawn from VECTORS) or --pairs, and a second representation",
     "stress": "--stress was not asked for",
+    "indexes": "no approximate index (--index) was given",
     "frontier": "no second representation (--compare, --compress or --index) was given",
     "gates": "no --fail-if rule was given",
 }
@@ -183,15 +186,19 @@ def _for_reading(frame: pd.DataFrame) -> pd.DataFrame:
     return out.rename(columns=names)
 
 
-def section(report: Report, name: str) -> list:
+def section(report: Report, name: str, timings: bool = False) -> list:
     """The scope sentence and the exhibits of section ``name`` (one of :data:`SECTIONS`), or the
-    reason it was not measured."""
+    reason it was not measured. ``timings``: show the run's speeds (``indexes``: queries per
+    second and build time), which differ from run to run (a page that must re-execute byte for
+    byte leaves them out)."""
     if name not in SECTIONS:
         raise ValueError(f"name: unknown section {name!r}; sections are {', '.join(SECTIONS)}")
     parts = _scope(report, name)
     table = report.tables.get(name)
     if table is None or table.empty:
         return parts
+    if name == "indexes":
+        return parts + _indexes(report, table, _provenance(report), timings)
     return parts + _EXHIBITS[name](report, table, _provenance(report))
 
 
@@ -588,6 +595,61 @@ def _frontier(report: Report, table: pd.DataFrame, mark: dict) -> list:
     return out
 
 
+def index_curves(report: Report, timings: bool = False) -> pd.DataFrame:
+    """Each index's curve (table ``index_curves``), with this run's queries per second beside each
+    point when ``timings`` and the report has them."""
+    curves = report.tables["index_curves"]
+    speeds = report.timings.get("index_searches") if timings else None
+    if not speeds:
+        return curves
+    qps = pd.DataFrame(speeds)[["condition", "value", "queries_per_s"]]
+    return curves.merge(qps, on=["condition", "value"], how="left")
+
+
+def _indexes(report: Report, table: pd.DataFrame, mark: dict, timings: bool) -> list:
+    k = report.inputs["k"]
+    curves = index_curves(report, timings)
+    fast = "queries_per_s" in curves
+    builds = {b["condition"]: b["build_s"] for b in report.timings.get("index_builds", [])} if fast else {}
+    shown = table.assign(
+        default=[f"{knob} {int(v)}" if knob else "—" for knob, v in zip(table["knob"], table["default"])],
+        index_bytes=table["index_bytes"] / 2**20,
+    )
+    columns = ["condition", "default", "rows", "index_bytes", "bytes_per_vector"]
+    if builds:
+        shown["build_s"] = shown["condition"].map(builds)
+        columns.append("build_s")
+    columns.append("factory")  # last: a long string without spaces
+    shown = _for_reading(shown[columns]).rename(
+        columns={"default": "knob (default)", "index_bytes": "index (MiB)", "build_s": "build (s)"}
+    )
+    where = report.inputs.get("index_curves", "")
+    speed = f", this run's timing with {report.timings['faiss_threads']} FAISS thread(s), not verified" if fast else ""
+    return [
+        exhibits.figure(
+            index_curve_chart(curves, k),
+            name="report-index-curves",
+            **mark,
+            caption=(
+                f"recall@{k} of each index against exact search (tie-aware: a row tied with the k-th exact "
+                f"neighbour counts) at each knob value ({where}); filled: its default"
+                + (f"; x: queries per second (log){speed}." if fast else "; x: the knob's value (log).")
+            ),
+        ),
+        exhibits.table(
+            shown.set_index("condition"),
+            name="report-indexes",
+            **mark,
+            extremes=False,
+            caption=(
+                "Each index: knob and default, rows, serialized size, what each row adds (codes, ids, links; "
+                "shared codebooks not counted), and its FAISS factory string"
+                + ("; build: this run's seconds on one thread (a timing, not verified)." if builds else ".")
+            ),
+        ),
+    ]
+
+
 #: Longer tables than this many rows are shown collapsed under one line (their figure shows them).
 LONG_TABLE = 15
 
@@ -694,6 +756,36 @@ def relevance_chart(relevance: pd.DataFrame) -> alt.FacetChart:
         .resolve_scale(x="independent")
     )
     return theme.legend_below(chart)
+
+
+def index_curve_chart(curves: pd.DataFrame, k: int = 10, room: int = theme.COLUMN_PX) -> alt.LayerChart:
+    """recall@k of each index (one colour each, a line through its knob values) against this run's
+    queries per second when ``curves`` has them (log x, the curve ann-benchmarks draws), else
+    against the knob's value (log x); the default knob value filled, each point's value on hover."""
+    fast = "queries_per_s" in curves
+    data = curves.assign(
+        setting=[f"{knob}={int(v)}" if knob else "no knob" for knob, v in zip(curves["knob"], curves["value"])],
+        x=curves["queries_per_s"] if fast else curves["value"].fillna(1),
+    )
+    floor = max(0.0, float(np.floor((data[f"recall@{k}"].min() - 0.02) * 10) / 10))
+    names = list(dict.fromkeys(data["condition"]))
+    colour = alt.Color("condition:N", title="index", scale=theme.scale(names), sort=names)
+    x = alt.X(
+        "x:Q",
+        title="queries per second (log)" if fast else "knob value (log: nprobe or efSearch)",
+        scale=alt.Scale(type="log"),
+        axis=alt.Axis(format=",.0f"),
+    )
+    y = alt.Y(f"recall@{k}:Q", title=f"recall@{k} (tie-aware)", scale=alt.Scale(domain=[floor, 1]))
+    about = ["condition", "setting", alt.Tooltip(f"recall@{k}:Q", format=".4f")]
+    if fast:
+        about.append(alt.Tooltip("queries_per_s:Q", format=",.0f"))
+    base = alt.Chart().encode(x=x, y=y, color=colour)
+    line = base.mark_line(strokeWidth=2).encode(order="value:Q", detail="condition:N")
+    hollow = base.transform_filter(alt.datum.default == False).mark_point(size=60, filled=False)  # noqa: E712
+    solid = base.transform_filter(alt.datum.default == True).mark_point(size=80, filled=True)  # noqa: E712
+    chart = alt.layer(line, hollow.encode(tooltip=about), solid.encode(tooltip=about), data=data)
+    return theme.legend_below(chart.properties(width=theme.panel_width(1, room=room), height=260))
 
 
 def frontier_chart(

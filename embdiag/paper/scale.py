@@ -18,10 +18,12 @@ import pandas as pd
 from .. import artifacts
 from . import theme
 
-__all__ = ["THROUGHPUT", "throughput", "report_seconds", "sweep_seconds"]
+__all__ = ["THROUGHPUT", "FRONTIER", "throughput", "frontier", "report_seconds", "sweep_seconds"]
 
 #: The artifact the benchmark saves.
 THROUGHPUT = "scale/throughput"
+#: The frontier benchmark's record (``benchmarks/bench_frontier.py``): index curves with speeds.
+FRONTIER = "scale/frontier"
 
 
 def throughput(root=None) -> tuple[dict[str, float], dict, pd.DataFrame]:
@@ -32,6 +34,19 @@ def throughput(root=None) -> tuple[dict[str, float], dict, pd.DataFrame]:
         dict(zip(table["measure"], table["value"].astype(float))),
         artifacts.manifest(THROUGHPUT, root=root)["params"],
         table,
+    )
+
+
+def frontier(root=None) -> tuple[pd.DataFrame, dict[str, float], dict]:
+    """The frontier benchmark's index curves (recall@10, queries per second, build seconds, sizes),
+    its run figures (measure -> value: wall seconds, peak memory) and its parameters (machine,
+    n, d, conditions)."""
+    a = artifacts.load(FRONTIER, root=root)
+    run = a["run"]
+    return (
+        a["curves"],
+        dict(zip(run["measure"], run["value"].astype(float))),
+        artifacts.manifest(FRONTIER, root=root)["params"],
     )
 
 

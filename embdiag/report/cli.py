@@ -297,6 +297,7 @@ def chapter_inputs(
     queries_path=None,
     encoder: str = "reference-cnn",
     cluster: str | None = None,
+    index: str = "",
 ) -> tuple[dict, str, Future | dict]:
     """What the report chapter measures: ``measure``'s data arguments (:func:`read_inputs`), one
     sentence naming the data, and the files read (a future of option ->
@@ -305,7 +306,8 @@ def chapter_inputs(
     Without ``vectors_path``, the project's cached ``encoder`` embeddings of the procedural
     driving scenes with their labels (:func:`project_vectors`) and no files. With ``cluster``
     (connected: :func:`embdiag.cluster.maybe_connect`) the vector files' check for NaN, inf and
-    zero rows runs as Ray tasks over row shards (:func:`~embdiag.report.sharded.sharded_check`)."""
+    zero rows runs as Ray tasks over row shards (:func:`~embdiag.report.sharded.sharded_check`).
+    The prebuilt index files named in ``index`` (``file:`` items) are recorded with the others."""
     if vectors_path is None:
         vectors, labels, source = project_vectors(encoder)
         data = {"vectors": vectors, "labels": labels, "compare": None, "pairs": None, "qrels": None, "queries": None}
@@ -328,7 +330,7 @@ def chapter_inputs(
         scan=cluster is None,
     )
     given = {option: path for option, path in given.items() if path is not None}
-    files = file_records_later(given)
+    files = file_records_later(given | conditions.index_files(index))
     if cluster is not None:
         from .sharded import sharded_check
 
@@ -390,8 +392,8 @@ def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool =
     """The parameters the chapter is executed with: file paths as absolute strings (None when
     absent), ``k``, ``stress``, ``quick``, ``compress``, ``index`` (spec strings, '' when
     absent), ``seed``, ``out_dir`` (where the chapter saves report.json and the CSVs),
-    ``progress`` (bars on the kernel's stderr, which the command shows as it runs) and
-    ``cluster`` (a Ray address, or None).
+    ``progress`` (bars on the kernel's stderr, which the command shows as it runs),
+    ``timings`` (the page shows this run's speeds) and ``cluster`` (a Ray address, or None).
 
     Example:
         >>> args = build_parser().parse_args(["/embdiag-example/v.npy", "--index", "hnsw", "--out", "r"])
@@ -414,6 +416,7 @@ def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool =
         "seed": args.seed,
         "out_dir": str(out_dir),
         "progress": progress,
+        "timings": True,
         "cluster": args.cluster,
         "fail_if": list(args.fail_if),
     }

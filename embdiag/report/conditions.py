@@ -41,6 +41,15 @@ import numpy as np
 from .._mapped import release_rows, take_rows
 from .._validate import check_int
 from ..data.files import InputError, read_vectors
+from ..interventions.ann import (
+    FAISS_ROWS_PER_CENTROID,
+    MIN_NBITS,
+    AnnIndex,
+    factory_name,
+    file_name,
+    hnsw_params,
+    ivfpq_params,
+)
 from ..interventions.codes import calibration_ranges, sign_topk
 from ..interventions.compression import MatryoshkaPrefix, PCACompression
 from ..interventions.precision import CALIBRATED, StorageCondition, bytes_per_vector, compare_conditions, store
@@ -57,8 +66,8 @@ __all__ = [
     "ReportCondition",
     "Storage",
     "file_condition",
-    "hnsw_params",
-    "ivfpq_params",
+    "index_files",
+    "with_index_files",
     "parse_compress",
     "parse_conditions",
     "parse_index",
@@ -91,9 +100,7 @@ COMPRESSION_METHODS = {
     "upca": "Uncentred PCA (no mean subtracted)",
     "prefix": "Matryoshka prefix",
 }
-_INDEX_FORMS = "hnsw, ivfpq"
-
-HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 200, 64
+_INDEX_FORMS = "hnsw, ivfpq, faiss:<index_factory string>, file:<FAISS index file> (separate items by ';')"
 
 
 def _chunks(n: int):
@@ -131,48 +138,6 @@ def _sample_rows(n: int, m: int, seed: int, stream: int) -> np.ndarray:
     if n <= m:
         return np.arange(n)
     return np.sort(np.random.default_rng([seed, stream]).choice(n, m, replace=False))
-
-
-def _sort_like_topk(S: np.ndarray, I: np.ndarray):
-    """Rows sorted by descending score, ties by lower index (the order of ``topk``)."""
-    order = np.lexsort((I, -S), axis=-1)
-    return np.take_along_axis(S, order, axis=1), np.take_along_axis(I, order, axis=1)
-
-
-def hnsw_params(n: int, d: int) -> dict:
-    """Parameters of the ``hnsw`` condition (fixed; ``n`` and ``d`` are not used).
-
-    Example:
-        >>> hnsw_params(1_000_000, 768)
-        {'M': 32, 'efConstruction': 200, 'efSearch': 64}
-    """
-    return {"M": HNSW_M, "efConstruction": HNSW_EF_CONSTRUCTION, "efSearch": HNSW_EF_SEARCH}
-
-
-#: FAISS warns below 39 training rows per centroid; IVF-PQ needs codebooks of at least MIN_NBITS bits.
-FAISS_ROWS_PER_CENTROID = 39
-MIN_NBITS = 4
-
-
-def ivfpq_params(n: int, d: int) -> dict:
-    """Parameters of the ``ivfpq`` condition for an ``n`` x ``d`` gallery.
-
-    ``nlist = max(1, min(4096, round(sqrt(n))))`` lists; ``m`` = the largest divisor of ``d``
-    at most ``max(1, d // 8)`` (sub-vectors of at least 8 dimensions); 8 bits per code;
-    ``nprobe = min(nlist, 16)``; trained on a seeded sample of ``min(n, max(40 * nlist, 10000))``
-    rows; ``nbits = min(8, floor(log2(train_rows / 39)))`` bits per code, so that every codebook
-    has the 39 training rows per centroid that FAISS asks for (8 bits from 9,984 rows).
-
-    Example:
-        >>> ivfpq_params(1_000_000, 768)
-        {'nlist': 1000, 'm': 96, 'nbits': 8, 'nprobe': 16, 'train_rows': 40000}
-    """
-    nlist = max(1, min(4096, int(round(np.sqrt(n)))))
-    cap = max(1, d // 8)
-    m = max(j for j in range(1, cap + 1) if d % j == 0)
-    train_rows = min(n, max(40 * nlist, 10000))
-    nbits = int(min(8, np.floor(np.log2(max(train_rows, 1) / FAISS_ROWS_PER_CENTROID))))
-    return {"nlist": nlist, "m": m, "nbits": nbits, "nprobe": min(nlist, 16), "train_rows": train_rows}
 
 
 @dataclass(frozen=True)
@@ -219,10 +184,11 @@ class ReportCondition:
     #: Whether :meth:`certify` proves anything for the condition (known before measuring).
     certified: ClassVar[bool] = False
 
-    def certify(self, queries, gallery, k: int, fit=None):
+    def certify(self, queries, gallery, k: int, fit=None, reference=None):
         """Which ``queries`` provably keep their exact top ``k`` in ``gallery`` under the condition:
         a result with ``coverage`` and ``violations``, or None where no bound applies (the default).
-        ``fit``: the rows a fitted condition is fitted on."""
+        ``fit``: the rows a fitted condition is fitted on; ``reference``: the float64 ranking
+        ``topk(queries, gallery, k + 1)`` when already computed (shared by the conditions)."""
         return None
 
     def search(self, queries, gallery, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -334,7 +300,7 @@ class Storage(ReportCondition):
     def certified(self) -> bool:
         return self.cosine_search  # sign bits are searched by Hamming distance: no float bound
 
-    def certify(self, queries, gallery, k: int, fit=None):
+    def certify(self, queries, gallery, k: int, fit=None, reference=None):
         """The float certificate of both sides stored (:func:`~embdiag.interventions.precision.compare_conditions`;
         a calibrated format on the ranges of ``fit``); None for sign bits."""
         if not self.certified:
@@ -342,7 +308,9 @@ class Storage(ReportCondition):
         condition = StorageCondition(
             self.name, gallery=self.format, queries=self.format, ranges=self.ranges(gallery, fit)
         )
-        return compare_conditions(queries, [condition], gallery=gallery, k=k)[0]
+        return compare_conditions(queries, [condition], gallery=gallery, k=k, reference=reference, score_errors=False)[
+            0
+        ]
 
     def ranges(self, X, fit=None) -> np.ndarray | None:
         """A calibrated format's per-dimension ranges (of ``fit``, by default of a seeded sample
@@ -440,9 +408,9 @@ class Compression(ReportCondition):
 
     certified: ClassVar[bool] = True
 
-    def certify(self, queries, gallery, k: int, fit=None):
+    def certify(self, queries, gallery, k: int, fit=None, reference=None):
         """The truncation certificate (:func:`~embdiag.interventions.truncation.compare_truncation`)."""
-        return compare_truncation(queries, self.model(gallery, fit), gallery, k=k, name=self.name)
+        return compare_truncation(queries, self.model(gallery, fit), gallery, k=k, name=self.name, reference=reference)
 
     def bytes_per_vector(self, d: int) -> float:
         """``dim`` float32 coordinates (a PCA's mean and axes are one shared table, not counted)."""
@@ -451,10 +419,11 @@ class Compression(ReportCondition):
 
 @dataclass(frozen=True)
 class ApproximateIndex(ReportCondition):
-    """A FAISS index (``name`` ``"hnsw"`` or ``"ivfpq"``) searched instead of exact search: inner
-    product on unit float32 rows, built on one thread (reproducible), k-means and PQ training
-    seeded with ``seed``. ``params``: the parameters its description states (for ``ivfpq``, those
-    of the gallery size it was parsed for; a build uses :func:`ivfpq_params` of its gallery).
+    """An approximate index (:class:`~embdiag.interventions.ann.AnnIndex`) searched instead of exact
+    search: inner product on unit float32 rows, built on one thread (reproducible), training
+    seeded with ``seed``, searched at its knob's default value; :meth:`curve` sweeps the knob.
+    ``params``: the parameters a named index's description states (for ``ivfpq``, those of the
+    gallery size it was parsed for; a build uses :func:`ivfpq_params` of its gallery).
 
     Example:
         >>> X = np.random.default_rng(0).standard_normal((200, 8)).astype(np.float32)
@@ -469,6 +438,9 @@ class ApproximateIndex(ReportCondition):
 
     params: dict = field(compare=False)
     seed: int = 0
+    factory: str = ""
+    d: int = 0
+    path: str | None = None
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -481,6 +453,8 @@ class ApproximateIndex(ReportCondition):
             "inner product on unit float32 rows, built on one thread (reproducible).",
             p,
             seed,
+            AnnIndex.hnsw(n, d, seed).factory,
+            d,
         )
 
     @classmethod
@@ -503,84 +477,92 @@ class ApproximateIndex(ReportCondition):
             f"seeded sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows, "
             "built on one thread (reproducible)."
         )
-        return cls("ivfpq", desc, q, seed)
+        return cls("ivfpq", desc, q, seed, AnnIndex.ivfpq(n, d, seed).factory, d)
+
+    @classmethod
+    def of_factory(cls, factory: str, d: int, seed: int = 0) -> ApproximateIndex:
+        """A condition from a FAISS ``index_factory`` string (named by :func:`factory_name`).
+
+        Raises:
+            InputError: FAISS cannot make the index (its message quoted).
+        """
+        try:
+            ann = AnnIndex(factory, seed=seed).check(d)
+        except ValueError as e:
+            raise InputError(f"--index: faiss:{e}") from None
+        knob = f"{ann.knob} {ann.default} by default" if ann.knob else "no search knob"
+        desc = (
+            f"FAISS index_factory {factory!r}, {knob}, trained (where it needs training) on a seeded sample "
+            f"of at most max(40 nlist, 10,000) rows (seed {seed}), inner product on unit float32 rows, "
+            "built on one thread (reproducible)."
+        )
+        return cls(factory_name(factory), desc, {}, seed, factory, d)
+
+    @classmethod
+    def of_file(cls, path, d: int) -> ApproximateIndex:
+        """A condition from a prebuilt FAISS index file (named by its stem).
+
+        Raises:
+            InputError: the file is not a FAISS index with d columns and a cosine-compatible metric.
+        """
+        try:
+            ann = AnnIndex.read(path).check(d)
+        except ValueError as e:
+            raise InputError(f"--index: file:{e}") from None
+        knob = f"{ann.knob} {ann.default} as saved" if ann.knob else "no search knob"
+        desc = (
+            f"FAISS index read from {Path(path).name} ({ann.factory}, {ann.index_.ntotal:,} rows), {knob}; "
+            "row i of the index is row i of VECTORS."
+        )
+        out = cls(file_name(path), desc, {}, 0, ann.factory, d, str(path))
+        out._cache.update(ann=ann)
+        return out
 
     def vectors(self, X, fit=None, rows=None) -> None:
         """None: an index has no vectors of its own."""
         return None
 
-    def search(self, queries, gallery, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The index's top ``k`` of the unit float32 ``queries``, sorted like ``topk``; the index
-        over ``gallery`` is built once (kept while the same array object is passed again).
-        ``ivfpq`` queries whose probed lists hold fewer than ``k`` vectors are searched again
-        over every list."""
-        index = self._index(gallery)
-        Q = unit_rows_f32(queries)
-        S, I = index.search(Q, k)
-        if self.name == "ivfpq" and (I < 0).any():
-            import faiss
+    def settings(self) -> list[str]:
+        """``"<knob>=<value>"`` of each knob value a curve searches (known before a build; an
+        ``ivfpq``'s for the gallery size it was parsed for)."""
+        ann = self._cache.get("ann")
+        if ann is None:
+            ann = AnnIndex(self.factory, d=self.d, default=self.params.get("nprobe", self.params.get("efSearch")))
+        return [f"{ann.knob}={v}" for v in ann.ladder]
 
-            short = np.flatnonzero((I < 0).any(axis=1))
-            S[short], I[short] = index.search(Q[short], k, params=faiss.SearchParametersIVF(nprobe=index.nlist))
-        if (I < 0).any():
-            raise ValueError(
-                f"{self.name}: the index returned fewer than k = {k} results for "
-                f"{int((I < 0).any(axis=1).sum())} query(ies)"
-            )
-        return _sort_like_topk(S.astype(np.float32), I.astype(np.int64))
-
-    def bytes_per_vector(self, d: int) -> float | None:
-        """Bytes per indexed vector of the last index built (None before one is): HNSW its float32
-        row, its graph links (4 bytes each), level and offset (12 bytes); IVF-PQ its PQ code and
-        8-byte id. The coarse quantizer and codebooks, shared by every vector, are not counted."""
-        index = self._cache.get("index")
-        if index is None:
-            return None
-        if self.name == "hnsw":
-            return 4.0 * d + 4.0 * index.hnsw.neighbors.size() / index.ntotal + 12.0
-        return float(index.code_size + 8)
-
-    def _index(self, gallery):
-        if self._cache.get("gallery") is gallery:
-            return self._cache["index"]
-        import faiss
-
-        threads = faiss.omp_get_max_threads()
-        faiss.omp_set_num_threads(1)  # a multi-threaded HNSW build differs from run to run
-        try:
-            index = self._build(faiss, gallery)
-        finally:
-            faiss.omp_set_num_threads(threads)
-        self._cache.clear()
-        self._cache.update(gallery=gallery, index=index)
-        return index
-
-    def _build(self, faiss, gallery):
-        """The index over ``gallery``, built (and trained) on one thread: reproducible."""
-        n, d = np.shape(gallery)
-        if self.name == "hnsw":
-            index = faiss.IndexHNSWFlat(d, self.params["M"], faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = self.params["efConstruction"]
-            index.hnsw.efSearch = self.params["efSearch"]
-        else:
-            q = ivfpq_params(n, d)
-            if q["nbits"] < MIN_NBITS:
+    def ann(self, gallery) -> AnnIndex:
+        """The index over ``gallery``, built once (kept while the same array object is passed again)."""
+        if self.path is not None:
+            return self._cache["ann"].fit(gallery)
+        if self._cache.get("gallery") is not gallery:
+            n, d = np.shape(gallery)
+            if self.params and self.name == "ivfpq" and ivfpq_params(n, d)["nbits"] < MIN_NBITS:
                 raise InputError(
                     f"--index ivfpq: needs at least {FAISS_ROWS_PER_CENTROID << MIN_NBITS} gallery rows "
                     f"({MIN_NBITS}-bit codebooks), got {n}"
                 )
-            index = faiss.IndexIVFPQ(
-                faiss.IndexFlatIP(d), d, q["nlist"], q["m"], q["nbits"], faiss.METRIC_INNER_PRODUCT
-            )
-            train = unit_rows_f32(take_rows(gallery, _sample_rows(n, q["train_rows"], self.seed, 12)))
-            index.cp.seed = self.seed
-            index.pq.cp.seed = self.seed
-            index.train(train)
-            index.nprobe = q["nprobe"]
-        for a, b in _chunks(n):
-            index.add(unit_rows_f32(np.asarray(gallery[a:b])))
-            release_rows(gallery, a, b)
-        return index
+            if self.params:  # a named index: its parameters for this gallery's size
+                ann = getattr(AnnIndex, self.name)(n, d, self.seed)
+            else:
+                ann = AnnIndex(self.factory, seed=self.seed)
+            self._cache.clear()
+            self._cache.update(gallery=gallery, ann=ann.fit(gallery))
+        return self._cache["ann"]
+
+    def search(self, queries, gallery, k: int, value: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The index's top ``k`` of the unit float32 ``queries`` at knob ``value`` (default: the
+        index's), sorted like ``topk``; the index over ``gallery`` is built once."""
+        try:
+            return self.ann(gallery).search(queries, k, value)
+        except ValueError as e:
+            raise ValueError(f"{self.name}: {e}") from None
+
+    def bytes_per_vector(self, d: int) -> float | None:
+        """Bytes each indexed vector adds to the serialized index (None before one is built): HNSW
+        its float32 row, graph links, level and offset; IVF-PQ its PQ code and 8-byte id. The
+        coarse quantizer and codebooks, shared by every vector, are not counted."""
+        ann = self._cache.get("ann")
+        return None if ann is None or ann.index_ is None else float(ann.bytes_per_vector)
 
 
 def _split(spec, option: str) -> list[str]:
@@ -648,29 +630,87 @@ def parse_compress(spec: str, d: int, *, fit_rows: int = FIT_ROWS, seed: int = 0
     return out
 
 
+def _index_items(spec) -> list[str]:
+    """The items of an ``--index`` spec: ``;``-separated parts, each a ``faiss:`` or ``file:``
+    item (kept whole, commas and case included) or a comma list of named indexes."""
+    if not isinstance(spec, str):
+        raise InputError(f"--index: expected a string, got {spec!r}")
+    items = []
+    for part in spec.split(";"):
+        kind, sep, rest = part.strip().partition(":")
+        if sep and kind.lower() in ("faiss", "file"):
+            if not rest.strip():
+                raise InputError(f"--index: {kind.lower()}: names nothing in {spec!r}")
+            items.append(f"{kind.lower()}:{rest.strip()}")
+        else:
+            items += _split(part, "--index")
+    return items
+
+
+def index_files(spec) -> dict[str, str]:
+    """The prebuilt index files an ``--index`` spec names: ``"--index <name>"`` -> path (the
+    report records each by SHA-256, as it records its other input files).
+
+    Example:
+        >>> index_files("hnsw;file:/data/ivf.faiss")
+        {'--index ivf': '/data/ivf.faiss'}
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        return {}
+    return {f"--index {file_name(item[5:])}": item[5:] for item in _index_items(spec) if item.startswith("file:")}
+
+
+def with_index_files(spec: str, paths: dict) -> str:
+    """``spec`` with each ``file:`` item's path replaced by ``paths[name]`` where given (the
+    file found again by ``embdiag verify``); other items as they were.
+
+    Example:
+        >>> with_index_files("hnsw;file:/old/ivf.faiss", {"--index ivf": "/new/ivf.faiss"})
+        'hnsw;file:/new/ivf.faiss'
+    """
+    parts = []
+    for part in spec.split(";"):
+        kind, sep, rest = part.strip().partition(":")
+        key = f"--index {file_name(rest.strip())}" if sep and kind.lower() == "file" else None
+        parts.append(f"file:{paths[key]}" if key in paths else part)
+    return ";".join(parts)
+
+
 def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[ApproximateIndex]:
-    """Conditions of an ``--index`` spec such as ``"hnsw,ivfpq"`` (FAISS, inner product on unit
-    float32 rows = cosine).
+    """Conditions of an ``--index`` spec such as ``"hnsw,ivfpq"`` or ``"hnsw;faiss:IVF256,PQ32"``
+    (FAISS, inner product on unit float32 rows = cosine).
 
     ``hnsw``: ``IndexHNSWFlat(d, 32)``, efConstruction 200, efSearch 64. ``ivfpq``: ``IndexIVFPQ``
     with the parameters of :func:`ivfpq_params` for an ``n``-row gallery (k-means and PQ training
-    seeded with ``seed``); queries whose probed lists hold fewer than k vectors are searched
-    again over every list. Results are sorted like ``topk``; indexes are built on one thread
-    (reproducible).
+    seeded with ``seed``). ``faiss:<string>``: any ``index_factory`` string, case kept (named by
+    :func:`~embdiag.interventions.ann.factory_name`); ``file:<path>``: a prebuilt index of the
+    ``n`` rows (named by its stem). Items are separated by commas, and parts holding a
+    ``faiss:`` or ``file:`` item by ``;`` (a factory string has commas of its own). IVF queries
+    whose probed lists hold fewer than k vectors are searched again over every list. Results
+    are sorted like ``topk``; indexes are built on one thread (reproducible).
 
     Raises:
         InputError: naming ``--index`` and listing the accepted forms.
 
     Example:
-        >>> [(c.name, c.kind) for c in parse_index("hnsw,ivfpq", n=1000, d=64)]
-        [('hnsw', 'index'), ('ivfpq', 'index')]
+        >>> [(c.name, c.kind) for c in parse_index("hnsw,ivfpq;faiss:IVF16,PQ8x4", n=1000, d=64)]
+        [('hnsw', 'index'), ('ivfpq', 'index'), ('ivf16-pq8x4', 'index')]
     """
     n, d = check_int(n, "n", minimum=1), check_int(d, "d", minimum=1)
     out = []
-    for item in _split(spec, "--index"):
-        if item not in ("hnsw", "ivfpq"):
+    for item in _index_items(spec):
+        if item.startswith("faiss:"):
+            out.append(ApproximateIndex.of_factory(item[6:], d, seed))
+        elif item.startswith("file:"):
+            out.append(ApproximateIndex.of_file(item[5:], d))
+        elif item in ("hnsw", "ivfpq"):
+            out.append(getattr(ApproximateIndex, item)(n, d, seed))
+        else:
             raise InputError(f"--index: unknown item {item!r}; accepted: {_INDEX_FORMS}")
-        out.append(getattr(ApproximateIndex, item)(n, d, seed))
+    names = [c.name for c in out]
+    dup = sorted({x for x in names if names.count(x) > 1})
+    if dup:
+        raise InputError(f"--index: {', '.join(dup)} listed twice")
     return out
 
 

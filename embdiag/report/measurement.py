@@ -45,6 +45,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
@@ -63,7 +64,16 @@ from ..interventions.stress import INTERVENTIONS, SEVERITIES, measure_grid
 from ..metrics.geometry import summary
 from ..metrics.graded import average_precision_at_k, graded_recall_at_k, mrr_at_k, ndcg_at_k
 from ..metrics.probe import balanced_accuracy, eligible_classes, fit_probes, labelled, labelled_values
-from ..metrics.retrieval import boundary_margin, hit_at_k, overlap_at_k, precision_at_k, random_floor, recall_at_k, topk
+from ..metrics.retrieval import (
+    ann_recall,
+    boundary_margin,
+    hit_at_k,
+    overlap_at_k,
+    precision_at_k,
+    random_floor,
+    recall_at_k,
+    topk,
+)
 from ..metrics.stats import paired_bootstrap
 from ..metrics.suite import frozen_classes
 from . import fail_if as rules_of
@@ -121,8 +131,10 @@ N_DRAWS, QUICK_DRAWS = 5_000, 1_000
 #: Certificate: at most this many of the searched queries, against the searched gallery when it has
 #: at most CERT_GALLERY rows, else against a seeded sample of that many rows (quick: a fifth of each).
 CERT_QUERIES, CERT_GALLERY = 1_000, 100_000
+#: Index curves: each knob value is searched with at most this many of the searched queries (quick: a fifth).
+CURVE_QUERIES = 1_000
 # Random streams (np.random.default_rng([seed, stream])): one per sample, so none shifts another.
-_QUERIES, _GALLERY, _GEOMETRY, _PROBE, _FIT, _CERT, _SPLIT = 1, 2, 3, 4, 5, 6, 7
+_QUERIES, _GALLERY, _GEOMETRY, _PROBE, _FIT, _CERT, _SPLIT, _CURVE = 1, 2, 3, 4, 5, 6, 7, 8
 
 SCOPE = {
     "summary": "Each condition's identity, relevance and probe change side by side, read from the sections below, "
@@ -139,6 +151,8 @@ SCOPE = {
     "top-k, with intervals over the searched queries only (not over re-encodings or other data).",
     "stress": "How the metrics move under declared synthetic changes of the vectors; it probes sensitivity, "
     "not the changes the user's pipeline makes.",
+    "indexes": "Each index's recall@k against exact search at every value of its knob, with its size; speeds are "
+    "this run's timings, not verified numbers.",
     "frontier": "What each condition keeps (identity, and the lowest bound of its relevance intervals) against the "
     "bytes one vector takes, and which conditions no other beats on all of these at once; the bytes count a "
     "vector's codes, not the shared tables, and not search speed.",
@@ -176,13 +190,15 @@ class Report:
     ``<name>.csv``); ``metrics``: long format, columns :data:`METRIC_COLUMNS` (``condition`` is
     ``"reference"`` or a condition's name; ``low``/``high`` NaN without an interval);
     ``summary``: one entry per condition (:func:`summarize`); ``gates``: each ``--fail-if``
-    rule's outcome on each row it checks (:func:`~embdiag.report.fail_if.outcomes`).
+    rule's outcome on each row it checks (:func:`~embdiag.report.fail_if.outcomes`);
+    ``timings``: what this run measured of speed (index build seconds, queries per second),
+    which differs from run to run and which ``embdiag verify`` does not compare.
 
     Example:
         >>> report = Report({"n": 3}, {"geometry": "Shape."}, {"t": pd.DataFrame({"v": [1.0, np.nan]})})
         >>> report.to_json()  # doctest: +NORMALIZE_WHITESPACE
         {'schema': 'embdiag-report/1', 'inputs': {'n': 3}, 'scope': {'geometry': 'Shape.'}, 'summary': [],
-         'gates': [], 'metrics': [], 'tables': {'t': [{'v': 1.0}, {'v': None}]}}
+         'gates': [], 'metrics': [], 'tables': {'t': [{'v': 1.0}, {'v': None}]}, 'timings': {}}
     """
 
     inputs: dict
@@ -191,10 +207,11 @@ class Report:
     metrics: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=METRIC_COLUMNS))
     summary: list[dict] = field(default_factory=list)
     gates: list[dict] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """Every number: the schema's name (:data:`SCHEMA`), inputs, scope, summary, gates, metrics
-        records and tables as records (NaN as null)."""
+        records and tables as records (NaN as null), and the run's ``timings`` (not verified)."""
         return _jsonable(
             {
                 "schema": SCHEMA,
@@ -204,6 +221,7 @@ class Report:
                 "gates": self.gates,
                 "metrics": self.metrics.to_dict(orient="records"),
                 "tables": {n: t.to_dict(orient="records") for n, t in self.tables.items()},
+                "timings": self.timings,
             }
         )
 
@@ -526,6 +544,10 @@ def available_metrics(
     add((f"overlap@{k}", "changed_queries", "median_margin_changed", "median_margin_unchanged"), names)
     add(("cert_coverage", "cert_violations"), [c.name for c in conditions if c.certified])
     add(("bytes_per_vector",), names)
+    for c in conditions:
+        if c.kind == "index":
+            add((f"recall@{k}",), [c.name], c.settings())
+            add(("index_bytes",), [c.name])
     if attributes:
         add(("rare_classes", "missing_labels"), ["reference"], attributes)
         add(("probe_ba",), vec, attributes)
@@ -638,6 +660,7 @@ class _Section:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     inputs: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
 
 
 def _unit(X, own: bool) -> np.ndarray:
@@ -737,11 +760,22 @@ def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[
     return neighbours, _both_spaces(Xc, backend.geometry, own=Xc is not getattr(c, "array", None))
 
 
-def _certificate(plan: _Plan, c: ReportCondition) -> dict:
-    """A certified condition's certificate (:meth:`~embdiag.report.conditions.ReportCondition.certify`:
-    storage's float certificate, or truncation's) on at most CERT_QUERIES searched queries. When
-    the queries are gallery rows they stay in the search, so the certified set is the top-(k + 1)
-    including the query itself (its k nearest other rows)."""
+@dataclass(frozen=True)
+class _CertSample:
+    """The certificates' sample, shared by every certified condition: float64 query and gallery
+    rows, the k the certified set has, and the float64 reference ranking (top k + 1)."""
+
+    Q: np.ndarray
+    G: np.ndarray
+    k: int
+    reference: tuple[np.ndarray, np.ndarray]
+
+
+def _cert_sample(plan: _Plan) -> _CertSample:
+    """At most CERT_QUERIES searched queries, against the searched gallery when it has at most
+    CERT_GALLERY rows (else a seeded sample containing the queries' own rows). When the queries
+    are gallery rows they stay in the search, so the certified set is the top-(k + 1) including
+    the query itself (its k nearest other rows)."""
     Q, G, div = plan.Q, plan.G, 5 if plan.quick else 1
     cq = _sample_rows(len(Q), CERT_QUERIES // div, plan.seed, _CERT)
     if len(G) <= CERT_GALLERY // div:
@@ -753,12 +787,21 @@ def _certificate(plan: _Plan, c: ReportCondition) -> dict:
             len(rest), CERT_GALLERY // div - len(need), replace=False
         )
         cg = np.sort(np.concatenate([need, rest[pick]]))
-    res = c.certify(np.asarray(Q[cq]), take_rows(G, cg), plan.k + plan.self_search, plan.fit)
+    Qc = np.asarray(Q[cq], dtype=np.float64)
+    Gc = np.asarray(take_rows(G, cg), dtype=np.float64)
+    k = plan.k + plan.self_search
+    return _CertSample(Qc, Gc, k, topk(Qc, Gc, k + 1, dtype=np.float64))
+
+
+def _certificate(cert: _CertSample, c: ReportCondition, fit) -> dict:
+    """A certified condition's certificate (:meth:`~embdiag.report.conditions.ReportCondition.certify`:
+    storage's float certificate, or truncation's) on the certificates' sample."""
+    res = c.certify(cert.Q, cert.G, cert.k, fit, reference=cert.reference)
     return {
         "cert_coverage": res.coverage,
         "cert_violations": res.violations,
-        "cert_queries": len(cq),
-        "cert_gallery": len(cg),
+        "cert_queries": len(cert.Q),
+        "cert_gallery": len(cert.G),
     }
 
 
@@ -767,6 +810,7 @@ def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarra
     boundary margins of changed and unchanged queries, a storage condition's certificate, and the
     bytes per vector of each representation."""
     k, rows, table = plan.k, [], []
+    cert = _cert_sample(plan) if any(c.certified for c in plan.conds) else None
     for c in plan.conds:
         ov = overlap_at_k(neighbours["reference"], neighbours[c.name], per_query=True)
         changed = ov < 1
@@ -780,7 +824,7 @@ def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarra
             "median_margin_unchanged": _median(margins[~changed]),
         }
         if c.certified:
-            row.update(_certificate(plan, c))
+            row.update(_certificate(cert, c, plan.fit))
         size = c.bytes_per_vector(plan.V.shape[1])
         row["bytes_per_vector"] = np.nan if size is None else size
         keys = (
@@ -795,6 +839,83 @@ def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarra
         rows += [_record("identity", key, c.name, row[key]) for key in keys if key in row]
         table.append(row)
     return _Section(bool(plan.conds), rows, {"identity": pd.DataFrame(table)} if plan.conds else {})
+
+
+#: A search shorter than this is repeated (up to TIMING_REPEATS times) and its fastest run kept.
+TIMING_S, TIMING_REPEATS = 0.25, 5
+
+
+def _timed_search(c: ReportCondition, Q, G, k: int, value):
+    """``c``'s search of ``Q`` at knob ``value`` and its wall time: the fastest of up to
+    TIMING_REPEATS runs while a run takes less than TIMING_S (the results are the same each run)."""
+    best = np.inf
+    for _ in range(TIMING_REPEATS):
+        start = time.perf_counter()
+        S, I = c.search(Q, G, k, value)
+        best = min(best, time.perf_counter() - start)
+        if best >= TIMING_S:
+            break
+    return S, I, best
+
+
+def _index_curves(plan: _Plan, neighbours: dict[str, np.ndarray]) -> _Section:
+    """Per approximate index: recall@k (tie-aware, :func:`~embdiag.metrics.retrieval.ann_recall`)
+    and overlap@k against the reference's exact neighbours at each knob value of its ladder, on
+    at most CURVE_QUERIES searched queries; its size; and, as timings, its build time and the
+    queries per second of each search."""
+    indexes = [c for c in plan.conds if c.kind == "index"]
+    if not indexes:
+        return _Section(False)
+    import faiss
+
+    k = plan.k
+    sel = _sample_rows(len(plan.Q), CURVE_QUERIES // (5 if plan.quick else 1), plan.seed, _CURVE)
+    Q = np.asarray(plan.Q[sel])
+    own = None if plan.self_pos is None else plan.self_pos[sel]
+    exact = neighbours["reference"][sel]
+    rows, curves, sizes, build, speed = [], [], [], [], []
+    for c in indexes:
+        ann = c.ann(plan.G)
+        sizes.append(
+            {
+                "condition": c.name,
+                "factory": ann.factory,
+                "knob": ann.knob or "",
+                "default": ann.default,
+                "rows": ann.index_.ntotal,
+                "index_bytes": ann.index_bytes,
+                "bytes_per_vector": ann.bytes_per_vector,
+            }
+        )
+        build.append({"condition": c.name, "build_s": ann.build_seconds_})
+        for value in ann.ladder or (None,):
+            S, I, seconds = _timed_search(c, Q, plan.G, k + plan.self_search, value)
+            found = _drop_self(S, I, own, k)[1]
+            recall = ann_recall(Q, plan.G, found, exact)
+            overlap = overlap_at_k(exact, found)
+            setting = "" if value is None else f"{ann.knob}={value}"
+            curves.append(
+                {
+                    "condition": c.name,
+                    "knob": ann.knob or "",
+                    "value": value,
+                    "default": value == ann.default,
+                    f"recall@{k}": recall,
+                    f"overlap@{k}": overlap,
+                    "queries": len(Q),
+                }
+            )
+            speed.append(
+                {"condition": c.name, "knob": ann.knob or "", "value": value, "queries_per_s": len(Q) / seconds}
+            )
+            rows += [_record("indexes", f"recall@{k}", c.name, recall, setting)]
+        rows += [_record("indexes", "index_bytes", c.name, ann.index_bytes)]
+    tables = {"indexes": pd.DataFrame(sizes), "index_curves": pd.DataFrame(curves)}
+    timings = {"faiss_threads": faiss.omp_get_max_threads(), "index_builds": build, "index_searches": speed}
+    sampled = f"{len(Q):,} of the {len(plan.Q):,} searched queries" if len(Q) < len(plan.Q) else "every searched query"
+    return _Section(
+        True, rows, tables, inputs={"index_curves": f"index curves on {sampled} (seed {plan.seed})"}, timings=timings
+    )
 
 
 def _probe_split(plan: _Plan) -> tuple[np.ndarray, np.ndarray]:
@@ -1165,7 +1286,7 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
     section."""
     from tqdm import tqdm
 
-    steps = 2 + len(plan.conds) + (plan.labels is not None) + plan.stress
+    steps = 2 + len(plan.conds) + any(c.kind == "index" for c in plan.conds) + (plan.labels is not None) + plan.stress
     bar = tqdm(total=steps, desc="report", file=sys.stderr, disable=not progress, leave=False)
 
     def step(desc):
@@ -1192,6 +1313,9 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
     neighbours = {name: nb[:, : plan.k] for name, nb in deep.items()}
     out = {"geometry": _geometry(plan, geo)}
     out["identity"] = _identity(plan, neighbours, boundary_margin(ref_S, plan.k))
+    out["indexes"] = _index_curves(plan, neighbours)
+    if out["indexes"].measured:
+        step("index curves")
     out["labels"] = _labels(plan, neighbours)
     if out["labels"].measured:
         step("labels")
@@ -1228,7 +1352,8 @@ def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
         scope["frontier"] = SCOPE["frontier"] + suffix
     if gates:
         tables["gates"] = pd.DataFrame(gates)
-    return Report(inputs, scope, tables, metrics, summary, gates)
+    timings = {key: value for s in sections.values() for key, value in s.timings.items()}
+    return Report(inputs, scope, tables, metrics, summary, gates, timings)
 
 
 # ----------------------------------------------------------------------------- summary

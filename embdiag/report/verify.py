@@ -10,7 +10,8 @@ measured with (``inputs.options``, ``k``, ``seed``, ``quick``, ``min_support``).
 3. the report is measured again with :func:`~embdiag.report.measure`, as the report chapter
    measures it, and every value of the two JSON documents is compared (:func:`differences`):
    numbers within ``atol + rtol * |recorded|``, everything else exactly, except the package
-   versions (printed when they differ) and the files (step 2).
+   versions (printed when they differ), the files (step 2) and the run's ``timings`` (index
+   build seconds and queries per second, which no rerun reproduces).
 
 Exit status (:mod:`embdiag.exits`): 0 when everything matches, 1 naming each difference, 2 when
 the folder, its ``report.json`` or an input cannot be read, or the report names no input file
@@ -96,14 +97,17 @@ def _measured_again(document: dict, paths: dict[str, Path]) -> dict:
     """The report's JSON measured again from the files ``paths`` with its recorded options."""
     from ..data.files import file_record
     from .cli import read_inputs
+    from .conditions import with_index_files
     from .measurement import measure
 
     inputs, options = document["inputs"], document["inputs"]["options"]
-    data = read_inputs(paths["VECTORS"], **{_OPTIONS[o]: p for o, p in paths.items() if o != "VECTORS"})
+    data = read_inputs(
+        paths["VECTORS"], **{_OPTIONS[o]: p for o, p in paths.items() if o in _OPTIONS and o != "VECTORS"}
+    )
     report = measure(
         **data,
         compress=options["compress"],
-        index=options["index"],
+        index=with_index_files(options["index"], {o: str(p) for o, p in paths.items() if o.startswith("--index ")}),
         k=inputs["k"],
         stress=options["stress"],
         quick=inputs["quick"],
@@ -113,7 +117,9 @@ def _measured_again(document: dict, paths: dict[str, Path]) -> dict:
         sources={option: file_record(path) for option, path in paths.items()},
         progress=False,
     )
-    return json.loads(json.dumps(report.to_json(), allow_nan=False))  # as saved: tuples become lists
+    again = json.loads(json.dumps(report.to_json(), allow_nan=False))  # as saved: tuples become lists
+    again["inputs"]["options"]["index"] = options["index"]  # index files found elsewhere: checked by SHA-256
+    return again
 
 
 def _close(a, b, rtol: float, atol: float) -> bool:
@@ -192,7 +198,8 @@ def verify(folder, *, inputs=None, rtol: float = RTOL, atol: float = ATOL) -> tu
     if changed:
         return changed, []
     again = _measured_again(document, paths)
-    found = differences(document, again, rtol=rtol, atol=atol)
+    untimed = lambda doc: {key: value for key, value in doc.items() if key != "timings"}  # noqa: E731
+    found = differences(untimed(document), untimed(again), rtol=rtol, atol=atol)
     versions = document["inputs"]["versions"]
     notes = [
         f"{pkg} {versions.get(pkg)} made the report, {now} recomputed it"

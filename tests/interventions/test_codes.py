@@ -191,3 +191,27 @@ def test_sign_search_refuses_bad_parameters_by_name():
         sign_topk(X, np.ones((4, 2)), 1)
     with pytest.raises(ValueError, match="^queries: zero row at index 1"):
         sign_topk(np.array([[1.0, 0, 0], [0, 0, 0]]), X, 1, rescore=2)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    d=st.sampled_from([5, 16, 64, 130]),
+    m=st.integers(1, 30),
+    room=st.sampled_from([0, 3, 64]),
+)
+def test_faiss_hamming_path_equals_the_exact_products_whatever_the_ties(seed, d, m, room):
+    """FAISS's binary search with a tie check (and the exact products for queries whose ties spill
+    past the rows it returned) gives the same lists as the exact products alone."""
+    import embdiag.interventions.codes as codes
+
+    rng = np.random.default_rng(seed)
+    X = np.where(rng.normal(size=(300, d)) > 0, np.float32(1), np.float32(-1))
+    before, codes._TIE_ROOM = codes._TIE_ROOM, room  # room 0: most queries spill into the fallback
+    try:
+        for own in (False, True):
+            fast = codes._hamming_top(X[:60] if not own else X, X, m, own, 97)
+            exact = codes._hamming_gemm(X[:60] if not own else X, X, m, np.arange(300) if own else None, 97)
+            np.testing.assert_array_equal(fast, exact)
+    finally:
+        codes._TIE_ROOM = before

@@ -166,3 +166,35 @@ def test_bad_arguments_are_refused_by_name():
     zero[4, :3] = 0.0
     with pytest.raises(ValueError, match="^queries \\(truncated\\): 1 zero-norm row\\(s\\) \\(first at index 4\\)"):
         compare_truncation(zero, fitted, k=3)
+
+
+def test_a_shared_reference_ranking_gives_the_same_certificates():
+    from embdiag.interventions.precision import StorageCondition, compare_conditions
+    from embdiag.metrics.retrieval import topk
+
+    rng = np.random.default_rng(4)
+    G = np.hstack([rng.normal(size=(300, 6)), 0.05 * rng.normal(size=(300, 10))])
+    Q = G[:40] + 0.01 * rng.normal(size=(40, 16))
+    ref = topk(Q, G, 6, dtype=np.float64)
+    model = MatryoshkaPrefix(6).fit(G)
+    a, b = (compare_truncation(Q, model, G, k=5, reference=r) for r in (None, ref))
+    np.testing.assert_array_equal(a.certified, b.certified)
+    np.testing.assert_array_equal(a.bound, b.bound)
+    fp16 = StorageCondition("fp16", gallery="float16", queries="float16")
+    (c,), (d,) = (compare_conditions(Q, [fp16], G, k=5, reference=r) for r in (None, ref))
+    np.testing.assert_array_equal(c.certified, d.certified)
+    with pytest.raises(ValueError, match=r"^reference: expected float64 scores and indices of shape \(40, 6\)"):
+        compare_truncation(Q, model, G, k=5, reference=topk(Q, G, 5, dtype=np.float64))
+
+
+def test_skipping_score_errors_keeps_the_certificate():
+    from embdiag.interventions.precision import StorageCondition, compare_conditions
+
+    rng = np.random.default_rng(5)
+    G = rng.normal(size=(200, 12))
+    Q = G[:30] + 0.01 * rng.normal(size=(30, 12))
+    int8 = StorageCondition("int8", gallery="int8", queries="int8")
+    (full,), (fast,) = (compare_conditions(Q, [int8], G, k=4, score_errors=e) for e in (True, False))
+    np.testing.assert_array_equal(full.certified, fast.certified)
+    np.testing.assert_array_equal(full.neighbors, fast.neighbors)
+    assert full.max_score_error > 0 and np.isnan(fast.max_score_error) and fast.score_error is None

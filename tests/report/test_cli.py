@@ -358,6 +358,7 @@ def test_parameters_passed_to_the_chapter(tmp_path, vectors, fake):
         "seed",
         "out_dir",
         "progress",
+        "timings",
         "cluster",
         "fail_if",
     }

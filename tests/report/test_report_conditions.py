@@ -4,6 +4,7 @@ direct call), index searches are sorted like ``topk`` and close to it, and bad s
 import numpy as np
 import pytest
 
+from embdiag.interventions.ann import ivfpq_params, sort_like_topk
 from embdiag.interventions.compression import MatryoshkaPrefix, PCACompression
 from embdiag.interventions.precision import store
 from embdiag.metrics.retrieval import overlap_at_k, topk
@@ -14,9 +15,7 @@ from embdiag.report.conditions import (
     Compression,
     ReportCondition,
     Storage,
-    _sort_like_topk,
     file_condition,
-    ivfpq_params,
     parse_compress,
     parse_conditions,
     parse_index,
@@ -116,7 +115,9 @@ def test_parse_conditions_one_class_per_kind_in_option_order():
 
 
 def test_parse_index_errors_and_parameters():
-    with pytest.raises(InputError, match=r"^--index: unknown item 'flat'; accepted: hnsw, ivfpq$"):
+    with pytest.raises(
+        InputError, match=r"^--index: unknown item 'flat'; accepted: hnsw, ivfpq, faiss:<index_factory string>, file:"
+    ):
         parse_index("hnsw,flat", 1000, 16)
     with pytest.raises(
         InputError,
@@ -184,7 +185,7 @@ def test_file_condition_reads_a_path(tmp_path):
 def test_sort_like_topk_breaks_ties_by_lower_index():
     S = np.array([[0.5, 0.9, 0.5, 0.1]], dtype=np.float32)
     I = np.array([[7, 2, 3, 1]])
-    s, i = _sort_like_topk(S, I)
+    s, i = sort_like_topk(S, I)
     np.testing.assert_array_equal(i, [[2, 3, 7, 1]])
     np.testing.assert_array_equal(s, np.float32([[0.9, 0.5, 0.5, 0.1]]))
 
@@ -201,9 +202,9 @@ def test_hnsw_search_is_sorted_close_to_exact_and_reproducible_single_threaded()
     (again,) = parse_index("hnsw", len(X), 16)
     np.testing.assert_array_equal(again.search(X[:50], X, 10)[1], I)
     assert h._cache["gallery"] is X  # the index is built once per gallery object
-    index = h._cache["index"]
+    index = h._cache["ann"]
     h.search(X[:5], X, 3)
-    assert h._cache["index"] is index
+    assert h._cache["ann"] is index
 
 
 def test_ivfpq_search_returns_k_results_sorted():

@@ -49,7 +49,7 @@ def _report(files, out, **options):
         "--compare": "compare",
         "--queries": "queries",
     }
-    data = read_inputs(given["VECTORS"], **{keys[o]: p for o, p in given.items() if o != "VECTORS"})
+    data = read_inputs(given["VECTORS"], **{keys[o]: p for o, p in given.items() if o in keys})
     report = measure(**data, k=5, progress=False, sources={o: file_record(p) for o, p in given.items()}, **options)
     report.save(out)
     return out
@@ -213,3 +213,28 @@ def test_a_report_with_graded_judgments_is_verified(files, tmp_path):
     given = json.loads((folder / "report.json").read_text())["inputs"]["files"]
     assert set(given) == {"VECTORS", "--labels", "--qrels"}
     assert V.verify(folder) == ([], [])
+
+
+def test_a_prebuilt_index_file_is_an_input_found_again_and_checked(files, tmp_path):
+    """A ``file:`` index is recorded by SHA-256 like the other inputs: found again in another
+    folder (the index spec follows it), and a rebuilt file is a changed input."""
+    import shutil
+
+    faiss = pytest.importorskip("faiss")
+    from embdiag.interventions.ann import AnnIndex
+
+    X = np.load(files / "vectors.npy")
+    built = AnnIndex("IVF8,Flat").fit(X)
+    faiss.write_index(built.index_, str(tmp_path / "ivf.faiss"))
+    spec = f"hnsw;file:{tmp_path / 'ivf.faiss'}"
+    out = _report(files, tmp_path / "report", index=spec, given={"--index ivf": tmp_path / "ivf.faiss"})
+    assert "--index ivf" in json.loads((out / "report.json").read_text())["inputs"]["files"]
+    assert V.verify(out) == ([], [])
+    moved = tmp_path / "moved"
+    shutil.copytree(files, moved)
+    shutil.move(tmp_path / "ivf.faiss", moved / "ivf.faiss")
+    assert V.verify(out, inputs=moved) == ([], [])
+    faiss.extract_index_ivf(built.index_).nprobe = 2  # the same rows, another knob value saved
+    faiss.write_index(built.index_, str(moved / "ivf.faiss"))
+    found, _ = V.verify(out, inputs=moved)
+    assert len(found) == 1 and found[0].startswith("--index ivf ") and "(the input changed)" in found[0]

@@ -23,6 +23,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ..._memo import memo
 from ..._validate import check_int
 from ...metrics import paired_bootstrap, precision_at_k, random_floor
 from ...interventions.stress import INTERVENTIONS, SEVERITIES, check_severity, measure_grid, n_kept
@@ -177,6 +178,7 @@ def _size(change) -> tuple[str, float]:
     return "noise total variance", float(change.noise_variance_)
 
 
+@memo
 def measure(
     train,
     train_labels: Mapping[str, np.ndarray],
@@ -194,7 +196,9 @@ def measure(
     Severity 0 (the identity for every intervention) is always included and measured once.
     Balanced accuracy uses the eligible classes of ``val_labels``, frozen once. Raises
     ``ValueError`` for an ``attribute`` not in ``val_labels`` (before any measurement; None:
-    see :func:`check_attribute`), a severity outside [0, 1) or a bad ``k`` or ``seed``.
+    see :func:`check_attribute`), a severity outside [0, 1) or a bad ``k`` or ``seed``. The
+    result is kept on disk (:mod:`embdiag._memo`): the conclusions and real-encoder chapters
+    read the stress chapter's grid instead of measuring it again.
     """
     attribute = check_attribute(attribute, val_labels)
     values = _check_severities(severities)

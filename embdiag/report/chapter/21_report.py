@@ -45,6 +45,9 @@ quick = False  # subsample for a first look in under a minute (said in the repor
 seed = 0  # seed of every sample, split and bootstrap
 out_dir = None  # where report.json and the CSVs are saved (set by `embdiag report`)
 progress = False  # progress bars on stderr for the long steps (set by `embdiag report`)
+timings = (
+    False  # show this run's speeds (index queries/s, build time); they differ from run to run (set by `embdiag report`)
+)
 cluster: str | None = None  # Ray cluster address (auto, ray://HOST:PORT, local[:N]): exact searches run there, sharded
 fail_if = []  # --fail-if rules, e.g. ["overlap@10<0.95"]: checked before measuring, outcomes shown last
 
@@ -68,6 +71,7 @@ with maybe_connect(cluster):  # one connection for the input check and the searc
         queries_path=queries_path,
         encoder=encoder,
         cluster=cluster,
+        index=index,
     )
     report = measure(
         **data,
@@ -140,6 +144,12 @@ display(*view.section(report, "labels"))
 
 # %%
 display(*view.section(report, "identity"))
+
+# %% [markdown]
+# ## Approximate indexes: recall along each knob
+
+# %%
+display(*view.section(report, "indexes", timings=timings))
 
 # %% [markdown]
 # ## Relevance: what the changes cost
