@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from .._mapped import release_rows, take_rows
-from .._validate import as_matrix, check_int
+from .._scaling import unit_scale_rows
+from .._validate import as_matrix, check_int, nonzero_rows
 
 __all__ = [
     "EF_SEARCH",
@@ -100,9 +101,12 @@ def _faiss():
     return faiss
 
 
-def unit_f32(X) -> np.ndarray:
-    """The rows as unit float32 vectors (norms taken in float64)."""
-    A = np.asarray(X, dtype=np.float64)
+def unit_f32(X, name: str = "X") -> np.ndarray:
+    """The rows as unit float32 vectors (norms taken in float64 on rows scaled by a power of two,
+    which is exact: no overflow or underflow at any scale). Raises ValueError naming ``name`` on
+    a NaN, inf or zero row, or an array that is not a numeric matrix."""
+    A = unit_scale_rows(as_matrix(X, name, dtype=np.float64))
+    nonzero_rows(A, name)
     return (A / np.linalg.norm(A, axis=1)[:, None]).astype(np.float32)
 
 
@@ -268,6 +272,8 @@ class AnnIndex:
     def fit(self, gallery) -> AnnIndex:
         """Build (and train) the index over the unit rows of ``gallery`` (n x d, possibly a
         memory-map) on one thread; a file index checks that it holds ``n`` rows of ``d``."""
+        if np.ndim(gallery) != 2 or not len(gallery):
+            as_matrix(gallery, "gallery")  # raises, naming what is wrong
         n, d = np.shape(gallery)
         if self.path is not None:
             if (self.index_.ntotal, self.index_.d) != (n, d):
@@ -287,7 +293,7 @@ class AnnIndex:
             empty = len(faiss.serialize_index(index))
             for a in range(0, n, CHUNK_ROWS):
                 b = min(a + CHUNK_ROWS, n)
-                index.add(unit_f32(gallery[a:b]))
+                index.add(unit_f32(gallery[a:b], "gallery"))
                 release_rows(gallery, a, b)
         self.build_seconds_ = time.perf_counter() - start
         self.index_ = index
@@ -305,7 +311,7 @@ class AnnIndex:
             pq = getattr(faiss.downcast_index(ivf), "pq", None)
             if pq is not None:
                 pq.cp.seed = self.seed
-        index.train(unit_f32(take_rows(gallery, rows)))
+        index.train(unit_f32(take_rows(gallery, rows), "gallery"))
 
     def _sizes(self, empty: int | None) -> None:
         faiss = _faiss()
@@ -335,7 +341,9 @@ class AnnIndex:
         if k > self.index_.ntotal:
             raise ValueError(f"k: the index holds {self.index_.ntotal} rows, got k = {k}")
         faiss = _faiss()
-        Q = unit_f32(as_matrix(queries, "queries"))
+        Q = unit_f32(queries, "queries")
+        if Q.shape[1] != self.index_.d:
+            raise ValueError(f"queries: expected {self.index_.d} columns like the index, got {Q.shape[1]}")
         value = self.default if value is None else check_int(value, self.knob or "value", minimum=1)
         if self.knob is not None:
             faiss.ParameterSpace().set_index_parameter(self.index_, self.knob, value)

@@ -45,9 +45,7 @@ quick = False  # subsample for a first look in under a minute (said in the repor
 seed = 0  # seed of every sample, split and bootstrap
 out_dir = None  # where report.json and the CSVs are saved (set by `embdiag report`)
 progress = False  # progress bars on stderr for the long steps (set by `embdiag report`)
-timings = (
-    False  # show this run's speeds (index queries/s, build time); they differ from run to run (set by `embdiag report`)
-)
+timings = False  # show this run's index speeds (queries/s, build time), not reproducible (set by `embdiag report`)
 cluster: str | None = None  # Ray cluster address (auto, ray://HOST:PORT, local[:N]): exact searches run there, sharded
 fail_if = []  # --fail-if rules, e.g. ["overlap@10<0.95"]: checked before measuring, outcomes shown last
 
