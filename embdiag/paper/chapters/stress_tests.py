@@ -178,7 +178,6 @@ def _size(change) -> tuple[str, float]:
     return "noise total variance", float(change.noise_variance_)
 
 
-@memo
 def measure(
     train,
     train_labels: Mapping[str, np.ndarray],
@@ -197,12 +196,19 @@ def measure(
     Balanced accuracy uses the eligible classes of ``val_labels``, frozen once. Raises
     ``ValueError`` for an ``attribute`` not in ``val_labels`` (before any measurement; None:
     see :func:`check_attribute`), a severity outside [0, 1) or a bad ``k`` or ``seed``. The
-    result is kept on disk (:mod:`embdiag._memo`): the conclusions and real-encoder chapters
-    read the stress chapter's grid instead of measuring it again.
+    result is kept on disk (:mod:`embdiag._memo`) under the checked arguments (the attribute
+    resolved, the severities sorted), so the conclusions and real-encoder chapters read the
+    stress chapter's grid instead of measuring it again.
     """
     attribute = check_attribute(attribute, val_labels)
-    values = _check_severities(severities)
+    values = tuple(_check_severities(severities))
     k, seed = check_int(k, "k", minimum=1), check_int(seed, "seed", minimum=0)
+    return _measured(train, train_labels, val, val_labels, values, k, attribute, seed, bool(probes))
+
+
+@memo
+def _measured(train, train_labels, val, val_labels, values, k, attribute, seed, probes) -> StressResults:
+    """:func:`measure` of checked arguments (``values``: the sorted severities, 0 included)."""
     rows, sizes, gaps = [], [], {}
     floors = {a: random_floor(y) for a, y in val_labels.items()}
     for name, s, change, row, neighbors in measure_grid(
@@ -211,7 +217,7 @@ def measure(
         val,
         val_labels,
         names=tuple(INTERVENTIONS),
-        severities=tuple(values),
+        severities=values,
         k=k,
         seed=seed,
         probes=probes,
