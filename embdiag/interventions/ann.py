@@ -176,6 +176,7 @@ class AnnIndex:
         self.ef_construction, self.path = ef_construction, path
         self._default = default
         self.index_ = None
+        self._facts = None
 
     @classmethod
     def hnsw(cls, n: int, d: int, seed: int = 0) -> AnnIndex:
@@ -208,6 +209,7 @@ class AnnIndex:
             raise ValueError(f"{path}: the index's metric is {index.metric_type}; inner product or L2 is needed")
         out = cls(type(faiss.downcast_index(index)).__name__, path=str(path))
         out.index_, out.build_seconds_ = index, None
+        out._facts = (_knob(index), _nlist(index))
         out._default = out._get(index) if out.knob else None
         out._sizes(None)
         return out
@@ -228,21 +230,29 @@ class AnnIndex:
     def check(self, d: int) -> AnnIndex:
         """Raise ValueError when FAISS cannot make the factory index for ``d`` dimensions."""
         if self.index_ is None:
-            self._probe(d)
-            self.d = d
+            index = self._probe(d)
+            self.d, self._facts = d, (_knob(index), _nlist(index))
         elif self.index_.d != d:
             raise ValueError(f"{self.path}: the index has d = {self.index_.d}, the vectors d = {d}")
         return self
 
+    def _knob_nlist(self) -> tuple[str | None, int | None]:
+        """The knob and the number of lists, read once from the index (or the factory's empty one):
+        neither depends on ``d``, training or the rows added."""
+        if self._facts is None:
+            index = self.index_ if self.index_ is not None else self._probe()
+            self._facts = (_knob(index), _nlist(index))
+        return self._facts
+
     @property
     def knob(self) -> str | None:
         """``"nprobe"``, ``"efSearch"`` or None (the index has no search knob)."""
-        return _knob(self.index_ if self.index_ is not None else self._probe())
+        return self._knob_nlist()[0]
 
     @property
     def nlist(self) -> int | None:
         """Inverted lists of an IVF index (None for others)."""
-        return _nlist(self.index_ if self.index_ is not None else self._probe())
+        return self._knob_nlist()[1]
 
     @property
     def default(self) -> int | None:

@@ -462,11 +462,15 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
     tol : each fit stops once its Newton decrement (the predicted distance of the
         objective to its minimum) is at most ``tol`` x the objective.
     max_iter : cap on Newton steps per ``C``.
+    patience : stop the path once this many values of ``C`` after the best so far score below
+        it on the validation split (None: solve the whole grid). The weakly regularized end
+        of the grid costs the most, and on noisy labels it is rarely chosen.
 
     Attributes
     ----------
     classes_, Cs_ (the grid, ascending, repeats dropped), C_ (chosen), val_scores_ (validation accuracy
-    per ``Cs_`` entry; NaN when the grid has one value and no split is made),
+    per ``Cs_`` entry; NaN for an entry the path did not reach, and when the grid has one value and
+    no split is made),
     coef_ (n_classes x d, in the original feature space), intercept_, n_iter_ (Newton
     steps of the refit).
 
@@ -503,6 +507,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         random_state: int = 0,
         tol: float = 1e-6,
         max_iter: int = 100,
+        patience: int | None = None,
     ):
         self.standardize = standardize
         self.Cs = Cs
@@ -510,6 +515,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.tol = tol
         self.max_iter = max_iter
+        self.patience = patience
 
     # -- helpers ---------------------------------------------------------------------
     def _check_params(self) -> float:
@@ -518,6 +524,8 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
             raise ValueError(f"standardize: expected True or False, got {self.standardize!r}")
         check_int(self.random_state, "random_state", minimum=0)
         check_int(self.max_iter, "max_iter", minimum=1)
+        if self.patience is not None:
+            check_int(self.patience, "patience", minimum=1)
         for name in ("tol", "val_size"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -578,15 +586,19 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
             if len(val) == 0 or len(np.unique(yi[fit])) < 2:
                 raise ValueError("y: too few samples per class for a validation split")
             design, pre = rep.design(fit), _Preconditioner()
-            scores, thetas = [], []
-            for _, Theta, _ in self._path(design, yi[fit], K, Cs, design.cold_start(yi[fit], K), pre):
+            scores, thetas, below = np.full(len(Cs), np.nan), [], 0
+            for i, (_, Theta, _) in enumerate(self._path(design, yi[fit], K, Cs, design.cold_start(yi[fit], K), pre)):
                 W, b = design.to_original(Theta)
-                scores.append(np.mean(np.argmax(X[val] @ W + b, axis=1) == yi[val]))
+                scores[i] = np.mean(np.argmax(X[val] @ W + b, axis=1) == yi[val])
                 thetas.append(Theta)
-                if scores[-1] > max(scores[:-1], default=-1.0):  # scores >= 0: the first always passes
-                    refit_pre = pre.copy()  # the best C's preconditioner also suits the refit at that C (speed)
-            self.val_scores_ = np.array(scores)
-            best = int(np.argmax(self.val_scores_))
+                if i == 0 or scores[i] > np.nanmax(scores[:i]):
+                    refit_pre, below = pre.copy(), 0  # the best C's preconditioner suits the refit at that C (speed)
+                elif scores[i] < np.nanmax(scores[:i]):
+                    below += 1
+                    if below == self.patience:
+                        break
+            self.val_scores_ = scores
+            best = int(np.nanargmax(scores))
             self.C_ = float(Cs[best])
             start = full.start_from(design, thetas[best])
         else:

@@ -15,7 +15,8 @@ inputs exist:
   vector takes in the condition's representation (``bytes_per_vector``).
 - ``labels``: per label column, probe balanced accuracy (:func:`~embdiag.metrics.probe.fit_probes`
   fitted on the training rows of the labels' ``split`` column and scored on its evaluation rows,
-  or without one on a seeded 70/30 split; at most :data:`PROBE_ROWS` rows) and P@k of the
+  or without one on a seeded 70/30 split; at most :data:`PROBE_ROWS` rows; C's path stopped after
+  :data:`PROBE_PATIENCE` values below the best) and P@k of the
   searched queries, with floors; classes frozen once by :func:`~embdiag.metrics.suite.frozen_classes`.
   The ``split`` column (:data:`~embdiag.data.files.SPLIT_COLUMN`) is never an attribute. A
   missing label leaves that row out for that attribute only (counted in ``missing_labels``).
@@ -34,6 +35,12 @@ Identity, labels and relevance read the same neighbour lists: each searched quer
 under the reference and under every condition. Exact search is
 :func:`~embdiag.metrics.retrieval.topk` in float32. When the queries are VECTORS rows, a query
 is never its own neighbour (it is removed from its result).
+
+Each condition's search and geometry, its probes and its certificate, and each index's build
+read only the checked inputs: they run as tasks (:func:`_run_tasks`), two at a time and each
+single-threaded on a machine of two cores or more while two float32 copies of the gallery fit
+in 2 x :data:`PARALLEL_BYTES`, else one after another. Either way a task computes the same
+numbers.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
@@ -55,6 +62,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._blas import single_thread
 from .._mapped import take_rows
 from .._validate import as_float, check_int
 from ..cluster import connect
@@ -63,7 +71,7 @@ from .._validate import SQUARABLE
 from ..interventions.stress import INTERVENTIONS, SEVERITIES, measure_grid
 from ..metrics.geometry import summary
 from ..metrics.graded import average_precision_at_k, graded_recall_at_k, mrr_at_k, ndcg_at_k
-from ..metrics.probe import balanced_accuracy, eligible_classes, fit_probes, labelled, labelled_values
+from ..metrics.probe import LinearProbe, balanced_accuracy, eligible_classes, fit_probes, labelled, labelled_values
 from ..metrics.retrieval import (
     ann_recall,
     boundary_margin,
@@ -106,6 +114,7 @@ __all__ = [
     "QUICK_GEOMETRY_ROWS",
     "PROBE_ROWS",
     "QUICK_PROBE_ROWS",
+    "PROBE_PATIENCE",
     "STRESS_ROWS",
     "QRELS_DEPTH",
     "qrels_depth",
@@ -123,6 +132,11 @@ QUERY_ROWS, QUICK_QUERY_ROWS = 10_000, 1_000
 QUICK_GALLERY_ROWS = 100_000
 QUICK_GEOMETRY_ROWS = 5_000
 PROBE_ROWS, QUICK_PROBE_ROWS = 20_000, 5_000
+#: The probes' path over C stops after this many values below the best (``LinearProbe(patience=...)``).
+PROBE_PATIENCE = 2
+#: Steps run two at a time (each single-threaded) only while two float32 copies of the gallery,
+#: one per step, stay within twice this many bytes.
+PARALLEL_BYTES = 2**30
 STRESS_ROWS = 5_000
 #: How deep each query is searched when there are graded judgments: MAP and recall read this many
 #: neighbours (fewer when the gallery is smaller); identity, labels and pairs read the first k.
@@ -382,7 +396,8 @@ def _label_arrays(labels: pd.DataFrame) -> dict[str, np.ndarray]:
 class _Backend:
     """Where the heavy steps run: ``search`` (exact top-k, ``topk``'s signature), ``geometry`` (``summary``
     of an array) and ``intervals`` (a list of ``paired_bootstrap`` argument tuples -> their intervals),
-    and what the report's inputs add to the exact search, geometry and bootstrap statements."""
+    and what the report's inputs add to the exact search, geometry and bootstrap statements;
+    ``workers``: how many single-threaded steps may run at once here (:func:`_run_tasks`)."""
 
     search: Callable
     geometry: Callable
@@ -390,12 +405,17 @@ class _Backend:
     search_note: str = ""
     geometry_note: str = ""
     bootstrap_note: str = ""
+    workers: int = 1
 
 
 def _local(shard_rows: int) -> _Backend:
-    """Everything on this machine; the geometry's sums in blocks of ``shard_rows`` rows."""
+    """Everything on this machine, single-threaded steps two at a time on two cores or more; the
+    geometry's sums in blocks of ``shard_rows`` rows."""
     return _Backend(
-        topk, functools.partial(summary, block_rows=shard_rows), lambda calls: [paired_bootstrap(*c) for c in calls]
+        topk,
+        functools.partial(summary, block_rows=shard_rows),
+        lambda calls: [paired_bootstrap(*c) for c in calls],
+        workers=min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1),
     )
 
 
@@ -805,12 +825,11 @@ def _certificate(cert: _CertSample, c: ReportCondition, fit) -> dict:
     }
 
 
-def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarray) -> _Section:
+def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarray, certs: dict[str, dict]) -> _Section:
     """Per condition: overlap@k with the reference's neighbours, changed queries, the reference's
-    boundary margins of changed and unchanged queries, a storage condition's certificate, and the
-    bytes per vector of each representation."""
+    boundary margins of changed and unchanged queries, a certified condition's certificate
+    (``certs``, from :func:`_certificate`), and the bytes per vector of each representation."""
     k, rows, table = plan.k, [], []
-    cert = _cert_sample(plan) if any(c.certified for c in plan.conds) else None
     for c in plan.conds:
         ov = overlap_at_k(neighbours["reference"], neighbours[c.name], per_query=True)
         changed = ov < 1
@@ -824,7 +843,7 @@ def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarra
             "median_margin_unchanged": _median(margins[~changed]),
         }
         if c.certified:
-            row.update(_certificate(cert, c, plan.fit))
+            row.update(certs[c.name])
         size = c.bytes_per_vector(plan.V.shape[1])
         row["bytes_per_vector"] = np.nan if size is None else size
         keys = (
@@ -978,31 +997,52 @@ def _probe_classes(ys, classes, tr, va, min_support: int) -> tuple[dict[str, np.
     return out, notes
 
 
-def _probe_accuracy(plan: _Plan, c: ReportCondition | None, ys, tr, va, ba_classes) -> dict[str, float]:
-    """Balanced accuracy per column of probes fitted on rows ``tr`` of the reference (``c`` None)
-    or of condition ``c`` and evaluated on rows ``va``; empty for an index or without columns."""
-    if not ba_classes or (c is not None and not c.has_vectors):
-        return {}
-    V = plan.V
-    Xtr = take_rows(V, tr) if c is None else c.vectors(take_rows(V, tr), plan.fit, rows=tr)
-    Xva = take_rows(V, va) if c is None else c.vectors(take_rows(V, va), plan.fit, rows=va)
-    probes = fit_probes(Xtr, {col: ys[col][tr] for col in ba_classes}, random_state=plan.seed)
-    return {col: balanced_accuracy(ys[col][va], p.predict(Xva), ba_classes[col]) for col, p in probes.items()}
+@dataclass(frozen=True)
+class _Probes:
+    """The probes' labels and rows: each column's labels (``ys``) and frozen classes, the training
+    and evaluation rows (sorted), the classes each column's balanced accuracy averages over
+    (``ba_classes``: columns without a probe left out) and the notes on those."""
+
+    ys: dict[str, np.ndarray]
+    classes: dict[str, np.ndarray]
+    tr: np.ndarray
+    va: np.ndarray
+    ba_classes: dict[str, np.ndarray]
+    notes: list[str]
+
+    @classmethod
+    def of(cls, plan: _Plan) -> _Probes | None:
+        if plan.labels is None:
+            return None
+        ys = _label_arrays(plan.labels)
+        classes = frozen_classes(ys, plan.min_support)
+        tr, va = (np.sort(part) for part in _probe_split(plan))
+        return cls(ys, classes, tr, va, *_probe_classes(ys, classes, tr, va, plan.min_support))
+
+    def accuracy(self, plan: _Plan, c: ReportCondition | None) -> dict[str, float]:
+        """Balanced accuracy per column of probes fitted on rows ``tr`` of the reference (``c``
+        None) or of condition ``c`` and evaluated on rows ``va``; empty for an index or without
+        columns. Single-threaded (:func:`~embdiag.metrics.probe.fit_probes`)."""
+        if not self.ba_classes or (c is not None and not c.has_vectors):
+            return {}
+        V, tr, va, ys = plan.V, self.tr, self.va, self.ys
+        Xtr = take_rows(V, tr) if c is None else c.vectors(take_rows(V, tr), plan.fit, rows=tr)
+        Xva = take_rows(V, va) if c is None else c.vectors(take_rows(V, va), plan.fit, rows=va)
+        cols = {col: ys[col][tr] for col in self.ba_classes}
+        probes = fit_probes(Xtr, cols, random_state=plan.seed, patience=PROBE_PATIENCE)
+        return {col: balanced_accuracy(ys[col][va], p.predict(Xva), self.ba_classes[col]) for col, p in probes.items()}
 
 
-def _labels(plan: _Plan, neighbours: dict[str, np.ndarray]) -> _Section:
-    """Class support, and per representation and column the probe's balanced accuracy and P@k of
-    the searched queries (queries that are VECTORS rows only), with their floors."""
-    if plan.labels is None:
+def _labels(plan: _Plan, neighbours: dict[str, np.ndarray], probes: _Probes | None, ba: dict[str, dict]) -> _Section:
+    """Class support, and per representation and column the probe's balanced accuracy (``ba``,
+    from :meth:`_Probes.accuracy`) and P@k of the searched queries (queries that are VECTORS rows
+    only), with their floors."""
+    if probes is None:
         return _Section(False)
-    ys = _label_arrays(plan.labels)
-    classes = frozen_classes(ys, plan.min_support)
+    ys, classes, ba_classes, notes = probes.ys, probes.classes, probes.ba_classes, list(probes.notes)
     rows, support = _support(ys, plan.min_support)
-    tr, va = (np.sort(part) for part in _probe_split(plan))
-    ba_classes, notes = _probe_classes(ys, classes, tr, va, plan.min_support)
     table = []
-    for name, c in [("reference", None)] + [(c.name, c) for c in plan.conds]:
-        ba = _probe_accuracy(plan, c, ys, tr, va, ba_classes)
+    for name in ["reference"] + [c.name for c in plan.conds]:
         for col, y in ys.items():
             row = {
                 "representation": name,
@@ -1010,9 +1050,9 @@ def _labels(plan: _Plan, neighbours: dict[str, np.ndarray]) -> _Section:
                 "eligible_classes": len(classes[col]),
                 "missing_labels": int((~labelled(y)).sum()),
             }
-            if col in ba:
-                row.update(probe_ba=ba[col], ba_floor=1.0 / len(ba_classes[col]))
-                rows.append(_record("labels", "probe_ba", name, ba[col], col))
+            if col in ba.get(name, {}):
+                row.update(probe_ba=ba[name][col], ba_floor=1.0 / len(ba_classes[col]))
+                rows.append(_record("labels", "probe_ba", name, ba[name][col], col))
             if plan.self_search:
                 p = precision_at_k(neighbours[name], y[plan.g_idx], y[plan.q_sel])
                 row.update({f"p@{plan.k}": p, "p_floor": random_floor(y[plan.g_idx])})
@@ -1205,14 +1245,19 @@ def _stress(plan: _Plan) -> _Section:
 
 
 def _probe_statement(plan: _Plan) -> str:
-    """Which rows fit the probes and which score them."""
+    """Which rows fit the probes and which score them, and how C is chosen."""
+    grid = LinearProbe.Cs_default
+    how = (
+        f"; C chosen from {grid[0]:g} to {grid[-1]:g} (x10) on a seeded stratified fifth of the training rows, "
+        f"from strong to weak regularization, stopping after {PROBE_PATIENCE} values below the best"
+    )
     if plan.is_train is None:
-        return f"a seeded 70/30 split of at most {plan.probe_rows:,} labelled rows"
+        return f"a seeded 70/30 split of at most {plan.probe_rows:,} labelled rows" + how
     tr, va = _probe_split(plan)
     n_tr, n_va = int(plan.is_train.sum()), int((~plan.is_train).sum())
     return (
         f"the labels' split column: {len(tr):,} of its {n_tr:,} training rows fit them, {len(va):,} of its "
-        f"{n_va:,} evaluation rows score them" + (" (seeded samples)" if len(tr) + len(va) < n_tr + n_va else "")
+        f"{n_va:,} evaluation rows score them" + (" (seeded samples)" if len(tr) + len(va) < n_tr + n_va else "") + how
     )
 
 
@@ -1279,6 +1324,50 @@ def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -
     return inputs
 
 
+def _outcome(task: Callable):
+    """``task()``, or the exception it raised (returned, not raised)."""
+    try:
+        return task()
+    except Exception as e:  # noqa: BLE001 - handed back to the caller, who raises it or reads it
+        return e
+
+
+def _run_tasks(tasks: dict, workers: int, done: Callable) -> dict:
+    """Each task's result (or the exception it raised), by key; ``done(key)`` as each finishes.
+    With ``workers`` > 1 the tasks run that many at a time on threads, each single-threaded (BLAS
+    limited to one thread; FAISS builds run on one thread anyway), one per core; else one after
+    another here, BLAS on every core. A task's result does not depend on which way it ran, nor on
+    the others (no task reads another's)."""
+    out = {}
+    if workers < 2 or len(tasks) < 2:
+        for key, task in tasks.items():
+            out[key] = _outcome(task)
+            done(key)
+        return out
+    with single_thread(), ThreadPoolExecutor(workers) as pool:
+        futures = {pool.submit(_outcome, task): key for key, task in tasks.items()}
+        for future in as_completed(futures):
+            out[futures[future]] = future.result()
+            done(futures[future])
+    return out
+
+
+def _workers(plan: _Plan, backend: _Backend) -> int:
+    """How many of the report's steps run at once: the backend's workers, when that many float32
+    copies of the gallery fit in :data:`PARALLEL_BYTES` each (a condition's step holds one)."""
+    copy = 4 * plan.G.shape[0] * plan.G.shape[1]
+    return backend.workers if copy <= PARALLEL_BYTES else 1
+
+
+def _measured(results: dict, cannot: dict[str, str]):
+    """Each task's result; the first exception of a task whose condition can represent the rows is
+    raised (the tasks of a condition that cannot are not read)."""
+    for (kind, name), value in results.items():
+        if isinstance(value, BaseException) and name not in cannot:
+            raise value
+    return results
+
+
 def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str, _Section], dict[str, str]]:
     """Every section, in order, and the conditions that cannot represent the rows (name -> why;
     the sections measure the others); the searches between geometry and identity find the
@@ -1299,24 +1388,46 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
     ref_S, ref_I = _exact(plan.Q, plan.G, max(plan.k + 1, plan.depth), plan.self_pos, backend.search)
     deep = {"reference": ref_I[:, : plan.depth]}
     step("exact search")
-    cannot = {}
-    for c in plan.conds:
-        try:
-            deep[c.name], by_space = _condition(plan, c, backend, Xg)
-        except CannotRepresent as e:
-            cannot[c.name] = str(e)
-        else:
-            if by_space is not None:
-                geo[c.name] = by_space
-        step(c.name)
+    # every condition's steps, which read only the plan: index builds first (the longest)
+    probes = _Probes.of(plan)
+    cert = _cert_sample(plan) if any(c.certified for c in plan.conds) else None
+    tasks = {("build", c.name): functools.partial(c.ann, plan.G) for c in plan.conds if not c.has_vectors}
+    tasks |= {("condition", c.name): functools.partial(_condition, plan, c, backend, Xg) for c in plan.conds}
+    if probes is not None:
+        tasks |= {("probe", "reference"): functools.partial(probes.accuracy, plan, None)}
+        tasks |= {("probe", c.name): functools.partial(probes.accuracy, plan, c) for c in plan.conds if c.has_vectors}
+    tasks |= {("cert", c.name): functools.partial(_certificate, cert, c, plan.fit) for c in plan.conds if c.certified}
+    searched = {c.name: c for c in plan.conds if c.has_vectors}
+    pending = {("build", c.name): ("condition", c.name) for c in plan.conds if not c.has_vectors}
+    results = _run_tasks(
+        {key: task for key, task in tasks.items() if key not in pending.values()},
+        _workers(plan, backend),
+        lambda key: key[0] == "condition" and step(key[1]),
+    )
+    for build, key in pending.items():  # an index is searched (multi-threaded) once built
+        if not isinstance(results[build], BaseException):
+            results[key] = _outcome(tasks[key])
+        step(key[1])
+    cannot = {
+        name: str(value)
+        for (kind, name), value in results.items()
+        if kind == "condition" and isinstance(value, CannotRepresent)
+    }
+    results = _measured(results, cannot)
     plan = replace(plan, conds=[c for c in plan.conds if c.name not in cannot])
+    for c in plan.conds:
+        deep[c.name], by_space = results[("condition", c.name)]
+        if c.name in searched:
+            geo[c.name] = by_space
+    ba = {name: value for (kind, name), value in results.items() if kind == "probe" and name not in cannot}
+    certs = {name: value for (kind, name), value in results.items() if kind == "cert" and name not in cannot}
     neighbours = {name: nb[:, : plan.k] for name, nb in deep.items()}
     out = {"geometry": _geometry(plan, geo)}
-    out["identity"] = _identity(plan, neighbours, boundary_margin(ref_S, plan.k))
+    out["identity"] = _identity(plan, neighbours, boundary_margin(ref_S, plan.k), certs)
     out["indexes"] = _index_curves(plan, neighbours)
     if out["indexes"].measured:
         step("index curves")
-    out["labels"] = _labels(plan, neighbours)
+    out["labels"] = _labels(plan, neighbours, probes, ba)
     if out["labels"].measured:
         step("labels")
     out["relevance"] = _relevance(plan, neighbours, deep, backend.intervals)

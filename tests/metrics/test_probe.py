@@ -225,6 +225,49 @@ def test_grid_selection_and_determinism():
     assert clone(p).get_params() == p.get_params()
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("patience", [1, 2, 3])
+def test_patience_stops_the_path_after_that_many_values_below_the_best(seed, patience):
+    # the path stopped early is the full path's prefix; it stops at the first value where
+    # `patience` values after the best so far score below it; the chosen C and the refit are the
+    # full grid's whenever the full grid's best lies in that prefix
+    X, y = blobs(seed, n=300, d=30, signal=[0.2, 0.4, 0.8][seed % 3])
+    full = LinearProbe().fit(X, y)
+    early = LinearProbe(patience=patience).fit(X, y)
+    scores = full.val_scores_
+    below, stop = 0, len(scores)
+    for i in range(1, len(scores)):
+        best = scores[:i].max()
+        below = 0 if scores[i] > best else below + (scores[i] < best)
+        if below == patience:
+            stop = i + 1
+            break
+    assert np.array_equal(early.val_scores_[:stop], scores[:stop])
+    assert np.isnan(early.val_scores_[stop:]).all()
+    if np.argmax(scores) < stop:
+        assert early.C_ == full.C_ and np.array_equal(early.coef_, full.coef_)
+    else:
+        assert early.C_ == full.Cs_[np.argmax(scores[:stop])]
+
+
+def test_patience_can_stop_before_a_later_best(monkeypatch):
+    # validation accuracies 0.9, 0.8, 0.7, then 0.95: patience 2 stops after the third C and keeps
+    # the first (the accuracy is the mean of a boolean vector, given here in turn)
+    scores, calls, mean = iter([0.9, 0.8, 0.7, 0.95]), [], np.mean
+
+    def fake_path(design, yi, K, Cs, Theta, pre):
+        for C in Cs:
+            calls.append(C)
+            yield C, Theta, 0
+
+    p = LinearProbe(patience=2)
+    monkeypatch.setattr(p, "_path", fake_path)
+    monkeypatch.setattr(np, "mean", lambda a, *args, **kw: next(scores) if a.dtype == bool else mean(a, *args, **kw))
+    p.fit(*blobs(3, n=200, d=10))
+    assert calls == [*LinearProbe.Cs_default[:3], LinearProbe.Cs_default[0]]  # three on the path, then the refit
+    assert p.C_ == LinearProbe.Cs_default[0] and np.isnan(p.val_scores_[3:]).all()
+
+
 def test_grid_is_sorted_without_repeats():
     # A repeated C is solved once (it used to divide by zero in the path's extrapolation);
     # 0.1 and 10 next to each other must not either.
@@ -333,6 +376,8 @@ def test_predict_before_fit_raises_not_fitted():
         ("val_size", 0.0),
         ("val_size", 1.0),
         ("val_size", "half"),
+        ("patience", 0),
+        ("patience", 1.5),
     ],
 )
 def test_constructor_stores_and_fit_validates(param, bad):

@@ -2,6 +2,7 @@
 determinism, sampling, error messages, and the atomic ``Report.save``."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -632,3 +633,40 @@ def test_qrels_are_checked_and_the_depth_fits_a_small_gallery():
         measure(X, qrels=[{1: 0}] * N, k=K, progress=False)
     with pytest.raises(InputError, match="'ndcg@5' has no condition or attribute 'int8'"):
         measure(X, qrels=_qrels_for(N), compress="fp16", k=K, progress=False, fail_if=["ndcg@5[int8]<0.5"])
+
+
+def test_steps_two_at_a_time_measure_what_one_at_a_time_measures(monkeypatch, faiss_one_thread):
+    # every condition's search, probes and certificate and every index build are tasks; run two
+    # at a time (each single-threaded) or one after another, the report is the same
+    kwargs = dict(labels=LABELS, pairs=PAIRS, compress="fp16,int8,binary,pca8", index="hnsw", k=K, progress=False)
+    used, run, local = [], measure_mod._run_tasks, measure_mod._local
+    monkeypatch.setattr(
+        measure_mod, "_run_tasks", lambda tasks, workers, done: used.append(workers) or run(tasks, workers, done)
+    )
+    monkeypatch.setattr(measure_mod, "_local", lambda shard_rows: replace(local(shard_rows), workers=2))
+    two = measure(X, **kwargs)
+    monkeypatch.setattr(measure_mod, "PARALLEL_BYTES", 0)  # no two copies of the gallery fit
+    one = measure(X, **kwargs)
+    assert used == [2, 1]
+    untimed = lambda r: {key: v for key, v in r.to_json().items() if key != "timings"}  # noqa: E731
+    assert json.dumps(untimed(two), sort_keys=True) == json.dumps(untimed(one), sort_keys=True)
+
+
+def test_a_task_failure_is_raised_unless_its_condition_cannot_represent_the_rows():
+    def fails():
+        raise ValueError("boom")
+
+    got = measure_mod._run_tasks({("probe", "a"): fails, ("probe", "b"): lambda: 1}, 2, lambda key: None)
+    assert isinstance(got[("probe", "a")], ValueError) and got[("probe", "b")] == 1  # handed back, not raised
+    assert measure_mod._measured(got, {"a": "why"}) is got
+    with pytest.raises(ValueError, match="boom"):
+        measure_mod._measured(got, {})
+
+
+def test_a_condition_that_cannot_represent_the_rows_has_no_probe_with_labels():
+    X = (np.random.default_rng(5).normal(size=(200, 8)) * 1e-30).astype(np.float32)
+    labels = pd.DataFrame({"half": np.repeat(["a", "b"], 100)})
+    rep = measure(X, labels=labels, compress="fp16,int8", k=3, progress=False)
+    assert rep.summary[0]["verdict"] == "cannot represent these vectors"
+    probed = set(rep.tables["labels"].dropna(subset=["probe_ba"]).representation)
+    assert probed == {"reference", "int8"}
