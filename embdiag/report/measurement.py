@@ -1248,8 +1248,8 @@ def _probe_statement(plan: _Plan) -> str:
     """Which rows fit the probes and which score them, and how C is chosen."""
     grid = LinearProbe.Cs_default
     how = (
-        f"; C chosen from {grid[0]:g} to {grid[-1]:g} (x10) on a seeded stratified fifth of the training rows, "
-        f"from strong to weak regularization, stopping after {PROBE_PATIENCE} values below the best"
+        f"; C picked from {grid[0]:g} to {grid[-1]:g} (x10, strongest regularization first) on a seeded "
+        f"stratified fifth of the training rows, stopping {PROBE_PATIENCE} values past the best"
     )
     if plan.is_train is None:
         return f"a seeded 70/30 split of at most {plan.probe_rows:,} labelled rows" + how

@@ -90,10 +90,8 @@ display(view.result(report), view.overview(report, source))
 # %% [markdown]
 # ## Summary: what each condition changes
 #
-# One row per condition: whether it changes the exact top-k neighbours (identity), what that
-# costs in relevance (with intervals), what a probe on its vectors recovers compared with the
-# reference's, and a verdict in words by the rule stated under the table. The sections below
-# give every number behind it.
+# One row per condition, with a verdict in words by the rule stated under the table; the
+# sections below give every number behind it.
 
 # %%
 display(*view.section(report, "summary"))
@@ -101,10 +99,8 @@ display(*view.section(report, "summary"))
 # %% [markdown]
 # ## Conditions compared
 #
-# Each section below measures one property and says in one sentence what it establishes and
-# what it does not. The conditions are what the reference vectors are compared with: a second
-# file, a storage format or compression made here, or an approximate index searched instead of
-# exact search.
+# The conditions are what the reference vectors are compared with: a second file, a storage
+# format or compression made here, or an approximate index searched instead of exact search.
 
 # %%
 display(*view.section(report, "conditions"))
@@ -172,10 +168,9 @@ display(*view.section(report, "stress"))
 # %% [markdown]
 # ## The frontier: what each condition keeps for its bytes
 #
-# Every condition against the bytes one vector takes: its neighbour identity and the lowest
-# bound of its relevance intervals. The Pareto set holds the conditions that no other matches or
-# beats on all three at once; with `--fail-if` rules, the smallest condition that passes every
-# one is named.
+# The Pareto set holds the conditions that no other matches or beats on bytes, identity and
+# relevance at once; with `--fail-if` rules, the smallest condition that passes every one is
+# named.
 
 # %%
 display(*view.section(report, "frontier"))
