@@ -8,8 +8,8 @@ saving), on two threads. Target on the 2-core CPU: 3,000 images at 64 x 64 px in
 10 s wall time. The CPU-time column is less sensitive to other processes on the machine. The probe
 check fits the project's standardized :class:`~embdiag.metrics.probe.LinearProbe` on simple pooled
 pixel features (:func:`~embdiag.encoders.quality.pooled_pixels`: 8 x 8 average-pooled RGB plus
-per-channel mean and standard deviation) of the default 2,000 training images and scores the 983 validation images: the default
-difficulty should land well above the majority floor and clearly below 100%.
+per-channel mean and standard deviation) of the default 2,000 training images and scores the 983
+validation images: the default difficulty should land well above the majority floor and clearly below 100%.
 """
 
 from __future__ import annotations
@@ -31,8 +31,16 @@ def timing(sizes, image_size: int, repeats: int) -> pd.DataFrame:
             t0, c0 = time.perf_counter(), time.process_time()
             generate_split("pool", n, image_size=image_size)
             dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-            rows.append({"images": n, "px": image_size, "repeat": r, "wall s": round(dt, 2),
-                         "cpu s (all threads)": round(cpu, 2), "wall ms per image": round(1000 * dt / n, 3)})
+            rows.append(
+                {
+                    "images": n,
+                    "px": image_size,
+                    "repeat": r,
+                    "wall s": round(dt, 2),
+                    "cpu s (all threads)": round(cpu, 2),
+                    "wall ms per image": round(1000 * dt / n, 3),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -45,6 +53,7 @@ def shares(ds) -> pd.DataFrame:
 
 def probe_check(ds) -> pd.DataFrame:
     from embdiag.metrics.probe import LinearProbe, balanced_accuracy, eligible_classes, majority_floor
+
     tr, va = ds.subset("train"), ds.subset("val")
     Xtr, Xva = pooled_pixels(tr.images), pooled_pixels(va.images)
     rows = []
@@ -52,9 +61,15 @@ def probe_check(ds) -> pd.DataFrame:
         ytr, yva = tr.labels(a), va.labels(a)
         probe = LinearProbe(Cs=10.0 ** np.arange(-3, 2)).fit(Xtr, ytr)
         pred = probe.predict(Xva)
-        rows.append({"attribute": a, "accuracy %": 100 * np.mean(pred == yva),
-                     "balanced accuracy %": 100 * balanced_accuracy(yva, pred, eligible_classes(yva, 10)),
-                     "majority floor %": 100 * majority_floor(yva), "C": probe.C_})
+        rows.append(
+            {
+                "attribute": a,
+                "accuracy %": 100 * np.mean(pred == yva),
+                "balanced accuracy %": 100 * balanced_accuracy(yva, pred, eligible_classes(yva, 10)),
+                "majority floor %": 100 * majority_floor(yva),
+                "C": probe.C_,
+            }
+        )
     return pd.DataFrame(rows).round(2)
 
 
@@ -71,7 +86,7 @@ def main() -> None:
     print("Generation time (no cache):")
     print(timing(args.sizes, args.image_size, args.repeats).to_string(index=False))
 
-    ds = load_procedural(image_size=args.image_size, difficulty=args.difficulty)   # default sizes, cached
+    ds = load_procedural(image_size=args.image_size, difficulty=args.difficulty)  # default sizes, cached
     print(f"\nClass shares per split, % ({ds.source}):")
     print(shares(ds).to_string())
     if args.probe:

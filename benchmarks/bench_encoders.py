@@ -38,15 +38,16 @@ def timing(name: str, driving, captions) -> pd.DataFrame:
     enc = load_encoder(name)
     labelled = np.asarray(driving.images)
     texts = np.asarray(captions.captions).ravel()
-    jobs = [("labelled images", len(labelled), lambda: enc.encode_images(labelled)),
-            ("caption images", len(captions), lambda: enc.encode_images(np.asarray(captions.images))),
-            ("captions, query role", len(texts), lambda: enc.encode_texts(texts, "query")),
-            ("captions, document role", len(texts), lambda: enc.encode_texts(texts, "document"))]
+    jobs = [
+        ("labelled images", len(labelled), lambda: enc.encode_images(labelled)),
+        ("caption images", len(captions), lambda: enc.encode_images(np.asarray(captions.images))),
+        ("captions, query role", len(texts), lambda: enc.encode_texts(texts, "query")),
+        ("captions, document role", len(texts), lambda: enc.encode_texts(texts, "document")),
+    ]
     rows = []
     for what, n, fn in jobs:
         dt = _time(fn)
-        rows.append({"encoder": name, "input": what, "rows": n, "wall s": round(dt, 2),
-                     "rows per s": round(n / dt)})
+        rows.append({"encoder": name, "input": what, "rows": n, "wall s": round(dt, 2), "rows per s": round(n / dt)})
     return pd.DataFrame(rows)
 
 

@@ -47,8 +47,12 @@ elif what == "encoder: 512 scenes (reference-cnn)":
     load_encoder("reference-cnn").encode_images(images)
 print(json.dumps(time.perf_counter() - t))
 """
-WORKLOADS = ("top-10 (983 x 983, float64)", "probe with C selection (2,000 x 768)", "geometry summary (2,000 x 768)",
-             "encoder: 512 scenes (reference-cnn)")
+WORKLOADS = (
+    "top-10 (983 x 983, float64)",
+    "probe with C selection (2,000 x 768)",
+    "geometry summary (2,000 x 768)",
+    "encoder: 512 scenes (reference-cnn)",
+)
 
 
 def _env(path: str) -> dict:
@@ -64,9 +68,12 @@ def _time(args: list[str], env: dict) -> float:
 
 
 def _chapter_seconds(env: dict) -> float:
-    code = ("import sys, time, tempfile, pathlib; from embdiag.paper import pipeline; t = time.perf_counter(); "
-            "d = tempfile.mkdtemp(); pipeline.execute('07_neighbour_stability', layout=pipeline.Layout(book=pathlib.Path(d))); "
-            "print(time.perf_counter() - t)")
+    code = (
+        "import sys, time, tempfile, pathlib; from embdiag.paper import pipeline; t = time.perf_counter(); "
+        "d = tempfile.mkdtemp(); "
+        "pipeline.execute('07_neighbour_stability', layout=pipeline.Layout(book=pathlib.Path(d))); "
+        "print(time.perf_counter() - t)"
+    )
     return _time([sys.executable, "-c", code], env)
 
 
@@ -91,8 +98,10 @@ def main(argv=None) -> int:
     if args.chapter:
         t = {path: _chapter_seconds(_env(path)) for path in ("pinned", "native")}
         results["chapter 07_neighbour_stability"] = t
-        print(f"{'chapter 07_neighbour_stability':<40} {t['pinned']:>11.1f} {t['native']:>11.1f} "
-              f"{t['pinned'] / t['native']:>14.2f}")
+        print(
+            f"{'chapter 07_neighbour_stability':<40} {t['pinned']:>11.1f} {t['native']:>11.1f} "
+            f"{t['pinned'] / t['native']:>14.2f}"
+        )
     print(json.dumps({k: {p: round(v, 4) for p, v in d.items()} for k, d in results.items()}))
     return 0
 

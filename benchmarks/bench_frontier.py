@@ -84,7 +84,8 @@ def main(argv=None) -> int:
         params = machine() | {"n": args.n, "d": args.d, "compress": args.compress, "index": args.index}
         params.pop("shard_rows", None)
         params["queries"] = report.inputs["n_queries"]
-        folder = artifacts.save(NAME, {"curves": curves, "run": run}, params, command="python benchmarks/bench_frontier.py")
+        command = "python benchmarks/bench_frontier.py"
+        folder = artifacts.save(NAME, {"curves": curves, "run": run}, params, command=command)
         print(folder)
     return 0
 

@@ -102,8 +102,11 @@ def make_gallery(n, seed, path=None, chunk=50_000):
     """Clustered unit-free vectors (so top-k has structure); a memmap when ``path`` is given."""
     rng = np.random.default_rng(seed)
     centers = rng.standard_normal((256, D)).astype(np.float32)
-    G = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, D)) if path else \
-        np.empty((n, D), dtype=np.float32)
+    G = (
+        np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, D))
+        if path
+        else np.empty((n, D), dtype=np.float32)
+    )
     for a in range(0, n, chunk):
         b = min(n, a + chunk)
         G[a:b] = centers[rng.integers(0, 256, b - a)] + 1.5 * rng.standard_normal((b - a, D), dtype=np.float32)
@@ -118,7 +121,7 @@ def numpy_baseline(Q, G, k, chunk=8192):
     best_s = np.full((len(Q), k), -np.inf, dtype=np.float32)
     best_i = np.zeros((len(Q), k), dtype=np.int64)
     for a in range(0, len(G), chunk):
-        S = Qn @ unit(np.asarray(G[a:a + chunk])).T
+        S = Qn @ unit(np.asarray(G[a : a + chunk])).T
         part = np.argpartition(-S, k - 1, axis=1)[:, :k]
         cand_s = np.concatenate([best_s, np.take_along_axis(S, part, 1)], axis=1)
         cand_i = np.concatenate([best_i, part + a], axis=1)
@@ -128,65 +131,69 @@ def numpy_baseline(Q, G, k, chunk=8192):
 
 
 def bench_topk(sizes, repeat, tmpdir):
-    import faiss
-
     rng = np.random.default_rng(0)
     for n in sizes:
-        path = os.path.join(tmpdir, f"gallery_{n}.npy") if n >= 1_000_000 else None
-        G = make_gallery(n, seed=n, path=path)
-        Q = (np.asarray(G[rng.integers(0, n, NQ)]) + rng.standard_normal((NQ, D), dtype=np.float32)).astype(np.float32)
-        Qn = unit(Q).astype(np.float32)
-        index = faiss.IndexFlatIP(D)
-        Gn = np.empty((n, D), dtype=np.float32)
-        for a in range(0, n, 50_000):
-            Gn[a:a + 50_000] = unit(np.asarray(G[a:a + 50_000]))
-        index.add(Gn)
-        del Gn
-        buf = np.empty((NQ, 8192), dtype=np.float32)
+        _bench_topk_size(n, rng, repeat, tmpdir)
 
-        def gemm_only():
-            for a in range(0, n, 8192):
-                g = np.asarray(G[a:a + 8192])
-                np.matmul(Qn, g.T, out=buf[:, :len(g)])
 
-        fns = {"gemm": gemm_only, "ours": lambda: retrieval.topk(Q, G, K),
-               "faiss": lambda: index.search(Qn, K)}
-        if n < 1_000_000:
-            fns["ours64"] = lambda: retrieval.topk(Q, G, K, dtype=np.float64)
-        if n < 1_000_000 or repeat == 1:
-            fns["numpy"] = lambda: numpy_baseline(Q, G, K)
-        t, out = interleaved(fns, repeat)
-        if "numpy" not in t:
-            t["numpy"], out["numpy"] = best_of(lambda: numpy_baseline(Q, G, K), 1)
-        del index
-        rate = 2.0 * NQ * n * D / t["gemm"]
-        roof = t["gemm"]
-        t_ours, t_faiss, t_np = t["ours"], t["faiss"], t["numpy"]
-        (s, i), (fs, fi) = out["ours"], out["faiss"]
-        label = f"{n:,} gallery"
-        row("topk", f"{label}: GEMM rate (GFLOP/s)", f"{rate / 1e9:.1f}", "float32 GEMM alone, same shapes")
-        row("topk", f"{label}: roofline 2qNd/rate (s)", f"{roof:.3f}")
-        row("topk", f"{label}: ours (s)", f"{t_ours:.3f}",
-            f"{t_ours / t_faiss:.2f}x FAISS, {t_ours / roof:.2f}x roofline")
-        if "ours64" in t:
-            row("topk", f"{label}: ours, float64 scores (s)", f"{t['ours64']:.3f}",
-                f"{t['ours64'] / t_ours:.2f}x float32")
-        row("topk", f"{label}: FAISS IndexFlatIP search (s)", f"{t_faiss:.3f}",
-            f"{t_faiss / roof:.2f}x roofline (pre-normalized, add not timed)")
-        row("topk", f"{label}: numpy matmul+argpartition (s)", f"{t_np:.3f}", f"{t_np / t_faiss:.2f}x FAISS")
-        same = np.mean(i == fi)
-        gap = np.abs(s - fs).max()
-        row("topk", f"{label}: agreement with FAISS ids", f"{same:.5f}", f"max score diff {gap:.1e}")
-        if n <= 100_000:
-            tracemalloc.start()
-            retrieval.topk(Q, G, K)
-            peak = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
-            row("memory", f"{label}: topk peak extra (MB)", f"{peak / 2**20:.1f}",
-                f"gallery is {G.nbytes / 2**20:.0f} MB")
-        del G
-        if path:
-            os.remove(path)
+def _bench_topk_size(n, rng, repeat, tmpdir):
+    """One gallery size: its arrays and index are freed on return."""
+    import faiss
+
+    path = os.path.join(tmpdir, f"gallery_{n}.npy") if n >= 1_000_000 else None
+    G = make_gallery(n, seed=n, path=path)
+    Q = (np.asarray(G[rng.integers(0, n, NQ)]) + rng.standard_normal((NQ, D), dtype=np.float32)).astype(np.float32)
+    Qn = unit(Q).astype(np.float32)
+    index = faiss.IndexFlatIP(D)
+    Gn = np.empty((n, D), dtype=np.float32)
+    for a in range(0, n, 50_000):
+        Gn[a : a + 50_000] = unit(np.asarray(G[a : a + 50_000]))
+    index.add(Gn)
+    del Gn
+    buf = np.empty((NQ, 8192), dtype=np.float32)
+
+    def gemm_only():
+        for a in range(0, n, 8192):
+            g = np.asarray(G[a : a + 8192])
+            np.matmul(Qn, g.T, out=buf[:, : len(g)])
+
+    fns = {"gemm": gemm_only, "ours": lambda: retrieval.topk(Q, G, K), "faiss": lambda: index.search(Qn, K)}
+    if n < 1_000_000:
+        fns["ours64"] = lambda: retrieval.topk(Q, G, K, dtype=np.float64)
+    if n < 1_000_000 or repeat == 1:
+        fns["numpy"] = lambda: numpy_baseline(Q, G, K)
+    t, out = interleaved(fns, repeat)
+    if "numpy" not in t:
+        t["numpy"], out["numpy"] = best_of(lambda: numpy_baseline(Q, G, K), 1)
+    index.reset()  # the flat index's copy of the gallery, freed before the memory check
+    rate = 2.0 * NQ * n * D / t["gemm"]
+    roof = t["gemm"]
+    t_ours, t_faiss, t_np = t["ours"], t["faiss"], t["numpy"]
+    (s, i), (fs, fi) = out["ours"], out["faiss"]
+    label = f"{n:,} gallery"
+    row("topk", f"{label}: GEMM rate (GFLOP/s)", f"{rate / 1e9:.1f}", "float32 GEMM alone, same shapes")
+    row("topk", f"{label}: roofline 2qNd/rate (s)", f"{roof:.3f}")
+    row("topk", f"{label}: ours (s)", f"{t_ours:.3f}", f"{t_ours / t_faiss:.2f}x FAISS, {t_ours / roof:.2f}x roofline")
+    if "ours64" in t:
+        row("topk", f"{label}: ours, float64 scores (s)", f"{t['ours64']:.3f}", f"{t['ours64'] / t_ours:.2f}x float32")
+    row(
+        "topk",
+        f"{label}: FAISS IndexFlatIP search (s)",
+        f"{t_faiss:.3f}",
+        f"{t_faiss / roof:.2f}x roofline (pre-normalized, add not timed)",
+    )
+    row("topk", f"{label}: numpy matmul+argpartition (s)", f"{t_np:.3f}", f"{t_np / t_faiss:.2f}x FAISS")
+    same = np.mean(i == fi)
+    gap = np.abs(s - fs).max()
+    row("topk", f"{label}: agreement with FAISS ids", f"{same:.5f}", f"max score diff {gap:.1e}")
+    if n <= 100_000:
+        tracemalloc.start()
+        retrieval.topk(Q, G, K)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        row("memory", f"{label}: topk peak extra (MB)", f"{peak / 2**20:.1f}", f"gallery is {G.nbytes / 2**20:.0f} MB")
+    if path:
+        os.remove(path)
 
 
 def bench_bootstrap(repeat):
@@ -203,10 +210,15 @@ def bench_spectrum(n, repeat):
     for name, scale in [("isotropic", np.ones(D)), ("collapsed, cond 1e5", np.logspace(0, -5, D))]:
         Z = np.empty((n, D), dtype=np.float32)
         for a in range(0, n, 20_000):
-            Z[a:a + 20_000] = (rng.standard_normal((min(20_000, n - a), D)) * scale) @ V.T + 0.1
-        t, out = interleaved({"rankme": lambda: geometry.rankme(Z),
-                              "pr": lambda: geometry.participation_ratio(Z),
-                              "summary": lambda: geometry.summary(Z)}, repeat)
+            Z[a : a + 20_000] = (rng.standard_normal((min(20_000, n - a), D)) * scale) @ V.T + 0.1
+        t, out = interleaved(
+            {
+                "rankme": lambda: geometry.rankme(Z),
+                "pr": lambda: geometry.participation_ratio(Z),
+                "summary": lambda: geometry.summary(Z),
+            },
+            repeat,
+        )
         (t_r, rk), (t_p, pr), t_s = (t["rankme"], out["rankme"]), (t["pr"], out["pr"]), t["summary"]
         t_ref = time.perf_counter()
         sv = np.linalg.svd(Z.astype(np.float64), compute_uv=False)
@@ -219,7 +231,8 @@ def bench_spectrum(n, repeat):
         rk_ref = np.exp(-np.sum(p * np.log(p)))
         pr_ref = lam.sum() ** 2 / np.sum(lam**2)
         label = f"{n:,}x{D} {name}"
-        row("geometry", f"{label}: RankMe (s)", f"{t_r:.3f}", f"rel. error {abs(rk - rk_ref) / rk_ref:.1e} vs float64 SVD")
+        rel = abs(rk - rk_ref) / rk_ref
+        row("geometry", f"{label}: RankMe (s)", f"{t_r:.3f}", f"rel. error {rel:.1e} vs float64 SVD")
         row("geometry", f"{label}: PR (s)", f"{t_p:.3f}", f"rel. error {abs(pr - pr_ref) / pr_ref:.1e}")
         row("geometry", f"{label}: summary, all four (s)", f"{t_s:.3f}", f"two float64 SVDs took {t_ref:.1f} s")
 
@@ -287,12 +300,20 @@ def bench_probe(repeat):
         row("probe", "reference-cnn vectors", "skipped", f"{type(exc).__name__}: {exc}")
         return
     U = _Representation(np.asarray(v.train, dtype=np.float64), True).U
-    row("probe", "row-space directions of the training vectors", f"{v.train.shape[1] if U is None else U.shape[1]}",
-        f"of {v.train.shape[1]}")
+    row(
+        "probe",
+        "row-space directions of the training vectors",
+        f"{v.train.shape[1] if U is None else U.shape[1]}",
+        f"of {v.train.shape[1]}",
+    )
     for a, y in v.train_labels.items():
         t, p = best_of(lambda: LinearProbe().fit(v.train, y), repeat)
-        row("probe", f"one probe, {a} ({len(p.classes_)} classes) (s)", f"{t:.3f}",
-            f"C_ = {p.C_:g}, {p.n_iter_} Newton steps in the refit")
+        row(
+            "probe",
+            f"one probe, {a} ({len(p.classes_)} classes) (s)",
+            f"{t:.3f}",
+            f"C_ = {p.C_:g}, {p.n_iter_} Newton steps in the refit",
+        )
     t, _ = best_of(lambda: fit_probes(v.train, v.train_labels), repeat)
     row("probe", "three attributes, one fit_probes call (s)", f"{t:.3f}", f"{t / 3:.3f} s per probe")
     total, worst = 0.0, (0.0, "")
@@ -301,8 +322,12 @@ def bench_probe(repeat):
         t, _ = best_of(lambda: fit_probes(train, v.train_labels), 1)
         total += t
         worst = max(worst, (t, f"{name} {s:g}"))
-    row("probe", "stress grid, 72 probe fits (s)", f"{total:.1f}",
-        f"{total / 72:.3f} s per probe; slowest row {worst[1]} ({worst[0]:.2f} s)")
+    row(
+        "probe",
+        "stress grid, 72 probe fits (s)",
+        f"{total:.1f}",
+        f"{total / 72:.3f} s per probe; slowest row {worst[1]} ({worst[0]:.2f} s)",
+    )
 
 
 def main():

@@ -113,8 +113,9 @@ def make_inputs(folder: Path, n: int, d: int, seed: int = 0) -> dict[str, Path]:
     for labels, size in ((weather, 8), (scene, 5)):
         flip = rng.random(n) < 0.1
         labels[flip] = rng.integers(0, size, int(flip.sum()))
-    pd.DataFrame({"weather": np.char.add("w", weather.astype(str)),
-                  "scene": np.char.add("s", scene.astype(str))}).to_csv(paths["labels"], index=False)
+    pd.DataFrame(
+        {"weather": np.char.add("w", weather.astype(str)), "scene": np.char.add("s", scene.astype(str))}
+    ).to_csv(paths["labels"], index=False)
     meta.write_text(json.dumps({"n": n, "d": d, "seed": seed}))
     return paths
 
@@ -123,8 +124,19 @@ def run_report(paths: dict[str, Path], quick: bool) -> tuple[float, dict[str, fl
     """Wall seconds, memory in GiB (``rss``: the peak RSS of the command's largest process;
     ``anon`` / ``file``: the sampled peak RssAnon / RssFile of any one process), and the exit status."""
     out = Path(tempfile.mkdtemp(prefix="bench_report_")) / "report"
-    argv = [sys.executable, "-m", "embdiag.paper.cli", "report", str(paths["vectors"]), "--labels",
-            str(paths["labels"]), "--compare", str(paths["second"]), "--out", str(out)] + (["--quick"] if quick else [])
+    argv = [
+        sys.executable,
+        "-m",
+        "embdiag.paper.cli",
+        "report",
+        str(paths["vectors"]),
+        "--labels",
+        str(paths["labels"]),
+        "--compare",
+        str(paths["second"]),
+        "--out",
+        str(out),
+    ] + (["--quick"] if quick else [])
     start = time.perf_counter()
     child = subprocess.Popen(argv)
     sampler = PeakSampler(child.pid)
@@ -146,8 +158,9 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=200_000)
     parser.add_argument("--d", type=int, default=768)
     parser.add_argument("--quick-only", action="store_true")
-    parser.add_argument("--folder", type=Path,
-                        help="where the inputs are written (default: data/cache/bench_report/NxD)")
+    parser.add_argument(
+        "--folder", type=Path, help="where the inputs are written (default: data/cache/bench_report/NxD)"
+    )
     args = parser.parse_args(argv)
     folder = args.folder or data_dir() / "cache" / "bench_report" / f"{args.n}x{args.d}"
     start = time.perf_counter()
@@ -155,15 +168,21 @@ def main(argv=None) -> int:
     writer.start()  # in a process of its own: its peak memory never reaches this one's, nor the command's
     writer.join()
     paths = make_inputs(folder, args.n, args.d)  # written: only the paths
-    print(f"inputs: {args.n:,} x {args.d} float32 + a second representation + 2 label columns in {folder} "
-          f"({time.perf_counter() - start:.0f} s)", flush=True)
+    print(
+        f"inputs: {args.n:,} x {args.d} float32 + a second representation + 2 label columns in {folder} "
+        f"({time.perf_counter() - start:.0f} s)",
+        flush=True,
+    )
     modes = [True] if args.quick_only else [True, False]
     for quick in modes:
         seconds, mem, code = run_report(paths, quick)
         target = "60 s" if quick else "600 s"
-        print(f"  embdiag report{' --quick' if quick else '':8s} {seconds:8.1f} s   peak RSS {mem['rss']:5.2f} GiB "
-              f"(largest process; sampled peaks: anon {mem['anon']:5.2f} GiB, file-backed {mem['file']:5.2f} GiB)   "
-              f"exit {code}   (target at 1M x 768: under {target}, 8 GiB)", flush=True)
+        print(
+            f"  embdiag report{' --quick' if quick else '':8s} {seconds:8.1f} s   peak RSS {mem['rss']:5.2f} GiB "
+            f"(largest process; sampled peaks: anon {mem['anon']:5.2f} GiB, file-backed {mem['file']:5.2f} GiB)   "
+            f"exit {code}   (target at 1M x 768: under {target}, 8 GiB)",
+            flush=True,
+        )
     return 0
 
 

@@ -53,7 +53,7 @@ def _write_shard(path: Path, rows: int, seed: int = 0) -> None:
     X = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(rows, D))
     rng = np.random.default_rng(seed)
     for a in range(0, rows, 10_000):
-        X[a:a + 10_000] = rng.standard_normal((min(10_000, rows - a), D), dtype=np.float32)
+        X[a : a + 10_000] = rng.standard_normal((min(10_000, rows - a), D), dtype=np.float32)
     X.flush()
 
 
@@ -70,7 +70,7 @@ def _search_task(path: str, out) -> None:
         chunks = [c for share in plan for c in share]
         t0 = time.perf_counter()
         for q0 in range(0, QUERIES, qb):
-            scan_chunks(Q[q0:q0 + qb], G, K, chunks, q0=q0)
+            scan_chunks(Q[q0 : q0 + qb], G, K, chunks, q0=q0)
         seconds = time.perf_counter() - t0
     out.send((seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
 
@@ -83,10 +83,20 @@ def measure_search(folder: Path) -> list[dict]:
     proc.start()
     seconds, peak = recv.recv()
     proc.join()
-    return [{"measure": "search_pairs_per_second", "value": QUERIES * SHARD / seconds, "unit": "query-row pairs/s",
-             "how": f"top-{K} of {QUERIES:,} queries over {SHARD:,} x {D} float32 rows, one thread"},
-            {"measure": "search_task_peak_bytes", "value": float(peak), "unit": "bytes",
-             "how": f"peak resident memory of that task's process ({SHARD:,}-row shard memory-mapped)"}]
+    return [
+        {
+            "measure": "search_pairs_per_second",
+            "value": QUERIES * SHARD / seconds,
+            "unit": "query-row pairs/s",
+            "how": f"top-{K} of {QUERIES:,} queries over {SHARD:,} x {D} float32 rows, one thread",
+        },
+        {
+            "measure": "search_task_peak_bytes",
+            "value": float(peak),
+            "unit": "bytes",
+            "how": f"peak resident memory of that task's process ({SHARD:,}-row shard memory-mapped)",
+        },
+    ]
 
 
 def measure_scan(folder: Path) -> list[dict]:
@@ -104,10 +114,20 @@ def measure_scan(folder: Path) -> list[dict]:
     t0 = time.perf_counter()
     file_record(path)
     hashing = time.perf_counter() - t0
-    return [{"measure": "scan_rows_per_second", "value": 4 * SHARD / seconds, "unit": "rows/s",
-             "how": f"NaN/inf/zero check of {4 * SHARD:,} x {D} float32 rows from the page cache, one thread"},
-            {"measure": "hash_bytes_per_second", "value": path.stat().st_size / hashing, "unit": "bytes/s",
-             "how": "SHA-256 of that file from the page cache (the checksum a report names its inputs by)"}]
+    return [
+        {
+            "measure": "scan_rows_per_second",
+            "value": 4 * SHARD / seconds,
+            "unit": "rows/s",
+            "how": f"NaN/inf/zero check of {4 * SHARD:,} x {D} float32 rows from the page cache, one thread",
+        },
+        {
+            "measure": "hash_bytes_per_second",
+            "value": path.stat().st_size / hashing,
+            "unit": "bytes/s",
+            "how": "SHA-256 of that file from the page cache (the checksum a report names its inputs by)",
+        },
+    ]
 
 
 def measure_geometry(folder: Path) -> list[dict]:
@@ -120,9 +140,15 @@ def measure_geometry(folder: Path) -> list[dict]:
     t0 = time.perf_counter()
     geometry._block_moments(G, 0, len(G), c, 0, True, workers=1)
     seconds = time.perf_counter() - t0
-    return [{"measure": "geometry_rows_per_second", "value": len(G) / seconds, "unit": "rows/s",
-             "how": f"float64 Gram, sums and unit-row sums of {len(G):,} x {D} float32 rows from the page cache "
-                    "(one geometry block), one thread"}]
+    return [
+        {
+            "measure": "geometry_rows_per_second",
+            "value": len(G) / seconds,
+            "unit": "rows/s",
+            "how": f"float64 Gram, sums and unit-row sums of {len(G):,} x {D} float32 rows from the page cache "
+            "(one geometry block), one thread",
+        }
+    ]
 
 
 def _nothing():
@@ -140,8 +166,14 @@ def measure_task_overhead() -> list[dict]:
         t0 = time.perf_counter()
         ray.get([nothing.remote() for _ in range(200)])
         seconds = (time.perf_counter() - t0) / 200
-    return [{"measure": "task_seconds", "value": seconds, "unit": "s",
-             "how": "an empty Ray task, 200 in flight on a local 2-CPU instance, per task"}]
+    return [
+        {
+            "measure": "task_seconds",
+            "value": seconds,
+            "unit": "s",
+            "how": "an empty Ray task, 200 in flight on a local 2-CPU instance, per task",
+        }
+    ]
 
 
 def measure_training() -> list[dict]:
@@ -155,10 +187,22 @@ def measure_training() -> list[dict]:
     for name, steps in (("study", 3), ("cpu", 10)):
         cfg = profile(name)
         r = time_condition(cfg, condition("EMA reference"), steps, warmup=2)
-        rows.append({"measure": f"{name}_seconds_per_step", "value": r["seconds_per_step"], "unit": "s",
-                     "how": f"{name} profile, EMA reference, batch {cfg.batch_size}, one thread"})
-        rows.append({"measure": f"{name}_eval_seconds", "value": eval_seconds(cfg), "unit": "s",
-                     "how": f"{name} profile: embedding the 2,983 labelled images once, one thread"})
+        rows.append(
+            {
+                "measure": f"{name}_seconds_per_step",
+                "value": r["seconds_per_step"],
+                "unit": "s",
+                "how": f"{name} profile, EMA reference, batch {cfg.batch_size}, one thread",
+            }
+        )
+        rows.append(
+            {
+                "measure": f"{name}_eval_seconds",
+                "value": eval_seconds(cfg),
+                "unit": "s",
+                "how": f"{name} profile: embedding the 2,983 labelled images once, one thread",
+            }
+        )
     return rows
 
 
@@ -168,11 +212,20 @@ def machine() -> dict:
     blas = [f"{i['internal_api']} {i['version']}" for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     processor = "unknown"
     try:
-        processor = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+        with open("/proc/cpuinfo") as f:
+            processor = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return {"processor": processor, "cores": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, "blas": sorted(set(blas)), "queries": QUERIES, "shard_rows": SHARD, "d": D}
+    return {
+        "processor": processor,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "blas": sorted(set(blas)),
+        "queries": QUERIES,
+        "shard_rows": SHARD,
+        "d": D,
+    }
 
 
 def main(argv=None) -> int:
@@ -181,9 +234,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(dir=artifacts.data_dir() / "cache") as tmp:
-        for step in (lambda: measure_search(Path(tmp)), lambda: measure_scan(Path(tmp)),
-                     lambda: measure_geometry(Path(tmp)), measure_task_overhead,
-                     measure_training):
+        for step in (
+            lambda: measure_search(Path(tmp)),
+            lambda: measure_scan(Path(tmp)),
+            lambda: measure_geometry(Path(tmp)),
+            measure_task_overhead,
+            measure_training,
+        ):
             new = step()
             rows += new
             for r in new:

@@ -52,8 +52,9 @@ def _step(cfg, cond, models, opt, pool, step):
         d = losses.random_directions(dim, cfg.n_directions, torch_generator(0, "sigreg", step))
     for g in opt.param_groups:
         g["lr"] = lr_at(step, cfg)
-    out = step_losses(models, cond, images, torch.from_numpy(m.context), torch.from_numpy(m.targets), d,
-                      cfg.sigreg_weight)
+    out = step_losses(
+        models, cond, images, torch.from_numpy(m.context), torch.from_numpy(m.targets), d, cfg.sigreg_weight
+    )
     opt.zero_grad(set_to_none=True)
     out.loss.backward()
     torch.nn.utils.clip_grad_norm_(models.parameters(), cfg.clip)
@@ -92,8 +93,12 @@ def main(argv=None) -> None:
     parser.add_argument("--profiles", nargs="+", default=["cpu", "study"])
     parser.add_argument("--steps", type=int, default=20, help="timed steps per condition (cpu; study uses 3)")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--probe-seconds", type=float, default=10.0,
-                        help="measured cost of the final probes of one run (3 attributes; see the sweep log)")
+    parser.add_argument(
+        "--probe-seconds",
+        type=float,
+        default=10.0,
+        help="measured cost of the final probes of one run (3 attributes; see the sweep log)",
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     shape_rates = {}
@@ -105,18 +110,32 @@ def main(argv=None) -> None:
         n = args.steps if name != "study" else 3
         for cond in CONDITIONS:
             r = time_condition(cfg, cond, n)
-            rows.append({"profile": name, "condition": cond.name, "EMA": cond.ema, "stop-grad": cond.stop_gradient,
-                         "SIGReg": cond.sigreg, "ms/step": 1000 * r["seconds_per_step"],
-                         "GFLOP/step": r["gflop_per_step"], "GFLOP/s": r["gflop_s"],
-                         "% of shape GEMM": 100 * r["gflop_s"] / shape_rates[name]})
-            print(f"  {name:6s} {cond.name:36s} {1000 * r['seconds_per_step']:8.1f} ms/step  "
-                  f"{r['gflop_s']:6.1f} GFLOP/s", flush=True)
+            rows.append(
+                {
+                    "profile": name,
+                    "condition": cond.name,
+                    "EMA": cond.ema,
+                    "stop-grad": cond.stop_gradient,
+                    "SIGReg": cond.sigreg,
+                    "ms/step": 1000 * r["seconds_per_step"],
+                    "GFLOP/step": r["gflop_per_step"],
+                    "GFLOP/s": r["gflop_s"],
+                    "% of shape GEMM": 100 * r["gflop_s"] / shape_rates[name],
+                }
+            )
+            print(
+                f"  {name:6s} {cond.name:36s} {1000 * r['seconds_per_step']:8.1f} ms/step  {r['gflop_s']:6.1f} GFLOP/s",
+                flush=True,
+            )
     square = gemm_rate(1024, 1024, 1024)
     df = pd.DataFrame(rows)
     with pd.option_context("display.width", 160, "display.float_format", "{:.1f}".format):
         print(df.to_string(index=False))
-    print(f"\nGEMM float32, one thread: 1024^3 {square:.1f} GFLOP/s; encoder shape (tokens x width x 4 width): "
-          + ", ".join(f"{k} {v:.1f}" for k, v in shape_rates.items()) + " GFLOP/s")
+    print(
+        f"\nGEMM float32, one thread: 1024^3 {square:.1f} GFLOP/s; encoder shape (tokens x width x 4 width): "
+        + ", ".join(f"{k} {v:.1f}" for k, v in shape_rates.items())
+        + " GFLOP/s"
+    )
     for name in args.profiles:
         cfg = profile(name)
         sub = df[df["profile"] == name]
@@ -124,9 +143,11 @@ def main(argv=None) -> None:
         per_run_eval = n_evals * eval_seconds(cfg) + args.probe_seconds
         train_s = len(SEEDS) * cfg.steps * sub["ms/step"].sum() / 1000
         total = (train_s + len(SEEDS) * (len(CONDITIONS) + 1) * per_run_eval) / args.workers
-        print(f"{name}: 35 runs x {cfg.steps} steps + untrained references on {args.workers} workers: "
-              f"about {total / 60:.0f} min ({train_s / 60 / args.workers:.0f} min training, "
-              f"{per_run_eval:.0f} s evaluation per run)")
+        print(
+            f"{name}: 35 runs x {cfg.steps} steps + untrained references on {args.workers} workers: "
+            f"about {total / 60:.0f} min ({train_s / 60 / args.workers:.0f} min training, "
+            f"{per_run_eval:.0f} s evaluation per run)"
+        )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,10 @@ def main(argv=None) -> None:
     synsets, parse = _timed(lambda: read_wordnet(args.data_dir))
     encoder, load = _timed(load_wordllama)
     texts = {"definitions": [s.definition for s in synsets], "examples": [e for s in synsets for e in s.examples]}
-    rows = [{"step": "parse the data files", "rows": len(synsets), "wall s": round(parse, 2)},
-            {"step": "load the pinned model", "rows": 1, "wall s": round(load, 2)}]
+    rows = [
+        {"step": "parse the data files", "rows": len(synsets), "wall s": round(parse, 2)},
+        {"step": "load the pinned model", "rows": 1, "wall s": round(load, 2)},
+    ]
     for what, batch in texts.items():
         _, dt = _timed(lambda: encoder.encode_texts(batch))
         rows.append({"step": f"embed all {what}", "rows": len(batch), "wall s": round(dt, 2)})

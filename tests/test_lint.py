@@ -1,4 +1,4 @@
-"""The package and the tests pass ruff's lint and format check, as configured in pyproject.toml
+"""The package, the tests and the benchmarks pass ruff's lint and format check, as configured in pyproject.toml
 (ruff is in the test extra; the files hashed into committed records are excluded from formatting)."""
 
 import subprocess
@@ -12,7 +12,7 @@ from embdiag.paper.pipeline import REPO
 @pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["lint", "format"])
 def test_ruff_is_clean(command):
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", *command, "--no-cache", "embdiag", "tests"],
+        [sys.executable, "-m", "ruff", *command, "--no-cache", "embdiag", "tests", "benchmarks"],
         cwd=REPO,
         capture_output=True,
         text=True,
