@@ -1,7 +1,7 @@
 """Executed chapters agree with the committed ones on another float path, within tolerance.
 
-Four chapters (three of design B and the report) and the training chapter, with procedural
-scenes rendered afresh, are executed on an older x86-64 float path
+Five chapters (three of design B, the report and the compression frontier) and the training
+chapter, with procedural scenes rendered afresh, are executed on an older x86-64 float path
 (SSE4 kernels in numpy, ATen, oneDNN, OpenBLAS and MKL, FAISS without SIMD) and compared with the committed
 notebooks by :func:`embdiag.paper.agreement.compare`: every word and verdict exactly, every
 number within the declared tolerance. On a machine whose own float path is not the committed
@@ -28,7 +28,7 @@ OTHER_PATH = {
     "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
     "FAISS_SIMD_LEVEL": "NONE",
 }
-CROSS_PATH = ("05_stress_tests", "06_compression", "07_neighbour_stability", "21_report")
+CROSS_PATH = ("05_stress_tests", "06_compression", "07_neighbour_stability", "21_report", "22_choosing_a_compression")
 
 
 def _execute(name: str, tmp_path):
