@@ -20,6 +20,8 @@ MODULES = [
     "embdiag.report.fail_if",
     "embdiag.report.conditions",
     "embdiag.report.measurement",
+    "embdiag.report.summary",
+    "embdiag.report.tasks",
     "embdiag.report.sharded",
     "embdiag.report.html",
     "embdiag.report.cli",

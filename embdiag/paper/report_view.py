@@ -24,7 +24,7 @@ from ..artifacts import Read
 from ..report import Report
 from ..report.cli import CHAPTER
 from ..report.frontier import smallest_passing
-from ..report.measurement import CANNOT_REPRESENT, change_name
+from ..report.summary import CANNOT_REPRESENT, change_name
 from . import exhibits, findings, theme
 
 __all__ = [
@@ -93,7 +93,7 @@ def _worst(changes: list[dict]) -> str:
 
 def result(report: Report) -> findings.Result:
     """The page's result box: does each condition hurt these vectors? Conditions grouped by
-    their verdict (:func:`embdiag.report.measurement.verdict`), each with its share of changed
+    their verdict (:func:`embdiag.report.summary.verdict`), each with its share of changed
     top-k sets and its lowest-reaching relevance change, then the gates' outcome."""
     k = report.inputs["k"]
     if not report.summary:
@@ -389,7 +389,7 @@ def _identity(report: Report, table: pd.DataFrame, mark: dict) -> list:
 
 
 def _change_of(row: dict) -> str:
-    """:func:`~embdiag.report.measurement.change_name` of a relevance table's row (no attribute: NaN)."""
+    """:func:`~embdiag.report.summary.change_name` of a relevance table's row (no attribute: NaN)."""
     return change_name({**row, "attribute": row["attribute"] if isinstance(row["attribute"], str) else ""})
 
 

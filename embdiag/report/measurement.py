@@ -26,8 +26,9 @@ inputs exist:
   as a change, in percentage points with paired bootstrap intervals over queries.
 - ``stress``: :func:`~embdiag.interventions.stress.measure_grid` on (part of) the probe split.
 
-Then :func:`summarize` puts identity, relevance and the probe change of each condition side by
-side with a verdict in words (:func:`verdict`), and the ``--fail-if`` rules, checked against
+Then :func:`~embdiag.report.summary.summarize` puts identity, relevance and the probe change of
+each condition side by side with a verdict in words (:func:`~embdiag.report.summary.verdict`),
+and the ``--fail-if`` rules, checked against
 :func:`available_metrics` before anything is measured, are recorded with their outcomes
 (:func:`~embdiag.report.fail_if.outcomes`).
 
@@ -37,10 +38,10 @@ under the reference and under every condition. Exact search is
 is never its own neighbour (it is removed from its result).
 
 Each condition's search and geometry, its probes and its certificate, and each index's build
-read only the checked inputs: they run as tasks (:func:`_run_tasks`), two at a time and each
-single-threaded on a machine of two cores or more while two float32 copies of the gallery fit
-in 2 x :data:`PARALLEL_BYTES`, else one after another. Either way a task computes the same
-numbers.
+read only the checked inputs: they run as tasks (:func:`~embdiag.report.tasks.run_tasks`), two
+at a time and each single-threaded on a machine of two cores or more while two float32 copies
+of the gallery fit in 2 x :data:`PARALLEL_BYTES`, else one after another. Either way a task
+computes the same numbers.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
@@ -62,7 +63,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._blas import single_thread
 from .._mapped import take_rows
 from .._validate import as_float, check_int
 from ..cluster import connect
@@ -96,16 +96,14 @@ from .conditions import (
 )
 from .frontier import frontier_table
 from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
+from .summary import CANNOT_REPRESENT, summarize, summary_table, with_unrepresented
+from .tasks import outcome, run_tasks
 
 __all__ = [
     "SCHEMA",
     "Report",
     "measure",
     "available_metrics",
-    "summarize",
-    "summary_table",
-    "change_name",
-    "verdict",
     "METRIC_COLUMNS",
     "SPACES",
     "QUERY_ROWS",
@@ -397,7 +395,7 @@ class _Backend:
     """Where the heavy steps run: ``search`` (exact top-k, ``topk``'s signature), ``geometry`` (``summary``
     of an array) and ``intervals`` (a list of ``paired_bootstrap`` argument tuples -> their intervals),
     and what the report's inputs add to the exact search, geometry and bootstrap statements;
-    ``workers``: how many single-threaded steps may run at once here (:func:`_run_tasks`)."""
+    ``workers``: how many single-threaded steps may run at once here (:func:`~embdiag.report.tasks.run_tasks`)."""
 
     search: Callable
     geometry: Callable
@@ -727,10 +725,6 @@ def _geometry_rows(plan: _Plan) -> np.ndarray:
 class CannotRepresent(Exception):
     """A condition cannot represent the (valid) reference rows: a result of the report (the
     condition is not measured, and the page and ``report.json`` say why), not a failure."""
-
-
-#: The verdict of a condition that cannot represent the rows (:class:`CannotRepresent`).
-CANNOT_REPRESENT = "cannot represent these vectors"
 
 
 def _represented(c: ReportCondition, rows: np.ndarray, which: str) -> None:
@@ -1324,34 +1318,6 @@ def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -
     return inputs
 
 
-def _outcome(task: Callable):
-    """``task()``, or the exception it raised (returned, not raised)."""
-    try:
-        return task()
-    except Exception as e:  # noqa: BLE001 - handed back to the caller, who raises it or reads it
-        return e
-
-
-def _run_tasks(tasks: dict, workers: int, done: Callable) -> dict:
-    """Each task's result (or the exception it raised), by key; ``done(key)`` as each finishes.
-    With ``workers`` > 1 the tasks run that many at a time on threads, each single-threaded (BLAS
-    limited to one thread; FAISS builds run on one thread anyway), one per core; else one after
-    another here, BLAS on every core. A task's result does not depend on which way it ran, nor on
-    the others (no task reads another's)."""
-    out = {}
-    if workers < 2 or len(tasks) < 2:
-        for key, task in tasks.items():
-            out[key] = _outcome(task)
-            done(key)
-        return out
-    with single_thread(), ThreadPoolExecutor(workers) as pool:
-        futures = {pool.submit(_outcome, task): key for key, task in tasks.items()}
-        for future in as_completed(futures):
-            out[futures[future]] = future.result()
-            done(futures[future])
-    return out
-
-
 def _workers(plan: _Plan, backend: _Backend) -> int:
     """How many of the report's steps run at once: the backend's workers, when that many float32
     copies of the gallery fit in :data:`PARALLEL_BYTES` each (a condition's step holds one)."""
@@ -1399,14 +1365,14 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
     tasks |= {("cert", c.name): functools.partial(_certificate, cert, c, plan.fit) for c in plan.conds if c.certified}
     searched = {c.name: c for c in plan.conds if c.has_vectors}
     pending = {("build", c.name): ("condition", c.name) for c in plan.conds if not c.has_vectors}
-    results = _run_tasks(
+    results = run_tasks(
         {key: task for key, task in tasks.items() if key not in pending.values()},
         _workers(plan, backend),
         lambda key: key[0] == "condition" and step(key[1]),
     )
     for build, key in pending.items():  # an index is searched (multi-threaded) once built
         if not isinstance(results[build], BaseException):
-            results[key] = _outcome(tasks[key])
+            results[key] = outcome(tasks[key])
         step(key[1])
     cannot = {
         name: str(value)
@@ -1451,7 +1417,7 @@ def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
     suffix = " Quick run: from subsamples." if plan.quick else ""
     measured_conds = [c for c in plan.conds if c.name not in cannot]
     summary = summarize(measured_conds, tables.get("identity"), tables.get("relevance"), tables.get("labels"), plan.k)
-    summary = _with_unrepresented(summary, plan.conds, cannot, plan.k)
+    summary = with_unrepresented(summary, plan.conds, cannot, plan.k)
     measured = {name: s.measured for name, s in sections.items()} | {"summary": bool(summary)}
     scope = {name: text + suffix for name, text in SCOPE.items() if measured.get(name)}
     gates = rules_of.outcomes(plan.rules, metrics, strict=False)
@@ -1465,147 +1431,6 @@ def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
         tables["gates"] = pd.DataFrame(gates)
     timings = {key: value for s in sections.values() for key, value in s.timings.items()}
     return Report(inputs, scope, tables, metrics, summary, gates, timings)
-
-
-# ----------------------------------------------------------------------------- summary
-
-
-def verdict(changed_queries: float, intervals) -> str:
-    """One condition's verdict in words, from its identity and its relevance changes.
-
-    ``changed_queries``: the share of searched queries whose top-k set changed; ``intervals``:
-    the ``(low, high)`` 95% intervals of its relevance changes (ΔP@k per attribute, ΔHit@k,
-    Δrecall@k), empty when relevance was not measured. The first rule that holds:
-
-    - ``"costs relevance"``: some interval lies wholly below 0;
-    - ``"safe: identity and relevance unchanged"``: no searched query's top-k changed (so no
-      relevance change either);
-    - ``"changes neighbours, gains relevance"``: some interval lies wholly above 0;
-    - ``"changes neighbours, keeps relevance"``: every interval contains 0;
-    - ``"changes neighbours; relevance not measured"``: there is no interval.
-
-    The probe change is shown beside the verdict but does not enter it (one probe split, no
-    interval).
-
-    Example:
-        >>> verdict(0.0, [(0.0, 0.0)]), verdict(0.4, [(-0.6, 0.3)]), verdict(0.4, [(-0.6, 0.3), (-2.0, -0.1)])
-        ('safe: identity and relevance unchanged', 'changes neighbours, keeps relevance', 'costs relevance')
-    """
-    intervals = list(intervals)
-    if any(high < 0 for _, high in intervals):
-        return "costs relevance"
-    if changed_queries == 0:
-        return "safe: identity and relevance unchanged"
-    if any(low > 0 for low, _ in intervals):
-        return "changes neighbours, gains relevance"
-    return "changes neighbours, keeps relevance" if intervals else "changes neighbours; relevance not measured"
-
-
-def _probe_changes(labels: pd.DataFrame | None, name: str) -> list[dict]:
-    """Per attribute, the probe's balanced accuracy under condition ``name`` minus the reference's, in pp."""
-    if labels is None or "probe_ba" not in labels:
-        return []
-    ba = labels.set_index(["representation", "attribute"])["probe_ba"]
-    return [
-        {
-            "attribute": a,
-            "probe_ba": float(ba[(name, a)]),
-            "reference_probe_ba": float(ba[("reference", a)]),
-            "change_pp": 100.0 * float(ba[(name, a)] - ba[("reference", a)]),
-        }
-        for a in dict.fromkeys(labels["attribute"])
-        if (name, a) in ba.index and np.isfinite(ba[(name, a)])
-    ]
-
-
-def summarize(
-    conditions, identity: pd.DataFrame | None, relevance: pd.DataFrame | None, labels: pd.DataFrame | None, k: int
-) -> list[dict]:
-    """One entry per condition: ``condition``, ``kind``; identity: ``changed_queries`` (share of
-    searched queries whose top-k set changed) and ``overlap@k``; ``relevance``: each change of
-    the condition (``metric``, ``attribute``, ``value``, ``low``, ``high`` in pp, ``n_queries``);
-    ``labels``: per attribute its probe change (:func:`_probe_changes`; none for an index); and
-    ``verdict`` (:func:`verdict` of the changed share and the relevance intervals). Empty
-    without conditions."""
-    if identity is None or identity.empty:
-        return []
-    ident = identity.set_index("condition")
-    out = []
-    for c in conditions:
-        rel = (
-            []
-            if relevance is None
-            else [
-                {key: r[key] for key in ("metric", "attribute", "value", "low", "high", "n_queries")}
-                for r in relevance.to_dict("records")
-                if r["condition"] == c.name
-            ]
-        )
-        changed = float(ident.loc[c.name, "changed_queries"])
-        out.append(
-            {
-                "condition": c.name,
-                "kind": c.kind,
-                "changed_queries": changed,
-                f"overlap@{k}": float(ident.loc[c.name, f"overlap@{k}"]),
-                "relevance": rel,
-                "labels": _probe_changes(labels, c.name),
-                "verdict": verdict(changed, [(r["low"], r["high"]) for r in rel]),
-            }
-        )
-    return out
-
-
-def _with_unrepresented(summary: list[dict], conditions, cannot: dict[str, str], k: int) -> list[dict]:
-    """:func:`summarize`'s entries with one for each condition that cannot represent the rows
-    (verdict :data:`CANNOT_REPRESENT`, ``reason``: why; nothing measured), in the conditions' order."""
-    by_name = {e["condition"]: e for e in summary}
-    for c in conditions:
-        if c.name in cannot:
-            by_name[c.name] = {
-                "condition": c.name,
-                "kind": c.kind,
-                "changed_queries": np.nan,
-                f"overlap@{k}": np.nan,
-                "relevance": [],
-                "labels": [],
-                "verdict": CANNOT_REPRESENT,
-                "reason": cannot[c.name],
-            }
-    return [by_name[c.name] for c in conditions if c.name in by_name]
-
-
-def change_name(r: dict) -> str:
-    """The name of a relevance change of :func:`summarize`: ``ΔP@10 digit``, ``ΔHit@10``."""
-    what = r["metric"].replace("delta_", "Δ")
-    for short, name in (("ndcg@", "nDCG@"), ("mrr@", "MRR@"), ("map@", "MAP@"), ("hit@", "Hit@"), ("p@", "P@")):
-        if what.lstrip("Δ").startswith(short):
-            what = what.replace(short, name, 1)
-            break
-    return f"{what} {r['attribute']}" if r["attribute"] else what
-
-
-def _change(r: dict) -> str:
-    """``ΔP@10 digit -0.31 [-0.90, +0.22]`` (pp)."""
-    return f"{change_name(r)} {r['value']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]"
-
-
-def summary_table(summary: list[dict], k: int) -> pd.DataFrame:
-    """:func:`summarize`'s entries as one row per condition (changes and probe changes in words)."""
-    return pd.DataFrame(
-        [
-            {
-                "condition": e["condition"],
-                "kind": e["kind"],
-                "changed_queries": e["changed_queries"],
-                f"overlap@{k}": e[f"overlap@{k}"],
-                "relevance_change_pp": "; ".join(map(_change, e["relevance"])) or "not measured",
-                "probe_ba_change_pp": "; ".join(f"{p['attribute']} {p['change_pp']:+.2f}" for p in e["labels"]) or "—",
-                "verdict": e["verdict"],
-            }
-            for e in summary
-        ]
-    )
 
 
 def _options(compress, index, stress, fail_if) -> dict:

@@ -18,6 +18,7 @@ from embdiag.metrics.retrieval import hit_at_k, overlap_at_k, precision_at_k, ra
 from embdiag.report.conditions import parse_index
 from embdiag.data.files import InputError
 from embdiag.report.measurement import METRIC_COLUMNS, Report, measure
+from embdiag.report.summary import verdict
 
 from embdiag.report import measurement as measure_mod
 
@@ -427,7 +428,7 @@ def test_gate_outcomes_are_recorded_with_their_values(report):
     ],
 )
 def test_the_verdict_rule(changed, intervals, words):
-    assert measure_mod.verdict(changed, intervals) == words
+    assert verdict(changed, intervals) == words
 
 
 def test_the_summary_puts_identity_relevance_and_probes_side_by_side(report):
@@ -441,7 +442,7 @@ def test_the_summary_puts_identity_relevance_and_probes_side_by_side(report):
         rel = report.tables["relevance"]
         assert len(e["relevance"]) == (rel.condition == name).sum() == 4  # ΔP@k x 2 columns, ΔHit@k, Δrecall@k
         intervals = [(r["low"], r["high"]) for r in e["relevance"]]
-        assert e["verdict"] == measure_mod.verdict(e["changed_queries"], intervals)
+        assert e["verdict"] == verdict(e["changed_queries"], intervals)
     lab = report.tables["labels"].set_index(["representation", "attribute"])["probe_ba"]
     pca = {p["attribute"]: p["change_pp"] for p in summary["pca8"]["labels"]}
     assert pca["cluster"] == pytest.approx(100 * (lab[("pca8", "cluster")] - lab[("reference", "cluster")]))
@@ -639,9 +640,9 @@ def test_steps_two_at_a_time_measure_what_one_at_a_time_measures(monkeypatch, fa
     # every condition's search, probes and certificate and every index build are tasks; run two
     # at a time (each single-threaded) or one after another, the report is the same
     kwargs = dict(labels=LABELS, pairs=PAIRS, compress="fp16,int8,binary,pca8", index="hnsw", k=K, progress=False)
-    used, run, local = [], measure_mod._run_tasks, measure_mod._local
+    used, run, local = [], measure_mod.run_tasks, measure_mod._local
     monkeypatch.setattr(
-        measure_mod, "_run_tasks", lambda tasks, workers, done: used.append(workers) or run(tasks, workers, done)
+        measure_mod, "run_tasks", lambda tasks, workers, done: used.append(workers) or run(tasks, workers, done)
     )
     monkeypatch.setattr(measure_mod, "_local", lambda shard_rows: replace(local(shard_rows), workers=2))
     two = measure(X, **kwargs)
@@ -656,7 +657,7 @@ def test_a_task_failure_is_raised_unless_its_condition_cannot_represent_the_rows
     def fails():
         raise ValueError("boom")
 
-    got = measure_mod._run_tasks({("probe", "a"): fails, ("probe", "b"): lambda: 1}, 2, lambda key: None)
+    got = measure_mod.run_tasks({("probe", "a"): fails, ("probe", "b"): lambda: 1}, 2, lambda key: None)
     assert isinstance(got[("probe", "a")], ValueError) and got[("probe", "b")] == 1  # handed back, not raised
     assert measure_mod._measured(got, {"a": "why"}) is got
     with pytest.raises(ValueError, match="boom"):
