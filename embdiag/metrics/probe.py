@@ -464,7 +464,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
     max_iter : cap on Newton steps per ``C``.
     patience : stop the path once this many values of ``C`` after the best so far score below
         it on the validation split (None: solve the whole grid). The weakly regularized end
-        of the grid costs the most, and on noisy labels it is rarely chosen.
+        of the grid costs the most to solve.
 
     Attributes
     ----------

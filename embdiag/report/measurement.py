@@ -1363,7 +1363,6 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
         tasks |= {("probe", "reference"): functools.partial(probes.accuracy, plan, None)}
         tasks |= {("probe", c.name): functools.partial(probes.accuracy, plan, c) for c in plan.conds if c.has_vectors}
     tasks |= {("cert", c.name): functools.partial(_certificate, cert, c, plan.fit) for c in plan.conds if c.certified}
-    searched = {c.name: c for c in plan.conds if c.has_vectors}
     pending = {("build", c.name): ("condition", c.name) for c in plan.conds if not c.has_vectors}
     results = run_tasks(
         {key: task for key, task in tasks.items() if key not in pending.values()},
@@ -1383,7 +1382,7 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
     plan = replace(plan, conds=[c for c in plan.conds if c.name not in cannot])
     for c in plan.conds:
         deep[c.name], by_space = results[("condition", c.name)]
-        if c.name in searched:
+        if c.has_vectors:
             geo[c.name] = by_space
     ba = {name: value for (kind, name), value in results.items() if kind == "probe" and name not in cannot}
     certs = {name: value for (kind, name), value in results.items() if kind == "cert" and name not in cannot}
