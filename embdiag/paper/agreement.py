@@ -7,7 +7,8 @@ which numbers are compared within :data:`TOLERANCE` and everything else exactly:
 word, verdict, label and table cell that is not a number must be the same.
 
 Numbers are the decimal literals of the text (``91.37``, ``-0.30``, ``6.55e-05``,
-``2,000``; not digits inside words or identifiers such as ``s0`` or ``x86``). Two agree when
+``2,000``, and ``6.765 × 10⁻⁶`` as tables show small values, one number; not digits inside
+words or identifiers such as ``s0`` or ``x86``). Two agree when
 they differ by at most ``rtol`` of the larger, or by one unit of the last digit the
 committed one shows (a value printed as ``33.12`` may print as ``33.13`` where it sits on a
 rounding boundary), or by at most :data:`ABSOLUTE` (the float32 rounding of a unit-scale
@@ -26,6 +27,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from .exhibits import _SUPERSCRIPT
+
 __all__ = ["TOLERANCE", "Difference", "numbers", "compare", "compare_files"]
 
 #: Relative tolerance between the committed and a re-executed number on another float path
@@ -35,9 +38,11 @@ TOLERANCE = 1e-4
 ABSOLUTE = 1e-6
 
 _NUMBER = re.compile(
-    r"(?<![\w.\-−+])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w])"
+    r"(?<![\w.\-−+])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?(?![\w])"
     r"|(?<![\w.])\.\d+(?:[eE][-+]?\d+)?(?![\w])"
 )
+#: ``m × 10ⁿ`` (:func:`embdiag.paper.exhibits.readable_number`): the power's superscript digits.
+_TIMES_TEN = " × 10"
 _MASKS = (
     (re.compile(r"vega-[0-9a-f]{12}"), "vega-ID"),
     (re.compile(r"T_[0-9a-f]{5}(?=[_ \"])"), "T_ID"),
@@ -72,15 +77,23 @@ def numbers(text: str) -> tuple[str, list[str]]:
     return _NUMBER.sub(take, text), found
 
 
+def _scaled(literal: str) -> tuple[str, int]:
+    """``literal`` without its `` × 10ⁿ`` and that ``n`` (0 without one)."""
+    literal, _, power = literal.partition(_TIMES_TEN)
+    return literal, int(power.translate(_SUPERSCRIPT)) if power else 0
+
+
 def _value(literal: str) -> float:
-    return float(literal.replace(",", "").replace("−", "-"))
+    literal, power = _scaled(literal)
+    return float(literal.replace(",", "").replace("−", "-")) * 10.0**power
 
 
 def _unit(literal: str) -> float:
     """One unit of the last digit ``literal`` shows."""
+    literal, power = _scaled(literal)
     mantissa, _, exponent = literal.lower().partition("e")
     decimals = len(mantissa.split(".", 1)[1]) if "." in mantissa else 0
-    return 10.0 ** (int(exponent or 0) - decimals)
+    return 10.0 ** (int(exponent or 0) + power - decimals)
 
 
 def _numbers_agree(a: str, b: str, rtol: float) -> bool:

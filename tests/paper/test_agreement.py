@@ -21,7 +21,7 @@ def _html(text: str):
 def test_numbers_are_found_as_written_and_identifiers_are_not():
     skeleton, found = agreement.numbers(
         "RankMe 36.50 → 666.98; P@10 33.12% vs floor 33.42% (−0.30 pp), s0 on "
-        "x86-64 rows 2,000 var 6.55e-05 [-0.08, 0.68] rank-10 768-d cell-3 .5"
+        "x86-64 rows 2,000 var 6.55e-05 [-0.08, 0.68] rank-10 768-d cell-3 .5 margin 6.765 × 10⁻⁶"
     )
     assert found == [
         "36.50",
@@ -36,6 +36,7 @@ def test_numbers_are_found_as_written_and_identifiers_are_not():
         "0.68",
         "768",
         ".5",
+        "6.765 × 10⁻⁶",
     ]
     assert "s0" in skeleton and "x86-64" in skeleton and "rank-10" in skeleton and "cell-3" in skeleton
 
@@ -56,6 +57,11 @@ def test_numbers_are_found_as_written_and_identifiers_are_not():
         ("983", "985", False),
         ("1.5e-03", "1.6e-03", True),
         ("1.5e-03", "1.7e-03", False),
+        # a small value as tables show it, one number: float32 rounding of unit-scale scores
+        ("6.765 × 10⁻⁶", "6.795 × 10⁻⁶", True),
+        ("6.765 × 10⁻⁶", "8.795 × 10⁻⁶", False),
+        ("−8.214 × 10⁻⁵", "−8.215 × 10⁻⁵", True),
+        ("−8.214 × 10⁻⁵", "−8.414 × 10⁻⁵", False),  # 2e-6 apart, not 0.002
     ],
 )
 def test_numbers_within_tolerance(a, b, agree):
