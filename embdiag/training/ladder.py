@@ -8,6 +8,10 @@ finds them, :func:`ladder_records` stacks their finished runs of the ladder's co
 paired differences from the EMA reference and from the untrained encoder, seed by seed, with
 paired Student-t 95% intervals; :func:`trend` says how a gap moves with length. The findings
 at every length and the figure are the training chapter's (:mod:`embdiag.paper.chapters.training`).
+
+:data:`SUBSTRATE` declares the length at which the seven conditions are compared: the shortest
+rung where the EMA reference has learned beyond its initialisation (:func:`substrate`,
+:func:`substrate_length`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import re
 from pathlib import Path
 
 import pandas as pd
+
+from typing import NamedTuple
 
 from .. import artifacts
 from .config import PROFILES
@@ -32,6 +38,10 @@ __all__ = [
     "gaps",
     "measured",
     "trend",
+    "Substrate",
+    "SUBSTRATE",
+    "substrate",
+    "substrate_length",
 ]
 
 EMA, CONTROL = "EMA reference", "Contracted control"
@@ -124,3 +134,74 @@ def trend(table: pd.DataFrame, contrast: str) -> str:
     if last["low"] <= first["mean"] <= last["high"]:
         return "holds"
     return "widens" if abs(last["mean"]) > abs(first["mean"]) else "narrows"
+
+
+class Substrate(NamedTuple):
+    """The criterion a length must meet before the seven conditions are compared there.
+
+    At that length the EMA reference minus the untrained encoder, seed by seed with a paired
+    Student-t 95% interval, is wholly above zero on every one of ``metrics`` (record columns,
+    fractions), and its lower bound is at least ``margin`` percentage points on the ``probe``
+    metric of at least ``attributes`` attributes.
+    """
+
+    metrics: tuple[str, ...]
+    probe: dict
+    margin: float
+    attributes: int
+
+
+#: The declared criterion: time of day by probe accuracy (the study's headline metric for it),
+#: weather and scene by balanced accuracy, every attribute by P@10; a 5 pp margin on two attributes.
+SUBSTRATE = Substrate(
+    metrics=(
+        "timeofday accuracy",
+        "weather BA",
+        "scene BA",
+        "timeofday P@10",
+        "weather P@10",
+        "scene P@10",
+    ),
+    probe={"timeofday": "timeofday accuracy", "weather": "weather BA", "scene": "scene BA"},
+    margin=5.0,
+    attributes=2,
+)
+
+
+def substrate(records: pd.DataFrame, criterion: Substrate = SUBSTRATE) -> pd.DataFrame:
+    """EMA reference minus untrained encoder on each of ``criterion.metrics`` at every length of
+    :func:`ladder_records` ``records``: columns ``steps``, ``metric``, ``n`` (paired seeds),
+    ``mean``, ``low``, ``high`` (percentage points), ``above_zero`` (``low > 0``) and
+    ``above_margin`` (``low >= criterion.margin``)."""
+    rows = []
+    for steps in sorted(records["steps"].unique()):
+        at = at_length(records, steps)
+        for metric in criterion.metrics:
+            seeds, _, _, (mean, low, high) = paired_seeds(at, EMA, UNTRAINED, metric)
+            rows.append(
+                {
+                    "steps": int(steps),
+                    "metric": metric,
+                    "n": len(seeds),
+                    "mean": 100 * mean,
+                    "low": 100 * low,
+                    "high": 100 * high,
+                }
+            )
+    table = pd.DataFrame(rows, columns=["steps", "metric", "n", "mean", "low", "high"])
+    table["above_zero"] = table["low"] > 0
+    table["above_margin"] = table["low"] >= criterion.margin
+    return table
+
+
+def substrate_length(table: pd.DataFrame, criterion: Substrate = SUBSTRATE) -> int | None:
+    """The shortest length of :func:`substrate` ``table`` that meets ``criterion`` (every metric's
+    interval above zero from two seeds or more; the margin on ``criterion.attributes`` probe
+    metrics), or None when no measured length does."""
+    for steps, at in table.groupby("steps", sort=True):
+        at = at.set_index("metric")
+        if set(criterion.metrics) - set(at.index) or (at["n"] < 2).any() or not at["above_zero"].all():
+            continue
+        if sum(bool(at.loc[m, "above_margin"]) for m in criterion.probe.values()) >= criterion.attributes:
+            return int(steps)
+    return None
