@@ -192,6 +192,48 @@ display(Markdown(
     "has been lent to this project."))
 
 # %% [markdown]
+# ## The length at which the seven conditions are compared
+#
+# Comparing training mechanisms says little where the reference itself has not learned. The
+# criterion below was declared (`embdiag.training.ladder.SUBSTRATE`) before any of the four
+# remaining conditions was trained at a new length: the seven conditions are compared at the
+# shortest length where the **EMA reference minus the untrained encoder**, seed by seed with a
+# paired Student-t 95% interval, is wholly above zero on every attribute, by probe and by P@10,
+# and its lower bound is at least 5 percentage points on the probe metric of at least two
+# attributes. Time of day is judged by probe accuracy (the study's headline metric for it),
+# weather and scene by balanced accuracy.
+
+# %%
+substrate = ladder.substrate(ladder_runs)
+chosen = ladder.substrate_length(substrate)
+exhibits.table(chapter.substrate_table(substrate), name="substrate", extremes=False,  # intervals as text
+               caption=chapter.caption(
+                   "The EMA reference minus the untrained encoder at each training length, in percentage points, "
+                   "and whether the length meets the declared criterion (every interval above 0; a lower bound of "
+                   "at least 5 pp on the probe metric of two attributes).", int(seeds_at.min()),
+                   "Mean difference and paired Student-t 95% interval over the seeds, no multiplicity correction.",
+                   steps=schedules))
+
+# %%
+at_chosen = (sweep.load_records(f"{cfg.profile}-steps{chosen}") if chosen is not None and chosen != cfg.steps
+             else records)
+complete = chosen is not None and all(
+    ((at_chosen["condition"] == c.name) & (at_chosen["status"] == "ok") & ~at_chosen["stale"].astype(bool)).sum()
+    >= len(sweep.SEEDS) for c in chapter.CONDITIONS)
+display(Markdown(
+    ("**No measured length meets the criterion yet.** " if chosen is None else
+     f"**{chosen:,} steps is the shortest length that meets it**"
+     + (", and the shorter rungs do not: there the reference has not yet learned beyond its initialisation "
+        "on every attribute. " if chosen != lengths[0] else ". "))
+    + ("All seven conditions have five seeds at that length. " if complete else
+       "The seven-condition sweep at that length is under way (`embdiag train --profile cpu --steps "
+       f"{chosen}`); until all 35 runs have finished, the condition table and the declared comparisons above "
+       f"are the {cfg.steps:,}-step sweep's, the first rung of the ladder. " if chosen is not None else "")
+    + "Time of day is largely readable from brightness: the untrained encoder already predicts it at "
+    + f"{100 * records.loc[records['condition'] == sweep.UNTRAINED, 'timeofday accuracy'].mean():.1f}% "
+    + "accuracy, which is why the criterion asks for more than the study's headline attribute."))
+
+# %% [markdown]
 # **Scope.** These are small encoders trained for minutes on synthetic scenes, measured on
 # synthetic labels; they show whether the study's pattern (spread, labels and neighbours
 # moving separately) appears in another setting, not what happens on BDD100K at the study's

@@ -126,3 +126,55 @@ def test_the_committed_ladder_reads_and_draws():
     assert set(frame["metric"]) == {"total variance", "probe accuracy (%)", "P@10 (%)"}
     spec = findings.length_chart(frame, findings.read_study()).to_dict()
     assert len(spec["hconcat"]) == 3
+
+
+def _substrate_records(gains: dict, seeds=(0, 1, 2, 3, 4)) -> pd.DataFrame:
+    """EMA reference and untrained encoder at each length; ``gains[steps]`` adds to every
+    metric of the EMA reference, plus a seed-dependent spread of 1 pp."""
+    rows = []
+    for steps, gain in gains.items():
+        for s in seeds:
+            base = {m: 0.5 for m in ladder.SUBSTRATE.metrics}
+            rows.append({"condition": UNTRAINED, "seed": s, "steps": steps, "status": "ok", **base})
+            ema = {m: v + gain.get(m, 0.0) + 0.01 * (s - 2) for m, v in base.items()}
+            rows.append({"condition": EMA, "seed": s, "steps": steps, "status": "ok", **ema})
+    return pd.DataFrame(rows)
+
+
+def test_the_substrate_is_the_shortest_length_above_zero_everywhere_and_past_the_margin_twice():
+    everywhere = {m: 0.03 for m in ladder.SUBSTRATE.metrics}
+    two = {**everywhere, "weather BA": 0.10, "scene BA": 0.10}
+    one = {**everywhere, "scene BA": 0.10}
+    table = ladder.substrate(_substrate_records({800: one, 3200: two, 6400: two}))
+    assert set(table["n"]) == {5}
+    assert table[table["steps"] == 800]["above_zero"].all()  # above zero, but the margin only once
+    assert ladder.substrate_length(table) == 3200
+    # a P@10 far past the margin does not stand in for a probe metric's
+    p10 = {**one, "weather P@10": 0.2, "timeofday P@10": 0.2}
+    assert ladder.substrate_length(ladder.substrate(_substrate_records({800: p10}))) is None
+    # one metric whose interval reaches zero disqualifies the length
+    straddles = {**two, "weather P@10": 0.0}
+    assert ladder.substrate_length(ladder.substrate(_substrate_records({800: straddles, 6400: two}))) == 6400
+
+
+def test_the_substrate_needs_two_seeds():
+    two = {m: 0.10 for m in ladder.SUBSTRATE.metrics}
+    table = ladder.substrate(_substrate_records({800: two}, seeds=(0,)))
+    assert table["low"].isna().all() and ladder.substrate_length(table) is None
+
+
+def test_the_substrate_is_a_paired_t_interval_in_points():
+    gains = {m: 0.05 for m in ladder.SUBSTRATE.metrics}
+    row = ladder.substrate(_substrate_records({800: gains})).iloc[0]
+    ema = 100 * (0.55 + 0.01 * (np.arange(5) - 2))
+    ref = paired_t_interval(ema, np.full(5, 50.0))
+    assert (row["mean"], row["low"], row["high"]) == pytest.approx((ref.mean, ref.low, ref.high))
+
+
+def test_the_committed_records_meet_the_substrate_at_6400_steps():
+    table = ladder.substrate(ladder.ladder_records("cpu"))
+    assert ladder.substrate_length(table) == 6400
+    words = findings.substrate_table(table)
+    assert list(words.columns) == ["800 steps", "3,200 steps", "6,400 steps"]
+    assert words.loc["criterion", "6,400 steps"].startswith("meets") and "chosen" in words.loc["criterion"].iloc[-1]
+    assert words.loc["criterion", "800 steps"].startswith("does not meet")

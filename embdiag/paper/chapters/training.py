@@ -575,3 +575,43 @@ def length_chart(
             )
         panels.append(alt.layer(*layers).properties(width=theme.panel_width(3, gap=80), height=200, title=metric))
     return alt.hconcat(*panels).resolve_scale(y="independent")
+
+
+# -- the substrate: the length at which the seven conditions are compared -----------------------
+def _metric_label(column: str) -> str:
+    """``"weather BA"`` as ``"weather, balanced accuracy"``."""
+    attribute, stem = column.split(" ", 1)
+    names = {"accuracy": "probe accuracy", "BA": "balanced accuracy", "P@10": "P@10"}
+    return f"{ATTRIBUTE_NAMES.get(attribute, attribute)}, {names.get(stem, stem)}"
+
+
+def substrate_table(table: pd.DataFrame, criterion=None) -> pd.DataFrame:
+    """:func:`embdiag.training.ladder.substrate` as words: one row per metric and a last row
+    whether the length meets the criterion, one column per length; each cell the EMA reference
+    minus the untrained encoder, mean and interval in percentage points, marked *above 0* or
+    *above the margin* (on a probe metric) where its lower bound is."""
+    from ...training.ladder import SUBSTRATE, substrate_length
+
+    criterion = SUBSTRATE if criterion is None else criterion
+    probes = set(criterion.probe.values())
+
+    def cell(r) -> str:
+        text = f"{r['mean']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]"
+        if r["above_margin"] and r["metric"] in probes:
+            return f"{text}, above {criterion.margin:g} pp"
+        return f"{text}, {'above 0' if r['above_zero'] else 'not above 0'}"
+
+    words = table.assign(value=table.apply(cell, axis=1), metric=table["metric"].map(_metric_label))
+    out = words.pivot(index="metric", columns="steps", values="value")
+    out = out.reindex([_metric_label(m) for m in criterion.metrics])
+    chosen = substrate_length(table, criterion)
+    verdict = {}
+    for steps, at in table.groupby("steps"):
+        margin = int(at[at["metric"].isin(probes)]["above_margin"].sum())
+        meets = "meets" if substrate_length(at, criterion) == steps else "does not meet"
+        verdict[steps] = (
+            f"{meets} ({int(at['above_zero'].sum())} of {len(at)} above 0; margin on {margin} of "
+            f"{len(probes)} attributes)" + (" — chosen" if steps == chosen else "")
+        )
+    out.loc["criterion"] = pd.Series(verdict)
+    return out.rename(columns=lambda n: f"{n:,} steps").rename_axis(index=None, columns=None)
