@@ -12,6 +12,11 @@ projected sweep time is ``sum over conditions of 5 seeds x steps x step time``, 
 evaluations (timed once: embedding the 2,983 labelled images, with and without probes),
 divided by the number of workers. Two workers side by side share memory bandwidth, and the
 machine is shared, so treat the projection as a lower bound and compare it with a real run.
+
+At the length where the seven conditions are compared (the declared substrate,
+:func:`embdiag.training.ladder.substrate_length` of the committed records), it prints each
+condition's projected minutes per run on one worker beside the median wall time of the
+committed runs at that length (the peer: real runs, measured while other work shared the cores).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import pandas as pd
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from embdiag.training import losses
+from embdiag.training import ladder, losses, sweep
 from embdiag.training.conditions import CONDITIONS, SEEDS
 from embdiag.training.config import profile
 from embdiag.training.loop import _optimizer, batch_indices, build_models, lr_at, step_losses
@@ -148,6 +153,41 @@ def main(argv=None) -> None:
             f"about {total / 60:.0f} min ({train_s / 60 / args.workers:.0f} min training, "
             f"{per_run_eval:.0f} s evaluation per run)"
         )
+
+    if "cpu" in args.profiles:
+        per_run_at_substrate(df[df["profile"] == "cpu"], args.probe_seconds)
+
+
+def per_run_at_substrate(timed: pd.DataFrame, probe_seconds: float) -> None:
+    """Projected minutes per run of each condition at the substrate length (one worker), beside
+    the median wall minutes of the committed runs there."""
+    steps = ladder.substrate_length(ladder.substrate(ladder.ladder_records("cpu")))
+    if steps is None:
+        print("no training length meets the declared substrate criterion yet")
+        return
+    cfg = profile("cpu")
+    evaluation = (steps // cfg.eval_every + (steps % cfg.eval_every > 0)) * eval_seconds(cfg) + probe_seconds
+    records = sweep.load_records(f"cpu-steps{steps}")
+    done = records[(records["status"] == "ok") & ~records["stale"].astype(bool)]
+    rows = []
+    for _, r in timed.iterrows():
+        wall = done.loc[done["condition"] == r["condition"], "wall_seconds"].astype(float)
+        rows.append(
+            {
+                "condition": r["condition"],
+                "projected min/run": (steps * r["ms/step"] / 1000 + evaluation) / 60,
+                "committed runs": len(wall),
+                "measured median min/run": wall.median() / 60 if len(wall) else float("nan"),
+            }
+        )
+    table = pd.DataFrame(rows)
+    print(f"\nper run at the substrate length, {steps:,} steps, one single-threaded worker:")
+    with pd.option_context("display.width", 160, "display.float_format", "{:.1f}".format):
+        print(table.to_string(index=False))
+    print(
+        f"all {len(table) * len(SEEDS)} runs on two workers: about "
+        f"{len(SEEDS) * table['projected min/run'].sum() / 2 / 60:.1f} h projected"
+    )
 
 
 if __name__ == "__main__":
