@@ -11,6 +11,7 @@ MODULES = [
     "embdiag.metrics.retrieval",
     "embdiag.metrics.probe",
     "embdiag.metrics.stats",
+    "embdiag.metrics.inference",
     "embdiag.metrics.suite",
     "embdiag.interventions.stress",
     "embdiag.interventions.compression",

@@ -2,8 +2,9 @@
 
 ``geometry`` (distribution, no labels), ``probe`` (recoverable labels), ``retrieval``
 (neighbour identity and relevance), ``graded`` (graded relevance: nDCG, MRR, MAP, recall, as
-trec_eval defines them), ``stats`` (paired intervals), and ``suite``, which runs
-them together for one representation. Imports only the shared helpers of :mod:`embdiag`.
+trec_eval defines them), ``stats`` (paired intervals), ``inference`` (verdicts from an
+interval and a declared margin), and ``suite``, which runs them together for one
+representation. Imports only the shared helpers of :mod:`embdiag`.
 """
 
 from .graded import average_precision_at_k, graded_recall_at_k, mrr_at_k, ndcg_at_k
