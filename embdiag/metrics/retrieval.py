@@ -472,9 +472,11 @@ def precision_at_k(neighbors, labels, query_labels=None, per_query: bool = False
     """
     nb = _neighbors(neighbors)
     lab, has = _label_array(labels, "labels")
-    _check_range(nb, len(lab), "neighbors")
     if query_labels is None:
         same_length(neighbors=nb, labels=lab)
+    if nb.max() >= len(lab):
+        raise ValueError(f"labels: has {len(lab)} entries (one per gallery row) but neighbors index row {nb.max()}")
+    if query_labels is None:
         if (nb == np.arange(len(nb))[:, None]).any():
             raise ValueError("neighbors: a query appears among its own neighbours; search with exclude_self=True")
         ql, q_has = lab, has

@@ -120,7 +120,7 @@ def paired_bootstrap(
     with int32 indices in chunks; any other callable is applied draw by draw, to the items
     of the drawn groups in draw order (a group's items in their original order). ``seed``
     makes the draws reproducible. The interval is conditional on the evaluated items (no
-    model retraining).
+    model retraining). Needs at least 2 paired values in at least 2 groups.
 
     Examples
     --------
@@ -139,10 +139,12 @@ def paired_bootstrap(
     seed = check_int(seed, "seed", minimum=0)
     if statistic is not None and not callable(statistic):
         raise ValueError(f"statistic: expected a callable or None, got {statistic!r}")
+    if n < 2:
+        raise ValueError(f"a: needs at least 2 paired values to resample, got {n}")
     inverse = np.arange(n) if groups is None else _group_index(groups, n)
     n_groups = int(inverse.max()) + 1
     if n_groups < 2:
-        raise ValueError("groups: needs at least 2 groups to resample")
+        raise ValueError(f"groups: needs at least 2 groups to resample, got {n_groups}")
     rng = np.random.default_rng(seed)
     fast = statistic is None or statistic is np.mean
     stat = np.mean if fast else statistic

@@ -94,7 +94,12 @@ def test_bootstrap_unequal_group_sizes_weight_items():
         (lambda: paired_t_interval([], []), "a"),
         (lambda: paired_t_interval([1.0, 2], [2.0, 1], level=1.0), "level"),
         (lambda: paired_t_interval([1.0, 2], [[2.0, 1]]), "b: expected a 1-D"),
-        (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[0, 0]), "groups: needs at least 2"),
+        (
+            lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[0, 0]),
+            "groups: needs at least 2 groups to resample, got 1",
+        ),
+        (lambda: paired_bootstrap([1.0], [2.0]), "a: needs at least 2 paired values to resample, got 1"),
+        (lambda: paired_bootstrap([1.0], [2.0], groups=[0]), "a: needs at least 2"),
         (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[0, 1, 2]), "length mismatch"),
         (lambda: paired_bootstrap([1.0, 2], [2.0, 1], groups=[[0, 1]]), "groups: expected a 1-D"),
         (lambda: paired_bootstrap([1.0, 2], [2.0, 1], n_draws=1), "n_draws"),
