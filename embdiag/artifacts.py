@@ -38,7 +38,8 @@ CACHE = "cache"
 
 
 class ArtifactError(ValueError):
-    """An artifact is missing, corrupt or was made with other parameters."""
+    """An artifact is missing, corrupt, was made with other parameters or cannot be saved
+    where asked."""
 
 
 class MissingArtifactError(ArtifactError):
@@ -46,7 +47,8 @@ class MissingArtifactError(ArtifactError):
 
 
 class CorruptArtifactError(ArtifactError):
-    """A file is missing or its checksum does not match the manifest."""
+    """A file is missing, is not a file, does not match the manifest's checksum or cannot be
+    read as what it claims to be (e.g. a truncated ``.npy``)."""
 
 
 class StaleArtifactError(ArtifactError):
@@ -101,9 +103,16 @@ def save(
     command: str = "",
     root: Path | None = None,
 ) -> Path:
-    """Write ``arrays`` (numpy arrays or DataFrames) as artifact ``name`` atomically; return its folder."""
+    """Write ``arrays`` (numpy arrays or DataFrames) as artifact ``name`` atomically; return its folder.
+
+    Raises :class:`ArtifactError` when a file stands where the artifact's folder or one of
+    its parents would be (it is left in place).
+    """
     root = Path(root) if root is not None else data_dir()
     final = root / name
+    blocker = next((p for p in (final, *final.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise ArtifactError(f"artifact {name!r}: cannot save to {final}: {blocker} is a file, not a folder")
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
     try:
@@ -185,25 +194,31 @@ def load(name: str, params: Mapping | None = None, *, root: Path | None = None, 
             f"artifact {name!r} was made with other parameters (differ in: {', '.join(diff)}); "
             f"regenerate it with: {m.get('command') or 'its build command'}"
         )
+    regenerate = f"regenerate it with: {m.get('command') or 'its build command'}"
     out = {}
     for fname, meta in m["files"].items():
         path = root / name / fname
         if not path.exists():
             raise CorruptArtifactError(
-                f"artifact {name!r}: file {fname} listed in the manifest is missing; "
-                f"regenerate it with: {m.get('command') or 'its build command'}"
+                f"artifact {name!r}: file {fname} listed in the manifest is missing; {regenerate}"
+            )
+        if not path.is_file():
+            raise CorruptArtifactError(
+                f"artifact {name!r}: {fname} listed in the manifest is not a file ({path}); {regenerate}"
             )
         if _sha256(path) != meta["sha256"]:
             raise CorruptArtifactError(
-                f"artifact {name!r}: checksum mismatch for {fname}; the file is corrupt; "
-                f"regenerate it with: {m.get('command') or 'its build command'}"
+                f"artifact {name!r}: checksum mismatch for {fname}; the file is corrupt; {regenerate}"
             )
-        if meta["dtype"] == "bytes":
-            out[fname] = path.read_bytes()
-        elif fname.endswith(".csv"):
-            out[fname[:-4]] = pd.read_csv(path)
-        else:
-            out[fname[:-4]] = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+        try:
+            if meta["dtype"] == "bytes":
+                out[fname] = path.read_bytes()
+            elif fname.endswith(".csv"):
+                out[fname[:-4]] = pd.read_csv(path)
+            else:
+                out[fname[:-4]] = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as e:  # a file the manifest's checksum vouches for, unreadable
+            raise CorruptArtifactError(f"artifact {name!r}: {fname} is corrupt ({path}: {e}); {regenerate}") from e
     _log(Read(display_path(root / name), _sha256(root / name / MANIFEST)))
     return out
 

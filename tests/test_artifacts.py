@@ -173,6 +173,68 @@ def test_manifest_that_is_a_directory_is_a_corrupt_artifact(tmp_path):
     assert calls == [1] and out["x"].tolist() == [0, 1, 2]  # a regenerable entry is rebuilt
 
 
+def _vouch(folder, fname):
+    """Write the current checksum of ``folder/fname`` into the manifest (as if it had been saved so)."""
+    m = json.loads((folder / "manifest.json").read_text())
+    m["files"][fname]["sha256"] = hashlib.sha256((folder / fname).read_bytes()).hexdigest()
+    (folder / "manifest.json").write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize("mmap", [False, True])
+@pytest.mark.parametrize("keep", [20, -8], ids=["header cut", "data cut"])
+def test_a_truncated_npy_that_the_manifest_vouches_for_is_corrupt(tmp_path, mmap, keep):
+    folder = artifacts.save("demo", {"x": np.arange(100.0)}, PARAMS, command="make demo", root=tmp_path)
+    (folder / "x.npy").write_bytes((folder / "x.npy").read_bytes()[:keep])
+    _vouch(folder, "x.npy")
+    with pytest.raises(artifacts.CorruptArtifactError) as refused:
+        artifacts.load("demo", PARAMS, root=tmp_path, mmap=mmap)
+    message = str(refused.value)
+    assert message.startswith("artifact 'demo': x.npy is corrupt (") and str(folder / "x.npy") in message
+    assert message.endswith("; regenerate it with: make demo")
+    calls = []
+    artifacts.save("cache/e", {"x": np.arange(3.0)}, PARAMS, root=tmp_path)
+    (tmp_path / "cache" / "e" / "x.npy").write_bytes(b"\x93NUMPY")
+    _vouch(tmp_path / "cache" / "e", "x.npy")
+    out = artifacts.cached("cache/e", PARAMS, lambda: calls.append(1) or {"x": np.arange(3.0)}, root=tmp_path)
+    assert calls == [1] and out["x"].tolist() == [0, 1, 2]  # a regenerable entry is rebuilt
+
+
+def test_an_unreadable_table_is_corrupt(tmp_path):
+    import pandas as pd
+
+    folder = artifacts.save("demo", {"t": pd.DataFrame({"a": [1, 2]})}, PARAMS, command="make demo", root=tmp_path)
+    (folder / "t.csv").write_bytes(b"\xff\xfe\x00a\n")
+    _vouch(folder, "t.csv")
+    with pytest.raises(artifacts.CorruptArtifactError, match=r"^artifact 'demo': t.csv is corrupt \(.*make demo$"):
+        artifacts.load("demo", PARAMS, root=tmp_path)
+
+
+def test_a_listed_file_that_is_a_folder_is_corrupt(tmp_path):
+    folder = artifacts.save("demo", {"x": np.arange(3)}, PARAMS, command="make demo", root=tmp_path)
+    (folder / "x.npy").unlink()
+    (folder / "x.npy").mkdir()
+    with pytest.raises(artifacts.CorruptArtifactError) as refused:
+        artifacts.load("demo", PARAMS, root=tmp_path)
+    where = folder / "x.npy"
+    assert str(refused.value) == (
+        f"artifact 'demo': x.npy listed in the manifest is not a file ({where}); regenerate it with: make demo"
+    )
+
+
+@pytest.mark.parametrize("blocked", ["records", "records/run", "records/run/x"])
+def test_saving_where_a_file_stands_in_the_way_is_refused_naming_it(tmp_path, blocked):
+    name = "records/run/x"
+    (tmp_path / blocked).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / blocked).write_text("mine")
+    with pytest.raises(artifacts.ArtifactError) as refused:
+        artifacts.save(name, {"x": np.arange(3)}, PARAMS, root=tmp_path)
+    assert str(refused.value) == (
+        f"artifact {name!r}: cannot save to {tmp_path / name}: {tmp_path / blocked} is a file, not a folder"
+    )
+    assert (tmp_path / blocked).read_text() == "mine"  # left in place
+    assert [p.name for p in (tmp_path / blocked).parent.iterdir()] == [(tmp_path / blocked).name]  # no temporary
+
+
 # -- the read log ------------------------------------------------------------------------------------
 @pytest.fixture
 def read_log(tmp_path, monkeypatch):
