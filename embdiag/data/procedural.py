@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .. import artifacts
+from .._validate import check_int, check_number
 from .captions import N_CAPTIONS, scene_captions
 from .dataset import SPLITS, Dataset, attribute_frame
 from .layout import SPLIT_CODES, draw_facts, object_geometry, stream
@@ -53,9 +54,9 @@ def split_params(split: str, n: int, *, seed: int = 0, image_size: int = 64, dif
         raise ValueError(f"n_{split}: expected a positive integer, got {n!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
-    if not 32 <= int(image_size) <= 224:
+    if not 32 <= check_int(image_size, "image_size") <= 224:
         raise ValueError(f"image_size: expected 32..224 pixels, got {image_size}")
-    if not 0.0 <= float(difficulty) <= 1.0:
+    if not 0.0 <= check_number(difficulty, "difficulty") <= 1.0:
         raise ValueError(f"difficulty: expected a value in [0, 1], got {difficulty}")
     shares = {a: dict((shares or DEFAULT_SHARES)[a]) for a in ATTRIBUTES}
     for a in ATTRIBUTES:

@@ -191,6 +191,22 @@ def test_parameter_validation():
         split_params("train", 5, shares={**DEFAULT_SHARES, "weather": {"sunny": 1.0}})
 
 
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"image_size": "big"}, "image_size: expected an integer, got 'big'"),
+        ({"image_size": 64.5}, "image_size: expected an integer, got 64.5"),
+        ({"image_size": True}, "image_size: expected an integer, got True"),
+        ({"difficulty": "hard"}, "difficulty: expected a number, got 'hard'"),
+        ({"difficulty": float("nan")}, "difficulty: expected a value in [0, 1], got nan"),
+    ],
+)
+def test_a_parameter_of_the_wrong_type_is_refused_naming_it(kwargs, message):
+    with pytest.raises(ValueError) as refused:
+        generate_split("train", 5, **kwargs)
+    assert str(refused.value) == message
+
+
 def test_difficulty_changes_pixels_not_labels():
     a = draw_facts(0, "train", 50, difficulty=0.2, shares=DEFAULT_SHARES)
     b = draw_facts(0, "train", 50, difficulty=0.8, shares=DEFAULT_SHARES)
