@@ -11,6 +11,10 @@ differs from run to run. Its **knob** is the search parameter that trades recall
 length); an index with neither (flat) has none. :meth:`AnnIndex.search` returns results sorted
 like :func:`embdiag.metrics.retrieval.topk` (descending score, ties by lower index).
 
+Checks before a build: :meth:`AnnIndex.check` with the gallery's row count refuses a factory
+string whose parts cannot be trained or filled on those rows (:func:`factory_problems`); a
+prebuilt file is compared with the gallery it claims to index (:meth:`AnnIndex.mismatch`).
+
 Size: ``index_bytes`` is the serialized index; ``bytes_per_vector`` what each added row adds
 to it (the serialized index minus the same index emptied, over its rows): a row's codes, id and
 links, not the shared coarse quantizer, codebooks or transforms.
@@ -42,7 +46,10 @@ __all__ = [
     "EF_SEARCH",
     "NPROBE",
     "KNOBS",
+    "MATCH_ROWS",
+    "MATCH_TOP",
     "AnnIndex",
+    "factory_problems",
     "hnsw_params",
     "ivfpq_params",
 ]
@@ -60,6 +67,13 @@ FAISS_ROWS_PER_CENTROID = 39
 MIN_NBITS = 4
 #: Rows added to an index at a time (a memory-map's pages are released chunk by chunk).
 CHUNK_ROWS = 65536
+#: Bits per code a product or additive quantizer may have (2**nbits centroids per codebook).
+NBITS_RANGE = (1, 16)
+#: FAISS's NSG builds its graph with NNDescent, which needs more than this many rows.
+NSG_MIN_ROWS = 100
+#: Gallery rows a prebuilt index file is compared with (a seeded sample), and the results searched
+#: for a sampled row's own id where the index cannot reconstruct its rows.
+MATCH_ROWS, MATCH_TOP = 64, 10
 
 
 def hnsw_params(n: int, d: int) -> dict:
@@ -145,6 +159,119 @@ def _nlist(index) -> int | None:
         return None
 
 
+def _reconstructs(index) -> bool:
+    """Whether ``index`` reconstructs its rows in the space it is searched in: flat-code indexes
+    (LSH's codes are bits of another space), IVF indexes (through a direct map; IVF fast-scan
+    read from a file crashes there), graphs and refinement over such storage."""
+    faiss = _faiss()
+    index = faiss.downcast_index(index)
+    if isinstance(index, (faiss.IndexHNSW, faiss.IndexNSG)):
+        return _reconstructs(index.storage)
+    if isinstance(index, faiss.IndexRefine):
+        return _reconstructs(index.refine_index)
+    if isinstance(index, (faiss.IndexIVFFastScan, faiss.IndexLSH)):
+        return False
+    return isinstance(index, (faiss.IndexFlatCodes, faiss.IndexFastScan, faiss.IndexIVF))
+
+
+def training_rows(n: int, nlist: int | None, train_rows: int | None = None) -> int:
+    """Rows an index over ``n`` rows is trained on: ``min(n, train_rows)``, by default
+    ``min(n, max(40 * nlist, 10000))`` (``nlist`` 1 for an index without lists)."""
+    return min(n, train_rows or max(40 * (nlist or 1), 10000))
+
+
+def _needs(index) -> tuple[list[str], list[tuple[str, int, str]]]:
+    """What the empty FAISS ``index`` needs that its factory string does not guarantee.
+
+    ``errors``: parameters FAISS's parser accepts but cannot run (an IVF of 0 lists, HNSW with M
+    below 2, codes of 0 or more than 16 bits: FAISS aborts or crashes on some of them; PCA to more
+    dimensions than it is given; IDMap, which takes no rows without ids). ``needs``: ``(what,
+    rows, kind)``, ``kind`` ``"kmeans"`` (at least ``rows`` training rows, one per centroid, and
+    FAISS advises 39), ``"train"`` (at least ``rows`` training rows) or ``"add"`` (more than
+    ``rows`` rows added).
+    """
+    faiss = _faiss()
+    errors, needs = [], []
+    lo, hi = NBITS_RANGE
+
+    def bits(what: str, nbits, kmeans: bool = True):
+        for b in sorted({int(b) for b in nbits}):
+            if not lo <= b <= hi:
+                errors.append(f"{what} with {b}-bit codes; {lo} to {hi} bits per code are possible")
+            elif kmeans:
+                needs.append((f"{what} (codebooks of 2^{b} = {1 << b:,} centroids)", 1 << b, "kmeans"))
+
+    def visit(ix):
+        ix = faiss.downcast_index(ix)
+        if isinstance(ix, faiss.IndexPreTransform):
+            for i in range(ix.chain.size()):
+                t = faiss.downcast_VectorTransform(ix.chain.at(i))
+                if isinstance(t, (faiss.PCAMatrix, faiss.ITQTransform)):
+                    if t.d_out > t.d_in:
+                        errors.append(f"PCA to {t.d_out} dimensions of {t.d_in}; PCA cannot add dimensions")
+                    else:
+                        needs.append((f"PCA to {t.d_out} dimensions", t.d_out, "train"))
+                elif isinstance(t, faiss.OPQMatrix) and t.pq is None:  # trained with 8-bit codebooks
+                    needs.append(("OPQ's rotation (trained with codebooks of 256 centroids)", 256, "kmeans"))
+            visit(ix.index)
+        elif isinstance(ix, (faiss.IndexIDMap, faiss.IndexIDMap2)):
+            errors.append("IDMap takes rows only with ids (add_with_ids), and rows are added without (row i as id i)")
+        elif isinstance(ix, faiss.IndexRefine):
+            visit(ix.base_index)
+            visit(ix.refine_index)
+        elif isinstance(ix, faiss.IndexHNSW):
+            if ix.hnsw.cum_nneighbor_per_level.size() < 3:  # [0, 2M, 3M, ...] for M of 2 and more
+                errors.append("HNSW with M below 2 links per node; M must be at least 2")
+            visit(ix.storage)
+        elif isinstance(ix, faiss.IndexNSG):
+            needs.append(("NSG's graph (built by NNDescent)", NSG_MIN_ROWS, "add"))
+            visit(ix.storage)
+        if isinstance(ix, faiss.IndexIVF):
+            if ix.nlist < 1:
+                errors.append("an IVF of 0 inverted lists; it needs at least 1")
+            else:
+                needs.append((f"k-means of {ix.nlist:,} inverted lists", ix.nlist, "kmeans"))
+            visit(ix.quantizer)
+        if hasattr(ix, "pq") and isinstance(ix.pq, faiss.ProductQuantizer):
+            bits("the product quantizer", [ix.pq.nbits])
+        if hasattr(ix, "aq") and ix.aq is not None:
+            local = hasattr(ix, "lsq") or hasattr(ix, "plsq")  # local search: no k-means
+            bits("the additive quantizer", faiss.vector_to_array(ix.aq.nbits), kmeans=not local)
+
+    visit(index)
+    return errors, needs
+
+
+def factory_problems(index, n: int, train_rows: int) -> tuple[list[str], list[str]]:
+    """Why the empty FAISS ``index`` cannot be trained on ``train_rows`` of ``n`` rows and filled
+    with the ``n`` rows (sentences; none when it can), and FAISS's advice it would not follow
+    (fewer than 39 training rows per k-means centroid: FAISS warns and trains).
+
+    Example:
+        >>> import faiss
+        >>> ivf = faiss.index_factory(16, "IVF64,PQ4x4", faiss.METRIC_INNER_PRODUCT)
+        >>> factory_problems(ivf, 50, 50)[0]
+        ['k-means of 64 inverted lists needs at least 64 training rows (one per centroid), got 50']
+        >>> print(*factory_problems(ivf, 1000, 1000)[1])
+        FAISS advises 39 training rows per centroid: k-means of 64 inverted lists is trained on 1,000, fewer than 2,496
+    """
+    errors, needs = _needs(index)
+    got = f"got {n:,}" if train_rows >= n else f"got a training sample of {train_rows:,} of the {n:,} rows"
+    advice = []
+    for what, rows, kind in needs:
+        if kind == "add" and n <= rows:
+            errors.append(f"{what} needs more than {rows:,} rows, got {n:,}")
+        elif kind != "add" and train_rows < rows:
+            per = " (one per centroid)" if kind == "kmeans" else ""
+            errors.append(f"{what} needs at least {rows:,} training rows{per}, {got}")
+        elif kind == "kmeans" and train_rows < FAISS_ROWS_PER_CENTROID * rows:
+            advice.append(
+                f"FAISS advises {FAISS_ROWS_PER_CENTROID} training rows per centroid: {what} is trained on "
+                f"{train_rows:,}, fewer than {FAISS_ROWS_PER_CENTROID * rows:,}"
+            )
+    return errors, advice
+
+
 class AnnIndex:
     """A FAISS index over unit float32 rows (module doc); scikit-learn style: :meth:`fit` builds it.
 
@@ -177,6 +304,7 @@ class AnnIndex:
         self._default = default
         self.index_ = None
         self._facts = None
+        self.advice: list[str] = []
 
     @classmethod
     def hnsw(cls, n: int, d: int, seed: int = 0) -> AnnIndex:
@@ -227,11 +355,17 @@ class AnnIndex:
                 f"{self.factory!r}: FAISS cannot make this index ({str(e).splitlines()[-1].strip()})"
             ) from None
 
-    def check(self, d: int) -> AnnIndex:
-        """Raise ValueError when FAISS cannot make the factory index for ``d`` dimensions."""
+    def check(self, d: int, n: int | None = None) -> AnnIndex:
+        """Raise ValueError when FAISS cannot make the factory index for ``d`` dimensions or, given
+        the gallery's ``n`` rows, cannot train and fill it (:func:`factory_problems`; FAISS's
+        advice it would not follow is kept in ``advice``); a file index: when its d is not ``d``."""
         if self.index_ is None:
             index = self._probe(d)
             self.d, self._facts = d, (_knob(index), _nlist(index))
+            if n is not None:
+                errors, self.advice = factory_problems(index, n, training_rows(n, self.nlist, self.train_rows))
+                if errors:
+                    raise ValueError(f"{self.factory!r}: {'; '.join(errors)}")
         elif self.index_.d != d:
             raise ValueError(f"{self.path}: the index has d = {self.index_.d}, the vectors d = {d}")
         return self
@@ -312,8 +446,7 @@ class AnnIndex:
 
     def _train(self, faiss, index, gallery) -> None:
         n = len(gallery)
-        nlist = _nlist(index) or 1
-        m = min(n, self.train_rows or max(40 * nlist, 10000))
+        m = training_rows(n, _nlist(index), self.train_rows)
         rows = np.sort(np.random.default_rng([self.seed, 12]).choice(n, m, replace=False)) if m < n else np.arange(n)
         ivf = None if _nlist(index) is None else faiss.extract_index_ivf(index)
         if ivf is not None:
@@ -333,6 +466,83 @@ class AnnIndex:
             del clone
         self.index_bytes = full
         self.bytes_per_vector = (full - empty) / max(self.index_.ntotal, 1)
+
+    # ------------------------------------------------------------------ a file's rows
+
+    def mismatch(self, gallery, seed: int = 0, rows: int = MATCH_ROWS, name: str = "the gallery") -> str | None:
+        """Why row i of this built index is not row i of ``gallery`` (a sentence naming it
+        ``name``), or None.
+
+        The index must hold as many rows of as many dimensions as ``gallery``. Then a seeded sample
+        of ``min(ntotal, rows)`` row indices (seed ``seed``; gallery rows that are zero or not
+        finite are left out) is compared with the index's own copy of each row: a sampled row
+        *matches* when at most an eighth of the other sampled rows lie nearer (cosine, after the
+        index's transforms) than it to the index's reconstruction of its row; for an index that
+        cannot reconstruct, when searching the index with it finds its own id among the top
+        ``min(MATCH_TOP, ntotal // 8)`` (at least 1). Fewer than half matching is a mismatch.
+        An index of these rows in this order matches every sampled row where it stores rows
+        exactly, and nearly all where it compresses them to 4 bits a row or more (62 of 64 for
+        PQ1x4 on random unit rows; at 1 or 2 bits a row it may be refused); an index of other
+        rows matches about one row in eight, so that half is some eight standard deviations away.
+        """
+        if self.index_ is None:
+            raise ValueError("the index is not built; call fit first")
+        n = self.index_.ntotal
+        if np.shape(gallery) != (n, self.index_.d):
+            return (
+                f"the index holds {n:,} rows of d = {self.index_.d}, {name} has {np.shape(gallery)[0]:,} rows of "
+                f"d = {np.shape(gallery)[1]} (row i of the index must be row i of {name})"
+            )
+        ids = np.arange(n) if n <= rows else np.sort(np.random.default_rng([seed, 13]).choice(n, rows, replace=False))
+        A = unit_scale_rows(np.asarray(take_rows(gallery, ids), dtype=np.float64))
+        norms = np.linalg.norm(A, axis=1)
+        valid = np.isfinite(norms) & (norms > 0)
+        ids, U = ids[valid], (A[valid] / norms[valid, None]).astype(np.float32)
+        if not len(ids):
+            return None
+        stored = self._stored(ids, U)
+        if stored is not None:
+            R, V = (B / np.maximum(np.linalg.norm(B, axis=1, keepdims=True), 1e-30) for B in stored)
+            C = R.astype(np.float64) @ V.T.astype(np.float64)
+            nearer = (C > np.diag(C)[:, None] + 1e-6).sum(axis=1)  # other sampled rows nearer than the row
+            hit = nearer <= len(ids) // 8
+            how = "are among the nearest eighth of the sampled rows (cosine) to the index's reconstruction of their row"
+        else:
+            top = max(1, min(MATCH_TOP, n // 8))
+            _, I = self.index_.search(U, top)
+            hit = (I == ids[:, None]).any(axis=1)
+            how = f"find their own id among the index's top {top} results"
+        if 2 * int(hit.sum()) >= len(ids):
+            return None
+        return (
+            f"row i of the index is not row i of {name}: {int(hit.sum())} of {len(ids)} rows sampled with seed "
+            f"{seed} {how}, fewer than half (an index of these rows in this order, lossy or not, matches nearly "
+            f"all; row {int(ids[np.argmin(hit)])} does not)"
+        )
+
+    def _stored(self, ids, U) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(the index's reconstruction of rows ids, the rows U in the same space)``: U passed
+        through the index's transforms, an IVF given a direct map for the while (removed after);
+        None where the index cannot reconstruct."""
+        faiss = _faiss()
+        index = faiss.downcast_index(self.index_)
+        while isinstance(index, faiss.IndexPreTransform):
+            for i in range(index.chain.size()):
+                U = faiss.downcast_VectorTransform(index.chain.at(i)).apply(U)
+            index = faiss.downcast_index(index.index)
+        if not _reconstructs(index):
+            return None
+        ivf = faiss.extract_index_ivf(index) if _nlist(index) is not None else None
+        mapped = ivf is not None and ivf.direct_map.type == faiss.DirectMap.NoMap
+        try:
+            if mapped:  # an IVF reconstructs a row by its id only through a direct map
+                ivf.make_direct_map(True)
+            return index.reconstruct_batch(ids), U
+        except RuntimeError:
+            return None
+        finally:
+            if mapped:
+                ivf.make_direct_map(False)
 
     # ------------------------------------------------------------------ search
 

@@ -480,35 +480,55 @@ class ApproximateIndex(ReportCondition):
         return cls("ivfpq", desc, q, seed, AnnIndex.ivfpq(n, d, seed).factory, d)
 
     @classmethod
-    def of_factory(cls, factory: str, d: int, seed: int = 0) -> ApproximateIndex:
-        """A condition from a FAISS ``index_factory`` string (named by :func:`factory_name`).
+    def of_factory(cls, factory: str, d: int, seed: int = 0, n: int | None = None) -> ApproximateIndex:
+        """A condition from a FAISS ``index_factory`` string (named by :func:`factory_name`); given
+        the gallery's ``n`` rows, FAISS's advice on training rows the index would not follow is
+        noted in its description.
 
         Raises:
-            InputError: FAISS cannot make the index (its message quoted).
+            InputError: ``--index faiss:<string>: why``: FAISS cannot make the index (its message
+                quoted), or, given ``n``, cannot train or fill it on ``n`` rows
+                (:func:`~embdiag.interventions.ann.factory_problems`).
         """
         try:
-            ann = AnnIndex(factory, seed=seed).check(d)
+            ann = AnnIndex(factory, seed=seed).check(d, n)
         except ValueError as e:
-            raise InputError(f"--index: faiss:{e}") from None
+            raise _item_error(f"faiss:{factory}", e, repr(factory)) from None
         knob = f"{ann.knob} {ann.default} by default" if ann.knob else "no search knob"
+        advice = "".join(f" Note: {a} (FAISS warns, and trains)." for a in ann.advice)
         desc = (
             f"FAISS index_factory {factory!r}, {knob}, trained (where it needs training) on a seeded sample "
             f"of at most max(40 nlist, 10,000) rows (seed {seed}), inner product on unit float32 rows, "
-            "built on one thread (reproducible)."
+            f"built on one thread (reproducible).{advice}"
         )
         return cls(factory_name(factory), desc, {}, seed, factory, d)
 
     @classmethod
-    def of_file(cls, path, d: int) -> ApproximateIndex:
-        """A condition from a prebuilt FAISS index file (named by its stem).
+    def of_file(cls, path, d: int, n: int | None = None, vectors=None, seed: int = 0) -> ApproximateIndex:
+        """A condition from a prebuilt FAISS index file (named by its stem), checked against the
+        ``n`` rows it claims to index and, given ``vectors`` (VECTORS' rows, e.g. a memory-map),
+        against a sample of them seeded with ``seed``
+        (:meth:`~embdiag.interventions.ann.AnnIndex.mismatch`).
 
         Raises:
-            InputError: the file is not a FAISS index with d columns and a cosine-compatible metric.
+            InputError: ``--index file:<path>: why``: the file is not a FAISS index with d columns
+                and a cosine-compatible metric, does not hold ``n`` rows, or does not hold
+                ``vectors``' rows in their order.
         """
+        item = f"file:{path}"
         try:
             ann = AnnIndex.read(path).check(d)
         except ValueError as e:
-            raise InputError(f"--index: file:{e}") from None
+            raise _item_error(item, e, str(path)) from None
+        ntotal = ann.index_.ntotal
+        if n is not None and ntotal != n:
+            raise InputError(
+                f"--index {item}: the index holds {ntotal:,} rows, VECTORS has {n:,} "
+                "(row i of the index must be row i of VECTORS)"
+            )
+        why = None if vectors is None else ann.mismatch(vectors, seed, name="VECTORS")
+        if why:
+            raise InputError(f"--index {item}: {why}")
         knob = f"{ann.knob} {ann.default} as saved" if ann.knob else "no search knob"
         desc = (
             f"FAISS index read from {Path(path).name} ({ann.factory}, {ann.index_.ntotal:,} rows), {knob}; "
@@ -563,6 +583,12 @@ class ApproximateIndex(ReportCondition):
         coarse quantizer and codebooks, shared by every vector, are not counted."""
         ann = self._cache.get("ann")
         return None if ann is None or ann.index_ is None else float(ann.bytes_per_vector)
+
+
+def _item_error(item: str, e: ValueError, subject: str) -> InputError:
+    """``--index <item>: why`` from an index's ValueError ``"<subject>: why"``."""
+    why = str(e)
+    return InputError(f"--index {item}: {why.removeprefix(subject + ': ')}")
 
 
 def _split(spec, option: str) -> list[str]:
@@ -676,7 +702,7 @@ def with_index_files(spec: str, paths: dict) -> str:
     return ";".join(parts)
 
 
-def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[ApproximateIndex]:
+def parse_index(spec: str, n: int, d: int, *, seed: int = 0, vectors=None) -> list[ApproximateIndex]:
     """Conditions of an ``--index`` spec such as ``"hnsw,ivfpq"`` or ``"hnsw;faiss:IVF256,PQ32"``
     (FAISS, inner product on unit float32 rows = cosine).
 
@@ -689,8 +715,14 @@ def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[Approximate
     whose probed lists hold fewer than k vectors are searched again over every list. Results
     are sorted like ``topk``; indexes are built on one thread (reproducible).
 
+    Checked before anything is built: a factory string's parameters against ``n`` rows
+    (:func:`~embdiag.interventions.ann.factory_problems`: IVF lists and codebook centroids at
+    most the training rows, PQ's m dividing d, nbits from 1 to 16, HNSW's M at least 2, ...);
+    a file's d, metric and row count, and, given ``vectors`` (the ``n`` x ``d`` rows, e.g. a
+    memory-map), its rows against a sample of them (:meth:`ApproximateIndex.of_file`).
+
     Raises:
-        InputError: naming ``--index`` and listing the accepted forms.
+        InputError: naming ``--index`` (and the item) and what is wrong, or listing the accepted forms.
 
     Example:
         >>> [(c.name, c.kind) for c in parse_index("hnsw,ivfpq;faiss:IVF16,PQ8x4", n=1000, d=64)]
@@ -700,9 +732,9 @@ def parse_index(spec: str, n: int, d: int, *, seed: int = 0) -> list[Approximate
     out = []
     for item in _index_items(spec):
         if item.startswith("faiss:"):
-            out.append(ApproximateIndex.of_factory(item[6:], d, seed))
+            out.append(ApproximateIndex.of_factory(item[6:], d, seed, n=n))
         elif item.startswith("file:"):
-            out.append(ApproximateIndex.of_file(item[5:], d))
+            out.append(ApproximateIndex.of_file(item[5:], d, n=n, vectors=vectors, seed=seed))
         elif item in ("hnsw", "ivfpq"):
             out.append(getattr(ApproximateIndex, item)(n, d, seed))
         else:
@@ -748,13 +780,17 @@ def _from_spec(spec, parse) -> list[ReportCondition]:
     return parse(spec) if spec.strip() else []
 
 
-def parse_conditions(compress="", index="", *, n: int, d: int, compare=None, seed: int = 0) -> list[ReportCondition]:
+def parse_conditions(
+    compress="", index="", *, n: int, d: int, compare=None, seed: int = 0, vectors=None
+) -> list[ReportCondition]:
     """A report's conditions, in order: ``compare``, then ``compress``'s, then ``index``'s.
 
     ``compress`` and ``index``: spec strings (:func:`parse_compress`, :func:`parse_index`; a
     blank string means none, as the command passes an absent option) or lists of conditions;
     ``compare``: a path, an n x d' array or a :class:`CompareFile` of the ``n`` reference rows
-    (``d`` columns). PCA descriptions and index training use ``seed``.
+    (``d`` columns); ``vectors``: those reference rows (e.g. a memory-map), which an
+    ``--index file:`` is checked against (a sample of :data:`~embdiag.interventions.ann.MATCH_ROWS`
+    rows). PCA descriptions, index training and that sample use ``seed``.
 
     Raises:
         InputError: a bad spec, a ``compare`` without ``n`` rows, or names that repeat or are
@@ -770,7 +806,7 @@ def parse_conditions(compress="", index="", *, n: int, d: int, compare=None, see
     """
     conds = [] if compare is None else [_compare(compare, n)]
     conds += _from_spec(compress, lambda s: parse_compress(s, d, seed=seed))
-    conds += _from_spec(index, lambda s: parse_index(s, n, d, seed=seed))
+    conds += _from_spec(index, lambda s: parse_index(s, n, d, seed=seed, vectors=vectors))
     names = [c.name for c in conds]
     dup = sorted({x for x in names if names.count(x) > 1} | ({"reference"} & set(names)))
     if dup:

@@ -94,10 +94,10 @@ def test_an_l2_file_on_unit_rows_gives_cosines(tmp_path):
 def test_bad_factory_strings_and_files_name_the_problem(tmp_path):
     with pytest.raises(ValueError, match=r"^'IVF16,Nope': FAISS cannot make this index \("):
         AnnIndex("IVF16,Nope").check(16)
-    with pytest.raises(InputError, match=r"^--index: faiss:'LSH': FAISS cannot make this index"):
+    with pytest.raises(InputError, match=r"^--index faiss:LSH: FAISS cannot make this index"):
         parse_index("faiss:LSH", 1200, 16)  # LSH has no inner-product form
     (tmp_path / "junk.faiss").write_bytes(b"not an index")
-    with pytest.raises(InputError, match=r"^--index: file:.*junk.faiss: not a FAISS index file"):
+    with pytest.raises(InputError, match=r"^--index file:.*junk.faiss: not a FAISS index file"):
         parse_index(f"file:{tmp_path / 'junk.faiss'}", 1200, 16)
     with pytest.raises(ValueError, match=r"^the index is not built; call fit first$"):
         AnnIndex("Flat").search(X[:2], 3)
