@@ -9,6 +9,7 @@ problem; rows are counted from 0 (the first data row of a CSV is row 0).
 
 from __future__ import annotations
 
+import json
 import threading
 from concurrent.futures import Future
 from pathlib import Path
@@ -74,7 +75,24 @@ def _read_safetensors(path: Path, where: str) -> np.ndarray:
     from safetensors import safe_open
 
     with safe_open(str(path), framework="np") as f:
-        return f.get_tensor(_pick(list(f.keys()), where, "tensor"))
+        name = _pick(list(f.keys()), where, "tensor")
+        if f.get_slice(name).get_dtype() != "BF16":
+            return f.get_tensor(name)
+    return _read_bfloat16(path, name)
+
+
+def _read_bfloat16(path: Path, name: str) -> np.ndarray:
+    """Tensor ``name`` of a safetensors file (already validated by ``safe_open``) that holds
+    bfloat16, as float32: exact, a bfloat16 being the upper 16 bits of the float32 of its value.
+    The file's layout: an 8-byte little-endian header length, the JSON header, then the data; the
+    bits are memory-mapped, so the float32 copy is the only one held."""
+    with open(path, "rb") as f:
+        size = int.from_bytes(f.read(8), "little")
+        entry = json.loads(f.read(size))[name]
+    start, stop = entry["data_offsets"]
+    count, offset = (stop - start) // 2, 8 + size + start
+    bits = np.memmap(path, dtype="<u2", mode="r", offset=offset, shape=(count,)) if count else np.empty(0, "<u2")
+    return np.left_shift(bits, 16, dtype=np.uint32).view(np.float32).reshape(entry["shape"])
 
 
 def _read_parquet(path: Path, where: str) -> np.ndarray:
@@ -152,7 +170,8 @@ def read_vectors(path, name: str = "VECTORS", *, scan: bool = True) -> np.ndarra
     ``.npz`` (one array, or the one named ``vectors`` or ``embeddings``), ``.parquet`` (one
     list or fixed-size-list column of numbers, other columns ignored; or only numeric
     columns, one per dimension), ``.safetensors`` (one tensor, or the one named ``vectors``
-    or ``embeddings``). Integer, boolean and float16 values are upcast to float32.
+    or ``embeddings``). Integer, boolean, float16 and bfloat16 values are upcast to float32
+    (float16 and bfloat16 exactly).
     ``scan=False`` skips the pass over every row for NaN/inf and zero rows (for a caller
     that only checks the file's type and shape before another reads it in full).
 

@@ -2,7 +2,10 @@
 round-trips, and every bad input raises an :class:`InputError` whose message starts with the file
 and the option and states the problem."""
 
+import json
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -91,6 +94,59 @@ def test_parquet_with_one_list_column(tmp_path, column):
 def test_parquet_with_one_numeric_column_per_dimension(tmp_path):
     path = write_parquet(tmp_path / "x.parquet", {f"d{j}": X[:, j] for j in range(4)} | {"n": np.arange(6)})
     np.testing.assert_array_equal(read_vectors(path), np.column_stack([X, np.arange(6)]))
+
+
+def _bfloat16_bits(shape, seed=0) -> np.ndarray:
+    """Random bfloat16 bit patterns of every sign, exponent (subnormals included) and mantissa, none
+    NaN or infinite (exponent bits all ones)."""
+    bits = np.random.default_rng(seed).integers(0, 1 << 16, size=shape, dtype=np.uint16)
+    return np.where((bits & 0x7F80) == 0x7F80, bits & 0xBFFF, bits).astype(np.uint16)
+
+
+def _torch_float32(bits: np.ndarray) -> np.ndarray:
+    import torch
+
+    return torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16).to(torch.float32).numpy()
+
+
+def test_bfloat16_safetensors_are_read_as_torch_converts_them_to_float32(tmp_path):
+    import torch
+    from safetensors.torch import save_file as save_torch
+
+    bits = _bfloat16_bits((50, 8))
+    bits[0, :4] = [0x0000, 0x8000, 0x0001, 0x7F7F]  # +0, -0, the smallest subnormal, the largest finite
+    tensors = {
+        "a_ids": torch.arange(50),  # written first: the vectors' data does not start at offset 0
+        "vectors": torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16),
+        "z_other": torch.ones(3, 2, dtype=torch.bfloat16),
+    }
+    save_torch(tensors, str(tmp_path / "x.safetensors"))
+    out = read_vectors(tmp_path / "x.safetensors")  # the one named 'vectors', as for every dtype
+    assert out.dtype == np.float32 and out.shape == (50, 8)
+    np.testing.assert_array_equal(out.view(np.uint32), _torch_float32(bits).view(np.uint32))  # bit for bit
+    save_torch({"only": tensors["vectors"]}, str(tmp_path / "one.safetensors"))
+    np.testing.assert_array_equal(read_vectors(tmp_path / "one.safetensors"), _torch_float32(bits))
+
+
+def test_a_hand_written_bfloat16_safetensors_file_is_read_without_torch(tmp_path):
+    bits = _bfloat16_bits((6, 4), seed=1)
+    header = {
+        "__metadata__": {"format": "pt"},
+        "embeddings": {"dtype": "BF16", "shape": [6, 4], "data_offsets": [8, 56]},
+        "ids": {"dtype": "I64", "shape": [1], "data_offsets": [0, 8]},
+    }
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    (tmp_path / "x.safetensors").write_bytes(
+        len(text).to_bytes(8, "little") + text + np.int64(7).tobytes() + bits.astype("<u2").tobytes()
+    )
+    code = (
+        "import sys; import numpy as np; from embdiag.data.files import read_vectors; "
+        f"X = read_vectors({str(tmp_path / 'x.safetensors')!r}); "
+        "assert 'torch' not in sys.modules; np.save(sys.argv[1], X)"
+    )
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "out.npy")], check=True)
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy").view(np.uint32), _torch_float32(bits).view(np.uint32))
 
 
 def test_the_readers_write_nothing(tmp_path):
