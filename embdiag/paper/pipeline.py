@@ -322,6 +322,12 @@ def _types_name(types: tuple[type, ...]) -> str:
     return " | ".join("None" if t is type(None) else t.__name__ for t in types)
 
 
+def _is_seed(key: str) -> bool:
+    """Whether parameter ``key`` is a random seed (``seed``, ``*_seed``): numpy takes only
+    non-negative integers."""
+    return key == "seed" or key.endswith("_seed")
+
+
 def _listing(defaults: Mapping) -> str:
     return "; ".join(f"{k} = {v!r}" for k, v in defaults.items())
 
@@ -331,8 +337,8 @@ def check_parameters(name: str, values: Mapping, layout: Layout = DEFAULT, *, cw
 
     Raises :class:`ChapterInputError` naming an unknown parameter (with the chapter's
     parameters and defaults), a value of a type the parameter does not accept
-    (:func:`parameter_types`), a ``*_path`` value that is not a file or a ``*_dir`` value that is not
-    a folder.
+    (:func:`parameter_types`), a negative seed (``seed``, ``*_seed``), a ``*_path`` value that is not
+    a file or a ``*_dir`` value that is not a folder.
     Relative paths are resolved against ``cwd`` (default: the working directory), not the
     chapter's folder.
     """
@@ -350,6 +356,10 @@ def check_parameters(name: str, values: Mapping, layout: Layout = DEFAULT, *, cw
             raise ChapterInputError(
                 f"chapter {name}: parameter {key!r} expects {_types_name(types[key])} "
                 f"(default {defaults[key]!r}), got {_type_name(value)} {value!r}"
+            )
+        if _is_seed(key) and isinstance(value, int) and value < 0:
+            raise ChapterInputError(
+                f"chapter {name}: parameter {key!r} (-p {key}): expected a non-negative integer, got {value}"
             )
         if isinstance(value, str) and key.endswith(("_path", "_dir")):
             path = cwd / Path(value).expanduser()

@@ -254,6 +254,25 @@ def test_every_parameter_is_type_checked_paths_included(tmp_path, values, messag
         pipeline.check_parameters("demo", values, _typed(tmp_path))
 
 
+@pytest.mark.parametrize("key", ["seed", "offset_seed"])
+def test_a_negative_seed_is_refused_naming_it(tmp_path, key):
+    lay = _typed(tmp_path, f'# %% tags=["parameters"]\n{key} = 0\n')
+    assert pipeline.check_parameters("demo", {key: 3}, lay) == {key: 3}
+    with pytest.raises(pipeline.ChapterInputError) as refused:
+        pipeline.check_parameters("demo", {key: -1}, lay)
+    assert (
+        str(refused.value) == f"chapter 01_demo: parameter '{key}' (-p {key}): expected a non-negative integer, got -1"
+    )
+
+
+def test_every_chapter_seed_is_checked_before_the_kernel_starts():
+    seeds = [(name, key) for name in NAMES for key in pipeline.parameters(name) if pipeline._is_seed(key)]
+    assert ("20_rank_diagnostics", "seed") in seeds and ("07_neighbour_stability", "offset_seed") in seeds
+    for name, key in seeds:
+        with pytest.raises(pipeline.ChapterInputError, match=rf"parameter '{key}' \(-p {key}\): expected a non-neg"):
+            pipeline.check_parameters(name, {key: -1})
+
+
 def test_a_none_default_needs_a_declared_type(tmp_path):
     lay = _typed(tmp_path, '# %% tags=["parameters"]\nexample = None\n')
     with pytest.raises(pipeline.ChapterError, match="'example' defaults to None; annotate its type"):
