@@ -77,6 +77,8 @@ def overview(report: Report, source: str) -> Markdown:
         lines.append(f"**{i['quick_statement']}**")
     lines.append(f"**Searched:** {s['queries']} as queries, against {s['gallery']} ({i['exact_search']}).")
     lines.append(f"**Samples:** geometry on {s['geometry']}; probes on {s['probes']}; intervals from {s['bootstrap']}.")
+    if "scored" in s:
+        lines.append(f"**Relevance:** {s['scored']}.")
     missing = {a: m for a, m in i.get("missing_labels", {}).items() if m}
     if missing:
         lost = ", ".join(f"{a} {m:,} of {i['n']:,}" for a, m in missing.items())
@@ -139,6 +141,9 @@ def _scope(report: Report, name: str) -> list[Markdown]:
     if name in report.tables and not report.tables[name].empty:
         scope = report.scope.get(name)
         return [Markdown(f"*Scope:* {scope}")] if scope else []
+    unmeasurable = report.summary and all(e["verdict"] == CANNOT_REPRESENT for e in report.summary)
+    if unmeasurable and name in ("identity", "relevance", "frontier"):
+        return [Markdown("*Not measured:* no condition given can represent these vectors (see the summary).")]
     return [Markdown(f"*Not measured:* {_code_options(SECTIONS[name])}.")]
 
 
@@ -394,7 +399,9 @@ def _change_of(row: dict) -> str:
 
 
 def _relevance(report: Report, table: pd.DataFrame, mark: dict) -> list:
-    return [
+    scored = report.inputs["sampling"].get("scored")  # with pairs or qrels: the queries scored
+    head = [Markdown(f"*Queries:* {scored}.")] if scored else []
+    return head + [
         exhibits.figure(
             relevance_chart(table.assign(kind=table["condition"].map(_kinds(report)))),
             name="report-relevance",

@@ -33,9 +33,12 @@ and the ``--fail-if`` rules, checked against
 (:func:`~embdiag.report.fail_if.outcomes`).
 
 Identity, labels and relevance read the same neighbour lists: each searched query's top k
-under the reference and under every condition. Exact search is
+under the reference and under every condition. The searched queries are a seeded sample, which
+identity, labels, index curves and certificates read, and with pairs or qrels every query with a
+positive or a relevant judgment, which relevance scores. Exact search is
 :func:`~embdiag.metrics.retrieval.topk` in float32. When the queries are VECTORS rows, a query
-is never its own neighbour (it is removed from its result).
+is never its own neighbour (it is removed from its result), so a pair or judgment of a query
+with its own row is excluded (counted in ``inputs["self_matches"]``, with a note).
 
 Each condition's search and geometry, its probes and its certificate, and each index's build
 read only the checked inputs: they run as tasks (:func:`~embdiag.report.tasks.run_tasks`), two
@@ -116,6 +119,9 @@ __all__ = [
     "STRESS_ROWS",
     "QRELS_DEPTH",
     "qrels_depth",
+    "check_k",
+    "check_quick_index",
+    "check_judgments",
     "CERT_QUERIES",
     "CERT_GALLERY",
 ]
@@ -146,7 +152,7 @@ CERT_QUERIES, CERT_GALLERY = 1_000, 100_000
 #: Index curves: each knob value is searched with at most this many of the searched queries (quick: a fifth).
 CURVE_QUERIES = 1_000
 # Random streams (np.random.default_rng([seed, stream])): one per sample, so none shifts another.
-_QUERIES, _GALLERY, _GEOMETRY, _PROBE, _FIT, _CERT, _SPLIT, _CURVE = 1, 2, 3, 4, 5, 6, 7, 8
+_QUERIES, _GALLERY, _GEOMETRY, _PROBE, _FIT, _CERT, _SPLIT, _CURVE, _SCORED = 1, 2, 3, 4, 5, 6, 7, 8, 9
 
 SCOPE = {
     "summary": "Each condition's identity, relevance and probe change side by side, read from the sections below, "
@@ -365,6 +371,75 @@ def _judgments(qrels, n_pool: int, n: int) -> list[dict]:
     return out
 
 
+def _without_self_pairs(positives: list[np.ndarray], self_search: bool) -> tuple[list[np.ndarray], dict | None]:
+    """``positives`` with each query's own row taken out when the queries are VECTORS rows (a query
+    is never its own neighbour, so such a positive can never be found), and what that left out:
+    ``{"excluded": self-pairs, "queries_unscored": queries left with no positive}`` (None with
+    ``--queries``, where query i and row i are different items)."""
+    if not self_search:
+        return positives, None
+    kept = [p[p != i] for i, p in enumerate(positives)]
+    excluded = sum(len(p) - len(q) for p, q in zip(positives, kept))
+    unscored = sum(bool(p.size) and not q.size for p, q in zip(positives, kept))
+    if excluded and not any(q.size for q in kept):
+        raise InputError(
+            f"--pairs: every pair is a self-pair ({excluded:,} of them: a query paired with its own row); without "
+            "--queries the queries are VECTORS' rows and a query is never its own neighbour, so no positive can be "
+            "found (give the queries as --queries if they are other items)"
+        )
+    return kept, {"excluded": int(excluded), "queries_unscored": int(unscored)}
+
+
+def _without_self_judgments(qrels: list[dict], self_search: bool) -> tuple[list[dict], dict | None]:
+    """``qrels`` with each query's judgment of its own row taken out when the queries are VECTORS
+    rows (it can never be retrieved), and what that left out: ``{"excluded": self-judgments,
+    "queries_unscored": queries left with no relevant judgment}`` (None with ``--queries``)."""
+    if not self_search:
+        return qrels, None
+    kept = [{d: g for d, g in judged.items() if d != i} for i, judged in enumerate(qrels)]
+    excluded = sum(len(j) - len(q) for j, q in zip(qrels, kept))
+
+    def relevant(judged):
+        return any(g >= 1 for g in judged.values())
+
+    unscored = sum(relevant(j) and not relevant(q) for j, q in zip(qrels, kept))
+    if not any(relevant(q) for q in kept):
+        raise InputError(
+            f"--qrels: every relevant judgment is a query judging its own row ({excluded:,} self-judgments); without "
+            "--queries the queries are VECTORS' rows and a query is never its own neighbour, so no relevant row can "
+            "be retrieved (give the queries as --queries if they are other items)"
+        )
+    return kept, {"excluded": int(excluded), "queries_unscored": int(unscored)}
+
+
+def check_judgments(pairs, qrels, n_pool: int, n: int, self_search: bool) -> None:
+    """Refuse ``pairs`` or ``qrels`` (as :func:`~embdiag.report.cli.read_inputs` returns them) that
+    leave nothing to score once self-matches are excluded: the check :func:`measure` makes, run
+    before it (``n_pool`` queries, ``n`` rows of VECTORS)."""
+    if pairs is not None:
+        _without_self_pairs(_positives(pairs, n_pool, n), self_search)
+    if qrels is not None:
+        _without_self_judgments(_judgments(qrels, n_pool, n), self_search)
+
+
+def _self_match_note(option: str, self_matches: dict | None) -> list[str]:
+    """The page's note on the self-matches left out (none when there were none)."""
+    if not self_matches or not self_matches["excluded"]:
+        return []
+    what = (
+        "self-pairs (a query paired with its own row)"
+        if option == "--pairs"
+        else "self-judgments (a query judging its own row)"
+    )
+    unscored = self_matches["queries_unscored"]
+    left = "positive" if option == "--pairs" else "relevant judgment"
+    return [
+        f"{option}: {self_matches['excluded']:,} {what} excluded: the queries are VECTORS' rows and a query is never "
+        f"its own neighbour, so these could never be found"
+        + (f"; {unscored:,} queries left with no {left} are not scored." if unscored else ".")
+    ]
+
+
 def _median(x) -> float:
     return float(np.median(x)) if len(x) else float("nan")
 
@@ -439,7 +514,13 @@ class _Plan:
     """A report's checked inputs and samples, which every section reads.
 
     ``V``: the reference rows (n x d); ``n_pool``: rows of the query pool (``V``, or the
-    ``--queries``); ``q_sel``: the searched queries (indices into the pool); ``g_idx``: the
+    ``--queries``); ``q_sel``: the searched queries (sorted indices into the pool): the seeded
+    query sample (its positions in ``q_sel``: ``sample``), which identity, labels, index curves and
+    certificates read, and the queries relevance scores (positions: ``scored``, None without pairs
+    or qrels: every query with a positive or a relevant judgment, a quick run's a seeded sample of
+    them); ``n_scorable``: how many queries have one (the scored ones in a full run);
+    ``self_matches``: the pairs or judgments of a query with its own row left out
+    (:func:`_without_self_pairs`; None with ``--queries`` or without pairs and qrels); ``g_idx``: the
     gallery (sorted indices into ``V``) and ``G`` its rows; ``Q``: the searched query rows;
     ``self_pos``: each query's position in ``G`` when the queries are ``V``'s rows, else None;
     ``fit``: the rows PCA conditions are fitted on (None without one); ``geo_idx``: the rows
@@ -459,6 +540,10 @@ class _Plan:
     qrels: list[dict] | None
     n_pool: int
     q_sel: np.ndarray
+    sample: np.ndarray
+    scored: np.ndarray | None
+    n_scorable: int | None
+    self_matches: dict | None
     g_idx: np.ndarray
     G: np.ndarray
     Q: np.ndarray
@@ -476,6 +561,20 @@ class _Plan:
     def self_search(self) -> bool:
         """Whether the queries are VECTORS rows (never their own neighbour)."""
         return self.self_pos is not None
+
+    def on_sample(self) -> _Plan:
+        """This plan with only the seeded query sample searched (itself when every searched query is in it)."""
+        if len(self.sample) == len(self.q_sel):
+            return self
+        s = self.sample
+        return replace(
+            self,
+            q_sel=self.q_sel[s],
+            sample=np.arange(len(s)),
+            scored=None,
+            Q=take_rows(self.Q, s),
+            self_pos=None if self.self_pos is None else self.self_pos[s],
+        )
 
     @property
     def probe_rows(self) -> int:
@@ -586,6 +685,62 @@ def available_metrics(
     return out
 
 
+def _scorable(positives, judged) -> np.ndarray | None:
+    """The queries (pool indices) with a positive, or with a relevant judgment (grade >= 1); None
+    without pairs or qrels."""
+    if judged is not None:
+        return np.flatnonzero([any(g >= 1 for g in j.values()) for j in judged])
+    return None if positives is None else np.flatnonzero([p.size > 0 for p in positives])
+
+
+def check_k(k: int, n: int, *, self_search: bool, quick: bool = False, name: str = "VECTORS") -> int:
+    """``k`` if a report on ``n`` rows (``name``) can search it, else :class:`InputError` naming ``--k``.
+
+    The rule: each query is searched for its k + 1 nearest rows (the boundary margin compares rank
+    k with rank k + 1), and when the queries are VECTORS rows (``self_search``) for its own row
+    too, which is dropped; exact search (:func:`~embdiag.metrics.retrieval.topk`) returns at most
+    n - 1 of its n rows. So k <= n - 3, or with ``--queries`` k <= n - 2. The gallery is the ``n``
+    rows (a quick run's: at least :data:`QUICK_GALLERY_ROWS` of them).
+
+    Example:
+        >>> check_k(2, 5, self_search=True), check_k(3, 5, self_search=False)
+        (2, 3)
+        >>> check_k(3, 5, self_search=True)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        embdiag.data.files.InputError: --k 3: must be at most 2: VECTORS has 5 rows; without --queries ...
+    """
+    rows = min(n, QUICK_GALLERY_ROWS) if quick else n
+    limit = rows - 2 - self_search
+    if k <= limit:
+        return k
+    allowed = f"must be at most {limit}" if limit >= 1 else "no k fits"
+    has = f"a quick run's gallery holds {rows:,} rows of {name}" if rows < n else f"{name} has {rows:,} rows"
+    if self_search:
+        searched = "without --queries each query is searched for its own row (then dropped) and k + 1 others"
+        need = "k + 3"
+    else:
+        searched = "each --queries row is searched for its k + 1 nearest rows"
+        need = "k + 2"
+    raise InputError(
+        f"--k {k}: {allowed}: {has}; {searched} (the boundary margin compares rank k with rank k + 1), and "
+        f"exact search returns at most n - 1 of its n rows, so n must be at least {need}"
+    )
+
+
+def check_quick_index(conds, n: int, quick: bool) -> None:
+    """Refuse a prebuilt index file (``--index file:``) in a quick run whose gallery is a sample
+    (more than :data:`QUICK_GALLERY_ROWS` rows): the file holds every row and cannot be searched
+    on the sample."""
+    prebuilt = [c.name for c in conds if getattr(c, "path", None) is not None]
+    if quick and n > QUICK_GALLERY_ROWS and prebuilt:
+        raise InputError(
+            f"--quick: a quick run searches a sample of {QUICK_GALLERY_ROWS:,} of the {n:,} rows, but the prebuilt "
+            f"index {prebuilt[0]} (--index file:) holds all of them and cannot be searched on the sample; "
+            "drop --quick or the file index"
+        )
+
+
 def _plan(
     vectors, *, labels, compare, pairs, qrels, queries, compress, index, k, stress, quick, seed, min_support, fail_if
 ) -> _Plan:
@@ -610,21 +765,27 @@ def _plan(
         )
     if pairs is not None and qrels is not None:
         raise InputError("--qrels: give --pairs or --qrels, not both (each judges what is relevant)")
-    conds = parse_conditions(compress, index, n=n, d=d, compare=compare, seed=seed)
+    conds = parse_conditions(compress, index, n=n, d=d, compare=compare, seed=seed, vectors=V)
     attributes = [] if labels is None else [str(c) for c in labels.columns]
-    positives = None if pairs is None else _positives(pairs, len(pool), n)
-    judged = None if qrels is None else _judgments(qrels, len(pool), n)
-    q_sel = _sample_rows(len(pool), QUICK_QUERY_ROWS if quick else QUERY_ROWS, seed, _QUERIES)
+    positives, judged, self_matches = None, None, None
+    if pairs is not None:
+        positives, self_matches = _without_self_pairs(_positives(pairs, len(pool), n), self_search)
+    if qrels is not None:
+        judged, self_matches = _without_self_judgments(_judgments(qrels, len(pool), n), self_search)
+    check_k(k, n, self_search=self_search, quick=quick)
+    sample = _sample_rows(len(pool), QUICK_QUERY_ROWS if quick else QUERY_ROWS, seed, _QUERIES)
+    # relevance scores every query with a positive or a relevant judgment, whatever the query
+    # sample (a quick run: a seeded sample of at most QUICK_QUERY_ROWS of them)
+    scorable = _scorable(positives, judged)
+    scored = scorable
+    if quick and scorable is not None:
+        scored = scorable[_sample_rows(len(scorable), QUICK_QUERY_ROWS, seed, _SCORED)]
+    q_sel = sample if scored is None else np.union1d(sample, scored)
     sampled = quick and n > QUICK_GALLERY_ROWS
+    check_quick_index(conds, n, quick)
     keep = positives if judged is None else [np.array(sorted(j), dtype=np.int64) for j in judged]
     g_idx = _gallery_sample(n, q_sel, keep, self_search, seed) if sampled else np.arange(n)
     G = take_rows(V, g_idx) if sampled else V
-    limit = len(G) - 2 if self_search else len(G) - 1
-    if k > limit:
-        raise InputError(
-            f"--k: must be at most {limit} (gallery of {len(G)} rows"
-            f"{', a query never its own neighbour' if self_search else ''}), got {k}"
-        )
     depth = k if judged is None else qrels_depth(k, len(G), self_search)
     rules = rules_of.check(
         fail_if,
@@ -650,6 +811,10 @@ def _plan(
         qrels=judged,
         n_pool=len(pool),
         q_sel=q_sel,
+        sample=np.searchsorted(q_sel, sample),
+        scored=None if scored is None else np.searchsorted(q_sel, scored),
+        n_scorable=None if scorable is None else len(scorable),
+        self_matches=self_matches,
         g_idx=g_idx,
         G=G,
         Q=take_rows(G, self_pos) if self_search else take_rows(pool, q_sel),
@@ -787,19 +952,18 @@ class _CertSample:
 
 def _cert_sample(plan: _Plan) -> _CertSample:
     """At most CERT_QUERIES searched queries, against the searched gallery when it has at most
-    CERT_GALLERY rows (else a seeded sample containing the queries' own rows). When the queries
-    are gallery rows they stay in the search, so the certified set is the top-(k + 1) including
-    the query itself (its k nearest other rows)."""
+    CERT_GALLERY rows (else a seeded sample of that many, or of the k + 2 rows a large k ranks,
+    containing the queries' own rows). When the queries are gallery rows they stay in the search,
+    so the certified set is the top-(k + 1) including the query itself (its k nearest other rows)."""
     Q, G, div = plan.Q, plan.G, 5 if plan.quick else 1
     cq = _sample_rows(len(Q), CERT_QUERIES // div, plan.seed, _CERT)
-    if len(G) <= CERT_GALLERY // div:
+    size = max(CERT_GALLERY // div, plan.k + 2)
+    if len(G) <= size:
         cg = np.arange(len(G))
     else:
         need = plan.self_pos[cq] if plan.self_search else np.empty(0, np.int64)
         rest = np.setdiff1d(np.arange(len(G)), need)
-        pick = np.random.default_rng([plan.seed, _CERT + 100]).choice(
-            len(rest), CERT_GALLERY // div - len(need), replace=False
-        )
+        pick = np.random.default_rng([plan.seed, _CERT + 100]).choice(len(rest), size - len(need), replace=False)
         cg = np.sort(np.concatenate([need, rest[pick]]))
     Qc = np.asarray(Q[cq], dtype=np.float64)
     Gc = np.asarray(take_rows(G, cg), dtype=np.float64)
@@ -1085,14 +1249,18 @@ def _delta_p_draws(plan: _Plan, neighbours: dict[str, np.ndarray]) -> list[tuple
 
 
 def _pairs(plan: _Plan, neighbours: dict[str, np.ndarray]) -> tuple[_Section, list]:
-    """Hit@k and recall@k of every representation over the searched queries that have positives,
-    and the paired samples of each condition's ΔHit@k and Δrecall@k (in percent)."""
+    """Hit@k and recall@k of every representation over the scored queries (every query with a
+    positive; a quick run: a sample of them), and the paired samples of each condition's ΔHit@k
+    and Δrecall@k (in percent)."""
     if plan.positives is None:
         return _Section(False), []
-    has = np.flatnonzero([plan.positives[i].size > 0 for i in plan.q_sel])
+    has = plan.scored
     if has.size < 2:
         return _Section(
-            False, notes=[f"--pairs: only {has.size} searched query(ies) have positives; Hit@k and recall@k skipped"]
+            False,
+            notes=_self_match_note("--pairs", plan.self_matches)
+            + [f"--pairs: only {has.size} query(ies) have positives; Hit@k and recall@k skipped"],
+            inputs=_self_match_inputs(plan),
         ), []
     pos = [np.searchsorted(plan.g_idx, plan.positives[plan.q_sel[i]]) for i in has]
     vals = {
@@ -1116,7 +1284,13 @@ def _pairs(plan: _Plan, neighbours: dict[str, np.ndarray]) -> tuple[_Section, li
         for c in plan.conds
         for what in ("hit", "recall")
     ]
-    return _Section(False, rows, inputs={"n_queries_with_positives": int(has.size)}), draws
+    inputs = {"n_queries_with_positives": int(has.size)} | _self_match_inputs(plan)
+    return _Section(False, rows, notes=_self_match_note("--pairs", plan.self_matches), inputs=inputs), draws
+
+
+def _self_match_inputs(plan: _Plan) -> dict:
+    """report.json's record of the self-matches left out (none with ``--queries``)."""
+    return {} if plan.self_matches is None else {"self_matches": dict(plan.self_matches)}
 
 
 def qrels_depth(k: int, gallery_rows: int, self_search: bool) -> int:
@@ -1132,21 +1306,22 @@ def _graded_names(k: int, depth: int) -> tuple[str, ...]:
 
 def _graded(plan: _Plan, deep: dict[str, np.ndarray]) -> tuple[_Section, list]:
     """nDCG@k, MRR@k, MAP@depth and recall@depth (:mod:`embdiag.metrics.graded`) of every
-    representation over the searched queries with a relevant judgment in the gallery, and the
-    paired samples of each condition's changes (in percent)."""
+    representation over the scored queries (every query with a relevant judgment; a quick run: a
+    sample of them), and the paired samples of each condition's changes (in percent)."""
     if plan.qrels is None:
         return _Section(False), []
     judged = []
-    for q in plan.q_sel:
+    for q in plan.q_sel[plan.scored]:
         rows = np.array(sorted(plan.qrels[q]), dtype=np.int64)
         pos = np.searchsorted(plan.g_idx, rows)
         inside = (pos < len(plan.g_idx)) & (plan.g_idx[np.minimum(pos, len(plan.g_idx) - 1)] == rows)
         judged.append({int(p): plan.qrels[q][int(r)] for p, r in zip(pos[inside], rows[inside])})
-    has = np.flatnonzero([any(g >= 1 for g in j.values()) for j in judged])
+    has = plan.scored[[any(g >= 1 for g in j.values()) for j in judged]]
+    notes = _self_match_note("--qrels", plan.self_matches)
     if has.size < 2:
-        note = f"--qrels: only {has.size} searched query(ies) have a relevant judgment; graded relevance skipped"
-        return _Section(False, notes=[note]), []
-    qrels = [judged[i] for i in has]
+        note = f"--qrels: only {has.size} query(ies) have a relevant judgment; graded relevance skipped"
+        return _Section(False, notes=notes + [note], inputs=_self_match_inputs(plan)), []
+    qrels = [j for j in judged if any(g >= 1 for g in j.values())]
     names = _graded_names(plan.k, plan.depth)
     measures = dict(zip(names, (ndcg_at_k, mrr_at_k, average_precision_at_k, graded_recall_at_k)))
     cut = dict(zip(names, (plan.k, plan.k, plan.depth, plan.depth)))
@@ -1160,22 +1335,23 @@ def _graded(plan: _Plan, deep: dict[str, np.ndarray]) -> tuple[_Section, list]:
         for c in plan.conds
         for m in names
     ]
-    return _Section(False, rows, inputs={"n_queries_judged": int(has.size), "qrels_depth": plan.depth}), draws
+    inputs = {"n_queries_judged": int(has.size), "qrels_depth": plan.depth} | _self_match_inputs(plan)
+    return _Section(False, rows, notes=notes, inputs=inputs), draws
 
 
 def _relevance(
-    plan: _Plan, neighbours: dict[str, np.ndarray], deep: dict[str, np.ndarray], intervals: Callable
+    plan: _Plan, neighbours: dict[str, np.ndarray], deep: dict[str, np.ndarray], intervals: Callable, sample
 ) -> _Section:
-    """With pairs, Hit@k and recall@k of every representation; with qrels, its graded relevance
-    (:func:`_graded`, on the ``deep`` lists); each condition's ΔP@k per column and its changes of
-    these with paired bootstrap intervals over the searched queries (all drawn by one
-    ``intervals`` call)."""
+    """With pairs, Hit@k and recall@k of every representation over the scored queries; with qrels,
+    its graded relevance (:func:`_graded`, on the ``deep`` lists); each condition's ΔP@k per column
+    (over the query sample: ``sample`` is its plan and neighbour lists) and its changes of these
+    with paired bootstrap intervals over the queries (all drawn by one ``intervals`` call)."""
     pairs, pair_draws = _pairs(plan, neighbours)
     graded, graded_draws = _graded(plan, deep)
     pairs = _Section(
         False, pairs.rows + graded.rows, notes=pairs.notes + graded.notes, inputs=pairs.inputs | graded.inputs
     )
-    draws = _delta_p_draws(plan, neighbours) + pair_draws + graded_draws
+    draws = _delta_p_draws(*sample) + pair_draws + graded_draws
     ivs = intervals([(a, b, None, plan.n_draws, 0.95, plan.seed) for _, a, b in draws])
     rel = [
         {**row, "value": iv.mean, "low": iv.low, "high": iv.high, "n_queries": iv.n}
@@ -1255,16 +1431,33 @@ def _probe_statement(plan: _Plan) -> str:
     )
 
 
+def _scored_statement(plan: _Plan) -> dict[str, str]:
+    """``{"scored": which queries relevance scores, with its metrics}`` (empty without pairs or qrels)."""
+    if plan.scored is None:
+        return {}
+    k, depth = plan.k, plan.depth
+    if plan.positives is not None:
+        metrics, what = f"Hit@{k} and recall@{k}", "a positive"
+    else:
+        metrics, what = f"nDCG@{k}, MRR@{k}, MAP@{depth} and recall@{depth}", "a relevant judgment"
+    m, scored = plan.n_scorable, len(plan.scored)
+    which = f"every one of the {m:,}" if scored == m else f"a seeded sample of {scored:,} of the {m:,}"
+    besides = len(plan.q_sel) - len(plan.sample)
+    outside = f" ({besides:,} of them outside the query sample, searched besides)" if besides else ""
+    return {"scored": f"{metrics} over {which} queries with {what}{outside}"}
+
+
 def _sampling(plan: _Plan, backend: _Backend) -> dict[str, str]:
-    """One statement per sample: queries, gallery, geometry rows, probes, bootstrap, PCA fit."""
+    """One statement per sample: queries, gallery, geometry rows, probes, bootstrap, PCA fit, and with
+    pairs or qrels the queries relevance scores (``scored``)."""
     n, N, pool = len(plan.V), len(plan.G), plan.n_pool
     what = "rows" if plan.self_search else "queries"
     geometry = f"a seeded sample of {len(plan.geo_idx):,} of {n:,} rows" if len(plan.geo_idx) < n else f"all {n:,} rows"
     return {
         "queries": (
             f"all {pool:,} {what}"
-            if len(plan.q_sel) == pool
-            else f"a seeded sample of {len(plan.q_sel):,} of {pool:,} {what}"
+            if len(plan.sample) == pool
+            else f"a seeded sample of {len(plan.sample):,} of {pool:,} {what}"
         ),
         "gallery": (
             f"all {n:,} rows"
@@ -1277,7 +1470,7 @@ def _sampling(plan: _Plan, backend: _Backend) -> dict[str, str]:
             f"{plan.n_draws:,} paired bootstrap draws over queries (seed {plan.seed})" + backend.bootstrap_note
         ),
         "pca_fit": f"a seeded sample of at most {FIT_ROWS:,} rows",
-    }
+    } | _scored_statement(plan)
 
 
 def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -> dict:
@@ -1293,7 +1486,8 @@ def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -
         "min_support": plan.min_support,
         "queries_are_vectors": plan.self_search,
         "n_query_pool": plan.n_pool,
-        "n_queries": len(plan.q_sel),
+        "n_queries": len(plan.sample),
+        "n_queries_searched": len(plan.q_sel),
         "n_gallery": len(plan.G),
         "sampling": _sampling(plan, backend),
         "label_columns": [] if plan.labels is None else [str(c) for c in plan.labels.columns],
@@ -1356,7 +1550,8 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
     step("exact search")
     # every condition's steps, which read only the plan: index builds first (the longest)
     probes = _Probes.of(plan)
-    cert = _cert_sample(plan) if any(c.certified for c in plan.conds) else None
+    sample = plan.on_sample()  # identity, labels, index curves and certificates read the query sample
+    cert = _cert_sample(sample) if any(c.certified for c in plan.conds) else None
     tasks = {("build", c.name): functools.partial(c.ann, plan.G) for c in plan.conds if not c.has_vectors}
     tasks |= {("condition", c.name): functools.partial(_condition, plan, c, backend, Xg) for c in plan.conds}
     if probes is not None:
@@ -1387,15 +1582,17 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
     ba = {name: value for (kind, name), value in results.items() if kind == "probe" and name not in cannot}
     certs = {name: value for (kind, name), value in results.items() if kind == "cert" and name not in cannot}
     neighbours = {name: nb[:, : plan.k] for name, nb in deep.items()}
+    sample = replace(sample, conds=plan.conds)
+    on_sample = neighbours if sample is plan else {name: nb[plan.sample] for name, nb in neighbours.items()}
     out = {"geometry": _geometry(plan, geo)}
-    out["identity"] = _identity(plan, neighbours, boundary_margin(ref_S, plan.k), certs)
-    out["indexes"] = _index_curves(plan, neighbours)
+    out["identity"] = _identity(sample, on_sample, boundary_margin(ref_S[plan.sample], plan.k), certs)
+    out["indexes"] = _index_curves(sample, on_sample)
     if out["indexes"].measured:
         step("index curves")
-    out["labels"] = _labels(plan, neighbours, probes, ba)
+    out["labels"] = _labels(sample, on_sample, probes, ba)
     if out["labels"].measured:
         step("labels")
-    out["relevance"] = _relevance(plan, neighbours, deep, backend.intervals)
+    out["relevance"] = _relevance(plan, neighbours, deep, backend.intervals, (sample, on_sample))
     out["stress"] = _stress(plan)
     if out["stress"].measured:
         step("stress")
@@ -1424,6 +1621,7 @@ def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
         tables["summary"] = summary_table(summary, plan.k)
         reference_bytes = 4.0 * plan.V.shape[1]
         inputs["bytes_per_vector"] = reference_bytes  # the reference as float32 rows, what exact search compares
+    if measured_conds:  # a condition that cannot represent the rows has no bytes, identity or relevance to weigh
         tables["frontier"] = frontier_table(summary, tables["identity"], gates, reference_bytes, plan.k)
         scope["frontier"] = SCOPE["frontier"] + suffix
     if gates:
@@ -1504,7 +1702,9 @@ def measure(
             :func:`~embdiag.report.cli.chapter_inputs` gives them), awaited once all else is measured.
 
     Sampling: queries are all rows when there are at most 10,000, else a seeded sample of
-    10,000; every sample is drawn from its own seeded stream (``[seed, stream]``).
+    10,000; with pairs or qrels every query with a positive or a relevant judgment is searched
+    besides, and relevance scores those (quick: a seeded sample of at most 1,000 of them); every
+    sample is drawn from its own seeded stream (``[seed, stream]``).
 
     Raises:
         InputError: naming the option and the problem (wrong lengths or dimensions, bad specs,

@@ -488,7 +488,7 @@ def test_missing_vectors(tmp_path, refuse, capsys):
 def test_nan_rows_are_found_once_by_the_chapter(tmp_path, monkeypatch, capsys):
     """The command checks type and shape only (its scan would be a second pass over every row);
     the chapter's read scans, and its InputError exits 2 with nothing written."""
-    X = np.ones((12, 3))
+    X = np.ones((13, 3))  # k = 10 needs 13 rows (measurement.check_k)
     X[3, 1] = np.nan
     np.save(tmp_path / "v.npy", X)
     calls = []
@@ -555,9 +555,15 @@ def test_read_inputs_keeps_npy_memory_mapped(vectors):
     assert {k for k, v in data.items() if v is None} == {"labels", "compare", "pairs", "qrels", "queries"}
 
 
-def test_k_must_be_below_the_number_of_vectors(tmp_path, vectors, refuse, capsys):
-    err = run_bad([str(vectors), "--k", "30", "--out", str(tmp_path / "o")], capsys)
-    assert "--k 30: must be less than the number of vectors (30 in" in err
+def test_k_is_checked_by_the_measurements_rule_before_the_chapter(tmp_path, vectors, refuse, capsys):
+    """One rule (measurement.check_k): k + 1 ranked rows besides the query's own, for the boundary margin."""
+    err = run_bad([str(vectors), "--k", "28", "--out", str(tmp_path / "o")], capsys)
+    assert f"--k 28: must be at most 27: {vectors} (VECTORS) has 30 rows; without --queries" in err
+    np.save(tmp_path / "q.npy", np.ones((3, 4), np.float32))
+    queries = ["--queries", str(tmp_path / "q.npy")]
+    err = run_bad([str(vectors), *queries, "--k", "29", "--out", str(tmp_path / "o")], capsys)
+    assert "--k 29: must be at most 28" in err and "each --queries row is searched for its k + 1 nearest" in err
+    assert "own" not in err
 
 
 def test_stress_needs_labels(tmp_path, vectors, refuse, capsys):

@@ -199,3 +199,19 @@ def test_fewer_than_39_training_rows_per_centroid_is_a_note_not_a_refusal():
     )
     (few,) = parse_index("faiss:IVF4,Flat", N, D)  # 156 rows advised
     assert "Note:" not in few.description
+
+
+def test_a_quick_run_refuses_a_prebuilt_index_it_would_search_on_a_sample(tmp_path):
+    from embdiag.report import measurement
+
+    n = measurement.QUICK_GALLERY_ROWS + 1
+    vectors = np.random.default_rng(0).normal(size=(n, 4)).astype(np.float32)
+    index = faiss.IndexFlatIP(4)
+    index.add(vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    path = tmp_path / "all.index"
+    faiss.write_index(index, str(path))
+    conds = parse_conditions("", f"file:{path}", n=n, d=4)
+    with pytest.raises(InputError, match=r"^--quick: a quick run searches a sample of 100,000 of the 100,001 rows"):
+        measurement.check_quick_index(conds, n, quick=True)
+    measurement.check_quick_index(conds, n, quick=False)
+    measurement.check_quick_index(conds, measurement.QUICK_GALLERY_ROWS, quick=True)  # no sample: searched whole

@@ -229,7 +229,7 @@ def test_nan_becomes_null_in_json():
         (dict(queries=X[:5, :3]), r"^--queries: has 3 columns, VECTORS has 16$"),
         (dict(queries=X[:5], compare=X), r"^--compare: cannot be combined with --queries"),
         (dict(stress=True), r"^--stress: needs --labels"),
-        (dict(k=499), r"^--k: must be at most 498 \(gallery of 500 rows, a query never its own neighbour\), got 499$"),
+        (dict(k=498), r"^--k 498: must be at most 497: VECTORS has 500 rows; without --queries each query is searched"),
         (dict(pairs=PAIRS[:3]), r"^--pairs: positives for 3 queries, expected 500 \(one entry per query\)$"),
         (dict(pairs=[np.array([N])] * N), r"^--pairs: query 0 has a target outside 0\.\.499$"),
         (dict(compress="pca99"), r"^--compress: 'pca99' asks for 99 dimensions"),
@@ -671,3 +671,77 @@ def test_a_condition_that_cannot_represent_the_rows_has_no_probe_with_labels():
     assert rep.summary[0]["verdict"] == "cannot represent these vectors"
     probed = set(rep.tables["labels"].dropna(subset=["probe_ba"]).representation)
     assert probed == {"reference", "int8"}
+
+
+def test_every_query_with_a_positive_is_scored_whatever_the_query_sample(monkeypatch):
+    """Pairs for every third query, a query sample of 50: Hit@k and recall@k read every pair query
+    (searched besides the sample), identity and P@k the sample alone, as without pairs."""
+    monkeypatch.setattr(measure_mod, "QUERY_ROWS", 50)
+    which = np.arange(0, N, 3)
+    pos = [np.array([(i + 7) % N]) for i in which]
+    rep = measure(X, labels=LABELS, pairs=(pos, which), compress="int4", k=K, progress=False)
+    assert value(rep, "relevance", f"hit@{K}", "reference").value == pytest.approx(
+        hit_at_k(exact(X)[which], pos), abs=1e-12
+    )
+    assert rep.inputs["n_queries_with_positives"] == len(which)
+    assert set(rep.tables["relevance"].query("metric == 'delta_hit@5'").n_queries) == {len(which)}
+    sample = measure_mod._sample_rows(N, 50, 0, measure_mod._QUERIES)
+    assert rep.inputs["n_queries"] == 50 and rep.inputs["n_queries_searched"] == len(np.union1d(sample, which))
+    outside = len(np.setdiff1d(which, sample))
+    assert rep.inputs["sampling"]["scored"] == (
+        f"Hit@5 and recall@5 over every one of the {len(which)} queries with a positive "
+        f"({outside} of them outside the query sample, searched besides)"
+    )
+    alone = measure(X, labels=LABELS, compress="int4", k=K, progress=False)
+    for table in ("identity", "labels"):
+        pd.testing.assert_frame_equal(rep.tables[table], alone.tables[table])
+    monkeypatch.setattr(measure_mod, "QUICK_QUERY_ROWS", 40)  # a quick run scores a seeded sample of them
+    quick = measure(X, pairs=(pos, which), compress="int4", k=K, quick=True, progress=False)
+    assert quick.inputs["n_queries_with_positives"] == 40
+    assert quick.inputs["sampling"]["scored"].startswith(
+        f"Hit@5 and recall@5 over a seeded sample of 40 of the {len(which)}"
+    )
+
+
+@pytest.mark.parametrize(
+    "n, separate, k, limit",
+    [(60, False, 57, 57), (60, True, 58, 58), (4, False, 1, 1), (3, True, 1, 1), (3, False, 1, None)],
+)
+def test_one_rule_for_k_measures_up_to_its_limit_and_refuses_past_it(n, separate, k, limit):
+    """k + 1 ranked rows besides a query's own (the boundary margin reads rank k + 1), of at most
+    n - 1 that exact search returns: k <= n - 3, or n - 2 with --queries."""
+    Z = X[:n]
+    queries = Z[:5] + 0.01 if separate else None
+    if limit is not None:
+        rep = measure(Z, queries=queries, compress="fp16,int8", k=k, progress=False)
+        assert rep.tables["identity"][f"overlap@{k}"].notna().all()
+    with pytest.raises(InputError, match=rf"^--k {k + 1 if limit else k}: ") as e:
+        measure(Z, queries=queries, compress="fp16", k=k + 1 if limit else k, progress=False)
+    assert (f"must be at most {limit}:" if limit else "no k fits:") in str(e.value)
+    assert ("own" in str(e.value)) is not separate
+
+
+def test_a_report_whose_every_condition_cannot_represent_the_rows_is_measured(tmp_path):
+    """float32 rows beyond float16's 65,504 with fp16 alone: a result (no identity, no frontier), no failure."""
+    from embdiag.paper import report_view as view
+
+    rep = measure(X * 1e5, compress="fp16", k=K, progress=False)
+    assert [(e["condition"], e["verdict"]) for e in rep.summary] == [("fp16", "cannot represent these vectors")]
+    assert "identity" not in rep.tables and "frontier" not in rep.tables and "summary" in rep.tables
+    rep.save(tmp_path)
+    for name in view.SECTIONS:
+        shown = view.section(rep, name)
+        if name in ("identity", "frontier"):
+            assert shown[0].data.startswith("*Not measured:* no condition given can represent these vectors")
+
+
+@pytest.mark.slow
+def test_the_command_writes_a_report_whose_every_condition_cannot_represent_the_rows(tmp_path):
+    from embdiag.report import cli
+
+    np.save(tmp_path / "big32.npy", X * 1e5)
+    assert (
+        cli.main([str(tmp_path / "big32.npy"), "--compress", "fp16", "--out", str(tmp_path / "r")], progress=False) == 0
+    )
+    summary = json.loads((tmp_path / "r" / "report.json").read_text())["summary"]
+    assert [e["verdict"] for e in summary] == ["cannot represent these vectors"]
