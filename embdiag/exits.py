@@ -15,6 +15,10 @@ A CI job reads the status alone, so each number means one thing on every command
   reason that is not the input); the only status that prints a traceback. The output it was
   writing (a report folder, a chapter's page) is left as it was.
 
+Stopped by SIGTERM, ``report``, ``chapter`` and ``vectors`` remove their temporaries, stop the
+chapter kernel they started and exit :data:`TERMINATED` (143, 128 + 15: what a shell reports for
+a process that SIGTERM ended), what they were writing left as it was or whole.
+
 :func:`guarded` turns an unexpected exception into :data:`FAILED` with its traceback, so a crash
 can never read as 0, 1 or 2.
 """
@@ -22,14 +26,18 @@ can never read as 0, 1 or 2.
 from __future__ import annotations
 
 import errno
+import os
 import re
+import signal
 import sys
 import traceback
 from typing import Callable
 
-__all__ = ["OK", "VIOLATED", "BAD_INPUT", "FAILED", "CONTRACT", "COMMANDS", "guarded", "contract_table"]
+__all__ = ["OK", "VIOLATED", "BAD_INPUT", "FAILED", "TERMINATED", "CONTRACT", "COMMANDS", "guarded", "contract_table"]
 
 OK, VIOLATED, BAD_INPUT, FAILED = 0, 1, 2, 3
+#: The status of a command that SIGTERM stopped (128 + the signal's number, the shell's convention).
+TERMINATED = 128 + signal.SIGTERM
 
 #: What each status means (one line each).
 CONTRACT = {
@@ -73,6 +81,37 @@ def is_storage_error(error: OSError) -> bool:
     ``"N requested and M written"``, which carries no errno: a full disk)."""
     short = error.errno is None and re.fullmatch(r"\d+ requested and \d+ written", str(error))
     return error.errno in STORAGE_ERRORS or bool(short)
+
+
+def storage_error_at(error: OSError, path) -> OSError:
+    """The file system's ``error`` (:func:`is_storage_error`) naming ``path`` where it names no
+    file (a write that fails after its file was opened names none); a short write as ENOSPC."""
+    if error.filename:
+        return error
+    code = error.errno or errno.ENOSPC
+    return OSError(code, error.strerror or os.strerror(code), str(path))
+
+
+_ERRNO_TEXT = re.compile(r"\[Errno (\d+)\] ([^:]+)(?:: '(.*)')?")
+
+
+def kernel_storage_error(ename: str, evalue: str) -> OSError | None:
+    """The file system's error (:func:`is_storage_error`) that a chapter's kernel raised, from
+    the name and message papermill reports (``OSError``, ``[Errno 28] No space left on device:
+    'PATH'``), as an ``OSError`` again; None for any other error.
+
+    Example:
+        >>> e = kernel_storage_error("OSError", "[Errno 28] No space left on device: '/r/report.json'")
+        >>> e.errno, e.strerror, e.filename
+        (28, 'No space left on device', '/r/report.json')
+        >>> kernel_storage_error("ValueError", "[Errno 28] x") is None
+        True
+    """
+    if ename not in {"OSError", "IOError", "PermissionError"}:
+        return None
+    found = _ERRNO_TEXT.fullmatch(evalue.strip())
+    error = OSError(int(found[1]), found[2], found[3]) if found else OSError(evalue.strip())
+    return error if is_storage_error(error) else None
 
 
 def guarded(command: Callable[[], int], prog: str = "embdiag") -> int:

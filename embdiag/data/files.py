@@ -200,10 +200,11 @@ def read_vectors(path, name: str = "VECTORS", *, scan: bool = True) -> np.ndarra
 def write_vector_files(out_dir, vectors, labels: pd.DataFrame) -> dict[str, Path]:
     """Write ``out_dir/vectors.npy`` (float32, n x d) and ``out_dir/labels.csv`` (one row per
     vector) as :func:`read_vectors` and :func:`read_labels` read them, both or neither (hidden
-    temporary files renamed once both are written; ``out_dir`` made if needed). Returns
-    ``{"vectors": path, "labels": path}``."""
+    temporary files renamed once both are written; ``out_dir`` made if needed, and removed again
+    with its new parents if the write fails). Returns ``{"vectors": path, "labels": path}``."""
+    from .._atomic import made
+
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"vectors": out_dir / "vectors.npy", "labels": out_dir / "labels.csv"}
     vectors = np.asarray(vectors, dtype=np.float32)
 
@@ -211,7 +212,8 @@ def write_vector_files(out_dir, vectors, labels: pd.DataFrame) -> dict[str, Path
         with open(tmp, "wb") as f:  # a file, not a name: np.save would append .npy to the temporary's
             np.save(f, vectors)
 
-    write_files({paths["vectors"]: save_vectors, paths["labels"]: lambda tmp: labels.to_csv(tmp, index=False)})
+    with made(out_dir):
+        write_files({paths["vectors"]: save_vectors, paths["labels"]: lambda tmp: labels.to_csv(tmp, index=False)})
     return paths
 
 

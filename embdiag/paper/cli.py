@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from embdiag import exits
-from embdiag._atomic import write_file
+from embdiag._atomic import Busy, claimed, out_refusal, terminable
 
 
 def _parameters(pairs) -> dict:
@@ -26,18 +26,42 @@ def _run_chapter(pipeline, name: str, parameters=None, variant: bool = False) ->
 
 
 def _run_elsewhere(pipeline, name: str, parameters: dict, out: Path) -> None:
-    """Execute chapter ``name`` into the folder ``out`` and render it there as one offline HTML page."""
-    from embdiag.report.html import render
-
+    """Execute chapter ``name`` into the folder ``out`` and render it there as one offline HTML
+    page, both or neither. ``out`` is refused (:class:`~embdiag.paper.pipeline.ChapterInputError`)
+    where it is, lies inside or holds the book's folders, or holds an input (a ``*_path`` or
+    ``*_dir`` parameter; :func:`~embdiag._atomic.out_refusal`), and while another run writes it."""
+    values = pipeline.check_parameters(name, parameters)
+    inputs = {
+        f"-p {key}": parameters[key]
+        for key, value in values.items()
+        if isinstance(value, str) and key.endswith(("_path", "_dir")) and key != "out_dir"
+    }
+    refusal = out_refusal(out, inputs)
+    if refusal:
+        raise pipeline.ChapterInputError(refusal)
+    blocked = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise pipeline.ChapterInputError(f"cannot make the output folder {out} (--out): {blocked} is a file")
     start = time.perf_counter()
     print(f"executing {name} ...", end=" ", file=sys.stderr, flush=True)
-    path = pipeline.execute(name, parameters, out_dir=out)
-    page = path.with_suffix(".html")
-    html = render(path, f"embdiag: {path.stem}")
-    write_file(page, lambda tmp: Path(tmp).write_text(html, encoding="utf-8"))
+    try:
+        with terminable(), claimed(out, make=True):
+            path = pipeline.execute(name, parameters, out_dir=out, beside=_page)
+    except Busy as e:
+        raise pipeline.ChapterInputError(str(e)) from None
     print(f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     print(path)
-    print(page)
+    print(path.with_suffix(".html"))
+
+
+def _page(nb, path: Path) -> dict:
+    """The executed chapter ``nb``, saved at ``path``, as one offline HTML page beside it: ``{page: write}``."""
+    import nbformat
+
+    from embdiag.report.html import render
+
+    html = render(nbformat.reads(nbformat.writes(nb), as_version=4), f"embdiag: {path.stem}")
+    return {path.with_suffix(".html"): lambda tmp: Path(tmp).write_text(html, encoding="utf-8")}
 
 
 def _chapter(pipeline, args) -> None:
@@ -201,18 +225,19 @@ def _dispatch(argv: list) -> int:
     args = parser.parse_args(argv)
 
     try:
-        if args.command == "sync":
-            for name in pipeline.chapter_names():
-                print(pipeline.sync(name).relative_to(pipeline.REPO))
-        elif args.command == "chapter":
-            _chapter(pipeline, args)
-        elif args.command == "book":
-            if not args.no_execute:
+        with terminable():  # SIGTERM: the kernel stopped, the temporaries removed, exit 143
+            if args.command == "sync":
                 for name in pipeline.chapter_names():
-                    _run_chapter(pipeline, name)
-                for name in pipeline.variants():
-                    _run_chapter(pipeline, name, variant=True)
-            _build(pipeline)
+                    print(pipeline.sync(name).relative_to(pipeline.REPO))
+            elif args.command == "chapter":
+                _chapter(pipeline, args)
+            elif args.command == "book":
+                if not args.no_execute:
+                    for name in pipeline.chapter_names():
+                        _run_chapter(pipeline, name)
+                    for name in pipeline.variants():
+                        _run_chapter(pipeline, name, variant=True)
+                _build(pipeline)
     except pipeline.ChapterError as e:  # bad input, or a chapter that failed: a defect, exit 3
         print(f"\nembdiag: {e}", file=sys.stderr)
         return exits.BAD_INPUT if isinstance(e, pipeline.ChapterInputError) else exits.FAILED

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Mapping
 import jupytext
 import nbformat
 
-from .._atomic import workspace, write_file
+from .._atomic import in_worker, workspace, write_file, write_files
+from ..exits import is_storage_error, kernel_storage_error, storage_error_at
 from .._papermill import checked_parameters
 from .._project import project_root
 
@@ -411,14 +412,19 @@ def execute(
     *,
     output: str | None = None,
     out_dir: Path | None = None,
+    beside=None,
 ) -> Path:
     """Execute chapter ``name`` with papermill into ``book/chapters/`` (or ``out_dir``, created
-    if missing), as ``output`` (default the chapter's name); return its path.
+    if missing), as ``output`` (default the chapter's name); return its path. ``beside(nb,
+    path)``, given, names more files made from the executed notebook (``{path: write(tmp)}``,
+    e.g. its HTML page): they and the notebook are written all or none.
 
     Raises :class:`ChapterError` if the pair is stale or a cell raises, and
     :class:`ChapterInputError` if a parameter is unknown or of the wrong type (see
-    :func:`check_parameters`) or a cell refused its input (:data:`INPUT_ERRORS`); the
-    previously executed chapter is then left as it was.
+    :func:`check_parameters`) or a cell refused its input (:data:`INPUT_ERRORS`); ``OSError``
+    naming the output folder when a cell could not write (a full disk, a read-only folder:
+    :func:`~embdiag.exits.kernel_storage_error`). The previously executed chapter is then left
+    as it was. SIGTERM stops the kernel too (:func:`~embdiag._atomic.in_worker`).
     """
     import papermill
 
@@ -440,24 +446,33 @@ def execute(
     try:
         try:
             with _chapter_environment(name, changed), checked_parameters(values):
-                papermill.execute_notebook(
-                    str(layout.notebooks / f"{name}.ipynb"),
-                    tmp,
-                    parameters=values,
-                    cwd=str(out),
-                    kernel_name="python3",
-                    progress_bar=False,
-                    log_output=False,
-                    # kernel start-up and shutdown chatter is not the user's concern
-                    extra_arguments=["--log-level=CRITICAL"],
+                in_worker(
+                    lambda: papermill.execute_notebook(
+                        str(layout.notebooks / f"{name}.ipynb"),
+                        tmp,
+                        parameters=values,
+                        cwd=str(out),
+                        kernel_name="python3",
+                        progress_bar=False,
+                        log_output=False,
+                        # kernel start-up and shutdown chatter is not the user's concern
+                        extra_arguments=["--log-level=CRITICAL"],
+                    )
                 )
         except papermill.PapermillExecutionError as e:
             if e.ename in INPUT_ERRORS:  # the message names the parameter and the file
                 raise ChapterInputError(f"chapter {name} refused its input (cell {e.exec_count}): {e.evalue}") from None
+            full = kernel_storage_error(e.ename, e.evalue)
+            if full is not None:
+                raise storage_error_at(full, out) from None
             raise ChapterError(f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}") from None
         nb = nbformat.read(tmp, as_version=4)
         _finalize(nb)
-        _atomic_write(nb, target)
+        write_files({target: lambda path: nbformat.write(nb, path), **(beside(nb, target) if beside else {})})
+    except OSError as e:
+        if not is_storage_error(e) or e.filename:
+            raise
+        raise storage_error_at(e, out) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target

@@ -23,7 +23,14 @@ every command in :mod:`embdiag.exits`):
   before anything is measured; the message lists what it will have) and an ``InputError`` raised
   by the chapter;
 - 3: the chapter failed for another reason (a bug, not the user's input): cell and error are
-  printed and ``--out`` is left as it was.
+  printed and ``--out`` is left as it was;
+- 143: stopped by SIGTERM: the kernel is stopped, the temporary folder removed, ``--out`` left
+  as it was.
+
+``--out`` is refused (2) when an input lies inside it or it is, lies inside or holds the book's
+folders (:func:`~embdiag._atomic.out_refusal`), or while another run writes it
+(:func:`~embdiag._atomic.claimed`); a full disk or a read-only folder, met by the command or by
+the chapter's kernel, is 2 naming ``--out``.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._atomic import replace_folder, workspace
+from .._atomic import Busy, claimed, in_worker, out_refusal, replace_folder, terminable, workspace
 from ..data.files import (
     InputError,
     file_records_later,
@@ -51,9 +58,9 @@ from ..data.files import (
     split_labels,
     write_vector_files,
 )
-from ..exits import BAD_INPUT, FAILED, OK, VIOLATED  # the statuses of every command
+from ..exits import BAD_INPUT, FAILED, OK, VIOLATED, is_storage_error, kernel_storage_error  # the statuses
 from . import conditions, fail_if
-from .measurement import available_metrics, qrels_depth
+from .measurement import available_metrics, check_judgments, check_quick_index, qrels_depth
 from .sharded import check_address
 
 #: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`),
@@ -70,7 +77,7 @@ _DESCRIPTION = (
 )
 _EPILOG = (
     "exit status: 0 written, no --fail-if violated; 1 written, a --fail-if violated; 2 bad input "
-    "(file or option named); 3 the report chapter failed. "
+    "(file or option named); 3 the report chapter failed; 143 stopped by SIGTERM (nothing left behind). "
     "--fail-if grammar: " + fail_if.GRAMMAR + "; a qualifier in brackets matches the condition "
     "or the attribute (e.g. probe_ba[weather]<0.5); NaN values count as violations."
 )
@@ -166,7 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
         "anything is measured, outcomes recorded in report.json and on the page)",
     )
     p.add_argument(
-        "--out", metavar="DIR", required=True, help="output folder (replaced only when the report is complete)"
+        "--out",
+        metavar="DIR",
+        required=True,
+        help="output folder (replaced only when the report is complete; never one holding an input, nor the "
+        "book's book/, notebooks/ or data/)",
     )
     return p
 
@@ -270,9 +281,14 @@ def export_main(argv=None) -> int:
     export = export_project_vectors
     if args.dataset == "wordnet":
         from ..encoders.wordnet import export_wordnet_vectors as export
+    refusal = out_refusal(Path(args.out).expanduser().resolve())
+    if refusal:
+        print(f"embdiag vectors: {refusal}", file=sys.stderr)
+        return BAD_INPUT
     try:
-        paths = export(args.out, args.encoder)
-    except ValueError as e:  # bad input: an unknown encoder
+        with terminable(), claimed(Path(args.out).expanduser().resolve(), make=True):
+            paths = export(args.out, args.encoder)
+    except (ValueError, Busy) as e:  # bad input: an unknown encoder; or another run writing --out
         print(f"embdiag vectors: {e}", file=sys.stderr)
         return BAD_INPUT
     except OSError as e:  # a read-only, forbidden or full folder: both files written or neither
@@ -363,12 +379,11 @@ def _check_rules(rules, conds, data: dict, args: argparse.Namespace) -> None:
     )
 
 
-def _check_k(k: int, n: int, vectors) -> None:
-    if k >= n:
-        raise InputError(
-            f"--k {k}: must be less than the number of vectors ({n} in {vectors}): a query's own row "
-            "is not its neighbour"
-        )
+def _check_k(k: int, n: int, vectors, *, self_search: bool, quick: bool) -> None:
+    """The measurement's one rule on ``k`` (:func:`~embdiag.report.measurement.check_k`), before the chapter runs."""
+    from .measurement import check_k
+
+    check_k(k, n, self_search=self_search, quick=quick, name=f"{vectors} (VECTORS)")
 
 
 def _check_out(out: Path) -> None:
@@ -382,6 +397,23 @@ def _check_out(out: Path) -> None:
             f"{out} (--out): a folder that is not empty and holds no {REPORT_JSON}; it would be "
             "replaced: choose a new folder or a previous report's"
         )
+
+
+def _given(args: argparse.Namespace) -> dict:
+    """The report's input files: the option as the user writes it -> the path as given (None
+    where absent), the prebuilt index files of ``--index`` included."""
+    given = {
+        "VECTORS": args.vectors,
+        "--labels": args.labels,
+        "--compare": args.compare,
+        "--pairs": args.pairs,
+        "--qrels": args.qrels,
+        "--queries": args.queries,
+    }
+    try:
+        return given | conditions.index_files(args.index)
+    except InputError:  # a malformed spec: refused where the conditions are parsed
+        return given
 
 
 def _absolute(path) -> str | None:
@@ -448,6 +480,8 @@ def run_chapter(chapter, parameters: dict, cwd: Path, *, progress: bool = True):
 
     Raises:
         InputError: the chapter raised an ``InputError`` (its message).
+        OSError: the chapter could not write (a full disk, a read-only folder:
+            :func:`~embdiag.exits.kernel_storage_error`).
         ChapterFailed: the chapter raised anything else (cell number, error name and message).
     """
     import papermill
@@ -457,20 +491,25 @@ def run_chapter(chapter, parameters: dict, cwd: Path, *, progress: bool = True):
     nb = _read_chapter(chapter)
     try:
         with checked_parameters(parameters):  # the chapter's own, set by chapter_parameters
-            return papermill.execute_notebook(
-                nb,
-                None,
-                parameters=parameters,
-                cwd=str(cwd),
-                kernel_name="python3",
-                progress_bar=False,
-                log_output=False,
-                stderr_file=sys.stderr if progress else None,
-                extra_arguments=["--log-level=CRITICAL"],
+            return in_worker(  # SIGTERM stops the kernel too
+                lambda: papermill.execute_notebook(
+                    nb,
+                    None,
+                    parameters=parameters,
+                    cwd=str(cwd),
+                    kernel_name="python3",
+                    progress_bar=False,
+                    log_output=False,
+                    stderr_file=sys.stderr if progress else None,
+                    extra_arguments=["--log-level=CRITICAL"],
+                )
             )
     except papermill.PapermillExecutionError as e:
         if e.ename == "InputError":
             raise InputError(e.evalue) from None
+        full = kernel_storage_error(e.ename, e.evalue)
+        if full is not None:
+            raise full from None
         raise ChapterFailed(
             f"the report chapter {Path(chapter).name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}"
         ) from None
@@ -508,6 +547,9 @@ def main(argv=None, *, progress: bool = True) -> int:
     out = Path(args.out).expanduser().resolve()
     try:
         rules = [fail_if.parse(expr) for expr in args.fail_if]
+        refusal = out_refusal(out, _given(args))
+        if refusal:
+            raise InputError(refusal)
         _check_out(out)
         start = time.perf_counter()
         data = read_inputs(
@@ -520,39 +562,29 @@ def main(argv=None, *, progress: bool = True) -> int:
             scan=False,
         )  # the chapter scans the rows, once
         n, d = data["vectors"].shape
-        _check_k(args.k, n, args.vectors)
+        _check_k(args.k, n, args.vectors, self_search=args.queries is None, quick=args.quick)
         if args.stress and data["labels"] is None:
             raise InputError("--stress: needs --labels (the stress grid is measured on label probes)")
         # the chapter builds its conditions with this parser again; a bad spec stops the command here
         conds = conditions.parse_conditions(
-            args.compress, args.index, n=n, d=d, seed=args.seed, compare=data["compare"]
+            args.compress, args.index, n=n, d=d, seed=args.seed, compare=data["compare"], vectors=data["vectors"]
         )
+        check_quick_index(conds, n, args.quick)
+        n_pool = n if data["queries"] is None else len(data["queries"])
+        check_judgments(data["pairs"], data["qrels"], n_pool, n, self_search=args.queries is None)
         _check_rules(rules, conds, data, args)
         if args.cluster is not None:
             check_address(args.cluster)
         del data  # the chapter reads the files again; memory-mapped arrays cost nothing here
         if progress:
             _say(f"inputs checked in {time.perf_counter() - start:.1f} s ({n} x {d}); running the report ...")
-        tmp = _workspace(out)
-    except InputError as e:
-        _say(str(e))
-        return BAD_INPUT
-
-    try:
-        nb = run_chapter(CHAPTER, chapter_parameters(args, tmp, progress), tmp, progress=progress)
-        (tmp / REPORT_HTML).write_text(_render(nb, f"{TITLE}: {Path(args.vectors).name}"), encoding="utf-8")
-        violated = fail_if.violations(rules, read_metrics(tmp / REPORT_JSON), strict=False)
-        passing = _smallest_passing(tmp / REPORT_JSON) if rules else None
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private; the report is an ordinary folder
-        replace_folder(tmp, out)
-    except InputError as e:
+        violated, passing = _write(out, args, rules, progress)
+    except (InputError, Busy) as e:
         _say(str(e))
         return BAD_INPUT
     except ChapterFailed as e:
         _say(str(e))
         return FAILED
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     if progress:
         _say(f"wrote {out} in {time.perf_counter() - start:.1f} s")
     print(out / REPORT_HTML)
@@ -561,6 +593,39 @@ def main(argv=None, *, progress: bool = True) -> int:
     if passing is not None:
         print(passing)
     return VIOLATED if violated else OK
+
+
+def _write(out: Path, args: argparse.Namespace, rules, progress: bool) -> tuple[list[str], str | None]:
+    """Run the chapter into a temporary folder beside ``out`` and put the finished report in its
+    place (one run at a time: :func:`~embdiag._atomic.claimed`; SIGTERM removes the temporary:
+    :func:`~embdiag._atomic.terminable`); return the ``--fail-if`` violations and the smallest
+    passing condition's line.
+
+    Raises:
+        InputError: the chapter's; or a full disk or read-only folder (the command's or the
+            kernel's), naming ``--out``, what it held kept.
+        ChapterFailed: the chapter failed.
+    """
+    try:
+        with terminable(), claimed(out):
+            tmp = _workspace(out)
+            try:
+                nb = run_chapter(CHAPTER, chapter_parameters(args, tmp, progress), tmp, progress=progress)
+                (tmp / REPORT_HTML).write_text(_render(nb, f"{TITLE}: {Path(args.vectors).name}"), encoding="utf-8")
+                violated = fail_if.violations(rules, read_metrics(tmp / REPORT_JSON), strict=False)
+                passing = _smallest_passing(tmp / REPORT_JSON) if rules else None
+                os.chmod(tmp, 0o755)  # mkdtemp makes it private; the report is an ordinary folder
+                replace_folder(tmp, out)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    except OSError as e:
+        if not is_storage_error(e):
+            raise
+        raise InputError(
+            f"{out} (--out): cannot write: {e.strerror or f'a short write, {e}'} (a full disk or quota, or a "
+            "read-only or forbidden folder); what it held is kept"
+        ) from None
+    return violated, passing
 
 
 def _smallest_passing(path: Path) -> str | None:
