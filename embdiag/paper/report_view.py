@@ -24,7 +24,7 @@ from ..artifacts import Read
 from ..report import Report
 from ..report.cli import CHAPTER
 from ..report.frontier import smallest_passing
-from ..report.summary import CANNOT_REPRESENT, change_name
+from ..report.summary import CANNOT_REPRESENT, VERDICTS, change_name
 from . import exhibits, findings, theme
 
 __all__ = [
@@ -88,9 +88,19 @@ def overview(report: Report, source: str) -> Markdown:
 
 
 def _worst(changes: list[dict]) -> str:
-    """The relevance change whose interval reaches lowest, in words (pp)."""
-    r = min(changes, key=lambda c: (c["high"], c["value"]))
+    """The informative relevance change with the lowest lower bound (as the frontier ranks them),
+    in words (pp); the lowest of all when none is informative."""
+    pool = [c for c in changes if c.get("informative", True)] or changes
+    r = min(pool, key=lambda c: (c["low"], c["value"]))
     return f"{change_name(r)} {r['value']:+.2f} pp [{r['low']:+.2f}, {r['high']:+.2f}]"
+
+
+def _needed(e: dict) -> str:
+    """For an inconclusive condition, how many queries would decide it, in words ('' otherwise)."""
+    n = e.get("queries_needed")
+    if e["verdict"] != "inconclusive" or n is None or n != n:
+        return ""
+    return f"; about {n:,.0f} queries would decide it at this spread"
 
 
 def result(report: Report) -> findings.Result:
@@ -107,11 +117,12 @@ def result(report: Report) -> findings.Result:
                 detail = html.escape(e["reason"])  # not measured: why
             else:
                 detail = f"{100 * e['changed_queries']:.3g}% of top-{k} sets changed"
-            if e["relevance"] and e["changed_queries"] > 0:
-                detail += f"; lowest: {_worst(e['relevance'])}"
+            if e["relevance"]:
+                detail += f"; lowest: {_worst(e['relevance'])}{_needed(e)}"
             groups.setdefault(e["verdict"], []).append(f"<strong>{html.escape(e['condition'])}</strong> ({detail})")
-        order = sorted(groups, key=lambda v: (v != "costs relevance", v.startswith("safe")))
-        text = "Does each change hurt these vectors? " + " ".join(
+        order = sorted(groups, key=lambda v: VERDICTS.index(v) if v in VERDICTS else len(VERDICTS))
+        margin = report.inputs["margin_pp"]
+        text = f"Does each change cost more than {margin:g} pp of relevance? " + " ".join(
             f"<em>{html.escape(v)}</em>: {'; '.join(groups[v])}." for v in order
         )
     if report.gates:
@@ -170,6 +181,8 @@ _HEADERS = {
     "cert_coverage": "certified",
     "cert_violations": "certified but changed",
     "bytes_per_vector": "bytes per vector",
+    "queries_needed": "queries needed",
+    "informative": "informative",
 }
 #: Columns holding a share (0-1), which the page shows in percent: exact names, then endings.
 _SHARES = {"probe_ba", "ba_floor", "p_floor", "changed_queries", "cert_coverage"}
@@ -208,7 +221,7 @@ def section(report: Report, name: str, timings: bool = False) -> list:
 
 
 def _summary(report: Report, table: pd.DataFrame, mark: dict) -> list:
-    k = report.inputs["k"]
+    k, margin = report.inputs["k"], report.inputs["margin_pp"]
     lines = {c: table[c].str.replace("; ", "<br>") for c in ("relevance_change_pp", "probe_ba_change_pp")}
     shown = (
         _for_reading(table.assign(**lines))
@@ -235,11 +248,15 @@ def _summary(report: Report, table: pd.DataFrame, mark: dict) -> list:
                 f"and recall@{k} minus the reference's, averaged, in percentage points, with a 95% paired bootstrap "
                 "interval over the searched queries; probe BA change: balanced accuracy of a linear probe fitted on "
                 "the condition's vectors minus the reference's, in pp (one probe split, no interval; none for an "
-                "index); verdict: 'costs relevance' if some relevance interval lies wholly below 0, else 'safe: "
-                "identity and "
-                "relevance unchanged' if no top-k changed, else 'changes neighbours, gains relevance' if some interval "
-                "lies wholly above 0, else 'changes neighbours, keeps relevance' (or '; relevance not measured' "
-                f"without labels or pairs); '{CANNOT_REPRESENT}' when the condition turns rows into zero or "
+                f"index); verdict, against the declared margin of {margin:g} pp (--margin): 'costs relevance' if "
+                f"some relevance interval lies wholly below −{margin:g}, else 'inconclusive' if some interval reaches "
+                f"below −{margin:g} (a loss of the margin is as compatible with the data as none; queries needed: "
+                "how many would decide it at the observed spread), else 'gains relevance' if every interval lies "
+                "above 0, else 'within margin'; a ΔP@k on an attribute whose reference P@k is not clearly above its "
+                "random floor (t interval over the queries) is marked uninformative and decides nothing ('relevance "
+                "not informative' when nothing else was measured; 'relevance not measured' without labels, pairs or "
+                f"judgments); identity is shown beside the verdict, not judged; '{CANNOT_REPRESENT}' when the "
+                "condition turns rows into zero or "
                 "non-finite vectors or cannot store their values (nothing is measured on it; the note above says "
                 "why)."
             ),

@@ -21,12 +21,14 @@ INPUTS = {
     "vectors": "",
     "labels": "--labels",
     "pairs": "--pairs",
+    "qrels": "--qrels",
     "compare": "--compare",
     "queries": "--queries",
     "compress": "--compress",
     "index": "--index",
     "k": "--k",
     "seed": "--seed",
+    "margin": "--margin",
     "out": "--out",
 }
 #: Inputs that are switches ("true" / "false").

@@ -60,7 +60,8 @@ from ..data.files import (
 )
 from ..exits import BAD_INPUT, FAILED, OK, VIOLATED, is_storage_error, kernel_storage_error  # the statuses
 from . import conditions, fail_if
-from .measurement import available_metrics, check_judgments, check_quick_index, qrels_depth
+from .measurement import available_metrics, check_judgments, check_margin, check_quick_index, qrels_depth
+from .summary import MARGIN_PP
 from .sharded import check_address
 
 #: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`),
@@ -147,6 +148,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--index", metavar="SPEC", default="", help="ANN indexes to compare with exact search: hnsw,ivfpq")
     p.add_argument("--k", type=_int_at_least(1, "positive"), default=10, help="neighbours per query (default 10)")
+    p.add_argument(
+        "--margin",
+        type=float,
+        default=MARGIN_PP,
+        metavar="PP",
+        help="the loss margin of every relevance change, in percentage points (default 1): a condition is "
+        "'within margin' when every relevance interval lies above -PP, 'costs relevance' when one lies wholly "
+        "below it, 'inconclusive' when one straddles it",
+    )
     p.add_argument("--stress", action="store_true", help="also measure the stress grid (needs --labels)")
     p.add_argument(
         "--quick", action="store_true", help="subsample queries, gallery and bootstrap draws (the report says so)"
@@ -446,6 +456,7 @@ def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool =
         "compress": args.compress,
         "index": args.index,
         "seed": args.seed,
+        "margin": args.margin,
         "out_dir": str(out_dir),
         "progress": progress,
         "timings": True,
@@ -570,6 +581,7 @@ def main(argv=None, *, progress: bool = True) -> int:
             args.compress, args.index, n=n, d=d, seed=args.seed, compare=data["compare"], vectors=data["vectors"]
         )
         check_quick_index(conds, n, args.quick)
+        check_margin(args.margin)
         n_pool = n if data["queries"] is None else len(data["queries"])
         check_judgments(data["pairs"], data["qrels"], n_pool, n, self_search=args.queries is None)
         _check_rules(rules, conds, data, args)

@@ -67,7 +67,7 @@ import numpy as np
 import pandas as pd
 
 from .._mapped import take_rows
-from .._validate import as_float, check_int
+from .._validate import as_float, check_int, check_number
 from ..cluster import connect
 from ..data.files import InputError, split_labels
 from .._validate import SQUARABLE
@@ -85,7 +85,7 @@ from ..metrics.retrieval import (
     recall_at_k,
     topk,
 )
-from ..metrics.stats import paired_bootstrap
+from ..metrics.stats import paired_bootstrap, paired_t_interval
 from ..metrics.suite import frozen_classes
 from . import fail_if as rules_of
 from .conditions import (
@@ -99,7 +99,7 @@ from .conditions import (
 )
 from .frontier import frontier_table
 from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
-from .summary import CANNOT_REPRESENT, summarize, summary_table, with_unrepresented
+from .summary import CANNOT_REPRESENT, MARGIN_PP, summarize, summary_table, with_unrepresented
 from .tasks import outcome, run_tasks
 
 __all__ = [
@@ -121,6 +121,7 @@ __all__ = [
     "qrels_depth",
     "check_k",
     "check_quick_index",
+    "check_margin",
     "check_judgments",
     "CERT_QUERIES",
     "CERT_GALLERY",
@@ -128,7 +129,7 @@ __all__ = [
 
 METRIC_COLUMNS = ["section", "metric", "condition", "attribute", "value", "low", "high"]
 #: The name and version of report.json's layout (embdiag/report/report.schema.json, a JSON Schema).
-SCHEMA = "embdiag-report/1"
+SCHEMA = "embdiag-report/2"
 #: Geometry's two spaces: the rows as given (or as a condition makes them) and their unit rows.
 SPACES = ("raw", "unit")
 GEOMETRY_KEYS = ("total_variance", "mean_cosine", "rankme", "participation_ratio")
@@ -156,8 +157,10 @@ _QUERIES, _GALLERY, _GEOMETRY, _PROBE, _FIT, _CERT, _SPLIT, _CURVE, _SCORED = 1,
 
 SCOPE = {
     "summary": "Each condition's identity, relevance and probe change side by side, read from the sections below, "
-    "with a verdict from its identity and its relevance intervals only; the probe change (no interval) "
-    "is shown, not judged.",
+    "with a verdict of non-inferiority from its relevance intervals against the declared margin only: within "
+    "margin when every interval lies above minus the margin, costs relevance when one lies wholly below it, "
+    "inconclusive when one straddles it; identity is stated beside the verdict and the probe change (no "
+    "interval) is shown, neither judged.",
     "geometry": "Label-free shape of each representation (spread, mean direction, effective rank) on a sample; "
     "it says nothing about whether neighbours or labels are kept.",
     "labels": "What a linear probe recovers and how often neighbours share a query's label, against chance "
@@ -215,7 +218,7 @@ class Report:
     Example:
         >>> report = Report({"n": 3}, {"geometry": "Shape."}, {"t": pd.DataFrame({"v": [1.0, np.nan]})})
         >>> report.to_json()  # doctest: +NORMALIZE_WHITESPACE
-        {'schema': 'embdiag-report/1', 'inputs': {'n': 3}, 'scope': {'geometry': 'Shape.'}, 'summary': [],
+        {'schema': 'embdiag-report/2', 'inputs': {'n': 3}, 'scope': {'geometry': 'Shape.'}, 'summary': [],
          'gates': [], 'metrics': [], 'tables': {'t': [{'v': 1.0}, {'v': None}]}, 'timings': {}}
     """
 
@@ -556,6 +559,7 @@ class _Plan:
     quick: bool
     min_support: int
     stress: bool
+    margin: float
 
     @property
     def self_search(self) -> bool:
@@ -728,6 +732,18 @@ def check_k(k: int, n: int, *, self_search: bool, quick: bool = False, name: str
     )
 
 
+def check_margin(margin) -> float:
+    """``margin`` (``--margin``: the loss margin of a relevance change, in percentage points) as a
+    float, refused unless a finite number above 0 and below 100."""
+    try:
+        value = check_number(margin, "margin")
+    except ValueError:
+        raise InputError(f"--margin {margin!r}: expected a number of percentage points") from None
+    if not 0 < value < 100:
+        raise InputError(f"--margin {margin!r}: must lie between 0 and 100 percentage points (exclusive)")
+    return value
+
+
 def check_quick_index(conds, n: int, quick: bool) -> None:
     """Refuse a prebuilt index file (``--index file:``) in a quick run whose gallery is a sample
     (more than :data:`QUICK_GALLERY_ROWS` rows): the file holds every row and cannot be searched
@@ -742,13 +758,29 @@ def check_quick_index(conds, n: int, quick: bool) -> None:
 
 
 def _plan(
-    vectors, *, labels, compare, pairs, qrels, queries, compress, index, k, stress, quick, seed, min_support, fail_if
+    vectors,
+    *,
+    labels,
+    compare,
+    pairs,
+    qrels,
+    queries,
+    compress,
+    index,
+    k,
+    stress,
+    quick,
+    seed,
+    min_support,
+    fail_if,
+    margin,
 ) -> _Plan:
     """:func:`measure`'s arguments checked (the ``--fail-if`` rules against :func:`available_metrics`,
     before any measurement), its conditions parsed and its samples drawn."""
     k = check_int(k, "k", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
     min_support = check_int(min_support, "min_support", minimum=1)
+    margin = check_margin(margin)
     V = _array(vectors, "VECTORS")
     n, d = V.shape
     self_search = queries is None
@@ -827,6 +859,7 @@ def _plan(
         quick=bool(quick),
         min_support=min_support,
         stress=bool(stress),
+        margin=margin,
     )
 
 
@@ -1225,9 +1258,21 @@ def _labels(plan: _Plan, neighbours: dict[str, np.ndarray], probes: _Probes | No
     return _Section(True, rows, tables, notes)
 
 
+def _informative(reference_pq: np.ndarray, floor: float) -> bool:
+    """Whether the reference's per-query P@k (percent) lies clearly above its random floor
+    (percent): the Student-t 95% interval of its mean minus the floor lies wholly above 0."""
+    values = reference_pq[~np.isnan(reference_pq)]
+    if len(values) < 2:
+        return False
+    iv = paired_t_interval(values, np.full(len(values), floor))
+    return bool(iv.low > 0)
+
+
 def _delta_p_draws(plan: _Plan, neighbours: dict[str, np.ndarray]) -> list[tuple[dict, np.ndarray, np.ndarray]]:
     """Per label column and condition: (row keys, the condition's and the reference's per-query
-    P@k in percent), the paired samples of ΔP@k; none without labels or with separate queries."""
+    P@k in percent), the paired samples of ΔP@k; none without labels or with separate queries.
+    The keys hold ``informative``: whether the reference's P@k on that column is clearly above
+    its random floor (:func:`_informative`); a change of an uninformative column decides no verdict."""
     if plan.labels is None or not plan.self_search:
         return []
     draws = []
@@ -1236,11 +1281,12 @@ def _delta_p_draws(plan: _Plan, neighbours: dict[str, np.ndarray]) -> list[tuple
             name: 100.0 * precision_at_k(nb, y[plan.g_idx], y[plan.q_sel], per_query=True)
             for name, nb in neighbours.items()
         }
+        informative = _informative(pq["reference"], 100.0 * random_floor(y[plan.g_idx]))
         for c in plan.conds:  # the queries where both are defined (a query's label or its neighbours' may be missing)
             both = ~np.isnan(pq[c.name]) & ~np.isnan(pq["reference"])
             draws.append(
                 (
-                    {"condition": c.name, "attribute": col, "metric": f"delta_p@{plan.k}"},
+                    {"condition": c.name, "attribute": col, "metric": f"delta_p@{plan.k}", "informative": informative},
                     pq[c.name][both],
                     pq["reference"][both],
                 )
@@ -1277,7 +1323,7 @@ def _pairs(plan: _Plan, neighbours: dict[str, np.ndarray]) -> tuple[_Section, li
     ]
     draws = [
         (
-            {"condition": c.name, "attribute": "", "metric": f"delta_{what}@{plan.k}"},
+            {"condition": c.name, "attribute": "", "metric": f"delta_{what}@{plan.k}", "informative": True},
             vals[c.name][what],
             vals["reference"][what],
         )
@@ -1331,7 +1377,11 @@ def _graded(plan: _Plan, deep: dict[str, np.ndarray]) -> tuple[_Section, list]:
     }
     rows = [_record("relevance", m, rep, vals[rep][m].mean() / 100.0) for rep in vals for m in names]
     draws = [
-        ({"condition": c.name, "attribute": "", "metric": f"delta_{m}"}, vals[c.name][m], vals["reference"][m])
+        (
+            {"condition": c.name, "attribute": "", "metric": f"delta_{m}", "informative": True},
+            vals[c.name][m],
+            vals["reference"][m],
+        )
         for c in plan.conds
         for m in names
     ]
@@ -1484,6 +1534,7 @@ def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -
         "seed": plan.seed,
         "quick": plan.quick,
         "min_support": plan.min_support,
+        "margin_pp": plan.margin,
         "queries_are_vectors": plan.self_search,
         "n_query_pool": plan.n_pool,
         "n_queries": len(plan.sample),
@@ -1612,7 +1663,9 @@ def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
     metrics = pd.DataFrame([r for s in sections.values() for r in s.rows], columns=METRIC_COLUMNS)
     suffix = " Quick run: from subsamples." if plan.quick else ""
     measured_conds = [c for c in plan.conds if c.name not in cannot]
-    summary = summarize(measured_conds, tables.get("identity"), tables.get("relevance"), tables.get("labels"), plan.k)
+    summary = summarize(
+        measured_conds, tables.get("identity"), tables.get("relevance"), tables.get("labels"), plan.k, plan.margin
+    )
     summary = with_unrepresented(summary, plan.conds, cannot, plan.k)
     measured = {name: s.measured for name, s in sections.items()} | {"summary": bool(summary)}
     scope = {name: text + suffix for name, text in SCOPE.items() if measured.get(name)}
@@ -1665,6 +1718,7 @@ def measure(
     cluster: str | None = None,
     shard_rows: int = SHARD_ROWS,
     fail_if=(),
+    margin: float = MARGIN_PP,
 ) -> Report:
     """Measure a report on ``vectors`` (n x d; a memmap stays a memmap).
 
@@ -1697,6 +1751,8 @@ def measure(
         fail_if: ``--fail-if`` rules (strings or :class:`~embdiag.report.fail_if.Rule`), checked
             against :func:`available_metrics` before anything is measured and recorded with their
             outcomes (:attr:`Report.gates`).
+        margin: the loss margin of every relevance change, in percentage points (> 0), against
+            which each condition's verdict is decided (:func:`~embdiag.report.summary.verdict`).
         sources: the files read, recorded as ``inputs["files"]`` (option -> name, size and
             SHA-256), or a future of them (:func:`~embdiag.data.files.file_records_later`, as
             :func:`~embdiag.report.cli.chapter_inputs` gives them), awaited once all else is measured.
@@ -1718,7 +1774,7 @@ def measure(
         >>> report.tables["identity"].set_index("condition")["overlap@5"].round(2).to_dict()
         {'fp16': 1.0, 'prefix4': 0.21}
         >>> [(e["condition"], e["verdict"]) for e in report.summary]
-        [('fp16', 'safe: identity and relevance unchanged'), ('prefix4', 'changes neighbours; relevance not measured')]
+        [('fp16', 'relevance not measured'), ('prefix4', 'relevance not measured')]
     """
     shard_rows = check_int(shard_rows, "shard_rows", minimum=1)
 
@@ -1738,6 +1794,7 @@ def measure(
             seed=seed,
             min_support=min_support,
             fail_if=fail_if,
+            margin=margin,
         )
         report = _report(plan, backend, progress, sources)
         report.inputs["options"] = _options(compress, index, stress, fail_if)

@@ -1,49 +1,102 @@
 """The report's summary: one entry per condition, its identity, relevance and probe changes side
-by side, and its verdict in words (:func:`verdict`: from the share of changed queries and the
-relevance intervals only; the probe change is shown, not judged). Pure functions of the measured
-tables (:func:`summarize`), read by the summary table, the frontier and the pages."""
+by side, and its verdict in words (:func:`verdict`: non-inferiority of its relevance changes
+against a declared margin; identity is stated beside it and the probe change is shown, neither
+judged). Pure functions of the measured tables (:func:`summarize`), read by the summary table,
+the frontier and the pages."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["CANNOT_REPRESENT", "verdict", "summarize", "with_unrepresented", "change_name", "summary_table"]
+from ..metrics.inference import NOT_TESTABLE, non_inferiority, queries_needed
+
+__all__ = [
+    "CANNOT_REPRESENT",
+    "MARGIN_PP",
+    "VERDICTS",
+    "change_verdict",
+    "verdict",
+    "summarize",
+    "with_unrepresented",
+    "change_name",
+    "summary_table",
+]
 
 #: The verdict of a condition that cannot represent the rows
 #: (:class:`~embdiag.report.measurement.CannotRepresent`).
 CANNOT_REPRESENT = "cannot represent these vectors"
+#: The default loss margin of a relevance change, in percentage points (``embdiag report --margin``):
+#: a loss smaller than one point of P@k, Hit@k or nDCG@k is what a user of the study would accept.
+MARGIN_PP = 1.0
+#: A condition's verdicts, worst first (:func:`verdict`), then the two without a decision.
+VERDICTS = (
+    "costs relevance",
+    "inconclusive",
+    "within margin",
+    "gains relevance",
+    "relevance not informative",
+    "relevance not measured",
+)
 
 
-def verdict(changed_queries: float, intervals) -> str:
-    """One condition's verdict in words, from its identity and its relevance changes.
+def change_verdict(change: dict, margin: float) -> str:
+    """One relevance change's verdict against the loss ``margin`` (pp): *gains*, *within margin*,
+    *costs*, *inconclusive* or *not testable* (:func:`embdiag.metrics.inference.non_inferiority`
+    of its interval ``low``, ``high``)."""
+    return non_inferiority(change["low"], change["high"], margin)
 
-    ``changed_queries``: the share of searched queries whose top-k set changed; ``intervals``:
-    the ``(low, high)`` 95% intervals of its relevance changes (ΔP@k per attribute, ΔHit@k,
-    Δrecall@k), empty when relevance was not measured. The first rule that holds:
 
-    - ``"costs relevance"``: some interval lies wholly below 0;
-    - ``"safe: identity and relevance unchanged"``: no searched query's top-k changed (so no
-      relevance change either);
-    - ``"changes neighbours, gains relevance"``: some interval lies wholly above 0;
-    - ``"changes neighbours, keeps relevance"``: every interval contains 0;
-    - ``"changes neighbours; relevance not measured"``: there is no interval.
+def verdict(changes, margin: float = MARGIN_PP) -> str:
+    """One condition's verdict in words, from its relevance changes (dicts with ``low`` and
+    ``high``, the 95% interval in pp, and ``informative``: False for ΔP@k on an attribute whose
+    reference P@k is not clearly above its random floor, which decides nothing) against the loss
+    ``margin`` in pp. The first rule that holds:
 
-    The probe change is shown beside the verdict but does not enter it (one probe split, no
-    interval).
+    - ``"costs relevance"``: some informative change's interval lies wholly below ``-margin``;
+    - ``"inconclusive"``: some informative change's interval straddles ``-margin`` (or has none):
+      a loss of the margin is as compatible with the data as none;
+    - ``"gains relevance"``: every informative change's interval lies wholly above 0;
+    - ``"within margin"``: every informative change's interval lies above ``-margin``;
+    - ``"relevance not informative"``: relevance was measured on uninformative attributes only;
+    - ``"relevance not measured"``: there is no relevance change.
+
+    Identity (the share of queries whose top-k changed) is stated beside the verdict, never
+    folded into it; the probe change is shown beside it (one probe split, no interval).
 
     Example:
-        >>> verdict(0.0, [(0.0, 0.0)]), verdict(0.4, [(-0.6, 0.3)]), verdict(0.4, [(-0.6, 0.3), (-2.0, -0.1)])
-        ('safe: identity and relevance unchanged', 'changes neighbours, keeps relevance', 'costs relevance')
+        >>> verdict([{"low": -0.5, "high": 0.2}]), verdict([{"low": -1.75, "high": 0.63}])
+        ('within margin', 'inconclusive')
+        >>> verdict([{"low": -0.5, "high": 0.2}, {"low": -3.0, "high": -1.2}]), verdict([])
+        ('costs relevance', 'relevance not measured')
+        >>> verdict([{"low": -9.0, "high": -2.0, "informative": False}])
+        'relevance not informative'
     """
-    intervals = list(intervals)
-    if any(high < 0 for _, high in intervals):
+    changes = list(changes)
+    decisive = [c for c in changes if c.get("informative", True)]
+    if not decisive:
+        return "relevance not informative" if changes else "relevance not measured"
+    words = {change_verdict(c, margin) for c in decisive}
+    if "costs" in words:
         return "costs relevance"
-    if changed_queries == 0:
-        return "safe: identity and relevance unchanged"
-    if any(low > 0 for low, _ in intervals):
-        return "changes neighbours, gains relevance"
-    return "changes neighbours, keeps relevance" if intervals else "changes neighbours; relevance not measured"
+    if "inconclusive" in words or NOT_TESTABLE in words:
+        return "inconclusive"
+    return "gains relevance" if words == {"gains"} else "within margin"
+
+
+def _queries_needed(changes: list[dict], margin: float) -> float:
+    """How many queries the inconclusive informative changes would need for each interval to clear
+    ``-margin`` at the observed mean and spread, at most (NaN: none is inconclusive, or every
+    inconclusive mean already lies past the margin, where more queries would not clear it)."""
+    needs = [
+        queries_needed(c["low"], c["high"], int(c["n_queries"]), margin)
+        for c in changes
+        if c.get("informative", True) and change_verdict(c, margin) == "inconclusive" and c.get("n_queries", 0) >= 1
+    ]
+    needs = [n for n in needs if math.isfinite(n)]
+    return float(max(needs)) if needs else math.nan
 
 
 def _probe_changes(labels: pd.DataFrame | None, name: str) -> list[dict]:
@@ -64,14 +117,21 @@ def _probe_changes(labels: pd.DataFrame | None, name: str) -> list[dict]:
 
 
 def summarize(
-    conditions, identity: pd.DataFrame | None, relevance: pd.DataFrame | None, labels: pd.DataFrame | None, k: int
+    conditions,
+    identity: pd.DataFrame | None,
+    relevance: pd.DataFrame | None,
+    labels: pd.DataFrame | None,
+    k: int,
+    margin: float = MARGIN_PP,
 ) -> list[dict]:
     """One entry per condition: ``condition``, ``kind``; identity: ``changed_queries`` (share of
     searched queries whose top-k set changed) and ``overlap@k``; ``relevance``: each change of
-    the condition (``metric``, ``attribute``, ``value``, ``low``, ``high`` in pp, ``n_queries``);
-    ``labels``: per attribute its probe change (:func:`_probe_changes`; none for an index); and
-    ``verdict`` (:func:`verdict` of the changed share and the relevance intervals). Empty
-    without conditions."""
+    the condition (``metric``, ``attribute``, ``value``, ``low``, ``high`` in pp, ``n_queries``,
+    ``informative`` and its own ``verdict`` against ``margin``, :func:`change_verdict`);
+    ``labels``: per attribute its probe change (:func:`_probe_changes`; none for an index);
+    ``verdict`` (:func:`verdict` of the relevance changes against ``margin``, in pp) and
+    ``queries_needed`` (for an inconclusive verdict, how many queries would decide it at the
+    observed spread; NaN otherwise). Empty without conditions."""
     if identity is None or identity.empty:
         return []
     ident = identity.set_index("condition")
@@ -82,10 +142,13 @@ def summarize(
             if relevance is None
             else [
                 {key: r[key] for key in ("metric", "attribute", "value", "low", "high", "n_queries")}
+                | {"informative": bool(r.get("informative", True))}
                 for r in relevance.to_dict("records")
                 if r["condition"] == c.name
             ]
         )
+        for r in rel:
+            r["verdict"] = change_verdict(r, margin)
         changed = float(ident.loc[c.name, "changed_queries"])
         out.append(
             {
@@ -95,7 +158,8 @@ def summarize(
                 f"overlap@{k}": float(ident.loc[c.name, f"overlap@{k}"]),
                 "relevance": rel,
                 "labels": _probe_changes(labels, c.name),
-                "verdict": verdict(changed, [(r["low"], r["high"]) for r in rel]),
+                "verdict": verdict(rel, margin),
+                "queries_needed": _queries_needed(rel, margin),
             }
         )
     return out
@@ -115,6 +179,7 @@ def with_unrepresented(summary: list[dict], conditions, cannot: dict[str, str], 
                 "relevance": [],
                 "labels": [],
                 "verdict": CANNOT_REPRESENT,
+                "queries_needed": np.nan,
                 "reason": cannot[c.name],
             }
     return [by_name[c.name] for c in conditions if c.name in by_name]
@@ -131,8 +196,9 @@ def change_name(r: dict) -> str:
 
 
 def _change(r: dict) -> str:
-    """``ΔP@10 digit -0.31 [-0.90, +0.22]`` (pp)."""
-    return f"{change_name(r)} {r['value']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]"
+    """``ΔP@10 digit -0.31 [-0.90, +0.22] within margin`` (pp), or ``... (uninformative)``."""
+    said = r["verdict"] if r.get("informative", True) else "uninformative"
+    return f"{change_name(r)} {r['value']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}] {said}"
 
 
 def summary_table(summary: list[dict], k: int) -> pd.DataFrame:
@@ -147,6 +213,7 @@ def summary_table(summary: list[dict], k: int) -> pd.DataFrame:
                 "relevance_change_pp": "; ".join(map(_change, e["relevance"])) or "not measured",
                 "probe_ba_change_pp": "; ".join(f"{p['attribute']} {p['change_pp']:+.2f}" for p in e["labels"]) or "—",
                 "verdict": e["verdict"],
+                "queries_needed": e["queries_needed"],
             }
             for e in summary
         ]

@@ -114,6 +114,7 @@ def _measured_again(document: dict, paths: dict[str, Path]) -> dict:
         seed=inputs["seed"],
         min_support=inputs["min_support"],
         fail_if=options["fail_if"],
+        margin=inputs["margin_pp"],
         sources={option: file_record(path) for option, path in paths.items()},
         progress=False,
     )

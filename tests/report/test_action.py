@@ -42,6 +42,18 @@ def test_every_input_reaches_the_command_through_the_environment_only():
     assert ACTION["runs"]["using"] == "composite" and ACTION["inputs"]["vectors"]["required"] is True
 
 
+#: Options of embdiag report that the Action does not offer, and why.
+NOT_IN_ACTION = {"--cluster": "a hosted runner joins no Ray cluster"}
+
+
+def test_every_option_of_the_command_is_an_input_of_the_action():
+    from embdiag.report.cli import build_parser
+
+    options = {o for a in build_parser()._actions for o in a.option_strings if o.startswith("--")} - {"--help"}
+    offered = set(action.INPUTS.values()) | set(action.SWITCHES.values()) | {"--fail-if"}
+    assert options - offered == set(NOT_IN_ACTION)
+
+
 def test_the_inputs_make_a_command_line_the_report_accepts():
     env = {
         "EMBDIAG_VECTORS": "v.npy",

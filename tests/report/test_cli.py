@@ -356,6 +356,7 @@ def test_parameters_passed_to_the_chapter(tmp_path, vectors, fake):
         "compress",
         "index",
         "seed",
+        "margin",
         "out_dir",
         "progress",
         "timings",
@@ -364,7 +365,7 @@ def test_parameters_passed_to_the_chapter(tmp_path, vectors, fake):
     }
     assert params["compare_path"] == str(compare.resolve()) and params["queries_path"] == str(queries.resolve())
     assert params["pairs_path"] is None and params["stress"] is True and params["k"] == 10 and params["seed"] == 0
-    assert params["cluster"] is None and params["fail_if"] == []
+    assert params["cluster"] is None and params["fail_if"] == [] and params["margin"] == 1.0
     assert Path(params["out_dir"]).parent == tmp_path and Path(params["out_dir"]).name.startswith(".o.tmp-")
 
 

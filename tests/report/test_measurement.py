@@ -208,7 +208,7 @@ def test_save_leaves_nothing_on_failure(tmp_path, monkeypatch):
 def test_nan_becomes_null_in_json():
     rep = Report({"x": np.float64("nan")}, {}, {"t": pd.DataFrame({"v": [np.nan, 1.0]})})
     assert rep.to_json() == {
-        "schema": "embdiag-report/1",
+        "schema": "embdiag-report/2",
         "inputs": {"x": None},
         "scope": {},
         "summary": [],
@@ -417,18 +417,28 @@ def test_gate_outcomes_are_recorded_with_their_values(report):
 
 
 @pytest.mark.parametrize(
-    "changed, intervals, words",
+    "intervals, margin, words",
     [
-        (0.0, [(0.0, 0.0)], "safe: identity and relevance unchanged"),
-        (0.0, [], "safe: identity and relevance unchanged"),
-        (0.3, [(-0.5, 0.4), (-0.1, 0.2)], "changes neighbours, keeps relevance"),
-        (0.3, [(-0.5, 0.4), (0.1, 0.9)], "changes neighbours, gains relevance"),
-        (0.3, [(0.1, 0.9), (-3.0, -0.2)], "costs relevance"),
-        (0.3, [], "changes neighbours; relevance not measured"),
+        ([(0.0, 0.0)], 1.0, "within margin"),  # nothing changed: every interval is [0, 0]
+        ([(-0.5, 0.4), (-0.1, 0.2)], 1.0, "within margin"),
+        ([(0.1, 0.9), (0.2, 0.4)], 1.0, "gains relevance"),
+        ([(-0.5, 0.4), (0.1, 0.9)], 1.0, "within margin"),  # one gain does not make the condition gain
+        ([(-1.75, 0.63)], 1.0, "inconclusive"),  # no evidence of harm is not within margin
+        ([(-0.5, 0.4)], 0.1, "inconclusive"),
+        ([(0.1, 0.9), (-3.0, -1.2)], 1.0, "costs relevance"),
+        ([(-0.4, -0.2)], 1.0, "within margin"),  # a small, certain loss inside the margin
+        ([(-0.4, -0.2)], 0.1, "costs relevance"),
+        ([], 1.0, "relevance not measured"),
     ],
 )
-def test_the_verdict_rule(changed, intervals, words):
-    assert verdict(changed, intervals) == words
+def test_the_verdict_rule(intervals, margin, words):
+    assert verdict([{"low": lo, "high": hi} for lo, hi in intervals], margin) == words
+
+
+def test_an_uninformative_change_decides_nothing():
+    costly = {"low": -9.0, "high": -2.0, "informative": False}
+    assert verdict([costly], 1.0) == "relevance not informative"
+    assert verdict([costly, {"low": -0.2, "high": 0.1}], 1.0) == "within margin"
 
 
 def test_the_summary_puts_identity_relevance_and_probes_side_by_side(report):
@@ -441,8 +451,9 @@ def test_the_summary_puts_identity_relevance_and_probes_side_by_side(report):
         assert e[f"overlap@{K}"] == ident.loc[name, f"overlap@{K}"]
         rel = report.tables["relevance"]
         assert len(e["relevance"]) == (rel.condition == name).sum() == 4  # ΔP@k x 2 columns, ΔHit@k, Δrecall@k
-        intervals = [(r["low"], r["high"]) for r in e["relevance"]]
-        assert e["verdict"] == verdict(e["changed_queries"], intervals)
+        assert e["verdict"] == verdict(e["relevance"], report.inputs["margin_pp"])
+        assert all(r["verdict"] in {"gains", "within margin", "costs", "inconclusive"} for r in e["relevance"])
+        assert all(isinstance(r["informative"], bool) for r in e["relevance"])
     lab = report.tables["labels"].set_index(["representation", "attribute"])["probe_ba"]
     pca = {p["attribute"]: p["change_pp"] for p in summary["pca8"]["labels"]}
     assert pca["cluster"] == pytest.approx(100 * (lab[("pca8", "cluster")] - lab[("reference", "cluster")]))
@@ -456,7 +467,9 @@ def test_the_summary_puts_identity_relevance_and_probes_side_by_side(report):
         "relevance_change_pp",
         "probe_ba_change_pp",
         "verdict",
+        "queries_needed",
     ]
+    assert report.inputs["margin_pp"] == 1.0
     assert table.relevance_change_pp.iloc[2].startswith(f"ΔP@{K} cluster ")
     assert report.to_json()["summary"][0]["condition"] == "fp16"
 

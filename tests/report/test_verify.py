@@ -145,7 +145,7 @@ def test_a_second_representation_and_the_stress_grid_are_recomputed(files, tmp_p
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (lambda d: d.pop("gates"), "does not follow embdiag-report/1 at \\(top\\): 'gates' is a required property"),
+        (lambda d: d.pop("gates"), "does not follow embdiag-report/2 at \\(top\\): 'gates' is a required property"),
         (lambda d: d.update(schema="embdiag-report/0"), "schema 'embdiag-report/0', this embdiag verifies"),
         (lambda d: d["metrics"][0].update(value="high"), "at metrics/0/value: 'high' is not of type"),
         (lambda d: d["inputs"]["files"]["VECTORS"].update(sha256="x"), "at inputs/files/VECTORS/sha256: 'x' does not"),

@@ -43,6 +43,7 @@ k = 10  # neighbours per query
 stress = False  # also run the stress grid (needs labels)
 quick = False  # subsample for a first look in under a minute (said in the report)
 seed = 0  # seed of every sample, split and bootstrap
+margin = 1.0  # loss margin of every relevance change, in percentage points: the verdicts' non-inferiority margin
 out_dir = None  # where report.json and the CSVs are saved (set by `embdiag report`)
 progress = False  # progress bars on stderr for the long steps (set by `embdiag report`)
 timings = False  # show this run's index speeds (queries/s, build time), not reproducible (set by `embdiag report`)
@@ -79,6 +80,7 @@ with maybe_connect(cluster):  # one connection for the input check and the searc
         stress=stress,
         quick=quick,
         seed=seed,
+        margin=margin,
         progress=progress,
         sources=files,
         cluster=cluster,
