@@ -75,7 +75,7 @@ def ladder_records(profile: str = "cpu", conditions=CONDITIONS, root=None) -> pd
     untrained encoder is the same at every rung and appears at each)."""
     parts = []
     for steps, label in rungs(profile, root).items():
-        r = load_records(label, root=root)
+        r = load_records(label, root=root, conditions=[UNTRAINED, *conditions])
         if r.empty:
             continue
         keep = r["condition"].isin([UNTRAINED, *conditions]) & (r["status"] == "ok") & ~r["stale"].astype(bool)

@@ -434,17 +434,22 @@ def run_sweep(
     return load_records(label, root=root)
 
 
-def load_records(profile: str, root=None) -> pd.DataFrame:
+def load_records(profile: str, root=None, conditions: Iterable[str] | None = None) -> pd.DataFrame:
     """One row per saved run of ``profile`` (a label, e.g. ``cpu``), untrained references first,
-    then the conditions in the study's order, by seed. Columns: ``condition``, ``seed``,
-    ``status``, ``stale`` (made with other settings or code than the current ones), timings,
-    final metrics and floors. Checksums are verified."""
+    then the conditions in the study's order, by seed; with ``conditions`` (names), the runs of
+    those only (the others are not read, so a page that reads these does not change when another
+    condition's run is added). Columns: ``condition``, ``seed``, ``status``, ``stale`` (made with
+    other settings or code than the current ones), timings, final metrics and floors. Checksums
+    are verified."""
     root_path = Path(root) if root is not None else artifacts.data_dir()
     folder = root_path / "training" / profile
+    wanted = None if conditions is None else set(conditions)
     rows = []
     for manifest in sorted(folder.glob("*/" + artifacts.MANIFEST)):
         name = f"training/{profile}/{manifest.parent.name}"
         p = artifacts.manifest(name, root=root_path)["params"]
+        if wanted is not None and p["condition"] not in wanted:
+            continue
         try:
             record = _load_record(
                 name,

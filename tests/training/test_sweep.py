@@ -31,6 +31,14 @@ def root(tmp_path_factory):
     return root
 
 
+def test_records_of_some_conditions_read_only_theirs(root):
+    artifacts.clear_reads()
+    df = load_records("tiny", root=root, conditions=[UNTRAINED, PAIR[0]])
+    assert list(df["condition"]) == [UNTRAINED, PAIR[0]]
+    read = [r.path for r in artifacts.reads()]
+    assert any("sigreg-s0" in p for p in read) and not any("projector-sigreg-s0" in p for p in read)
+
+
 def _mtimes(root):
     return {p: p.stat().st_mtime_ns for p in (root / "training" / "tiny").glob("*/manifest.json")}
 
