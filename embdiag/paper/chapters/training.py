@@ -614,4 +614,4 @@ def substrate_table(table: pd.DataFrame, criterion=None) -> pd.DataFrame:
             f"{len(probes)} attributes)" + (" — chosen" if steps == chosen else "")
         )
     out.loc["criterion"] = pd.Series(verdict)
-    return out.rename(columns=lambda n: f"{n:,} steps").rename_axis(index=None, columns=None)
+    return out.rename(columns=lambda n: f"{n:,} steps").rename_axis(index="EMA − untrained, pp", columns=None)
