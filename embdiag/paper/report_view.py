@@ -234,6 +234,8 @@ def _summary(report: Report, table: pd.DataFrame, mark: dict) -> list:
         )
         .set_index("condition")
     )
+    if shown["queries needed"].isna().all():  # nothing inconclusive: the column would be empty
+        shown = shown.drop(columns="queries needed")
     return [
         exhibits.table(
             shown,
@@ -241,23 +243,17 @@ def _summary(report: Report, table: pd.DataFrame, mark: dict) -> list:
             **mark,
             extremes=False,
             caption=(
-                f"Each condition against the reference, in one row. changed top-{k}: percent of searched queries whose "
-                f"top-{k} set differs from exact search on the reference; overlap@{k}: mean percent of the reference's "
-                f"top {k} still returned; relevance change: the condition's per-query P@{k} (per label column), "
-                f"Hit@{k} "
-                f"and recall@{k} minus the reference's, averaged, in percentage points, with a 95% paired bootstrap "
-                "interval over the searched queries; probe BA change: balanced accuracy of a linear probe fitted on "
-                "the condition's vectors minus the reference's, in pp (one probe split, no interval; none for an "
-                f"index); verdict, against the declared margin of {margin:g} pp (--margin): 'costs relevance' if "
-                f"some relevance interval lies wholly below −{margin:g}, else 'inconclusive' if some interval reaches "
-                f"below −{margin:g} (a loss of the margin is as compatible with the data as none; queries needed: "
-                "how many would decide it at the observed spread), else 'gains relevance' if every interval lies "
-                "above 0, else 'within margin'; a ΔP@k on an attribute whose reference P@k is not clearly above its "
-                "random floor (t interval over the queries) is marked uninformative and decides nothing ('relevance "
-                "not informative' when nothing else was measured; 'relevance not measured' without labels, pairs or "
-                f"judgments); identity is shown beside the verdict, not judged; '{CANNOT_REPRESENT}' when the "
-                "condition turns rows into zero or "
-                "non-finite vectors or cannot store their values (nothing is measured on it; the note above says "
+                f"Each condition against the reference. changed top-{k}: percent of searched queries whose top-{k} "
+                f"set differs from exact search; overlap@{k}: mean percent of the reference's top {k} still returned; "
+                f"relevance change: the condition's per-query P@{k} (per label column), Hit@{k} and recall@{k} minus "
+                "the reference's, in percentage points, with a 95% paired bootstrap interval over the searched "
+                "queries; probe BA change: a linear probe's balanced accuracy on the condition's vectors minus the "
+                "reference's, in pp (one split, no interval). Verdict, against the declared margin of "
+                f"{margin:g} pp (--margin): 'costs relevance' if an interval lies wholly below −{margin:g}, "
+                f"'inconclusive' if one reaches below −{margin:g} (queries needed: how many would decide it), "
+                "'gains relevance' if all lie above 0, else 'within margin'; an uninformative change (the "
+                "reference's P@k not clearly above its random floor) decides nothing; identity is shown, not "
+                f"judged; '{CANNOT_REPRESENT}': nothing is measured on it (the note above says "
                 "why)."
             ),
         )

@@ -196,9 +196,9 @@ def change_name(r: dict) -> str:
 
 
 def _change(r: dict) -> str:
-    """``ΔP@10 digit -0.31 [-0.90, +0.22] within margin`` (pp), or ``... (uninformative)``."""
-    said = r["verdict"] if r.get("informative", True) else "uninformative"
-    return f"{change_name(r)} {r['value']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}] {said}"
+    """``ΔP@10 digit -0.31 [-0.90, +0.22]`` (pp), with ``(uninformative)`` when it decides nothing."""
+    said = "" if r.get("informative", True) else " (uninformative)"
+    return f"{change_name(r)} {r['value']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]{said}"
 
 
 def summary_table(summary: list[dict], k: int) -> pd.DataFrame:
