@@ -28,7 +28,9 @@ def test_a_rung_begun_is_a_length_once_each_condition_has_a_run(tmp_path, monkey
         (tmp_path / "training" / name).mkdir(parents=True)
     begun = _records({3200: -0.05}).drop(columns="steps")
     by_label = {"cpu": _records({800: -0.05}).drop(columns="steps")}
-    monkeypatch.setattr(ladder, "load_records", lambda label, root=None, conditions=None: by_label[label].assign(stale=False))
+    monkeypatch.setattr(
+        ladder, "load_records", lambda label, root=None, conditions=None: by_label[label].assign(stale=False)
+    )
     conditions = (EMA, CONTROL)
     for sofar in ([UNTRAINED], [UNTRAINED, EMA]):
         by_label["cpu-steps3200"] = begun[begun["condition"].isin(sofar)]
