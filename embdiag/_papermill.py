@@ -1,4 +1,8 @@
-"""papermill's logging, quieted where embdiag has already checked what it warns of."""
+"""How embdiag runs a chapter with papermill: quietly, and so that SIGTERM stops its kernel.
+
+:func:`run_notebook` is the one call of ``papermill.execute_notebook`` (the book's pipeline and
+``embdiag report`` both use it); :func:`checked_parameters` quiets papermill's logging where
+embdiag has already checked what it warns of."""
 
 from __future__ import annotations
 
@@ -28,3 +32,29 @@ def checked_parameters(names):
         yield
     finally:
         log.removeFilter(quiet)
+
+
+def run_notebook(notebook, output, parameters: dict, cwd, *, stderr=None):
+    """Execute ``notebook`` (a path or a notebook) with papermill into ``output`` (a path, or None)
+    with ``parameters`` (checked by embdiag, so papermill does not warn of them), working in
+    ``cwd``, without progress bars or kernel chatter, the kernel's stderr to ``stderr`` (None:
+    dropped); in a worker thread (:func:`embdiag._atomic.in_worker`), so that SIGTERM stops the
+    kernel too. Returns the executed notebook; raises papermill's ``PapermillExecutionError``."""
+    import papermill
+
+    from ._atomic import in_worker
+
+    with checked_parameters(parameters):
+        return in_worker(
+            lambda: papermill.execute_notebook(
+                notebook,
+                output,
+                parameters=parameters,
+                cwd=str(cwd),
+                kernel_name="python3",
+                progress_bar=False,
+                log_output=False,
+                stderr_file=stderr,
+                extra_arguments=["--log-level=CRITICAL"],  # kernel start-up and shutdown chatter
+            )
+        )

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Mapping
 import jupytext
 import nbformat
 
-from .._atomic import in_worker, workspace, write_file, write_files
+from .._atomic import workspace, write_file, write_files
 from ..exits import is_storage_error, kernel_storage_error, storage_error_at
-from .._papermill import checked_parameters
+from .._papermill import run_notebook
 from .._project import project_root
 
 if TYPE_CHECKING:
@@ -424,7 +424,7 @@ def execute(
     :func:`check_parameters`) or a cell refused its input (:data:`INPUT_ERRORS`); ``OSError``
     naming the output folder when a cell could not write (a full disk, a read-only folder:
     :func:`~embdiag.exits.kernel_storage_error`). The previously executed chapter is then left
-    as it was. SIGTERM stops the kernel too (:func:`~embdiag._atomic.in_worker`).
+    as it was. SIGTERM stops the kernel too (:func:`embdiag._papermill.run_notebook`).
     """
     import papermill
 
@@ -445,20 +445,8 @@ def execute(
     tmp = str(work / target.name)
     try:
         try:
-            with _chapter_environment(name, changed), checked_parameters(values):
-                in_worker(
-                    lambda: papermill.execute_notebook(
-                        str(layout.notebooks / f"{name}.ipynb"),
-                        tmp,
-                        parameters=values,
-                        cwd=str(out),
-                        kernel_name="python3",
-                        progress_bar=False,
-                        log_output=False,
-                        # kernel start-up and shutdown chatter is not the user's concern
-                        extra_arguments=["--log-level=CRITICAL"],
-                    )
-                )
+            with _chapter_environment(name, changed):
+                run_notebook(str(layout.notebooks / f"{name}.ipynb"), tmp, values, out)
         except papermill.PapermillExecutionError as e:
             if e.ename in INPUT_ERRORS:  # the message names the parameter and the file
                 raise ChapterInputError(f"chapter {name} refused its input (cell {e.exec_count}): {e.evalue}") from None

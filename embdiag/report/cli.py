@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._atomic import Busy, claimed, in_worker, out_refusal, replace_folder, terminable, workspace
+from .._atomic import Busy, claimed, out_refusal, replace_folder, terminable, workspace
 from ..data.files import (
     InputError,
     file_records_later,
@@ -497,24 +497,11 @@ def run_chapter(chapter, parameters: dict, cwd: Path, *, progress: bool = True):
     """
     import papermill
 
-    from .._papermill import checked_parameters
+    from .._papermill import run_notebook
 
     nb = _read_chapter(chapter)
-    try:
-        with checked_parameters(parameters):  # the chapter's own, set by chapter_parameters
-            return in_worker(  # SIGTERM stops the kernel too
-                lambda: papermill.execute_notebook(
-                    nb,
-                    None,
-                    parameters=parameters,
-                    cwd=str(cwd),
-                    kernel_name="python3",
-                    progress_bar=False,
-                    log_output=False,
-                    stderr_file=sys.stderr if progress else None,
-                    extra_arguments=["--log-level=CRITICAL"],
-                )
-            )
+    try:  # the chapter's own parameters, set by chapter_parameters
+        return run_notebook(nb, None, parameters, cwd, stderr=sys.stderr if progress else None)
     except papermill.PapermillExecutionError as e:
         if e.ename == "InputError":
             raise InputError(e.evalue) from None
