@@ -8,8 +8,6 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
-import pandas as pd
 import pytest
 
 N, D = 700, 16  # ivfpq needs 624 rows at d = 16
@@ -35,18 +33,8 @@ def build(folder, out):
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("inputs")
-    rng = np.random.default_rng(0)
-    y = rng.integers(0, 3, N)
-    X = (2 * rng.standard_normal((3, D))[y] + rng.standard_normal((N, D))).astype(np.float32)
-    np.save(folder / "vectors.npy", X)
-    np.save(folder / "other.npy", (X + 0.3 * rng.standard_normal((N, D))).astype(np.float32))
-    pd.DataFrame({"cls": [f"c{v}" for v in y], "split": np.where(rng.random(N) < 0.7, "train", "val")}).to_csv(
-        folder / "labels.csv", index=False
-    )
-    pd.DataFrame({"query": np.arange(N), "target": (np.arange(N) + 1) % N}).to_csv(folder / "pairs.csv", index=False)
-    return folder
+def inputs(tmp_path_factory, write_user_files):
+    return write_user_files(tmp_path_factory.mktemp("inputs"), N, D)
 
 
 def _run(folder, out, *, in_process: bool = False) -> str:

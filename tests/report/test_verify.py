@@ -7,7 +7,6 @@ import json
 
 import jsonschema
 import numpy as np
-import pandas as pd
 import pytest
 
 from embdiag import exits
@@ -19,19 +18,9 @@ N, D = 300, 12
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
+def files(tmp_path_factory, write_user_files):
     """A user's vectors, labels (with a split column), pairs and a second representation."""
-    folder = tmp_path_factory.mktemp("inputs")
-    rng = np.random.default_rng(0)
-    y = rng.integers(0, 3, N)
-    X = (2 * rng.standard_normal((3, D))[y] + rng.standard_normal((N, D))).astype(np.float32)
-    np.save(folder / "vectors.npy", X)
-    np.save(folder / "other.npy", (X + 0.3 * rng.standard_normal((N, D))).astype(np.float32))
-    pd.DataFrame({"cls": [f"c{v}" for v in y], "split": np.where(rng.random(N) < 0.7, "train", "val")}).to_csv(
-        folder / "labels.csv", index=False
-    )
-    pd.DataFrame({"query": np.arange(N), "target": (np.arange(N) + 1) % N}).to_csv(folder / "pairs.csv", index=False)
-    return folder
+    return write_user_files(tmp_path_factory.mktemp("inputs"), N, D)
 
 
 def _report(files, out, **options):
