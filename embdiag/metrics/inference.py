@@ -21,7 +21,8 @@ A point estimate alone never decides: an interval that straddles the margin is i
 however close its mean is. :func:`non_inferiority` names the same rule for a change that
 must not cost more than ``m`` (*within margin*, *costs*, *inconclusive*, *gains*), and
 :func:`queries_needed` says how many more samples an inconclusive one would need at the
-observed spread.
+observed spread. :func:`all_of` and :func:`any_of` decide a claim made of several (every
+column, at least one column) from their parts.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ __all__ = [
     "non_inferiority",
     "NON_INFERIORITY",
     "queries_needed",
+    "all_of",
+    "any_of",
 ]
 
 HOLDS, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE = "holds", "contradicted", "inconclusive", "not testable"
@@ -197,3 +200,42 @@ def queries_needed(low, high, n: int, margin: float) -> float:
     if mean <= -margin:
         return math.inf
     return math.ceil(n * (half / (mean + margin)) ** 2)
+
+
+def _joined(kind: str, parts: list[Decision], deciding: list[Decision]) -> Decision:
+    worst = deciding[0]
+    reason = "; ".join(p.reason for p in deciding)
+    return Decision(worst.verdict, kind, worst.margin, worst.low, worst.high, reason)
+
+
+def all_of(*parts: Decision) -> Decision:
+    """The claim that every part holds: contradicted when any part is, else not testable when
+    any part is, else inconclusive when any part is, else holds. Its interval and margin are
+    the first deciding part's; its reason joins the deciding parts' reasons.
+
+    >>> all_of(at_least(1, 2), at_least(-1, 1)).verdict, all_of(at_least(1, 2), at_most(1, 2)).verdict
+    ('inconclusive', 'contradicted')
+    """
+    if not parts:
+        raise ValueError("parts: expected at least one Decision")
+    for verdict in (CONTRADICTED, NOT_TESTABLE, INCONCLUSIVE, HOLDS):
+        deciding = [p for p in parts if p.verdict == verdict]
+        if deciding:
+            return _joined("all of", list(parts), deciding if verdict != HOLDS else list(parts))
+    raise ValueError(f"parts: unknown verdicts {[p.verdict for p in parts]}")
+
+
+def any_of(*parts: Decision) -> Decision:
+    """The claim that at least one part holds: holds when any part does, else inconclusive
+    when any part is, else not testable when any part is, else contradicted (every part is).
+
+    >>> any_of(at_least(-2, -1), at_least(1, 2)).verdict, any_of(at_least(-2, -1), at_least(-2, 1)).verdict
+    ('holds', 'inconclusive')
+    """
+    if not parts:
+        raise ValueError("parts: expected at least one Decision")
+    for verdict in (HOLDS, INCONCLUSIVE, NOT_TESTABLE, CONTRADICTED):
+        deciding = [p for p in parts if p.verdict == verdict]
+        if deciding:
+            return _joined("any of", list(parts), deciding if verdict != CONTRADICTED else list(parts))
+    raise ValueError(f"parts: unknown verdicts {[p.verdict for p in parts]}")

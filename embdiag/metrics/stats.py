@@ -1,7 +1,8 @@
-"""Paired uncertainty for a difference between two conditions measured on the same units.
+"""Uncertainty for a difference between two conditions measured on the same units, and for a share.
 
-Both functions take per-unit values ``a`` and ``b`` (e.g. per-seed accuracies, or
-per-query Hit@10 with and without compression) and describe ``a - b``.
+:func:`paired_t_interval` and :func:`paired_bootstrap` take per-unit values ``a`` and ``b``
+(e.g. per-seed accuracies, or per-query Hit@10 with and without compression) and describe
+``a - b``; :func:`proportion_interval` describes a share of units (e.g. of queries changed).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from scipy import stats as _st
 
 from .._validate import as_float, check_int, same_length
 
-__all__ = ["Interval", "paired_t_interval", "paired_bootstrap"]
+__all__ = ["Interval", "paired_t_interval", "paired_bootstrap", "proportion_interval"]
 
 
 class Interval(NamedTuple):
@@ -173,3 +174,30 @@ def paired_bootstrap(
     alpha = 1 - level
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2])
     return Interval(estimate, float(low), float(high), n, float(draws.std(ddof=1)), level, n_groups)
+
+
+def proportion_interval(successes: int, n: int, level: float = 0.95) -> Interval:
+    """The share ``successes / n`` with its Wilson score interval (which, unlike the Wald
+    interval, stays inside [0, 1] and is not degenerate at 0 or n successes). ``se`` is the
+    Wald standard error ``sqrt(p (1 - p) / n)``. Needs ``0 <= successes <= n`` and ``n >= 1``.
+
+    Examples
+    --------
+    >>> i = proportion_interval(0, 983)
+    >>> f"{i.mean:.4f} [{i.low:.4f}, {i.high:.4f}]"
+    '0.0000 [0.0000, 0.0039]'
+    >>> i = proportion_interval(12, 40)
+    >>> f"{i.low:.4f} {i.high:.4f}"
+    '0.1807 0.4543'
+    """
+    level = _level(level)
+    n = check_int(n, "n", minimum=1)
+    successes = check_int(successes, "successes", minimum=0)
+    if successes > n:
+        raise ValueError(f"successes: {successes} exceeds n = {n}")
+    p = successes / n
+    z = float(_st.norm.ppf((1 + level) / 2))
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    low, high = (0.0 if successes == 0 else centre - half), (1.0 if successes == n else centre + half)
+    return Interval(p, float(low), float(high), n, float(np.sqrt(p * (1 - p) / n)), level, n)

@@ -1,19 +1,27 @@
 """The findings protocol every section of the study and the conclusions share.
 
-A section declares its findings as criteria fixed before this project's numbers were looked at
-(``CRITERIA``: ``{finding: criterion}`` in its module of :mod:`embdiag.paper.chapters`). Its
-``findings`` function applies each criterion to this run's numbers, and where it can to the
-study's published ones (``data/study/``, read by :func:`read_published`), and returns a
-*verdict table* (:func:`verdicts`): one row per declared finding, in the declared order, with
-``finding``, ``criterion``, ``study`` and ``this run`` (the numbers in words) and
-``reproduces`` (True, False, or None where this run did not measure it). A section may add
-``from`` (who stated the finding) and ``holds in the study`` (the criterion on the published
-numbers). :func:`table` and :func:`summary` present a verdict table; the conclusions stack them.
+A section declares its findings before this project's numbers are looked at, as
+``CRITERIA``: ``{finding: Claim}`` in its module of :mod:`embdiag.paper.chapters`. A
+:class:`Claim` states the criterion in words, its margin, why that margin, and its kind: one of
+the study's findings, this project's addition, or a scope statement (a limitation, never
+counted as a verdict). Its ``findings`` function decides each claim on this run's numbers, and
+where it can on the study's published ones (``data/study/``, read by :func:`read_published`),
+by :mod:`embdiag.metrics.inference`: an interval against the declared margin, never a point
+estimate alone. It returns a *verdict table* (:func:`verdicts`): one row per declared
+finding, in the declared order, with ``finding``, ``kind``, ``criterion``, ``margin``,
+``study`` and ``this run`` (the numbers in words), ``verdict`` (holds, contradicted,
+inconclusive, not testable, or not measured), ``reason`` (the interval and the margin that
+decided it) and ``low``/``high`` (the interval). A section may add ``holds in the study``
+(the same rule on the published numbers) and, where a criterion changed meaning, the old
+criterion and its old point-estimate verdict (``old criterion``, ``old verdict``).
+:func:`table`, :func:`summary` and :func:`result` present a verdict table; the conclusions
+stack them.
 """
 
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +30,55 @@ import pandas as pd
 
 from .. import artifacts
 from .._project import published_dir
+from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, Decision
 
-__all__ = ["VERDICT_COLUMNS", "read_published", "verdicts", "in_words", "table", "summary", "Result", "box", "result"]
+__all__ = [
+    "STUDY",
+    "ADDITION",
+    "SCOPE",
+    "KINDS",
+    "NOT_MEASURED",
+    "Claim",
+    "VERDICT_COLUMNS",
+    "read_published",
+    "verdicts",
+    "in_words",
+    "table",
+    "counts",
+    "summary",
+    "Result",
+    "box",
+    "result",
+]
 
-#: Columns that hold a verdict (True, False, or None: not measured).
-VERDICT_COLUMNS = ("holds in the study", "reproduces")
+#: A claim's kind: one of the study's findings, this project's addition, or a scope statement.
+STUDY, ADDITION, SCOPE = "study", "addition", "scope"
+KINDS = (STUDY, ADDITION, SCOPE)
+#: The verdict of a finding this run did not measure.
+NOT_MEASURED = "not measured"
+#: Columns that hold a verdict.
+VERDICT_COLUMNS = ("holds in the study", "verdict")
 _WORDS = {True: "yes", False: "no"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A declared finding: the ``criterion`` in words, its ``margin`` in words (with units), why
+    that margin (``why``, one line: the study's own resolution where it states one), its
+    ``kind`` (:data:`KINDS`) and, where the criterion changed meaning, the old one (``was``)."""
+
+    criterion: str
+    margin: str
+    why: str
+    kind: str = STUDY
+    was: str | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind: expected one of {KINDS}, got {self.kind!r}")
+        for name in ("criterion", "margin", "why"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ValueError(f"{name}: expected a non-empty string, got {getattr(self, name)!r}")
 
 
 def read_published(name: str, path=None, **read_csv) -> pd.DataFrame:
@@ -39,83 +90,144 @@ def read_published(name: str, path=None, **read_csv) -> pd.DataFrame:
     return out
 
 
-def _verdict(value) -> bool | None:
-    return None if value is None or pd.isna(value) else bool(value)
+def _decision(value, finding: str) -> Decision | None:
+    if value is None:
+        return None
+    if not isinstance(value, Decision):
+        raise ValueError(
+            f"rows: finding {finding!r} is decided by {value!r}; expected a Decision of embdiag.metrics.inference "
+            "(an interval against a margin) or None (not measured)"
+        )
+    return value
 
 
-def verdicts(criteria: Mapping[str, str], rows: Iterable, *, origin: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """The verdict table of ``rows``: ``(finding, study, this run, reproduces)``, or
-    ``(finding, study, this run, holds in the study, reproduces)``, one per finding of
-    ``criteria`` in its order; ``origin`` (``{finding: who}``) adds a ``from`` column.
+def verdicts(
+    criteria: Mapping[str, Claim], rows: Iterable, *, was: Mapping[str, bool | None] | None = None
+) -> pd.DataFrame:
+    """The verdict table of ``rows``: ``(finding, study, this run, decision)`` or
+    ``(finding, study, this run, study decision, decision)``, one per finding of ``criteria``,
+    put in its order; a decision is a :class:`~embdiag.metrics.inference.Decision` or None (not
+    measured). ``was`` (``{finding: old verdict}``) gives the old point-estimate verdict of each
+    finding whose :attr:`Claim.was` names an old criterion; every such finding needs one.
 
     Raises:
-        ValueError: a row names an undeclared finding, or a declared finding has no row.
+        ValueError: a row names an undeclared finding, a declared finding has no row, a
+            decision is not a Decision, or ``was`` and the claims' old criteria disagree.
 
-    >>> v = verdicts({"spread collapses": "variance below 1%"},
-    ...              [("spread collapses", "0.004 vs 1.2", "0.003 vs 1.1", True)])
-    >>> v[["finding", "criterion", "reproduces"]].to_dict("records")
-    [{'finding': 'spread collapses', 'criterion': 'variance below 1%', 'reproduces': True}]
+    >>> from embdiag.metrics.inference import at_most
+    >>> c = {"spread collapses": Claim("variance ratio below 1%", "1 pp", "the study's resolution")}
+    >>> v = verdicts(c, [("spread collapses", "0.4%", "0.3% [0.2, 0.5]", at_most(0.2, 0.5, 1))])
+    >>> v[["finding", "margin", "verdict"]].to_dict("records")
+    [{'finding': 'spread collapses', 'margin': '1 pp', 'verdict': 'holds'}]
     """
     rows = [tuple(r) for r in rows]
     found = [r[0] for r in rows]
     if sorted(found) != sorted(criteria) or len(set(found)) != len(found):
         raise ValueError(f"rows: findings {found} do not match the declared {list(criteria)} one to one")
+    changed = {f for f, c in criteria.items() if c.was is not None}
+    was = dict(was or {})
+    if set(was) != changed:
+        raise ValueError(
+            f"was: expected old verdicts of {sorted(changed)} (claims with an old criterion), got {sorted(was)}"
+        )
+    with_study = any(len(r) == 5 for r in rows)
     out = []
-    for finding, study, this_run, *verdict in sorted(rows, key=lambda r: list(criteria).index(r[0])):
-        row = {"finding": finding}
-        if origin is not None:
-            row["from"] = origin[finding]
-        row |= {"criterion": criteria[finding], "study": study, "this run": this_run}
-        if len(verdict) == 2:
-            row["holds in the study"] = _verdict(verdict[0])
-        row["reproduces"] = _verdict(verdict[-1])
+    for finding, study, this_run, *decided in sorted(rows, key=lambda r: list(criteria).index(r[0])):
+        claim = criteria[finding]
+        d = _decision(decided[-1], finding)
+        row = {
+            "finding": finding,
+            "kind": claim.kind,
+            "criterion": claim.criterion,
+            "margin": claim.margin,
+            "study": study,
+            "this run": this_run,
+        }
+        if with_study:
+            s = _decision(decided[0], finding) if len(decided) == 2 else None
+            row["holds in the study"] = NOT_MEASURED if s is None else s.verdict
+        row |= {
+            "verdict": NOT_MEASURED if d is None else d.verdict,
+            "reason": "not measured in this run" if d is None else d.reason,
+            "low": math.nan if d is None else d.low,
+            "high": math.nan if d is None else d.high,
+        }
+        if changed:
+            row["old criterion"] = claim.was or ""
+            row["old verdict"] = (
+                "" if claim.was is None else (NOT_MEASURED if was[finding] is None else _WORDS[bool(was[finding])])
+            )
         out.append(row)
     return pd.DataFrame(out)
 
 
 def in_words(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with its boolean columns and verdict columns in words: yes, no, not measured.
+    """``table`` with its boolean columns in words (yes, no) and missing verdicts as not measured.
 
-    >>> in_words(pd.DataFrame({"reproduces": [True, None], "n": [1, 2]}))["reproduces"].tolist()
-    ['yes', 'not measured']
+    >>> in_words(pd.DataFrame({"verdict": ["holds", None], "ok": [True, False]})).to_dict("list")
+    {'verdict': ['holds', 'not measured'], 'ok': ['yes', 'no']}
     """
 
     def words(column: pd.Series) -> pd.Series:
-        if pd.api.types.is_bool_dtype(column) or column.name in VERDICT_COLUMNS:
-            return column.map(lambda v: "not measured" if _verdict(v) is None else _WORDS[bool(v)])
+        if pd.api.types.is_bool_dtype(column):
+            return column.map(_WORDS)
+        if column.name in VERDICT_COLUMNS:
+            return column.map(lambda v: NOT_MEASURED if v is None or (isinstance(v, float) and math.isnan(v)) else v)
         return column
 
     return table.apply(words)
 
 
 def table(verdict_table: pd.DataFrame) -> pd.DataFrame:
-    """A verdict table for display: indexed by ``finding``, verdicts in words."""
-    return in_words(verdict_table).set_index("finding")
+    """A verdict table for display: indexed by ``finding``; the interval is in ``reason``."""
+    return in_words(verdict_table.drop(columns=["low", "high"], errors="ignore")).set_index("finding")
+
+
+def counts(verdict_table: pd.DataFrame) -> dict:
+    """How many findings have each verdict: ``held``, ``contradicted``, ``inconclusive``,
+    ``untestable``, ``unmeasured``, and ``measured`` (all but the unmeasured)."""
+    v = verdict_table["verdict"]
+    out = {
+        "held": int((v == HOLDS).sum()),
+        "contradicted": int((v == CONTRADICTED).sum()),
+        "inconclusive": int((v == INCONCLUSIVE).sum()),
+        "untestable": int((v == NOT_TESTABLE).sum()),
+        "unmeasured": int((v == NOT_MEASURED).sum()),
+    }
+    return out | {"measured": len(v) - out["unmeasured"]}
+
+
+_SAY = {
+    HOLDS: "holds",
+    CONTRADICTED: "is **contradicted**",
+    INCONCLUSIVE: "is *inconclusive*",
+    NOT_TESTABLE: "is not testable",
+}
 
 
 def _line(row, criterion: bool) -> str:
-    if _verdict(row["reproduces"]) is None:
+    if row["verdict"] == NOT_MEASURED:
         return f"- *{row['finding']}*: not measured in this run."
-    holds = "holds" if row["reproduces"] else "does **not** hold"
-    why = f" ({row['criterion']})" if criterion else ""
-    return f"- *{row['finding']}* {holds} here{why}: {row['this run']}."
+    why = f" ({row['criterion']}; margin {row['margin']})" if criterion else ""
+    return f"- *{row['finding']}* {_SAY[row['verdict']]} here{why}: {row['this run']}; {row['reason']}."
 
 
 def summary(verdict_table: pd.DataFrame, claim: str, *, criterion: bool = True) -> str:
-    """The verdicts as a Markdown sentence and list: ``claim`` formatted with ``held`` and
-    ``measured`` (counts of findings), then one line per finding, with its criterion unless
+    """The verdicts as a Markdown sentence and list: ``claim`` formatted with :func:`counts`,
+    then one line per finding with its interval and margin, and its criterion unless
     ``criterion`` is False.
 
-    >>> v = verdicts({"a": "x > 0", "b": "y > 0"}, [("a", "", "x = 1", True), ("b", "", "y = -1", False)])
+    >>> from embdiag.metrics.inference import at_least
+    >>> c = {"a": Claim("x > 0", "0", "sign"), "b": Claim("y > 0", "0", "sign")}
+    >>> v = verdicts(c, [("a", "", "x = 1", at_least(0.5, 1.5)), ("b", "", "y = 0", at_least(-1, 1))])
     >>> print(summary(v, "{held} of {measured} findings hold"))
     1 of 2 findings hold:
     <BLANKLINE>
-    - *a* holds here (x > 0): x = 1.
-    - *b* does **not** hold here (y > 0): y = -1.
+    - *a* holds here (x > 0; margin 0): x = 1; interval [+0.5, +1.5] lies wholly above 0.
+    - *b* is *inconclusive* here (y > 0; margin 0): y = 0; interval [-1, +1] straddles 0.
     """
-    measured = verdict_table["reproduces"].map(_verdict).dropna()
     lines = [_line(r, criterion) for _, r in verdict_table.iterrows()]
-    return claim.format(held=int(measured.astype(bool).sum()), measured=len(measured)) + ":\n\n" + "\n".join(lines)
+    return claim.format(**counts(verdict_table)) + ":\n\n" + "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -135,33 +247,42 @@ def _names(rows) -> str:
     return "; ".join(f"<em>{html.escape(r['finding'])}</em>" for _, r in rows.iterrows())
 
 
-def result(verdict_table: pd.DataFrame, claim: str, *, figure=None) -> Result:
-    """The result box that opens a chapter: ``claim`` formatted with ``held`` and ``measured``
-    (as in :func:`summary`), the findings that hold by name, those that do not with the numbers
-    that decide them (``this run``), a count of those not measured, then ``figure`` (an
-    exhibit or anything with ``_repr_html_``), the one decisive figure, if given.
+def _decided(rows) -> str:
+    return "; ".join(
+        f"<em>{html.escape(r['finding'])}</em> ({html.escape(str(r['reason']), quote=False)}, margin "
+        f"{html.escape(str(r['margin']), quote=False)})"
+        for _, r in rows.iterrows()
+    )
 
-    >>> v = verdicts({"a": "x > 0", "b": "y > 0"}, [("a", "", "x = 1", True), ("b", "", "y = -1", False)])
+
+def result(verdict_table: pd.DataFrame, claim: str, *, figure=None) -> Result:
+    """The result box that opens a chapter: ``claim`` formatted with :func:`counts`, the
+    findings that hold by name, then those contradicted, inconclusive and not testable, each
+    with the interval and margin that decided it, a count of those not measured, then
+    ``figure`` (an exhibit or anything with ``_repr_html_``), the one decisive figure, if given.
+
+    >>> from embdiag.metrics.inference import at_least
+    >>> c = {"a": Claim("x > 0", "0", "sign"), "b": Claim("y > 0", "0", "sign")}
+    >>> v = verdicts(c, [("a", "", "x = 1", at_least(0.5, 1.5)), ("b", "", "y = -1", at_least(-2, -0.5))])
     >>> print(result(v, "{held} of {measured} findings hold here").html)  # doctest: +NORMALIZE_WHITESPACE
     <div class="embdiag-result"><p><strong>Result.</strong> 1 of 2 findings hold here: <em>a</em>.
-    Not holding: <em>b</em> (y = -1).</p></div>
+    Contradicted: <em>b</em> (interval [-2, -0.5] lies wholly below 0, margin 0).</p></div>
     """
-    verdict = verdict_table["reproduces"].map(_verdict)
-    held, failed = verdict_table[verdict == True], verdict_table[verdict == False]  # noqa: E712 (None is neither)
-    unmeasured = int(verdict.isna().sum())
-    text = html.escape(claim.format(held=len(held), measured=len(held) + len(failed)), quote=False)
+    v = verdict_table["verdict"]
+    held = verdict_table[v == HOLDS]
+    text = html.escape(claim.format(**counts(verdict_table)), quote=False)
     text += f": {_names(held)}." if len(held) else "."
-    if len(failed):
-        text += (
-            " Not holding: "
-            + "; ".join(
-                f"<em>{html.escape(r['finding'])}</em> ({html.escape(str(r['this run']), quote=False)})"
-                for _, r in failed.iterrows()
-            )
-            + "."
-        )
-    if unmeasured:
-        text += f" Not measured in this run: {_names(verdict_table[verdict.isna()])}."
+    for verdict, words in (
+        (CONTRADICTED, "Contradicted"),
+        (INCONCLUSIVE, "Inconclusive"),
+        (NOT_TESTABLE, "Not testable here"),
+    ):
+        rows = verdict_table[v == verdict]
+        if len(rows):
+            text += f" {words}: {_decided(rows)}."
+    unmeasured = verdict_table[v == NOT_MEASURED]
+    if len(unmeasured):
+        text += f" Not measured in this run: {_names(unmeasured)}."
     return box(text, figure=figure)
 
 

@@ -116,3 +116,23 @@ def test_queries_needed_scales_with_the_square_of_the_half_width():
     assert I.queries_needed(-1.5, 0.5, 100, 1.0) == 400
     assert I.queries_needed(-0.5, 0.5, 100, 1.0) == 100  # already clears it
     assert I.queries_needed(-3.0, -0.5, 100, 1.0) == math.inf  # the mean itself costs more than the margin
+
+
+def test_all_of_is_decided_by_its_worst_part():
+    all_of, at_least, not_testable = I.all_of, I.at_least, I.not_testable
+
+    hold, inc, con, nt = at_least(1, 2), at_least(-1, 1), at_least(-2, -1), not_testable("nothing changed")
+    assert all_of(hold, hold).verdict == "holds"
+    assert all_of(hold, inc).verdict == "inconclusive" and all_of(hold, inc).low == -1
+    assert all_of(inc, nt).verdict == "not testable" and all_of(inc, nt, con).verdict == "contradicted"
+    assert all_of(hold, con).reason == con.reason
+
+
+def test_any_of_holds_when_one_part_holds():
+    any_of, at_least = I.any_of, I.at_least
+
+    hold, inc, con = at_least(1, 2), at_least(-1, 1), at_least(-2, -1)
+    assert any_of(con, hold).verdict == "holds" and any_of(con, inc).verdict == "inconclusive"
+    assert any_of(con, con).verdict == "contradicted"
+    with pytest.raises(ValueError, match="parts"):
+        any_of()

@@ -235,3 +235,22 @@ def test_int32_group_draws_do_not_depend_on_chunking(n_groups):
     rng = np.random.default_rng(3)
     parts = [rng.integers(0, n_groups, size=(m, n_groups), dtype=np.int32) for m in (5, 1, 6)]
     assert np.array_equal(np.vstack(parts), whole)
+
+
+@pytest.mark.parametrize("k, n", [(0, 983), (12, 40), (40, 40), (1, 3), (500, 1000)])
+def test_proportion_interval_matches_scipy_wilson(k, n):
+    from scipy.stats import binomtest
+
+    from embdiag.metrics.stats import proportion_interval
+
+    ours, ref = proportion_interval(k, n), binomtest(k, n).proportion_ci(method="wilson")
+    assert ours.mean == k / n and ours.low == pytest.approx(ref.low, abs=1e-12)
+    assert ours.high == pytest.approx(ref.high, abs=1e-12) and 0 <= ours.low <= ours.mean <= ours.high <= 1
+
+
+@pytest.mark.parametrize("k, n, match", [(5, 4, "successes"), (-1, 4, "successes"), (0, 0, "n"), (1.5, 4, "successes")])
+def test_proportion_interval_names_the_bad_argument(k, n, match):
+    from embdiag.metrics.stats import proportion_interval
+
+    with pytest.raises(ValueError, match=match):
+        proportion_interval(k, n)

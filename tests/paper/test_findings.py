@@ -1,69 +1,96 @@
-"""The findings protocol (embdiag/paper/findings.py): verdict tables, their words and summary."""
+"""The findings protocol (embdiag/paper/findings.py): claims, verdict tables, their words and summary."""
 
 import pandas as pd
 import pytest
 
 from embdiag import artifacts
+from embdiag.metrics.inference import at_least, not_testable, within
 from embdiag.paper import findings
 
-CRITERIA = {"a": "x > 0", "b": "y > 0", "c": "z > 0"}
+CRITERIA = {
+    "a": findings.Claim("x > 0", "0", "sign"),
+    "b": findings.Claim("y > 0", "0", "sign"),
+    "c": findings.Claim("z within 1", "1 pp", "the study's resolution", kind="addition"),
+}
+HOLDS, CON, INC = at_least(0.5, 1.5), at_least(-2, -1), within(-1.5, 0.5, 1)
 
 
 def test_verdicts_follow_the_declared_order_and_columns():
-    v = findings.verdicts(CRITERIA, [("c", "s", "z = 1", 1), ("a", "s", "x = 1", True), ("b", "s", "y = 0", False)])
+    v = findings.verdicts(CRITERIA, [("c", "s", "z", INC), ("a", "s", "x = 1", HOLDS), ("b", "s", "y", CON)])
     assert v["finding"].tolist() == ["a", "b", "c"]
-    assert v.columns.tolist() == ["finding", "criterion", "study", "this run", "reproduces"]
-    assert v["reproduces"].tolist() == [True, False, True] and v["reproduces"].dtype == bool
-    assert v["criterion"].tolist() == list(CRITERIA.values())
+    assert v.columns.tolist() == [
+        "finding", "kind", "criterion", "margin", "study", "this run", "verdict", "reason", "low", "high",
+    ]  # fmt: skip
+    assert v["verdict"].tolist() == ["holds", "contradicted", "inconclusive"]
+    assert v["kind"].tolist() == ["study", "study", "addition"] and v["margin"].tolist() == ["0", "0", "1 pp"]
+    assert v.loc[2, "low"] == -1.5 and v.loc[2, "high"] == 0.5 and "crosses ±1" in v.loc[2, "reason"]
 
 
 def test_verdicts_optional_columns_and_unmeasured():
-    v = findings.verdicts({"a": "x"}, [("a", "s", "t", True, None)], origin={"a": "a user"})
-    assert v.columns.tolist() == [
-        "finding",
-        "from",
-        "criterion",
-        "study",
-        "this run",
-        "holds in the study",
-        "reproduces",
-    ]
-    assert v.loc[0, "from"] == "a user" and v.loc[0, "holds in the study"] and v.loc[0, "reproduces"] is None
+    v = findings.verdicts(CRITERIA, [("a", "s", "t", HOLDS, None), ("b", "", "", None), ("c", "", "", CON)])
+    assert "holds in the study" in v.columns and v.loc[0, "holds in the study"] == "holds"
+    assert v.loc[0, "verdict"] == "not measured" and v.loc[1, "holds in the study"] == "not measured"
+    assert pd.isna(v.loc[0, "low"])
+
+
+def test_a_changed_criterion_keeps_its_old_verdict_beside_the_new():
+    criteria = dict(CRITERIA, a=findings.Claim("x > 0 with its interval", "0", "sign", was="mean x > 0"))
+    rows = [("a", "", "", INC), ("b", "", "", HOLDS), ("c", "", "", HOLDS)]
+    v = findings.verdicts(criteria, rows, was={"a": True})
+    assert v.loc[0, ["old criterion", "old verdict", "verdict"]].tolist() == ["mean x > 0", "yes", "inconclusive"]
+    assert v.loc[1, "old verdict"] == ""
+    with pytest.raises(ValueError, match="was"):
+        findings.verdicts(criteria, rows)
 
 
 @pytest.mark.parametrize(
-    "rows",
+    "rows, match",
     [
-        [("a", "", "", True), ("b", "", "", True)],  # c missing
-        [("a", "", "", True), ("b", "", "", True), ("c", "", "", True), ("d", "", "", True)],  # d undeclared
-        [("a", "", "", True), ("a", "", "", True), ("b", "", "", True), ("c", "", "", True)],  # a twice
+        ([("a", "", "", HOLDS), ("b", "", "", HOLDS)], "declared"),  # c missing
+        ([("a", "", "", HOLDS), ("b", "", "", HOLDS), ("c", "", "", HOLDS), ("d", "", "", HOLDS)], "declared"),
+        ([("a", "", "", HOLDS), ("a", "", "", HOLDS), ("b", "", "", HOLDS), ("c", "", "", HOLDS)], "declared"),
+        ([("a", "", "", True), ("b", "", "", HOLDS), ("c", "", "", HOLDS)], "Decision"),  # a point verdict
     ],
 )
-def test_verdicts_need_every_declared_finding_once(rows):
-    with pytest.raises(ValueError, match="declared"):
+def test_verdicts_need_every_declared_finding_once_decided_by_an_interval(rows, match):
+    with pytest.raises(ValueError, match=match):
         findings.verdicts(CRITERIA, rows)
 
 
-def test_in_words_writes_booleans_and_verdicts_only():
-    t = findings.in_words(
-        pd.DataFrame({"ok": [True, False], "n": [1, 0], "text": ["True", "x"], "reproduces": [None, False]})
-    )
-    assert t["ok"].tolist() == ["yes", "no"] and t["n"].tolist() == [1, 0] and t["text"].tolist() == ["True", "x"]
-    assert t["reproduces"].tolist() == ["not measured", "no"]
+@pytest.mark.parametrize("field, value", [("kind", "limitation"), ("margin", ""), ("why", " ")])
+def test_a_claim_needs_a_known_kind_a_margin_and_a_reason(field, value):
+    args = {"criterion": "x > 0", "margin": "0", "why": "sign"} | {field: value}
+    with pytest.raises(ValueError, match=field):
+        findings.Claim(**args)
 
 
-def test_table_is_indexed_by_finding():
-    v = findings.verdicts(CRITERIA, [("a", "", "", True), ("b", "", "", False), ("c", "", "", None)])
-    t = findings.table(v)
-    assert list(t.index) == list(CRITERIA) and t["reproduces"].tolist() == ["yes", "no", "not measured"]
+def test_in_words_writes_booleans_and_missing_verdicts_only():
+    t = findings.in_words(pd.DataFrame({"ok": [True, False], "n": [1, 0], "verdict": [None, "holds"]}))
+    assert t["ok"].tolist() == ["yes", "no"] and t["n"].tolist() == [1, 0]
+    assert t["verdict"].tolist() == ["not measured", "holds"]
 
 
-def test_summary_counts_measured_findings():
-    v = findings.verdicts(CRITERIA, [("a", "", "1", True), ("b", "", "2", False), ("c", "", "3", None)])
-    text = findings.summary(v, "{held} of {measured} measured findings hold")
-    assert text.startswith("1 of 2 measured findings hold:\n\n")
-    assert "- *b* does **not** hold here (y > 0): 2." in text and "- *c*: not measured in this run." in text
-    assert "- *a* holds here: 1." in findings.summary(v, "{held}", criterion=False)
+def test_table_is_indexed_by_finding_without_the_bare_bounds():
+    t = findings.table(findings.verdicts(CRITERIA, [("a", "", "", HOLDS), ("b", "", "", CON), ("c", "", "", None)]))
+    assert list(t.index) == list(CRITERIA) and t["verdict"].tolist() == ["holds", "contradicted", "not measured"]
+    assert "low" not in t.columns
+
+
+def test_summary_counts_every_verdict():
+    nt = not_testable("nothing changed")
+    v = findings.verdicts(CRITERIA, [("a", "", "1", HOLDS), ("b", "", "2", nt), ("c", "", "3", None)])
+    text = findings.summary(v, "{held} of {measured} hold, {untestable} not testable, {unmeasured} not measured")
+    assert text.startswith("1 of 2 hold, 1 not testable, 1 not measured:\n\n")
+    assert "- *b* is not testable here (y > 0; margin 0): 2; nothing changed." in text
+    assert "- *c*: not measured in this run." in text
+    assert "- *a* holds here: 1; interval [+0.5, +1.5] lies wholly above 0." in findings.summary(v, "", criterion=False)
+
+
+def test_counts():
+    v = findings.verdicts(CRITERIA, [("a", "", "", HOLDS), ("b", "", "", CON), ("c", "", "", INC)])
+    assert findings.counts(v) == {
+        "held": 1, "contradicted": 1, "inconclusive": 1, "untestable": 0, "unmeasured": 0, "measured": 3,
+    }  # fmt: skip
 
 
 def test_read_published_records_the_read(tmp_path):
@@ -83,10 +110,15 @@ def test_docstring_examples():
     assert results.attempted > 0 and results.failed == 0
 
 
-def test_the_result_box_names_every_finding_once_with_the_numbers_of_those_that_fail():
-    v = findings.verdicts(CRITERIA, [("a", "", "x = 1", True), ("b", "", "y = -1 < 0", False), ("c", "", "", None)])
+def test_the_result_box_names_every_finding_once_with_the_interval_and_margin_of_the_rest():
+    v = findings.verdicts(CRITERIA, [("a", "", "x = 1", HOLDS), ("b", "", "y < 0", CON), ("c", "", "", None)])
     box = findings.result(v, "{held} of {measured} hold", figure=findings.box("inner")).html
     assert box.startswith('<div class="embdiag-result">') and "1 of 2 hold: <em>a</em>." in box
-    assert "Not holding: <em>b</em> (y = -1 &lt; 0)." in box and "Not measured in this run: <em>c</em>." in box
+    assert "Contradicted: <em>b</em> (interval [-2, -1] lies wholly below 0, margin 0)." in box
+    assert "Not measured in this run: <em>c</em>." in box
     assert box.count("<em>a</em>") == box.count("<em>b</em>") == box.count("<em>c</em>") == 1
     assert box.endswith("inner</p></div></div>")
+    v = findings.verdicts(CRITERIA, [("a", "", "", INC), ("b", "", "", not_testable("x<y")), ("c", "", "", HOLDS)])
+    box = findings.result(v, "{held} of {measured}").html
+    assert "Inconclusive: <em>a</em> (interval [-1.5, +0.5] crosses ±1, margin 0)" in box
+    assert "Not testable here: <em>b</em> (x&lt;y, margin 0)" in box
