@@ -225,17 +225,40 @@ def all_of(*parts: Decision) -> Decision:
     raise ValueError(f"parts: unknown verdicts {[p.verdict for p in parts]}")
 
 
+def _reach(part: Decision) -> float:
+    """How far a part's interval reaches towards holding (larger is closer)."""
+    if part.claim == "at least":
+        return part.low - part.margin
+    if part.claim == "at most":
+        return part.margin - part.high
+    if part.claim == "within":
+        return part.margin - max(abs(part.low), abs(part.high))
+    return -math.inf
+
+
 def any_of(*parts: Decision) -> Decision:
     """The claim that at least one part holds: holds when any part does, else inconclusive
     when any part is, else not testable when any part is, else contradicted (every part is).
+    Its interval, margin and reason are those of the deciding part that reaches furthest
+    towards holding, with how many of the parts share its verdict.
 
     >>> any_of(at_least(-2, -1), at_least(1, 2)).verdict, any_of(at_least(-2, -1), at_least(-2, 1)).verdict
     ('holds', 'inconclusive')
+    >>> any_of(at_least(0.5, 2), at_least(1, 2), at_least(-2, -1)).reason
+    '2 of 3 hold; furthest: interval [+1, +2] lies wholly above 0'
     """
     if not parts:
         raise ValueError("parts: expected at least one Decision")
     for verdict in (HOLDS, INCONCLUSIVE, NOT_TESTABLE, CONTRADICTED):
         deciding = [p for p in parts if p.verdict == verdict]
         if deciding:
-            return _joined("any of", list(parts), deciding if verdict != CONTRADICTED else list(parts))
+            best = max(deciding, key=_reach)
+            one = len(deciding) == 1
+            words = {HOLDS: "holds" if one else "hold", CONTRADICTED: "contradicted"}.get(
+                verdict, f"{'is' if one else 'are'} {verdict}"
+            )
+            if len(parts) == 1:
+                return best._replace(claim="any of")
+            reason = f"{len(deciding)} of {len(parts)} {words}; furthest: {best.reason}"
+            return Decision(best.verdict, "any of", best.margin, best.low, best.high, reason)
     raise ValueError(f"parts: unknown verdicts {[p.verdict for p in parts]}")

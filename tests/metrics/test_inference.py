@@ -136,3 +136,10 @@ def test_any_of_holds_when_one_part_holds():
     assert any_of(con, con).verdict == "contradicted"
     with pytest.raises(ValueError, match="parts"):
         any_of()
+
+
+def test_any_of_reports_the_part_that_reaches_furthest():
+    parts = (I.at_least(-3, -1), I.at_least(-2, 1), I.at_least(-1, 2))
+    d = I.any_of(*parts)
+    assert d.verdict == "inconclusive" and (d.low, d.high) == (-1, 2)
+    assert d.reason.startswith("2 of 3 are inconclusive; furthest: interval [-1, +2]")
