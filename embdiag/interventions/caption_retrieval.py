@@ -18,7 +18,8 @@ comparator: each image queries the other images (see :func:`category_precision`)
 A representation is the native vectors or a Matryoshka prefix (:func:`mrl_prefix`: the
 leading coordinates, renormalized), applied alike to images, queries and documents.
 :func:`bootstrap_changes` gives paired bootstrap intervals of compressed minus native over
-image groups (a caption travels with its parent image), and :func:`shuffled_control`
+image groups (a caption travels with its parent image), :func:`bootstrap_contrasts` the same
+for one metric's change against a multiple of Hit@k's, and :func:`shuffled_control`
 reassigns the image–caption correspondence by a seeded permutation of the groups while
 vectors and rankings stay fixed, beside its exact chance level (:func:`chance_levels`).
 All searches are exact (:func:`embdiag.metrics.topk`, float64 scores).
@@ -59,6 +60,7 @@ __all__ = [
     "overlap_table",
     "typical_image",
     "bootstrap_changes",
+    "bootstrap_contrasts",
     "shuffle_groups",
     "chance_levels",
     "random_hit_chance",
@@ -600,7 +602,8 @@ def bootstrap_changes(
     so each draw picks the same images in both directions. The intervals are conditional
     on these images and captions (the encoder is fixed). Columns: ``representation``,
     ``direction``, ``metric``, ``native``, ``compressed``, ``change``, ``low``, ``high``,
-    ``n_queries``, ``n_groups`` (fractions).
+    ``n_queries``, ``n_groups``, and ``compressed low``, ``compressed high`` (the compressed
+    value's interval from the same draws) (fractions).
 
     Examples
     --------
@@ -610,7 +613,7 @@ def bootstrap_changes(
     >>> changes = bootstrap_changes(result, n_draws=200)
     >>> changes.columns.tolist()
     ['representation', 'direction', 'metric', 'native', 'compressed', 'change', 'low', 'high', 'n_queries',
-     'n_groups']
+     'n_groups', 'compressed low', 'compressed high']
     >>> changes[["direction", "metric", "change", "n_queries", "n_groups"]].round(4).values.tolist()
     [['text→image', 'Hit@1', -0.3333, 6, 3], ['text→image', 'Hit@2', 0.0, 6, 3],
      ['image→text', 'Hit@1', -0.3333, 3, 3], ['image→text', 'Hit@2', -0.3333, 3, 3],
@@ -623,6 +626,8 @@ def bootstrap_changes(
             iv = paired_bootstrap(
                 getattr(a, attr), getattr(b, attr), groups=a.unit, n_draws=n_draws, level=level, seed=seed
             )
+            value = getattr(a, attr)
+            at = paired_bootstrap(value, np.zeros_like(value), groups=a.unit, n_draws=n_draws, level=level, seed=seed)
             rows.append(
                 {
                     "representation": r.name,
@@ -635,9 +640,65 @@ def bootstrap_changes(
                     "high": iv.high,
                     "n_queries": iv.n,
                     "n_groups": iv.n_groups,
+                    "compressed low": at.low,
+                    "compressed high": at.high,
                 }
             )
     return pd.DataFrame(rows)
+
+
+def bootstrap_contrasts(
+    result: CaptionRetrieval, factor: float, n_draws: int = 5000, seed: int = 0, level: float = 0.95
+) -> pd.DataFrame:
+    """Each metric's change against ``factor`` times the Hit@k change of its direction, paired.
+
+    For each compressed representation and each metric of :data:`METRICS` other than Hit@k,
+    the contrast is (compressed minus native of the metric) minus ``factor`` times (compressed
+    minus native of Hit@k), per query, averaged: below 0 when the metric falls by more than
+    ``factor`` times Hit@k's fall. Its interval is :func:`bootstrap_changes`' paired bootstrap
+    over image groups (the same draws for the same ``seed``), conditional on these images and
+    captions. Columns: ``representation``, ``direction``, ``metric``, ``reference`` (Hit@k),
+    ``factor``, ``contrast``, ``low``, ``high`` (fractions).
+
+    Examples
+    --------
+    >>> images = np.array([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    >>> group = np.array([0, 0, 1, 1, 2, 2])  # two captions per image, each a copy of its image
+    >>> result = evaluate(images, images[group], images[group], group, dims=(2,), k=2)
+    >>> contrasts = bootstrap_contrasts(result, factor=2, n_draws=200)
+    >>> contrasts[["direction", "metric", "reference", "contrast"]].round(4).values.tolist()
+    [['text→image', 'Hit@1', 'Hit@2', -0.3333], ['image→text', 'Hit@1', 'Hit@2', 0.3333],
+     ['image→text', 'caption recall@2', 'Hit@2', 0.3333]]
+    """
+    rows = []
+    for r in result.representations[1:]:
+        for direction, metric, attr in METRICS:
+            if attr == "hit_k":
+                continue
+            a, b = r.ranking(direction), result.native.ranking(direction)
+            iv = paired_bootstrap(
+                getattr(a, attr) - factor * a.hit_k,
+                getattr(b, attr) - factor * b.hit_k,
+                groups=a.unit,
+                n_draws=n_draws,
+                level=level,
+                seed=seed,
+            )
+            rows.append(
+                {
+                    "representation": r.name,
+                    "direction": direction,
+                    "metric": _label(metric, result.k),
+                    "reference": _label("Hit@k", result.k),
+                    "factor": float(factor),
+                    "contrast": iv.mean,
+                    "low": iv.low,
+                    "high": iv.high,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["representation", "direction", "metric", "reference", "factor", "contrast", "low", "high"]
+    )
 
 
 def shuffle_groups(group, seed: int = 0) -> np.ndarray:
