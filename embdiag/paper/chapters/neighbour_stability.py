@@ -17,8 +17,11 @@ import numpy as np
 import pandas as pd
 
 from ...interventions.precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, StorageResult, query_scores
+from ...metrics.inference import all_of, at_least, at_most, not_testable, within
+from ...metrics.retrieval import precision_at_k
+from ...metrics.stats import Interval, paired_bootstrap, proportion_interval
 from .. import theme
-from ..findings import read_published, verdicts
+from ..findings import SCOPE, Claim, read_published, verdicts
 
 #: Margin bins (score units) of the changed-query table, declared before measuring: decades, the
 #: smallest bin being every margin below 1e-5.
@@ -35,24 +38,79 @@ FP32 = "FP32 arithmetic"
 CERTIFICATE_CONDITIONS = ("FP16 gallery", "INT8 gallery", OFFSET_FP16)
 SOURCES = ("study", "this run")
 
-#: Thresholds of the criteria below: "few" changed queries (share), "barely moves" (|ΔP@k|, points),
-#: "most" changed queries keep their P@k (share), "many" FP16 queries certified (share).
-FEW, BARELY_PP, MOST_KEPT, MANY_CERTIFIED = 0.01, 0.5, 0.5, 0.5
-#: The study's findings, each restated as a test fixed before looking at this run's numbers.
+#: Declared margins, fixed before this run's numbers were looked at; shares are percent of the
+#: queries (or of the changed queries), P@k changes percentage points.
+FEW, NONE, SMALLEST, BARELY_PP, MOST_KEPT, MANY_CERTIFIED = 1.0, 0.5, 50.0, 0.5, 50.0, 50.0
+#: Conditions that store or compute differently (every condition but the two references).
+PERTURBING = FP16 + INT8 + (FP32, OFFSET_FP16)
+_PAIRED = "paired bootstrap over the queries of the changed indicators (conditional on the fixed gallery)"
+#: The study's findings, each restated as a claim with a declared margin, fixed before looking at this run's numbers.
 CRITERIA = {
-    "FP16 changes few queries, at the smallest margins": (
-        f"each FP16 condition changes at most {FEW:.0%} of the queries, every change in the smallest margin bin "
-        f"(below {MARGIN_EDGES[1]:g})"
+    "FP16 changes few queries": Claim(
+        f"in each FP16 condition the share of queries whose top k changes is below {FEW:g}% (Wilson 95% interval)",
+        f"{FEW:g}% of the queries",
+        "twice the study's FP16 rate (5 of 983, 0.5%), which it reports as a handful of changes",
+        was="each FP16 condition changes at most 1% of the queries, every change in the smallest margin bin",
     ),
-    "INT8 changes more": "each INT8 condition changes more queries than the FP16 condition storing the same sides",
-    "FP32 arithmetic changes none": "FP32 arithmetic changes no query",
-    "offset + FP16 changes many": "offset + FP16 changes more queries than every native-scale FP16 and INT8 condition",
-    "agreement hides turnover": f"offset + FP16 changes at least one query, moves P@k by at most {BARELY_PP:g} points "
-    f"on every attribute, and at least {MOST_KEPT:.0%} of its changed queries keep their "
-    "P@k on every attribute",
-    "certificate covers many FP16 queries": f"at least {MANY_CERTIFIED:.0%} of the FP16-gallery queries are certified",
-    "certificate covers no INT8 or offset query": "no query of either INT8 condition or of offset + FP16 is certified",
-    "no exception": "no certified query changes, in any of the eight conditions",
+    "FP16 changes sit at the smallest margins": Claim(
+        f"in each FP16 condition that changes any query, more than {SMALLEST:g}% of its changed queries have a "
+        f"reference margin in the smallest bin (below {MARGIN_EDGES[1]:g}; Wilson 95% interval over the changed "
+        "queries); not testable where no FP16 query changes",
+        f"{SMALLEST:g}% of the changed queries",
+        "'all changes in the smallest bin' read as a majority, the most a handful of changes can show",
+        was="each FP16 condition changes at most 1% of the queries, every change in the smallest margin bin",
+    ),
+    "INT8 changes more": Claim(
+        "each INT8 condition changes a larger share of the queries than the FP16 condition storing the same "
+        f"sides: the difference (pp), by {_PAIRED}, above 0",
+        "0 pp",
+        "an ordering: any difference in the stated direction",
+        was="each INT8 condition changes more queries than the FP16 condition storing the same sides",
+    ),
+    "FP32 arithmetic changes none": Claim(
+        f"FP32 arithmetic's share of changed queries is below {NONE:g}% (Wilson 95% interval)",
+        f"{NONE:g}% of the queries",
+        "0 of n can only be bounded: at about 1,000 queries the Wilson interval of 0 reaches 0.39%, so 0.5% is "
+        "the tightest round margin such a run can meet",
+        was="FP32 arithmetic changes no query",
+    ),
+    "offset + FP16 changes many": Claim(
+        f"offset + FP16 changes more than {FEW:g}% of the queries (Wilson 95% interval) and a larger share than "
+        f"every native-scale FP16 and INT8 condition (the difference, pp, by {_PAIRED}, above 0)",
+        f"{FEW:g}% of the queries; 0 pp",
+        "'many' is more than 'few' (FP16's margin) and more than every native-scale storage",
+        was="offset + FP16 changes more queries than every native-scale FP16 and INT8 condition",
+    ),
+    "agreement hides turnover": Claim(
+        f"under offset + FP16 the change of P@k lies within ±{BARELY_PP:g} pp on every attribute (paired "
+        "bootstrap over the queries of each query's P@k change, conditional on the fixed gallery) and more than "
+        f"{MOST_KEPT:g}% of its changed queries keep their own P@k on every attribute (Wilson 95% interval)",
+        f"±{BARELY_PP:g} pp; {MOST_KEPT:g}% of the changed queries",
+        "half a point of P@10 is one neighbour swapped in every twentieth query; 'hides' means most keep theirs",
+        was="offset + FP16 changes at least one query, moves P@k by at most 0.5 points on every attribute, and at "
+        "least 50% of its changed queries keep their P@k on every attribute",
+    ),
+    "certificate covers many FP16 queries": Claim(
+        f"more than {MANY_CERTIFIED:g}% of the FP16-gallery queries are certified (Wilson 95% interval)",
+        f"{MANY_CERTIFIED:g}% of the queries",
+        "'many' read as most; the study certifies 576 of 983 (59%)",
+        was="at least 50% of the FP16-gallery queries are certified",
+    ),
+    "certificate covers no INT8 or offset query": Claim(
+        f"in each INT8 condition and in offset + FP16 the certified share is below {NONE:g}% (Wilson 95% "
+        "interval): a limit of the study's certificate, which a tighter certificate need not share",
+        f"{NONE:g}% of the queries",
+        "as for 'none' above: the tightest round margin 0 of about 1,000 can meet",
+        kind=SCOPE,
+        was="no query of either INT8 condition or of offset + FP16 is certified",
+    ),
+    "no exception": Claim(
+        "among the queries certified under at least one condition that stores or computes differently, the share "
+        f"that changed under a condition certifying it is below {NONE:g}% (Wilson 95% interval)",
+        f"{NONE:g}% of the certified queries",
+        "as for 'none' above: the tightest round margin 0 of about 1,000 can meet",
+        was="no certified query changes, in any of the eight conditions",
+    ),
 }
 
 
@@ -699,100 +757,253 @@ def boundary_chart(data: pd.DataFrame, k: int = 10) -> alt.HConcatChart:
 # ----------------------------------------------------------------------------- findings
 
 
-def findings(results, labels: dict, study: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per finding: ``finding``, ``criterion`` (:data:`CRITERIA`), ``study`` and
-    ``this run`` (the numbers in words) and ``reproduces`` (bool)."""
+def share(successes, n) -> Interval:
+    """The share ``successes / n`` in percent with its Wilson 95% interval."""
+    i = proportion_interval(int(successes), int(n))
+    return i._replace(mean=100 * i.mean, low=100 * i.low, high=100 * i.high, se=100 * i.se)
+
+
+def bounded_difference(a: int, b: int, n: int) -> tuple[float, float, float]:
+    """``(a - b) / n`` in percentage points with an interval that holds whatever the pairing of
+    two counts of the same ``n`` queries: the far ends of their two Wilson 97.5% intervals
+    (Bonferroni), for published counts whose per-query pairing is not known."""
+    ia, ib = proportion_interval(int(a), int(n), 0.975), proportion_interval(int(b), int(n), 0.975)
+    return 100 * (a - b) / n, 100 * (ia.low - ib.high), 100 * (ia.high - ib.low)
+
+
+def change_difference(a: StorageResult, b: StorageResult, *, n_draws: int = 5000, seed: int = 0) -> Interval:
+    """Share of queries changed under ``a`` minus under ``b`` (pp), by a paired bootstrap over the
+    queries of the two changed indicators; conditional on the fixed gallery."""
+    if a.changed.shape != b.changed.shape:
+        raise ValueError(f"results: {a.condition.name} and {b.condition.name} rank different queries")
+    return paired_bootstrap(100.0 * a.changed, 100.0 * b.changed, n_draws=n_draws, seed=seed)
+
+
+def precision_changes(result: StorageResult, labels) -> np.ndarray:
+    """Each query's P@k under the condition minus under its reference (pp; NaN where either is
+    undefined for missing labels); their mean is :meth:`StorageResult.precision_change`."""
+    before = precision_at_k(result.reference_neighbors, labels, per_query=True)
+    after = precision_at_k(result.neighbors, labels, per_query=True)
+    return np.round(100.0 * (after - before), 9)  # exact multiples of 100 / k where every label is known
+
+
+def precision_change_interval(result: StorageResult, labels, *, n_draws: int = 5000, seed: int = 0) -> Interval:
+    """Mean change of P@k (pp) with a paired bootstrap interval over the queries where it is defined."""
+    d = precision_changes(result, labels)
+    d = d[~np.isnan(d)]
+    return paired_bootstrap(d, np.zeros_like(d), n_draws=n_draws, seed=seed)
+
+
+def exceptions(results) -> tuple[int, int]:
+    """``(exceptions, certified)``: queries that changed under a condition certifying them, and
+    queries certified under at least one condition of :data:`PERTURBING` in ``results``."""
+    rs = [r for r in results if r.condition.name in PERTURBING]
+    certified = np.any([r.certified for r in rs], axis=0)
+    broken = np.any([r.certified & r.changed for r in rs], axis=0)
+    return int(broken.sum()), int(certified.sum())
+
+
+def _about(decision, what: str):
+    return decision._replace(reason=f"{what}: {decision.reason}")
+
+
+def _pct(i) -> str:
+    mean, low, high = i[:3]
+    return f"{mean:.2f}% [{low:.2f}, {high:.2f}]"
+
+
+def _pp(i) -> str:
+    mean, low, high = i[:3]
+    return f"{mean:+.2f} pp [{low:+.2f}, {high:+.2f}]"
+
+
+def _counted(c: int, n: int) -> str:
+    return f"{c} of {n} ({_pct(share(c, n))})"
+
+
+def old_verdicts(results, labels: dict) -> dict:
+    """Each finding's verdict under its old point-estimate criterion (:attr:`Claim.was`)."""
+    by = _by_name(results)
+    n = {c: by[c].n_changed for c in by}
+    size = by[FP16[0]].changed.size
+    fp16 = all(n[f] <= FEW / 100 * size and bool((by[f].changed_margins < MARGIN_EDGES[1]).all()) for f in FP16)
+    o = by[OFFSET_FP16]
+    agreement = (
+        n[OFFSET_FP16] > 0
+        and all(abs(o.precision_change(y)) <= BARELY_PP for y in labels.values())
+        and all(o.agreement_kept(y) >= MOST_KEPT / 100 * n[OFFSET_FP16] for y in labels.values())
+    )
+    return {
+        "FP16 changes few queries": fp16,
+        "FP16 changes sit at the smallest margins": fp16,
+        "INT8 changes more": n[INT8[0]] > n[FP16[0]] and n[INT8[1]] > n[FP16[1]],
+        "FP32 arithmetic changes none": n[FP32] == 0,
+        "offset + FP16 changes many": all(n[OFFSET_FP16] > n[c] for c in FP16 + INT8),
+        "agreement hides turnover": agreement,
+        "certificate covers many FP16 queries": by[FP16[0]].certified.sum() >= MANY_CERTIFIED / 100 * size,
+        "certificate covers no INT8 or offset query": all(by[c].certified.sum() == 0 for c in INT8 + (OFFSET_FP16,)),
+        "no exception": sum(r.violations for r in results) == 0,
+    }
+
+
+def _study_rows(study: pd.DataFrame, attrs) -> dict:
+    """``{finding: (words, decision)}`` on the study's published counts (Wilson intervals; a
+    Bonferroni bound for differences of counts whose pairing is not published)."""
+    size = int(study.loc[FP16[0], "n_queries"])
+
+    def n(c):
+        return int(study.loc[c, "changed_queries"])
+
+    def diff(a, b):
+        return bounded_difference(n(a), n(b), size)
+
+    so = study.loc[OFFSET_FP16]
+    kept = {a: int(so[f"{a}_p10_kept"]) for a in attrs if pd.notna(so.get(f"{a}_p10_kept"))}
+    cert = {c: int(study.loc[c, "certified"]) for c in (FP16[0],) + INT8 + (OFFSET_FP16,)}
+    return {
+        "FP16 changes few queries": (
+            "; ".join(f"{f}: {_counted(n(f), size)}" for f in FP16),
+            all_of(*(_about(at_most(*share(n(f), size)[1:3], FEW), f"{f}, % changed") for f in FP16)),
+        ),
+        "FP16 changes sit at the smallest margins": (
+            "all " + " and ".join(str(n(f)) for f in FP16) + " changes in the study's smallest bin (bins unpublished)",
+            all_of(
+                *(
+                    _about(at_least(*share(n(f), n(f))[1:3], SMALLEST), f"{f}, % of changes in the smallest bin")
+                    for f in FP16
+                )
+            ),
+        ),
+        "INT8 changes more": (
+            "; ".join(f"{i} minus {f}: {_pp(diff(i, f))}" for i, f in zip(INT8, FP16)),
+            all_of(*(_about(at_least(*diff(i, f)[1:], 0), f"{i} minus {f} (pp)") for i, f in zip(INT8, FP16))),
+        ),
+        "FP32 arithmetic changes none": (
+            _counted(n(FP32), size),
+            _about(at_most(*share(n(FP32), size)[1:3], NONE), "% changed"),
+        ),
+        "offset + FP16 changes many": (
+            f"{_counted(n(OFFSET_FP16), size)}; at most {max(n(c) for c in FP16 + INT8)} under the others",
+            all_of(
+                _about(at_least(*share(n(OFFSET_FP16), size)[1:3], FEW), "% changed"),
+                *(_about(at_least(*diff(OFFSET_FP16, c)[1:], 0), f"minus {c} (pp)") for c in FP16 + INT8),
+            ),
+        ),
+        "agreement hides turnover": (
+            "ΔP@10 "
+            + ", ".join(f"{_name(a)} {so[f'delta_{a}_p10_pp']:+.3f}" for a in attrs if f"delta_{a}_p10_pp" in so)
+            + f" pp; kept {', '.join(f'{_name(a)} {v}' for a, v in kept.items())} of {n(OFFSET_FP16)}",
+            all_of(
+                not_testable("the study published ΔP@10 as a point estimate without an interval"),
+                *(
+                    _about(at_least(*share(v, n(OFFSET_FP16))[1:3], MOST_KEPT), f"{_name(a)} kept, % of changed")
+                    for a, v in kept.items()
+                ),
+            ),
+        ),
+        "certificate covers many FP16 queries": (
+            _counted(cert[FP16[0]], size),
+            _about(at_least(*share(cert[FP16[0]], size)[1:3], MANY_CERTIFIED), "% certified"),
+        ),
+        "certificate covers no INT8 or offset query": (
+            "; ".join(f"{c}: {cert[c]} of {size}" for c in INT8 + (OFFSET_FP16,)),
+            all_of(
+                *(_about(at_most(*share(cert[c], size)[1:3], NONE), f"{c}, % certified") for c in INT8 + (OFFSET_FP16,))
+            ),
+        ),
+        "no exception": (
+            f"0 of the {cert[FP16[0]]} FP16-gallery queries it certifies changed",
+            _about(at_most(*share(0, cert[FP16[0]])[1:3], NONE), "% of certified changed"),
+        ),
+    }
+
+
+def findings(results, labels: dict, study: pd.DataFrame | None = None, *, n_draws: int = 5000, seed: int = 0):
+    """The verdict table (:func:`~embdiag.paper.findings.verdicts`) of :data:`CRITERIA`: each
+    finding decided on this run by Wilson intervals of shares of queries and paired bootstrap
+    intervals over the queries (``n_draws`` draws, ``seed``; conditional on the fixed gallery,
+    whose vectors are also the queries), and on the study's published counts where they allow
+    it (``holds in the study``); the old point-estimate verdicts in ``old verdict``."""
     study = read_study() if study is None else study
     by = _by_name(results)
     need = [c.name for c in STUDY_CONDITIONS] + [OFFSET, OFFSET_FP16]
     missing = [n for n in need if n not in by]
     if missing:
         raise ValueError(f"results: missing the conditions {missing}")
-    ours = storage_table(results, labels)
-    attrs = list(labels)
-    small = MARGIN_EDGES[1]
+    boot = {"n_draws": n_draws, "seed": seed}
+    size = by[FP16[0]].changed.size
+    n = {c: by[c].n_changed for c in by}
+    ours = {}
 
-    def n(name, t=ours):
-        return int(t.loc[name, "changed_queries"])
-
-    def share(name, t=ours):
-        return f"{n(name, t)} of {int(t.loc[name, 'n_queries'])}"
-
-    rows = []
-    in_small = {f: bool((by[f].changed_margins < small).all()) for f in FP16}
-    rows.append(
-        (
-            "FP16 changes few queries, at the smallest margins",
-            f"{share(FP16[0], study)} and {share(FP16[1], study)} changed, all in the smallest bin",
-            "; ".join(
-                f"{f}: {share(f)} changed"
-                + (f", largest changed margin {by[f].changed_margins.max():.2g}" if n(f) else "")
-                for f in FP16
-            ),
-            all(n(f) <= FEW * by[f].changed.size and in_small[f] for f in FP16),
-        )
+    ours["FP16 changes few queries"] = (
+        "; ".join(f"{f}: {_counted(n[f], size)}" for f in FP16),
+        all_of(*(_about(at_most(*share(n[f], size)[1:3], FEW), f"{f}, % changed") for f in FP16)),
     )
-    rows.append(
-        (
-            "INT8 changes more",
-            f"INT8 {n(INT8[0], study)} and {n(INT8[1], study)} vs FP16 {n(FP16[0], study)} and {n(FP16[1], study)}",
-            f"INT8 {n(INT8[0])} and {n(INT8[1])} vs FP16 {n(FP16[0])} and {n(FP16[1])}",
-            n(INT8[0]) > n(FP16[0]) and n(INT8[1]) > n(FP16[1]),
+    small = {f: int((by[f].changed_margins < MARGIN_EDGES[1]).sum()) for f in FP16}
+    judged = [f for f in FP16 if n[f]]
+    ours["FP16 changes sit at the smallest margins"] = (
+        "; ".join(f"{f}: {small[f]} of {n[f]} changes in the smallest bin" for f in FP16),
+        all_of(
+            *(
+                _about(at_least(*share(small[f], n[f])[1:3], SMALLEST), f"{f}, % of changes in the smallest bin")
+                for f in judged
+            )
         )
+        if judged
+        else not_testable("no FP16 query changed its top k, so where the changes fall cannot be judged"),
     )
-    rows.append(
-        (
-            "FP32 arithmetic changes none",
-            f"{n(FP32, study)} changed",
-            f"{n(FP32)} changed (max score error {by[FP32].max_score_error:.2g})",
-            n(FP32) == 0,
-        )
+    more = {(i, f): change_difference(by[i], by[f], **boot) for i, f in zip(INT8, FP16)}
+    ours["INT8 changes more"] = (
+        "; ".join(f"{i} minus {f}: {_pp(d)}" for (i, f), d in more.items()),
+        all_of(*(_about(at_least(d.low, d.high, 0), f"{i} minus {f} (pp)") for (i, f), d in more.items())),
     )
-    rivals = FP16 + INT8
-    rows.append(
-        (
-            "offset + FP16 changes many",
-            f"{n(OFFSET_FP16, study)} vs at most {max(n(c, study) for c in rivals)}",
-            f"{n(OFFSET_FP16)} vs at most {max(n(c) for c in rivals)}",
-            all(n(OFFSET_FP16) > n(c) for c in rivals),
-        )
+    ours["FP32 arithmetic changes none"] = (
+        f"{_counted(n[FP32], size)} (max score error {by[FP32].max_score_error:.2g})",
+        _about(at_most(*share(n[FP32], size)[1:3], NONE), "% changed"),
     )
-    o, so = ours.loc[OFFSET_FP16], study.loc[OFFSET_FP16]
-    kept = {a: int(o[f"{a}_p10_kept"]) for a in attrs}
-    n_o = n(OFFSET_FP16)
-    deltas = {a: float(o[f"delta_{a}_p10_pp"]) for a in attrs}
-    s_attrs = [a for a in attrs if f"delta_{a}_p10_pp" in study.columns]
-    s_delta = ", ".join(f"{_name(a)} {so[f'delta_{a}_p10_pp']:+.3f}" for a in s_attrs)
-    s_kept = ", ".join(f"{_name(a)} {int(so[f'{a}_p10_kept'])}" for a in s_attrs if pd.notna(so.get(f"{a}_p10_kept")))
-    o_delta = ", ".join(f"{_name(a)} {deltas[a]:+.3f}" for a in attrs)
-    o_kept = ", ".join(f"{_name(a)} {kept[a]}" for a in attrs)
-    rows.append(
-        (
-            "agreement hides turnover",
-            f"ΔP@10 {s_delta} pp; kept {s_kept} of {n(OFFSET_FP16, study)}",
-            f"ΔP@k {o_delta} pp; kept {o_kept} of {n_o}",
-            n_o > 0
-            and all(abs(d) <= BARELY_PP for d in deltas.values())
-            and all(v >= MOST_KEPT * n_o for v in kept.values()),
-        )
+    over = {c: change_difference(by[OFFSET_FP16], by[c], **boot) for c in FP16 + INT8}
+    ours["offset + FP16 changes many"] = (
+        f"{_counted(n[OFFSET_FP16], size)}; minus " + ", ".join(f"{c} {_pp(d)}" for c, d in over.items()),
+        all_of(
+            _about(at_least(*share(n[OFFSET_FP16], size)[1:3], FEW), "% changed"),
+            *(_about(at_least(d.low, d.high, 0), f"minus {c} (pp)") for c, d in over.items()),
+        ),
     )
-    cert = {c: int(ours.loc[c, "certified"]) for c in ours.index}
-    rows.append(
-        (
-            "certificate covers many FP16 queries",
-            f"{int(study.loc[FP16[0], 'certified'])} of {int(study.loc[FP16[0], 'n_queries'])}",
-            f"{cert[FP16[0]]} of {by[FP16[0]].changed.size}",
-            cert[FP16[0]] >= MANY_CERTIFIED * by[FP16[0]].changed.size,
-        )
+    o = by[OFFSET_FP16]
+    delta = {a: precision_change_interval(o, y, **boot) for a, y in labels.items()}
+    kept = {a: o.agreement_kept(y) for a, y in labels.items()}
+    parts = [_about(within(d.low, d.high, BARELY_PP), f"Δ {_name(a)} P@k (pp)") for a, d in delta.items()]
+    if n[OFFSET_FP16]:
+        parts += [
+            _about(at_least(*share(v, n[OFFSET_FP16])[1:3], MOST_KEPT), f"{_name(a)} kept, % of changed")
+            for a, v in kept.items()
+        ]
+    else:
+        parts.append(not_testable("offset + FP16 changed no query, so no turnover can be hidden"))
+    ours["agreement hides turnover"] = (
+        "ΔP@k "
+        + ", ".join(f"{_name(a)} {_pp(d)}" for a, d in delta.items())
+        + f"; kept {', '.join(f'{_name(a)} {v}' for a, v in kept.items())} of {n[OFFSET_FP16]}",
+        all_of(*parts),
     )
-    rows.append(
-        (
-            "certificate covers no INT8 or offset query",
-            ", ".join(f"{c} {int(study.loc[c, 'certified'])}" for c in INT8 + (OFFSET_FP16,)),
-            ", ".join(f"{c} {cert[c]}" for c in INT8 + (OFFSET_FP16,)),
-            all(cert[c] == 0 for c in INT8 + (OFFSET_FP16,)),
-        )
+    cert = {c: int(by[c].certified.sum()) for c in by}
+    ours["certificate covers many FP16 queries"] = (
+        _counted(cert[FP16[0]], size),
+        _about(at_least(*share(cert[FP16[0]], size)[1:3], MANY_CERTIFIED), "% certified"),
     )
-    total = int(ours["violations"].sum())
-    rows.append(("no exception", "none", f"{total} certified queries changed, over {len(ours)} conditions", total == 0))
-    return verdicts(CRITERIA, rows)
+    ours["certificate covers no INT8 or offset query"] = (
+        "; ".join(f"{c}: {_counted(cert[c], size)}" for c in INT8 + (OFFSET_FP16,)),
+        all_of(
+            *(_about(at_most(*share(cert[c], size)[1:3], NONE), f"{c}, % certified") for c in INT8 + (OFFSET_FP16,))
+        ),
+    )
+    broken, certified = exceptions(results)
+    ours["no exception"] = (
+        f"{broken} of the {certified} queries certified under some condition changed under one certifying it",
+        _about(at_most(*share(broken, certified)[1:3], NONE), "% of certified changed")
+        if certified
+        else not_testable("no query is certified under any condition"),
+    )
+    theirs = _study_rows(study, list(labels))
+    rows = [(f, theirs[f][0], ours[f][0], theirs[f][1], ours[f][1]) for f in CRITERIA]
+    return verdicts(CRITERIA, rows, was=old_verdicts(results, labels))

@@ -1,6 +1,7 @@
 """The neighbour-stability chapter's tables, figures and declared findings, on small vectors."""
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -238,14 +239,6 @@ def test_chart_frames_are_the_plotted_data(run, study):
     assert len(drawn) == len(delta) and set(delta["metric"]) == {"weather", "scene"}
 
 
-def test_findings_table_in_words(run, study):
-    _, labels, results = run
-    verdicts = sf.findings(results, labels, study)
-    table = findings.table(verdicts)
-    assert list(table.index) == list(sf.CRITERIA)
-    assert (table["reproduces"] == "yes").tolist() == verdicts["reproduces"].tolist()
-
-
 def test_certificate_explanation_states_the_computed_numbers(run):
     _, _, results = run
     text = sf.certificate_explanation(results, 24)
@@ -257,55 +250,177 @@ def test_certificate_explanation_states_the_computed_numbers(run):
 # ------------------------------------------------------------------------------- findings
 
 
-def test_findings_follow_their_criteria(run, study):
-    _, labels, results = run
-    f = sf.findings(results, labels, study).set_index("finding")
-    assert list(f.index) == list(sf.CRITERIA) and f["criterion"].tolist() == list(sf.CRITERIA.values())
-    by = {r.condition.name: r for r in results}
-    n = len(by["native reference"].changed)
+@pytest.fixture(scope="module")
+def wide():
+    """1,000 queries: enough for a Wilson interval of 0 changes to clear the declared margins."""
+    rng = np.random.default_rng(2)
+    centers = rng.standard_normal((6, 16))
+    lab = rng.integers(0, 6, 1200)
+    X = _unit(centers[lab] + 0.9 * rng.standard_normal((1200, 16)))
+    labels = {"weather": lab[200:] % 3, "scene": lab[200:] % 2}
+    return labels, compare_study_conditions(X[:200], X[200:], k=K, offset_severity=0.99)
 
-    def verdict(name, **changes):
-        altered = [replace(r, **changes[r.condition.name]) if r.condition.name in changes else r for r in results]
-        return bool(sf.findings(altered, labels, study).set_index("finding").loc[name, "reproduces"])
 
-    none, every = np.zeros(n, bool), np.ones(n, bool)
-    one = none.copy()
-    one[np.argmax(by["FP32 arithmetic"].margins)] = True
-    assert verdict("FP32 arithmetic changes none", **{"FP32 arithmetic": {"changed": none}})
-    assert not verdict("FP32 arithmetic changes none", **{"FP32 arithmetic": {"changed": one}})
-    # FP16: a change at a wide margin breaks "smallest bin"; a change at a tiny margin does not
-    tiny = by["FP16 gallery"].margins.copy()
-    tiny[one] = 1e-7
-    assert verdict(
-        "FP16 changes few queries, at the smallest margins",
-        **{"FP16 gallery": {"changed": one, "margins": tiny}, "FP16 queries + gallery": {"changed": none}},
+def _altered(results, labels, study, **changes):
+    """The verdict table after replacing fields of the named conditions' results."""
+    altered = [replace(r, **changes[r.condition.name]) if r.condition.name in changes else r for r in results]
+    return sf.findings(altered, labels, study, n_draws=500).set_index("finding")
+
+
+def _mask(n, where):
+    out = np.zeros(n, bool)
+    out[list(where)] = True
+    return out
+
+
+def test_findings_declare_claims_with_margins(wide, study):
+    labels, results = wide
+    v = sf.findings(results, labels, study, n_draws=500)
+    assert v["finding"].tolist() == list(sf.CRITERIA)
+    assert all(isinstance(c, findings.Claim) and c.was for c in sf.CRITERIA.values())
+    assert v.set_index("finding")["kind"].to_dict()["certificate covers no INT8 or offset query"] == "scope"
+    assert (v["kind"] == "scope").sum() == 1
+    for column in ("verdict", "reason", "low", "high", "holds in the study", "old criterion", "old verdict"):
+        assert column in v.columns, column
+    assert set(v["verdict"]) <= {"holds", "contradicted", "inconclusive", "not testable"}
+    table = findings.table(v)
+    assert list(table.index) == list(sf.CRITERIA) and "low" not in table.columns
+
+
+def test_the_study_side_follows_the_same_rule(wide, study):
+    labels, results = wide
+    s = sf.findings(results, labels, study, n_draws=500).set_index("finding")["holds in the study"]
+    assert s["FP16 changes few queries"] == "inconclusive"  # 5 of 983: Wilson reaches 1.19% > 1%
+    assert s["FP32 arithmetic changes none"] == "holds"  # 0 of 983: Wilson reaches 0.39% < 0.5%
+    assert s["no exception"] == "inconclusive"  # 0 of 576: Wilson reaches 0.66% > 0.5%
+    assert s["agreement hides turnover"] == "not testable"  # ΔP@10 published without an interval
+    assert s["INT8 changes more"] == s["offset + FP16 changes many"] == "holds"
+    assert s["certificate covers many FP16 queries"] == s["certificate covers no INT8 or offset query"] == "holds"
+
+
+def test_a_share_of_none_holds_on_many_queries_and_is_inconclusive_on_few(wide, run, study):
+    labels, results = wide
+    n = len(results[0].changed)
+    none = {"changed": np.zeros(n, bool)}
+    fp32 = "FP32 arithmetic changes none"
+    assert _altered(results, labels, study, **{"FP32 arithmetic": none}).loc[fp32, "verdict"] == "holds"
+    one = {"changed": _mask(n, [0])}  # 1 of 1,000: Wilson reaches 0.57% > 0.5%
+    assert _altered(results, labels, study, **{"FP32 arithmetic": one}).loc[fp32, "verdict"] == "inconclusive"
+    many = {"changed": _mask(n, range(30))}
+    assert _altered(results, labels, study, **{"FP32 arithmetic": many}).loc[fp32, "verdict"] == "contradicted"
+    _, small_labels, small = run  # 160 queries: 0 changed still allows 2.3%
+    m = len(small[0].changed)
+    zero = {
+        name: {"changed": np.zeros(m, bool)} for name in ("FP32 arithmetic", "FP16 gallery", "FP16 queries + gallery")
+    }
+    f = _altered(small, small_labels, study, **zero)
+    assert f.loc[fp32, "verdict"] == f.loc["FP16 changes few queries", "verdict"] == "inconclusive"
+    assert f.loc[fp32, "old verdict"] == "yes"
+
+
+def test_smallest_margins_is_not_testable_without_a_change(wide, study):
+    labels, results = wide
+    n = len(results[0].changed)
+    name = "FP16 changes sit at the smallest margins"
+    fp16 = ("FP16 gallery", "FP16 queries + gallery")
+
+    def verdict(changed, margin):
+        return _altered(
+            results, labels, study, **{f: {"changed": changed, "margins": np.full(n, margin)} for f in fp16}
+        ).loc[name]
+
+    nothing = verdict(np.zeros(n, bool), 1e-7)
+    assert nothing["verdict"] == "not testable" and "cannot be judged" in nothing["reason"]
+    assert nothing["old verdict"] == "yes"  # the old criterion passed vacuously
+    assert verdict(_mask(n, [0]), 1e-7)["verdict"] == "inconclusive"  # 1 of 1 reaches down to 21%
+    assert verdict(_mask(n, range(20)), 1e-7)["verdict"] == "holds"
+    assert verdict(_mask(n, range(20)), 1e-2)["verdict"] == "contradicted"
+
+
+def test_orderings_need_a_paired_interval_above_zero(wide, study):
+    labels, results = wide
+    n = len(results[0].changed)
+    some, more = _mask(n, range(10)), _mask(n, range(60))
+    int8 = "INT8 changes more"
+
+    def verdict(fp16, int8_changed):
+        changes = {f: {"changed": fp16} for f in ("FP16 gallery", "FP16 queries + gallery")}
+        changes |= {i: {"changed": int8_changed} for i in ("INT8 gallery", "INT8 queries + gallery")}
+        return _altered(results, labels, study, **changes).loc[int8, "verdict"]
+
+    assert verdict(some, some) == "inconclusive"  # the same queries: a difference of exactly 0
+    assert verdict(some, more) == "holds"
+    assert verdict(more, some) == "contradicted"
+    assert verdict(some, some | _mask(n, [500])) == "inconclusive"  # one more query does not decide
+    offset = _altered(results, labels, study, **{"offset + FP16 gallery": {"changed": np.zeros(n, bool)}})
+    assert offset.loc["offset + FP16 changes many", "verdict"] == "contradicted"
+
+
+def test_agreement_is_not_testable_without_turnover(wide, study):
+    labels, results = wide
+    n = len(results[0].changed)
+    r = sf.result_named(results, "offset + FP16 gallery")
+    still = {"changed": np.zeros(n, bool), "neighbors": r.reference_neighbors}
+    f = _altered(results, labels, study, **{"offset + FP16 gallery": still}).loc["agreement hides turnover"]
+    assert f["verdict"] == "not testable" and f["old verdict"] == "no"
+
+
+def test_certificate_scope_and_exceptions(wide, study):
+    labels, results = wide
+    n = len(results[0].changed)
+    every, none = np.ones(n, bool), np.zeros(n, bool)
+    uncertified = {c: {"certified": none} for c in ("INT8 gallery", "INT8 queries + gallery", "offset + FP16 gallery")}
+    scope = "certificate covers no INT8 or offset query"
+    assert _altered(results, labels, study, **uncertified).loc[scope, "verdict"] == "holds"
+    covered = _altered(results, labels, study, **{"INT8 gallery": {"certified": every}})
+    assert covered.loc[scope, "verdict"] == "contradicted"
+    assert (
+        _altered(results, labels, study, **{"FP16 gallery": {"certified": _mask(n, range(480))}}).loc[
+            "certificate covers many FP16 queries", "verdict"
+        ]
+        == "inconclusive"
+    )  # 48%: the interval reaches past 50%
+
+    def exception(changed):
+        return _altered(results, labels, study, **{"FP16 gallery": {"certified": every, "changed": changed}}).loc[
+            "no exception"
+        ]
+
+    one = exception(_mask(n, [0]))
+    assert one["verdict"] == "inconclusive" and one["old verdict"] == "no"
+    assert exception(_mask(n, range(20)))["verdict"] == "contradicted"
+
+
+def test_exceptions_count_queries_once():
+    names = ("FP16 gallery", "INT8 gallery", "native reference")
+    rs = [
+        SimpleNamespace(condition=SimpleNamespace(name=c), certified=np.array(cert), changed=np.array(chg))
+        for c, cert, chg in zip(
+            names,
+            ([1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 1, 1]),
+            ([1, 0, 0, 1], [1, 0, 0, 0], [0, 0, 0, 0]),
+        )
+    ]
+    for r in rs:
+        r.certified, r.changed = r.certified.astype(bool), r.changed.astype(bool)
+    assert sf.exceptions(rs) == (1, 3)  # query 0 broken twice, counted once; the reference is not counted
+
+
+def test_interval_helpers(wide):
+    labels, results = wide
+    i = sf.share(0, 983)
+    assert i.mean == 0 and i.low == 0 and i.high == pytest.approx(0.3893, abs=1e-4)
+    mean, low, high = sf.bounded_difference(60, 5, 983)
+    assert mean == pytest.approx(100 * 55 / 983) and low < mean < high
+    assert low == pytest.approx(
+        100 * (sf.proportion_interval(60, 983, 0.975).low - sf.proportion_interval(5, 983, 0.975).high)
     )
-    assert not verdict(
-        "FP16 changes few queries, at the smallest margins",
-        **{"FP16 gallery": {"changed": one}, "FP16 queries + gallery": {"changed": none}},
-    )
-    assert not verdict(
-        "FP16 changes few queries, at the smallest margins",
-        **{"FP16 gallery": {"changed": every, "margins": np.full(n, 1e-7)}},
-    )
-    assert verdict(
-        "certificate covers no INT8 or offset query",
-        **{name: {"certified": none} for name in ("INT8 gallery", "INT8 queries + gallery", "offset + FP16 gallery")},
-    )
-    assert not verdict(
-        "certificate covers no INT8 or offset query",
-        **{
-            "INT8 gallery": {"certified": one},
-            "INT8 queries + gallery": {"certified": none},
-            "offset + FP16 gallery": {"certified": none},
-        },
-    )
-    assert verdict("certificate covers many FP16 queries", **{"FP16 gallery": {"certified": every}})
-    assert not verdict("certificate covers many FP16 queries", **{"FP16 gallery": {"certified": one}})
-    assert not verdict("no exception", **{"FP16 gallery": {"certified": every, "changed": one}})
-    assert not verdict("INT8 changes more", **{"INT8 gallery": {"changed": none}, "FP16 gallery": {"changed": none}})
-    assert not verdict("offset + FP16 changes many", **{"offset + FP16 gallery": {"changed": none}})
-    assert not verdict("agreement hides turnover", **{"offset + FP16 gallery": {"changed": none}})
+    a, b = sf.result_named(results, "offset + FP16 gallery"), sf.result_named(results, "FP16 gallery")
+    d = sf.change_difference(a, b, n_draws=200)
+    assert d.mean == pytest.approx(100 * (a.changed.mean() - b.changed.mean())) and d.low <= d.mean <= d.high
+    for y in labels.values():
+        assert sf.precision_changes(a, y).mean() == pytest.approx(a.precision_change(y), abs=1e-12)
+        assert sf.precision_change_interval(a, y, n_draws=200).mean == pytest.approx(a.precision_change(y), abs=1e-12)
 
 
 def test_findings_need_all_eight_conditions(run, study):
