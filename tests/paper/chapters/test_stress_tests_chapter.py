@@ -2,13 +2,16 @@
 
 import json
 import math
+from decimal import Decimal
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
 
+from embdiag.metrics.inference import VERDICTS, at_least
 from embdiag.metrics.stats import Interval
+from embdiag.metrics.suite import frozen_classes
 
 from embdiag.paper.chapters import stress_tests as sf
 from embdiag.interventions.stress import INTERVENTIONS, n_kept
@@ -266,17 +269,102 @@ def test_severe_table_shows_the_study_as_printed(results):
     assert "nan" not in html.lower()
 
 
-def test_findings_table_in_words(results):
+def test_findings_table(results):
     verdicts = sf.findings(results)
     table = findings.table(verdicts)
-    assert list(table.index) == list(sf.CRITERIA)
-    assert set(table["reproduces"]) <= {"yes", "no"}
-    assert (table["reproduces"] == "yes").tolist() == verdicts["reproduces"].tolist()
+    assert list(table.index) == list(sf.CRITERIA) and set(table["kind"]) == {"study"}
+    assert set(table["verdict"]) <= set(VERDICTS)
+    # the study's exact identities are decided on its printed values; its P@10 and BA carry no interval
+    assert table["holds in the study"].tolist() == ["not testable", "holds", "holds", "not testable"]
+    rank = table.loc["rank restriction costs labels"]
+    assert rank["old criterion"] == sf.CRITERIA["rank restriction costs labels"].was
+    drop = results.unchanged["weather BA"] - results.row("rank_restriction", 0.99)["weather BA"]
+    assert rank["old verdict"] == ("yes" if 100 * drop >= sf.BA_COST_PP else "no")
+    assert table.loc["noise: RankMe up, retrieval to chance", "old verdict"] == ""
+    assert "computed exactly on the fixed gallery" in table.loc["contraction: only variance moves", "reason"]
 
 
-def _fake(change=None, half_width=0.005):
+def test_every_claim_declares_its_margin_and_why():
+    for claim in sf.CRITERIA.values():
+        assert claim.margin and claim.why and claim.kind == "study"
+    assert "±2 pp" in sf.CRITERIA["noise: RankMe up, retrieval to chance"].margin
+    assert sf.CRITERIA["rank restriction costs labels"].margin == "5 pp"
+
+
+def test_the_ba_drop_is_the_grids_difference(results, vectors):
+    _, _, _, y_val = vectors
+    assert set(results.ba_drops) == set(y_val)
+    for a, drop in results.ba_drops.items():
+        u, r = results.unchanged[f"{a} BA"], results.row("rank_restriction", 0.99)[f"{a} BA"]
+        assert drop.mean == pytest.approx(u - r, abs=1e-12)
+        assert drop.low <= drop.mean <= drop.high and drop.n_groups == len(frozen_classes(y_val)[a])
+
+
+def test_probe_correctness_gives_the_grids_balanced_accuracy(results, vectors):
+    for a, (y, right) in sf.probe_correctness(*vectors).items():
+        classes = frozen_classes(vectors[3])[a]
+        recall = np.mean([right[y == c].mean() for c in classes])
+        assert recall == pytest.approx(results.unchanged[f"{a} BA"], abs=1e-12)
+
+
+def _correctness(n_per_class, rate_before, rate_after, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], n_per_class)
+    return y, rng.random(len(y)) < rate_before, rng.random(len(y)) < rate_after
+
+
+def test_balanced_accuracy_drop_decides_against_the_margin():
+    m = sf.BA_COST_PP
+
+    def verdict(*args):
+        drop = sf.balanced_accuracy_drop(*args, classes=[0, 1, 2], n_draws=2000)
+        return at_least(100 * drop.low, 100 * drop.high, m).verdict
+
+    assert verdict(*_correctness(10, 0.8, 0.8)) == "inconclusive"  # no effect on a few items
+    assert verdict(*_correctness(3000, 0.9, 0.6)) == "holds"  # a tight large drop
+    assert verdict(*_correctness(3000, 0.8, 0.79)) == "contradicted"  # a tight small drop
+    y, before, _ = _correctness(50, 0.7, 0.7)
+    same = sf.balanced_accuracy_drop(y, before, before, [0, 1, 2], n_draws=100)
+    assert (same.mean, same.low, same.high, same.se) == (0.0, 0.0, 0.0, 0.0)
+
+
+def test_balanced_accuracy_drop_resamples_within_each_class():
+    """The multinomial draws are the stratified item bootstrap: the same mean and spread."""
+    y, before, after = _correctness(40, 0.8, 0.5, seed=1)
+    y = np.r_[y, [7, 7]]  # items outside the classes are ignored
+    before, after = np.r_[before, [True, True]], np.r_[after, [False, False]]
+    drop = sf.balanced_accuracy_drop(y, before, after, [0, 1, 2], n_draws=20000, seed=2)
+    rng = np.random.default_rng(3)
+    brute = []
+    for _ in range(4000):
+        draw = []
+        for c in (0, 1, 2):
+            idx = rng.choice(np.flatnonzero(y == c), size=40)
+            draw.append(before[idx].mean() - after[idx].mean())
+        brute.append(np.mean(draw))
+    assert drop.n == 120 and drop.n_groups == 3
+    assert drop.mean == pytest.approx(np.mean([before[y == c].mean() - after[y == c].mean() for c in (0, 1, 2)]))
+    assert drop.se == pytest.approx(np.std(brute, ddof=1), rel=0.1)
+    assert np.mean(brute) == pytest.approx(drop.mean, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (([0, 1], [True], [True, False], [0, 1]), "one value per item"),
+        (([0, 0], [True, True], [True, False], [0]), "at least 2 classes"),
+        (([0, 0], [True, True], [True, False], [0, 1]), "class 1 has no items"),
+    ],
+)
+def test_balanced_accuracy_drop_refuses_bad_input(args, match):
+    with pytest.raises(ValueError, match=match):
+        sf.balanced_accuracy_drop(*args)
+
+
+def _fake(change=None, half_width=0.005, drop=(0.3, 0.02)):
     """A grid where every finding holds; ``change`` overrides ``{(intervention, column): value}`` at .99;
-    the noise's P@10 minus the floor has a 95% interval of ``half_width`` on each side."""
+    the noise's P@10 minus the floor has a 95% interval of ``half_width`` on each side; rank restriction's
+    BA drop has the interval ``drop`` (mean, half-width)."""
     k, cols = (
         10,
         [
@@ -294,7 +382,7 @@ def _fake(change=None, half_width=0.005):
     at99 = {
         "contraction": {**base, "total_variance": 0.8e-4},
         "common_offset": {**base, "mean_cosine": 0.9999, "rankme": 2.0, "overlap@10": 0.97},
-        "rank_restriction": {**base, "weather BA": 0.5, "rankme": 4.0, "overlap@10": 0.3},
+        "rank_restriction": {**base, "weather BA": 0.8 - drop[0], "rankme": 4.0, "overlap@10": 0.3},
         "noise": {**base, "rankme": 600.0, "weather P@10": 0.31, "weather BA": 0.2, "overlap@10": 0.01},
     }
     for (name, col), value in (change or {}).items():
@@ -303,35 +391,79 @@ def _fake(change=None, half_width=0.005):
     rows += [{"intervention": n, "severity": 0.99, **at99[n]} for n in INTERVENTIONS]
     gap = at99["noise"]["weather P@10"] - 0.3 + half_width * np.array([0.0, -1.0, 1.0])
     gaps = {"weather": Interval(*gap, 983, half_width / 2, 0.95, 983)}
-    return sf.StressResults(pd.DataFrame(rows), pd.DataFrame(), {"weather": 0.3}, k, "weather", 0, 768, gaps)
+    drops = {"weather": Interval(drop[0], drop[0] - drop[1], drop[0] + drop[1], 983, drop[1] / 2, 0.95, 3)}
+    return sf.StressResults(pd.DataFrame(rows), pd.DataFrame(), {"weather": 0.3}, k, "weather", 0, 768, gaps, drops)
 
 
 def test_findings_hold_and_each_criterion_has_teeth():
     verdicts = sf.findings(_fake())
-    assert list(verdicts["finding"]) == list(sf.CRITERIA) and verdicts["reproduces"].all()
+    assert list(verdicts["finding"]) == list(sf.CRITERIA) and (verdicts["verdict"] == "holds").all()
     assert "270.81 → 667.31" in verdicts.loc[0, "study"] and "40.05% vs floor 39.87%" in verdicts.loc[0, "study"]
-    assert "8 of 768 directions" in verdicts.loc[3, "this run"]
+    assert "8 of 768 directions" in verdicts.loc[3, "this run"] and "[+28.00, +32.00]" in verdicts.loc[3, "this run"]
     breaks = [
-        (0, {("noise", "rankme"): 39.0}),
-        (0, {("noise", "weather P@10"): 0.33}),
-        (1, {("contraction", "total_variance"): 0.8e-4 * (1 + 1e-6)}),
-        (1, {("contraction", "rankme"): 40.001}),
-        (1, {("contraction", "overlap@10"): 0.999}),
-        (1, {("contraction", "weather BA"): 0.81}),
-        (2, {("common_offset", "participation_ratio"): 10.001}),
-        (2, {("common_offset", "rankme"): 3.5}),
-        (2, {("common_offset", "total_variance"): 0.81}),
-        (3, {("rank_restriction", "weather BA"): 0.76}),
+        (0, {("noise", "rankme"): 39.0}, "contradicted"),
+        (0, {("noise", "rankme"): 40.005}, "contradicted"),  # a rise below the study's printed resolution
+        (0, {("noise", "weather P@10"): 0.33}, "contradicted"),
+        (1, {("contraction", "total_variance"): 0.8e-4 * (1 + 1e-6)}, "contradicted"),
+        (1, {("contraction", "rankme"): 40.001}, "contradicted"),
+        (1, {("contraction", "overlap@10"): 0.999}, "contradicted"),
+        (1, {("contraction", "weather BA"): 0.81}, "contradicted"),
+        (2, {("common_offset", "participation_ratio"): 10.001}, "contradicted"),
+        (2, {("common_offset", "rankme"): 3.5}, "contradicted"),
+        (2, {("common_offset", "total_variance"): 0.81}, "contradicted"),
     ]
-    for i, change in breaks:
+    for i, change, verdict in breaks:
         v = sf.findings(_fake(change))
-        assert not v.loc[i, "reproduces"], change
-        assert v.drop(index=i)["reproduces"].all(), change
+        assert v.loc[i, "verdict"] == verdict, change
+        assert (v.drop(index=i)["verdict"] == "holds").all(), change
     wide = sf.findings(_fake(half_width=0.015))  # the point is 1 pp from the floor, the interval reaches 2.5
-    assert not wide.loc[0, "reproduces"] and "[-0.50, +2.50]" in wide.loc[0, "this run"]
-    assert sf.findings(_fake(half_width=0.0099)).loc[0, "reproduces"]
+    assert wide.loc[0, "verdict"] == "inconclusive" and "[-0.50, +2.50]" in wide.loc[0, "this run"]
+    assert sf.findings(_fake(half_width=0.0099)).loc[0, "verdict"] == "holds"
     text = findings.summary(sf.findings(_fake({("noise", "rankme"): 39.0})), "{held} of {measured} findings")
-    assert text.startswith("3 of 4 findings") and "does **not** hold" in text
+    assert text.startswith("3 of 4 findings") and "is **contradicted**" in text
+
+
+@pytest.mark.parametrize(
+    "drop, verdict, old",
+    [
+        ((0.3, 0.02), "holds", "yes"),
+        ((0.0, 0.3), "inconclusive", "no"),  # no effect measured on a few items: the interval straddles 5 pp
+        ((0.06, 0.02), "inconclusive", "yes"),  # the point clears 5 pp, the interval does not
+        ((0.02, 0.01), "contradicted", "no"),  # a tight small drop
+    ],
+)
+def test_rank_restriction_is_decided_by_the_drops_interval(drop, verdict, old):
+    v = sf.findings(_fake(drop=drop)).set_index("finding").loc["rank restriction costs labels"]
+    assert (v["verdict"], v["old verdict"]) == (verdict, old)
+    assert v["low"] == pytest.approx(100 * (drop[0] - drop[1])) and v["high"] == pytest.approx(100 * sum(drop))
+
+
+def test_the_study_side_is_decided_on_its_printed_values():
+    study = sf.read_study()
+    v = sf.findings(_fake(), study=study).set_index("finding")["holds in the study"]
+    assert v.tolist() == ["not testable", "holds", "holds", "not testable"]
+    for row, col, value, i in [
+        ("shrink (.99)", "total_variance", "2.5710e-05", 1),  # 7 units of its last printed digit off (1 - s)²
+        ("shrink (.99)", "rankme", "270.83", 1),
+        ("common offset (.99)", "participation_ratio", "38.30", 2),
+        ("common offset (.99)", "rankme", "3.50", 2),
+        ("severe noise (.99)", "rankme", "270.80", 0),  # RankMe falls: contradicted whatever P@10 says
+    ]:
+        changed = study.copy()
+        changed.loc[row, col] = value
+        assert sf.findings(_fake(), study=changed).iloc[i]["holds in the study"] == "contradicted", (row, col)
+    changed = study.copy()
+    changed.loc["shrink (.99)", "rankme"] = "270.82"  # one unit off: a rounding boundary cannot be told apart
+    assert sf.findings(_fake(), study=changed).iloc[1]["holds in the study"] == "inconclusive"
+
+
+def test_exact_and_printed_units():
+    assert sf._unit("2.5703e-05") == Decimal("1e-9") and sf._unit("270.81") == Decimal("0.01")
+    assert sf._unit("9799") == 1 and sf._printed_error("2.5703e-05", Decimal("0.25703") * Decimal("0.01") ** 2) == 0
+    assert sf._printed_error("270.82", Decimal("270.81")) == 1.0  # exactly one unit, no float rounding
+    d = sf.exact(0.0, 1e-9, "x")
+    assert (d.verdict, d.low, d.high) == ("holds", 0.0, 0.0) and "no sampling" in d.reason
+    assert sf.exact(1e-9, 1e-9, "x").verdict == "inconclusive"  # touching the margin straddles it
 
 
 def test_user_vectors_without_the_attribute_fail_clearly(tmp_path, vectors):
