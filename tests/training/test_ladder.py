@@ -113,11 +113,13 @@ def test_the_trend_needs_the_longest_interval_to_exclude_the_shortest_mean():
 
 
 def test_findings_at_every_length_use_the_declared_criteria():
-    table = findings.findings_by_length(_records({800: -0.02, 3200: -0.20}))
+    table = findings.findings_by_length(_records({800: -0.01, 3200: -0.20}))
     assert list(table["steps"].unique()) == [800, 3200] and set(table["seeds"]) == {3}
-    survive = table[table["finding"] == "labels survive"].set_index("steps")["reproduces"]
-    assert survive.to_dict() == {800: True, 3200: False}  # within 3 points at 800, not at 3200
+    survive = table[table["finding"] == "labels survive"].set_index("steps")["verdict"]
+    assert survive.to_dict() == {800: "holds", 3200: "contradicted"}  # within ±3 points at 800, outside at 3200
     assert set(table["finding"]) == set(findings.CRITERIA)
+    noisy = findings.findings_by_length(_records({800: -0.02}))  # mean -1 pp, three seeds: [-3.48, +1.48]
+    assert noisy.set_index("finding").loc["labels survive", "verdict"] == "inconclusive"
 
 
 def test_the_committed_ladder_reads_and_draws():
@@ -128,6 +130,14 @@ def test_the_committed_ladder_reads_and_draws():
     assert set(frame["metric"]) == {"total variance", "probe accuracy (%)", "P@10 (%)"}
     spec = findings.length_chart(frame, findings.read_study()).to_dict()
     assert len(spec["hconcat"]) == 3
+
+
+def test_the_headline_result_states_the_verdict_and_the_gap_at_every_length():
+    text = findings.headline_result(_records({800: -0.07, 3200: -0.20})).html
+    assert "is <strong>contradicted</strong> at every one of the 2 training lengths" in text
+    assert "gap <strong>widens</strong>" in text and "at 800 steps" in text and "at 3,200 steps" in text
+    mixed = findings.headline_result(_records({800: -0.01, 3200: -0.20})).html
+    assert "is holds at 800 steps, contradicted at 3,200 steps" in mixed
 
 
 def _substrate_records(gains: dict, seeds=(0, 1, 2, 3, 4)) -> pd.DataFrame:

@@ -65,21 +65,59 @@ def test_failed_runs_do_not_enter_the_means():
     assert m.loc[EMA, "runs"] == 4 and m.loc[EMA, "probe accuracy (%)"] == pytest.approx(92.15)
 
 
+def _verdicts(records) -> dict:
+    return findings(records).set_index("finding")["verdict"].to_dict()
+
+
 def test_findings_follow_their_criteria():
-    f = findings(_records()).set_index("finding")["reproduces"]
-    assert f.to_dict() == {
-        "spread collapses": True,
-        "labels survive": True,
-        "labels beyond untrained": True,
-        "neighbours degrade": True,
-        "geometry is not utility": True,
+    assert _verdicts(_records()) == {
+        "spread collapses": "holds",
+        "labels survive": "holds",
+        "labels beyond untrained": "holds",
+        "neighbours degrade": "holds",
+        "geometry is not utility": "holds",
     }
     weak = _records({**PLAN, CONTROL: (50.0, 0.70, 0.89)})  # no collapse, labels lost, neighbours kept
-    f = findings(weak).set_index("finding")["reproduces"]
-    assert not f["spread collapses"] and not f["labels survive"] and not f["neighbours degrade"]
-    assert not f["labels beyond untrained"]
+    assert _verdicts(weak) == {
+        "spread collapses": "contradicted",
+        "labels survive": "contradicted",
+        "labels beyond untrained": "contradicted",
+        "neighbours degrade": "contradicted",
+        "geometry is not utility": "holds",
+    }
     spread_is_utility = _records({**PLAN, "SIGReg + stop-gradient": (50.0, 0.85, 0.80)})  # EMA tops all three
-    assert not findings(spread_is_utility).set_index("finding").loc["geometry is not utility", "reproduces"]
+    assert _verdicts(spread_is_utility)["geometry is not utility"] == "contradicted"
+
+
+def _jittered(column: str, condition: str, by_seed) -> pd.DataFrame:
+    rec = _records()
+    for s, delta in enumerate(by_seed):
+        rec.loc[(rec["condition"] == condition) & (rec["seed"] == s), column] += delta
+    return rec
+
+
+def test_a_null_gap_on_noisy_seeds_is_inconclusive_not_kept():
+    rec = _jittered("timeofday accuracy", CONTROL, [-0.05, 0.05, -0.05, 0.05, 0.0])
+    v = findings(rec).set_index("finding")
+    assert v.loc["labels survive", "verdict"] == "inconclusive" and "crosses ±3" in v.loc["labels survive", "reason"]
+    assert v.loc["labels survive", "old verdict"] == "yes"  # the five-seed mean sat within 3 points
+    assert v.loc["labels survive", "low"] < -3 < 3 < v.loc["labels survive", "high"]
+
+
+def test_a_tight_small_gap_holds_and_a_straddled_margin_is_inconclusive():
+    rec = _jittered("timeofday P@10", CONTROL, [0.001, -0.001, 0.001, -0.001, 0.0])
+    assert _verdicts(rec)["neighbours degrade"] == "holds"  # about -20 pp, tightly
+    near = _records({**PLAN, CONTROL: (1e-5, 0.91, 0.85)})  # a 5 pp fall, at the margin
+    near = near.assign(**{"timeofday P@10": near["timeofday P@10"]})
+    for s, delta in enumerate([0.01, -0.01, 0.01, -0.01, 0.0]):
+        near.loc[(near["condition"] == CONTROL) & (near["seed"] == s), "timeofday P@10"] += delta
+    assert _verdicts(near)["neighbours degrade"] == "inconclusive"
+
+
+def test_the_findings_table_carries_kind_margin_and_the_old_criterion():
+    v = findings(_records()).set_index("finding")
+    assert v.loc["labels beyond untrained", "kind"] == "addition" and set(v["kind"]) == {"study", "addition"}
+    assert v.loc["labels survive", "margin"] == "±3 pp" and v["old criterion"].str.contains("means").all()
 
 
 def test_side_by_side_uses_the_paired_intervals():
@@ -262,20 +300,6 @@ def test_training_data_is_keyed_by_content_not_by_generator_source(tmp_path):
     content_digest.cache_clear()
     assert content_digest(cfg, str(tmp_path)) == first  # read back from the manifests
     assert content_digest(DataConfig(n_pool=40, n_train=30, n_val=20, source_size=32, seed=1), str(tmp_path)) != first
-
-
-def test_headline_states_both_runs_and_the_findings_that_fail():
-    from embdiag.paper.chapters.training import headline
-
-    text = headline(_records())
-    m = figures.means(_records())
-    assert f"{m.loc[CONTROL, 'probe accuracy (%)']:.2f}% (EMA {m.loc[EMA, 'probe accuracy (%)']:.2f}%)" in text
-    assert "6.55e-05 against 108" in text and "not BDD100K" in text  # the study's numbers, labelled
-    assert "5 of the 5 training findings hold here." in text
-    weak = headline(_records({**PLAN, CONTROL: (50.0, 0.70, 0.89)}))
-    assert "1 of the 5 training findings hold here; *spread collapses*, *labels survive*" in weak
-    with pytest.raises(ValueError, match="no successful runs"):
-        headline(_records()[lambda r: r["condition"] != CONTROL])
 
 
 def test_condition_matrix_is_the_studys():
