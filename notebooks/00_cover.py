@@ -14,6 +14,24 @@
 # *An executable case study: four properties of one set of vectors, each measured with its own
 # instrument.*
 #
+# The study's headline comes from training; this project's own training runs put it to the test
+# at several training lengths (the chapter [Training evidence](03_training) decides each finding):
+
+# %% tags=["parameters"]
+profile = "cpu"  # training profile whose lengths (data/training/<profile>, <profile>-steps<N>) give the headline
+attribute = "timeofday"  # attribute of the headline numbers: timeofday, weather or scene
+
+# %%
+from IPython.display import Markdown, display
+
+from embdiag.paper import charts, diagrams, exhibits
+from embdiag.paper.chapters import training as chapter
+from embdiag.training import ladder
+
+charts.enable()
+chapter.headline_result(ladder.ladder_records(profile), attribute)
+
+# %% [markdown]
 # **Problem.** Embedding vectors drive classification and search, and label-free geometry
 # (spread, direction, spectral breadth) is cheap to measure. When such a measurement raises an
 # alarm, does it say which task has stopped working?
@@ -33,26 +51,7 @@
 # the fact (stress tests, compression, storage precision) and used for image–caption search.
 #
 # **Finding.** These are different properties, and an alarm on one says little about the
-# others: evaluate the one your application needs. The study's headline comes from training,
-# and this project's own training runs put it to the test (the chapter
-# [Training evidence](03_training) checks each finding):
-
-# %% tags=["parameters"]
-profile = "cpu"  # training records folder under data/training/ (its headline numbers below)
-attribute = "timeofday"  # attribute of the headline numbers: timeofday, weather or scene
-
-# %%
-from IPython.display import Markdown, display
-
-from embdiag.paper import charts, diagrams, exhibits
-from embdiag.paper.chapters import training as chapter
-from embdiag.training import sweep
-
-charts.enable()
-records = sweep.load_records(profile)
-if records.empty:
-    raise RuntimeError(f"no training records for {profile!r}: run `embdiag train --profile {profile}` first")
-display(Markdown(chapter.headline(records, attribute)))
+# others: evaluate the one your application needs.
 
 # %% [markdown]
 # ## Four properties, four instruments

@@ -16,8 +16,9 @@
 # identity and relevance are different properties, each change to the vectors moves some of them
 # and leaves others exactly where they were, and only the property an application relies on can
 # tell whether that application still works. This page collects every finding the study declared,
-# as this project restated and checked them, with the published values beside this run's, and
-# then says what none of it establishes.
+# as this project restated and decided them (each by an interval against a margin declared
+# before the numbers were looked at), with the published values beside this run's, and then says
+# what none of it establishes.
 
 # %% tags=["parameters"]
 profile = "cpu"  # training records folder under data/training/ (design A)
@@ -35,8 +36,8 @@ from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import caption_vectors, driving_vectors
 from embdiag.paper import conclusions, exhibits
-from embdiag.training import sweep
-from embdiag.paper.chapters.training import profile_statement
+from embdiag.training import ladder, sweep
+from embdiag.paper.chapters.training import headline_text, profile_statement
 
 vectors = driving_vectors(encoder, driving_dataset, data_dir=driving_dir, seed=seed)
 captions = caption_vectors(encoder, caption_dataset, data_dir=caption_dir, seed=seed)
@@ -50,7 +51,7 @@ display(Markdown(
     f"and EmbeddingGemma vectors of BDD100K and COCO images."))
 
 # %%
-conclusions.result(verdicts)
+conclusions.result(verdicts, headline=headline_text(ladder.ladder_records(profile), attribute))
 
 # %% [markdown]
 # ## What the four properties showed
@@ -75,23 +76,43 @@ conclusions.result(verdicts)
 #
 # ## Published study vs this run
 #
-# Every finding as declared before this run's numbers were looked at (the criteria live in the
-# library beside each section's figures), the study's published values (from `data/study/`) beside
-# this run's, and whether the finding holds here. Each section's chapter shows the full
-# measurements; the levels are not comparable number for number (other data, other encoders), the
-# patterns are what should carry over.
+# Every finding as declared before this run's numbers were looked at (the claims and their margins
+# live in the library beside each section's figures, each margin justified in one line), the
+# study's published values (from `data/study/`) beside this run's, and the verdict: **holds** when
+# the whole interval lies on the claim's side of its margin, **contradicted** when it lies wholly on
+# the other side, **inconclusive** when it straddles the margin, and **not testable** when the
+# situation the claim is about did not arise here. Only the study's own findings are counted;
+# this project's additions and its scope statements follow in tables of their own. Each section's
+# chapter shows the full measurements; the levels are not comparable number for number (other
+# data, other encoders), the patterns are what should carry over.
 
 # %%
 exhibits.table(conclusions.tally(verdicts), name="findings-tally", extremes=False,  # counts of findings: no highest to mark
-               caption="Declared findings per section of the study, how many this run measures, and how many "
-                       "hold here (counts).")
+               caption="The study's declared findings per section and their verdicts here (counts); this "
+                       "project's additions and scope statements are not counted.")
 
 # %%
-exhibits.table(conclusions.verdict_words(verdicts), name="findings", collapsed="Every finding: its criterion, the study's numbers and this run's", extremes=False,
-               caption="Every declared finding: its criterion, the study's published values, this run's values "
-                       "(the data and encoders named at the top of the page) and whether it holds here. Intervals "
-                       "are those of each section: paired Student-t over five seeds for training, paired "
-                       "bootstrap over image groups for caption retrieval.")
+exhibits.table(conclusions.verdict_words(conclusions.of_kind(verdicts, "study")).drop(columns="kind"),
+               name="findings", collapsed="Every finding of the study: its claim, margin, the study's numbers and "
+               "this run's, and its verdict", extremes=False,  # verdicts in words
+               caption="Every declared finding of the study: its claim and margin, the study's published values, "
+                       "this run's values (the data and encoders named at the top of the page), the verdict and the "
+                       "interval that decided it. Intervals are those of each section: paired Student-t over seeds "
+                       "for training; for the fixed encoder, paired bootstrap over queries or image groups and "
+                       "Wilson intervals for shares of queries, conditional on the fixed gallery; exact identities "
+                       "of arithmetic are computed exactly.")
+
+# %% [markdown]
+# ### This project's additions and the scope statements
+#
+# Checks this project added to the study's (not counted above), and statements of what a
+# measurement covers, which describe its limits rather than a finding:
+
+# %%
+exhibits.table(conclusions.verdict_words(verdicts[verdicts["kind"] != "study"]), name="additions-and-scope",
+               extremes=False,  # verdicts in words
+               caption="This project's additions (kind addition) and scope statements (kind scope): claim, margin, "
+                       "this run's values, the verdict and the interval that decided it.")
 
 # %% [markdown]
 # ## What these results do not establish

@@ -6,7 +6,9 @@ Each section of the study declares its findings and checks them by the protocol 
 functions need, at the settings the findings are declared on (the stress chapter's severity
 grid, the study's compression dimensions, its storage conditions, its caption prefixes), with
 the chapters' own defaults, so that a finding reads the same here as in its chapter;
-:func:`stack` puts the verdicts into one table.
+:func:`stack` puts the verdicts into one table; :func:`tally` counts the study's findings
+alone, by verdict, and :func:`of_kind` gives this project's additions and the scope statements
+their own tables.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import html
 
 import pandas as pd
 
-from .findings import Result, box, in_words
+from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
+from .findings import ADDITION, KINDS, NOT_MEASURED, SCOPE, STUDY, Result, box, in_words
 
 #: Sections in the study's order: (section, chapter that shows it in full).
 SECTIONS = (
@@ -25,7 +28,20 @@ SECTIONS = (
     ("neighbour stability", "07_neighbour_stability"),
     ("caption retrieval", "08_caption_retrieval"),
 )
-COLUMNS = ["section", "chapter", "finding", "criterion", "study", "this run", "reproduces"]
+COLUMNS = [
+    "section",
+    "chapter",
+    "finding",
+    "kind",
+    "criterion",
+    "margin",
+    "study",
+    "this run",
+    "verdict",
+    "reason",
+    "low",
+    "high",
+]
 
 
 def training_findings(profile: str = "cpu", attribute: str = "timeofday") -> pd.DataFrame:
@@ -87,51 +103,73 @@ def fixed_encoder_findings(
 
 def stack(tables: dict) -> pd.DataFrame:
     """One table of ``{section: verdicts}`` in the study's section order, with the chapter of
-    each section; ``reproduces`` is True, False, or None (not measured by this run)."""
+    each section (:data:`COLUMNS`)."""
     chapters = dict(SECTIONS)
     unknown = set(tables) - set(chapters)
     if unknown:
         raise ValueError(f"tables: unknown sections {sorted(unknown)}; expected some of {list(chapters)}")
     parts = [tables[s].assign(section=s, chapter=chapters[s]) for s, _ in SECTIONS if s in tables]
-    out = pd.concat(parts, ignore_index=True)[COLUMNS]
-    out["reproduces"] = out["reproduces"].map(lambda v: None if pd.isna(v) else bool(v)).astype(object)
-    return out
+    return pd.concat(parts, ignore_index=True)[COLUMNS]
+
+
+def of_kind(verdicts: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """The rows of ``verdicts`` of one kind (:data:`~embdiag.paper.findings.KINDS`)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind: expected one of {KINDS}, got {kind!r}")
+    return verdicts[verdicts["kind"] == kind]
 
 
 def tally(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Per section: findings declared, measured here, and holding here."""
-    measured = verdicts["reproduces"].notna()
-    holds = verdicts["reproduces"].eq(True)
-    out = pd.DataFrame(
-        {
-            "section": verdicts["section"],
-            "declared": 1,
-            "measured here": measured.astype(int),
-            "hold here": holds.astype(int),
-        }
-    )
-    order = [s for s, _ in SECTIONS if s in set(verdicts["section"])]
+    """Per section, the study's findings only (this project's additions and scope statements
+    are not counted against the study): declared, and how many hold, are contradicted, are
+    inconclusive, are not testable here, and are not measured by this run."""
+    study = of_kind(verdicts, STUDY)
+    columns = {
+        "hold": HOLDS,
+        "contradicted": CONTRADICTED,
+        "inconclusive": INCONCLUSIVE,
+        "not testable": NOT_TESTABLE,
+        "not measured": NOT_MEASURED,
+    }
+    out = pd.DataFrame({"section": study["section"], "declared": 1})
+    for name, verdict in columns.items():
+        out[name] = study["verdict"].eq(verdict).astype(int)
+    order = [s for s, _ in SECTIONS if s in set(study["section"])]
     return out.groupby("section", sort=False).sum().reindex(order)
 
 
 def verdict_words(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """``verdicts`` with ``reproduces`` as yes / no / not measured, indexed by section and finding."""
-    return in_words(verdicts.drop(columns="chapter")).set_index(["section", "finding"])
+    """``verdicts`` for display, indexed by section and finding: kind, criterion, margin, the
+    study's and this run's numbers, the verdict and the interval against the margin that decided it."""
+    return in_words(verdicts.drop(columns=["chapter", "low", "high"])).set_index(["section", "finding"])
 
 
-def result(verdicts: pd.DataFrame) -> Result:
-    """The page's result box: the tally in one sentence, then the findings that do not hold here."""
+def _named(rows: pd.DataFrame) -> str:
+    return "; ".join(f"<em>{html.escape(r['finding'])}</em> ({r['section']})" for _, r in rows.iterrows())
+
+
+def result(verdicts: pd.DataFrame, headline: str | None = None) -> Result:
+    """The page's result box: ``headline`` (HTML, e.g. the training headline) first, then the
+    study's findings counted by verdict, naming those contradicted and inconclusive; this
+    project's additions and scope statements are counted apart."""
     t = tally(verdicts)
-    failed = verdicts[verdicts["reproduces"].eq(False)]
-    parts = ", ".join(f"{r['hold here']} of {r['measured here']} in {s}" for s, r in t.iterrows())
+    study = of_kind(verdicts, STUDY)
+    total = t.sum()
     text = (
-        f"Of the {int(t['declared'].sum())} declared findings, this run measures "
-        f"{int(t['measured here'].sum())} and {int(t['hold here'].sum())} hold ({parts})."
+        f"Of the study's {int(total['declared'])} declared findings, {int(total['hold'])} hold here, "
+        f"{int(total['contradicted'])} are contradicted, {int(total['inconclusive'])} are inconclusive and "
+        f"{int(total['not testable'])} are not testable here"
+        + (f"; {int(total['not measured'])} are not measured" if total["not measured"] else "")
+        + ", each decided by an interval against its declared margin."
     )
-    if len(failed):
+    for verdict, words in ((CONTRADICTED, "Contradicted"), (INCONCLUSIVE, "Inconclusive")):
+        rows = study[study["verdict"] == verdict]
+        if len(rows):
+            text += f" {words}: {_named(rows)}."
+    additions, scope = of_kind(verdicts, ADDITION), of_kind(verdicts, SCOPE)
+    if len(additions) or len(scope):
         text += (
-            " Not holding here: "
-            + "; ".join(f"<em>{html.escape(r['finding'])}</em> ({r['section']})" for _, r in failed.iterrows())
-            + "."
+            f" Counted apart: {len(additions)} of this project's additions"
+            f" ({int(additions['verdict'].eq(HOLDS).sum())} hold) and {len(scope)} scope statements."
         )
-    return box(text)
+    return box((f"{headline}</p><p>" if headline else "") + text)

@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping
 import pandas as pd
 
 from . import findings
-from .findings import in_words
+from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
+from .findings import NOT_MEASURED, STUDY, in_words
 
 WORDNET = "WordLlama / WordNet"
 #: Encoders compared, ``{label: settings}``: the chapters' parameters of each (dataset of the
@@ -144,9 +145,10 @@ def encoder_findings(
 
 
 def comparison(verdicts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """One row per design-B finding (index: section, finding; with its criterion), and per
-    encoder of ``verdicts`` (``{label: stacked verdicts}``) two columns: ``holds`` (yes / no /
-    not measured) and ``numbers`` (the deciding numbers, in words).
+    """One row per design-B finding (index: section, finding; with its kind, criterion and
+    margin), and per encoder of ``verdicts`` (``{label: stacked verdicts}``) two columns:
+    ``verdict`` (holds, contradicted, inconclusive, not testable, not measured) and ``numbers``
+    (the deciding numbers and the interval against the margin, in words).
 
     Raises:
         ValueError: no encoders, or the encoders' tables do not list the same findings.
@@ -158,11 +160,11 @@ def comparison(verdicts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     for label, f in frames.items():
         if list(f.index) != list(first.index):
             raise ValueError(f"verdicts: {label!r} lists other findings than {next(iter(frames))!r}")
-    columns = {("", "criterion"): first["criterion"]}
+    columns = {("", "kind"): first["kind"], ("", "criterion"): first["criterion"], ("", "margin"): first["margin"]}
     for label, f in frames.items():
-        words = in_words(f.reset_index())["reproduces"].to_numpy()
-        columns[(label, "holds")] = pd.Series(words, index=f.index)
-        columns[(label, "numbers")] = f["this run"]
+        words = in_words(f.reset_index())["verdict"].to_numpy()
+        columns[(label, "verdict")] = pd.Series(words, index=f.index)
+        columns[(label, "numbers")] = f["this run"] + "; " + f["reason"]
     out = pd.DataFrame(columns)
     out.columns = pd.MultiIndex.from_tuples(out.columns)
     return out
@@ -174,8 +176,8 @@ def _labels(table: pd.DataFrame) -> list[str]:
 
 def verdict_table(table: pd.DataFrame) -> pd.DataFrame:
     """The page's first table from a :func:`comparison`: per finding, one column per encoder,
-    whether it holds (yes / no / not measured); the criteria are in each chapter's own table."""
-    out = table[[(label, "holds") for label in _labels(table)]]
+    its verdict; the criteria are in each chapter's own table."""
+    out = table[[(label, "verdict") for label in _labels(table)]]
     out.columns = _labels(table)
     return out
 
@@ -188,7 +190,7 @@ def numbers_table(table: pd.DataFrame) -> pd.DataFrame:
             "section": section,
             "finding": finding,
             "encoder": label,
-            "holds": table.loc[(section, finding), (label, "holds")],
+            "verdict": table.loc[(section, finding), (label, "verdict")],
             "numbers": table.loc[(section, finding), (label, "numbers")],
         }
         for section, finding in table.index
@@ -198,44 +200,47 @@ def numbers_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def tallies(table: pd.DataFrame) -> pd.DataFrame:
-    """Per encoder of a :func:`comparison`: findings holding, not holding, not measured."""
+    """Per encoder of a :func:`comparison`, the study's findings only: how many have each verdict."""
     labels = _labels(table)
-    rows = {}
-    for label in labels:
-        holds = table[(label, "holds")]
-        rows[label] = {
-            "hold": int((holds == "yes").sum()),
-            "do not hold": int((holds == "no").sum()),
-            "not measured": int((~holds.isin(["yes", "no"])).sum()),
-        }
-    return pd.DataFrame(rows).T
+    study = table[table[("", "kind")] == STUDY]
+    verdicts = (HOLDS, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, NOT_MEASURED)
+    return pd.DataFrame(
+        {label: {v: int((study[(label, "verdict")] == v).sum()) for v in verdicts} for label in labels}
+    ).T
 
 
 def differing(table: pd.DataFrame) -> pd.DataFrame:
     """The rows of a :func:`comparison` whose verdicts are not the same on every encoder."""
     labels = _labels(table)
-    verdicts = table[[(label, "holds") for label in labels]]
+    verdicts = table[[(label, "verdict") for label in labels]]
     return table[verdicts.nunique(axis=1) > 1]
 
 
 def comparison_summary(table: pd.DataFrame) -> str:
-    """The result in Markdown: how many findings hold on each encoder of a :func:`comparison`;
-    where the last encoder's verdict differs from every other's (with both verdicts); and where
-    the others already disagree among themselves."""
+    """The result in Markdown: how many of the study's findings hold on each encoder of a
+    :func:`comparison` (and how many are contradicted, inconclusive, not testable, not
+    measured); where the last encoder's verdict differs from every other's (with both
+    verdicts); and where the others already disagree among themselves."""
     t = tallies(table)
     labels = list(t.index)
     real, others = labels[-1], labels[:-1]
-    parts = [
-        f"{r['hold']} on {label}" + (f" ({r['not measured']} not measured)" if r["not measured"] else "")
-        for label, r in t.iterrows()
-    ]
-    text = f"Of the {len(table)} design-B findings of the study, " + ", ".join(parts[:-1]) + f" and {parts[-1]} hold."
+
+    def counted(label, r) -> str:
+        rest = [f"{r[v]} {v}" for v in (CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, NOT_MEASURED) if r[v]]
+        return f"{r[HOLDS]} on {label}" + (f" ({', '.join(rest)})" if rest else "")
+
+    parts = [counted(label, r) for label, r in t.iterrows()]
+    n_study = int(t.iloc[0].sum())
+    text = (
+        f"Of the {n_study} design-B findings of the study, each decided by an interval against its declared "
+        "margin, " + ", ".join(parts[:-1]) + f" and {parts[-1]} hold."
+    )
     diff = differing(table)
     if diff.empty:
         return text + " Every finding has the same verdict on every encoder."
 
     def verdict(row, label):
-        return diff.loc[row, (label, "holds")]
+        return diff.loc[row, (label, "verdict")]
 
     apart = [r for r in diff.index if all(verdict(r, o) != verdict(r, real) for o in others)]
     agreeing = [r for r in apart if len({verdict(r, o) for o in others}) == 1]

@@ -27,16 +27,22 @@ FINDINGS = [(s, f) for s, m in MODULES.items() for f in m.CRITERIA]
 
 
 def _stacked(verdict: dict) -> pd.DataFrame:
-    """Stacked verdicts of every design-B finding: ``verdict[finding]`` (default True)."""
+    """Stacked verdicts of every design-B finding: ``verdict[finding]`` (default holds); the
+    first finding is this project's addition, so no tally counts it."""
     rows = [
         {
             "section": s,
             "chapter": "x",
             "finding": f,
+            "kind": "addition" if (s, f) == FINDINGS[0] else "study",
             "criterion": f"criterion of {f}",
+            "margin": "1 pp",
             "study": "s",
             "this run": f"numbers of {f}",
-            "reproduces": verdict.get(f, True),
+            "verdict": verdict.get(f, "holds"),
+            "reason": f"interval of {f}",
+            "low": 0.0,
+            "high": 1.0,
         }
         for s, f in FINDINGS
     ]
@@ -44,35 +50,36 @@ def _stacked(verdict: dict) -> pd.DataFrame:
 
 
 def test_comparison_has_every_finding_and_each_encoders_verdict():
-    first, second = FINDINGS[0][1], FINDINGS[-1][1]
-    table = real_encoder.comparison({"a": _stacked({}), "b": _stacked({first: False}), "c": _stacked({second: None})})
-    assert list(table.index) == FINDINGS
-    assert table[("b", "holds")].loc[FINDINGS[0]] == "no"
-    assert table[("c", "holds")].loc[FINDINGS[-1]] == "not measured"
-    assert table[("a", "numbers")].loc[FINDINGS[0]] == f"numbers of {first}"
-    t = real_encoder.tallies(table)
-    n = len(FINDINGS)
-    assert (
-        t.loc["a"].tolist() == [n, 0, 0]
-        and t.loc["b"].tolist() == [n - 1, 1, 0]
-        and t.loc["c"].tolist() == [n - 1, 0, 1]
+    first, second, last = FINDINGS[0][1], FINDINGS[1][1], FINDINGS[-1][1]
+    table = real_encoder.comparison(
+        {"a": _stacked({}), "b": _stacked({second: "contradicted"}), "c": _stacked({last: "not measured"})}
     )
-    assert list(real_encoder.differing(table).index) == [FINDINGS[0], FINDINGS[-1]]
+    assert list(table.index) == FINDINGS
+    assert table[("b", "verdict")].loc[FINDINGS[1]] == "contradicted"
+    assert table[("c", "verdict")].loc[FINDINGS[-1]] == "not measured"
+    assert table[("a", "numbers")].loc[FINDINGS[1]] == f"numbers of {second}; interval of {second}"
+    t = real_encoder.tallies(table)
+    n = len(FINDINGS) - 1  # the study's findings: the addition is not counted
+    assert t.loc["a"].tolist() == [n, 0, 0, 0, 0]
+    assert t.loc["b"].tolist() == [n - 1, 1, 0, 0, 0] and t.loc["c"].tolist() == [n - 1, 0, 0, 0, 1]
+    assert list(real_encoder.differing(table).index) == [FINDINGS[1], FINDINGS[-1]]
     text = real_encoder.comparison_summary(table)
-    assert text.startswith(f"Of the {n} design-B findings of the study, {n} on a, {n - 1} on b and {n - 1} on c")
-    assert f"On c the verdict differs from a and b's on 1: *{second}* (not measured here, yes there)." in text
-    assert text.endswith(f"On 1 more the verdicts are split: *{first}* (yes on a, no on b, yes on c).")
+    assert text.startswith(f"Of the {n} design-B findings of the study, each decided by an interval against its")
+    assert f"{n} on a, {n - 1} on b (1 contradicted) and {n - 1} on c (1 not measured) hold." in text
+    assert f"On c the verdict differs from a and b's on 1: *{last}* (not measured here, holds there)." in text
+    assert text.endswith(f"On 1 more the verdicts are split: *{second}* (holds on a, contradicted on b, holds on c).")
+    assert first
 
 
 def test_the_display_tables_hold_every_verdict_and_number():
-    first = FINDINGS[0][1]
-    table = real_encoder.comparison({"a": _stacked({}), "b": _stacked({first: False})})
+    second = FINDINGS[1][1]
+    table = real_encoder.comparison({"a": _stacked({}), "b": _stacked({second: "inconclusive"})})
     verdicts = real_encoder.verdict_table(table)
     assert list(verdicts.columns) == ["a", "b"] and list(verdicts.index) == FINDINGS
-    assert verdicts.loc[FINDINGS[0]].tolist() == ["yes", "no"]
+    assert verdicts.loc[FINDINGS[1]].tolist() == ["holds", "inconclusive"]
     numbers = real_encoder.numbers_table(table)
     assert list(numbers.index) == [(*f, label) for f in FINDINGS for label in ("a", "b")]
-    assert numbers.loc[(*FINDINGS[0], "b")].tolist() == ["no", f"numbers of {first}"]
+    assert numbers.loc[(*FINDINGS[1], "b")].tolist() == ["inconclusive", f"numbers of {second}; interval of {second}"]
 
 
 def test_comparison_with_equal_verdicts_says_so_and_refuses_mismatched_tables():
@@ -137,13 +144,13 @@ def test_encoder_findings_computes_every_design_b_verdict_per_encoder():
     assert list(verdicts) == ["plain", "set"]
     table = real_encoder.comparison(verdicts)
     assert list(table.index) == FINDINGS
-    assert set(table[("set", "holds")]) <= {"yes", "no", "not measured"}
+    assert set(table[("set", "verdict")]) <= {"holds", "contradicted", "inconclusive", "not testable", "not measured"}
     # the settings reach the chapters' code: the headline attribute and the compression dims
     numbers = table["set", "numbers"]
     assert "size" in numbers.loc[("stress tests", "rank restriction costs labels")]
     assert "16" in numbers.loc[("compression", "no method leads everywhere")]
     assert "not measured" in numbers.loc[("caption retrieval", "256-d costs little")]
-    assert table[("set", "holds")].loc[("caption retrieval", "256-d costs little")] == "not measured"
+    assert table[("set", "verdict")].loc[("caption retrieval", "256-d costs little")] == "not measured"
 
 
 def _page_table(name: str) -> pd.DataFrame:
@@ -162,7 +169,7 @@ def test_the_page_lists_every_design_b_finding_with_three_verdicts():
     assert list(zip(table["section"], table["finding"])) == FINDINGS
     labels = list(real_encoder.ENCODERS)
     assert list(table.columns) == ["section", "finding", *labels] and len(labels) == 3
-    assert table[labels].isin(["yes", "no", "not measured"]).all().all()
+    assert table[labels].isin(["holds", "contradicted", "inconclusive", "not testable", "not measured"]).all().all()
 
 
 def test_compression_knows_wordllamas_trained_prefixes():
