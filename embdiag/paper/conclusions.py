@@ -35,6 +35,7 @@ COLUMNS = [
     "kind",
     "criterion",
     "margin",
+    "why this margin",
     "study",
     "this run",
     "verdict",

@@ -9,7 +9,7 @@ where it can on the study's published ones (``data/study/``, read by :func:`read
 by :mod:`embdiag.metrics.inference`: an interval against the declared margin, never a point
 estimate alone. It returns a *verdict table* (:func:`verdicts`): one row per declared
 finding, in the declared order, with ``finding``, ``kind``, ``criterion``, ``margin``,
-``study`` and ``this run`` (the numbers in words), ``verdict`` (holds, contradicted,
+``why this margin``, ``study`` and ``this run`` (the numbers in words), ``verdict`` (holds, contradicted,
 inconclusive, not testable, or not measured), ``reason`` (the interval and the margin that
 decided it) and ``low``/``high`` (the interval). A section may add ``holds in the study``
 (the same rule on the published numbers) and, where a criterion changed meaning, the old
@@ -140,6 +140,7 @@ def verdicts(
             "kind": claim.kind,
             "criterion": claim.criterion,
             "margin": claim.margin,
+            "why this margin": claim.why,
             "study": study,
             "this run": this_run,
         }

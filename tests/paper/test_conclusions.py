@@ -17,6 +17,8 @@ def _table(rows) -> pd.DataFrame:
                 "kind": kind,
                 "criterion": "c",
                 "margin": "1 pp",
+                "why this margin": "w",
+                "why this margin": "w",
                 "study": "s",
                 "this run": "t",
                 "verdict": verdict,

@@ -19,7 +19,8 @@ def test_verdicts_follow_the_declared_order_and_columns():
     v = findings.verdicts(CRITERIA, [("c", "s", "z", INC), ("a", "s", "x = 1", HOLDS), ("b", "s", "y", CON)])
     assert v["finding"].tolist() == ["a", "b", "c"]
     assert v.columns.tolist() == [
-        "finding", "kind", "criterion", "margin", "study", "this run", "verdict", "reason", "low", "high",
+        "finding", "kind", "criterion", "margin", "why this margin", "study", "this run", "verdict", "reason", "low",
+        "high",
     ]  # fmt: skip
     assert v["verdict"].tolist() == ["holds", "contradicted", "inconclusive"]
     assert v["kind"].tolist() == ["study", "study", "addition"] and v["margin"].tolist() == ["0", "0", "1 pp"]

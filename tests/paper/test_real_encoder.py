@@ -37,6 +37,7 @@ def _stacked(verdict: dict) -> pd.DataFrame:
             "kind": "addition" if (s, f) == FINDINGS[0] else "study",
             "criterion": f"criterion of {f}",
             "margin": "1 pp",
+            "why this margin": "w",
             "study": "s",
             "this run": f"numbers of {f}",
             "verdict": verdict.get(f, "holds"),
