@@ -508,6 +508,7 @@ STUDY_QUERIES, STUDY_IMAGES, STUDY_K = {T2I: 5000, I2T: 1000}, 1000, 10
 #: owned by 2 to 10 of the 1,000 images), percent: the study printed no chance level for it.
 STUDY_I2T_CHANCE = (100 * 2 / STUDY_IMAGES, 100 * 10 / STUDY_IMAGES)
 
+#: The findings of the study's caption section, each a claim with its declared margin.
 CRITERIA = {
     "256-d costs little": Claim(
         f"in both directions the 95% interval of the 256-d Hit@10 change lies within ±{SMALL:g} pp",
@@ -692,7 +693,9 @@ def level_statement(changes: pd.DataFrame) -> str:
     text = "Native " + " and ".join(f"{a} {k} is {v:.2f}%" for a, v in native.items()) + f" here, against {HIGH:g}%"
     below = [a for a, v in native.items() if v <= HIGH]
     text += (
-        f": {' and '.join(below)} {k} is not high even before compression." if below else ": high before compression."
+        f": {' and '.join(below)} {k} {'is' if len(below) == 1 else 'are'} not high even before compression."
+        if below
+        else ": high before compression."
     )
     rows = [(a, _pick(pp, "MRL 128", d, k)) for d, a in _DIRS]
     if all(o is not None for _, o in rows):

@@ -316,4 +316,4 @@ def test_level_statement_names_both_parts_of_keeps_high(study):
     assert text.startswith("Native T→I Hit@10 is 97.16% and I→T Hit@10 is 98.40% here, against 90%: high before")
     assert "T→I interval [-4.06, -2.62] lies wholly above -5" in text
     low = changes.assign(native=changes["native"] - 0.5)
-    assert "T→I and I→T Hit@10 is not high even before compression" in figures.level_statement(low)
+    assert "T→I and I→T Hit@10 are not high even before compression" in figures.level_statement(low)
