@@ -94,11 +94,12 @@ def fixed_encoder_findings(
     )
     changes = caption_retrieval.bootstrap_changes(result, n_draws=n_draws, seed=seed)
     control = caption_retrieval.shuffled_control(result, seed=seed)
+    contrasts = caption_retrieval.bootstrap_contrasts(result, caption_figures.FAR_MORE, n_draws=n_draws, seed=seed)
     return {
         "stress tests": stress_figures.findings(severe),
         "compression": compression_figures.findings(grid, centring, k=k, attribute=severe.attribute),
         "neighbour stability": stability_figures.findings(storage, vectors.val_labels),
-        "caption retrieval": caption_figures.findings(changes, control),
+        "caption retrieval": caption_figures.findings(changes, control, contrasts=contrasts),
     }
 
 

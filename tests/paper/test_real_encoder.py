@@ -200,8 +200,3 @@ def test_no_method_leads_is_checked_on_the_datas_own_attributes():
     assert found["MRL 512 and 256 near native"] == ("not measured", None)
     weather = compression.evaluate_criteria(table)["MRL 128 loses most on weather BA"]
     assert weather == ("not measured", None), "no weather, and no attribute named in its place"
-
-
-def test_caption_findings_not_measured_are_none():
-    empty = pd.DataFrame(columns=["representation", "direction", "metric", "change", "low", "high", "compressed"])
-    assert [held for _, held in caption_retrieval._compression_verdicts(empty)] == [None, None, None]
