@@ -27,6 +27,8 @@ top-k with the native top-k (:func:`overlap_curve`: that overlap alone, over man
 dimensions); :func:`centring_effect` isolates what centring alone does at the full
 dimension; :func:`variance_spectrum` and :func:`unstandardized_ba` show what a
 standardized probe does with principal directions that carry no variance.
+:func:`compression_items` gives, per evaluation row, the scores behind the grid's BA and P@k
+columns, for intervals that resample the evaluation rows.
 """
 
 from __future__ import annotations
@@ -42,9 +44,9 @@ from sklearn.exceptions import NotFittedError
 from .._blas import single_thread
 from .._scaling import unit_rows
 from .._validate import as_matrix, check_int, nonzero_rows, squarable
-from ..metrics.probe import LinearProbe, balanced_accuracy
+from ..metrics.probe import LinearProbe, balanced_accuracy, fit_probes, labelled_values
 from ..metrics.retrieval import overlap_at_k, precision_at_k, topk
-from ..metrics.suite import evaluate, frozen_classes
+from ..metrics.suite import check_inputs, evaluate, frozen_classes
 
 __all__ = [
     "DIMS",
@@ -53,6 +55,7 @@ __all__ = [
     "PCACompression",
     "centring_effect",
     "compression_grid",
+    "compression_items",
     "dims_ladder",
     "make_compression",
     "numerical_rank",
@@ -349,6 +352,70 @@ def compression_grid(
             }
         )
     return pd.DataFrame(rows)
+
+
+def _class_codes(y, classes: np.ndarray) -> np.ndarray:
+    """Each row's position in the sorted ``classes`` (float), NaN where it has no label or one outside them."""
+    values, keep = labelled_values(y)
+    classes = np.unique(classes)
+    pos = np.clip(np.searchsorted(classes, values), 0, len(classes) - 1)
+    hit = classes[pos] == values
+    codes = np.full(len(keep), np.nan)
+    codes[np.flatnonzero(keep)[hit]] = pos[hit]
+    return codes
+
+
+def compression_items(
+    train,
+    train_labels: Mapping[str, np.ndarray],
+    val,
+    val_labels: Mapping[str, np.ndarray],
+    *,
+    dims=DIMS,
+    methods=("MRL", "PCA"),
+    k: int = 10,
+) -> pd.DataFrame:
+    """Per evaluation row, the scores behind :func:`compression_grid`'s BA and P@k columns,
+    for intervals that resample the evaluation rows (probes and PCA bases stay as fitted).
+
+    One row per evaluation vector; columns ``(representation, column)``: ``("class", a)``,
+    the row's position among attribute ``a``'s eligible classes (frozen once from
+    ``val_labels``, as in the grid; NaN where the row is not counted), then for the native
+    vectors and every method x dimension ``(representation, "{a} BA")``, 1.0 where the probe
+    predicts the row's class and 0.0 where not (NaN where not counted), and
+    ``(representation, "{a} P@{k}")``, the row's P@k as a query (NaN where undefined). The grid's
+    BA is the mean over classes of each class's mean of the first, its P@k the mean of the second.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.tile([0, 1], 30)
+    >>> X = rng.normal(size=(60, 6)) + 4 * y[:, None]
+    >>> items = compression_items(X[:30], {"a": y[:30]}, X[30:], {"a": y[30:]}, dims=[3], k=3)
+    >>> items.shape, list(items.columns.get_level_values(0).unique())
+    ((30, 7), ['class', 'native 6', 'MRL 3', 'PCA 3'])
+    """
+    train, val = _pair(train, val)
+    dims = _check_dims(dims, train.shape[1])
+    for m in methods:
+        make_compression(m, 1)
+    check_inputs(train, train_labels, val, val_labels)
+    classes = frozen_classes(val_labels)
+    codes = {a: _class_codes(y, classes[a]) for a, y in val_labels.items()}
+    columns = {("class", a): c for a, c in codes.items()}
+    for method, dim, Ztr, Zva in _representations(train, val, dims, methods):
+        rep = f"{method} {dim}"
+        fitted = fit_probes(Ztr, {a: train_labels[a] for a in val_labels})
+        nb = _neighbors(Zva, k)
+        for a, y in val_labels.items():
+            values, keep = labelled_values(y)
+            hit = np.full(len(val), np.nan)
+            hit[keep] = fitted[a].predict(Zva)[keep] == values
+            hit[np.isnan(codes[a])] = np.nan
+            columns[(rep, f"{a} BA")] = hit
+        for a, y in val_labels.items():
+            columns[(rep, f"{a} P@{k}")] = precision_at_k(nb, y, per_query=True)
+    return pd.DataFrame(columns)
 
 
 def overlap_curve(train, val, *, dims, methods=METHODS, k: int = 10) -> pd.DataFrame:
