@@ -17,8 +17,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ...metrics.inference import Decision, all_of, any_of, at_least, at_most, not_testable, within
 from .. import theme
-from ..findings import read_published, verdicts
+from ..findings import ADDITION, Claim, read_published, verdicts
 
 __all__ = [
     "ATTRIBUTE_NAMES",
@@ -55,24 +56,69 @@ AXIS_PP = (-10.0, 5.0)
 STYLE = {
     m: (theme.colour(m), shape) for m, shape in (("MRL", "circle"), ("PCA", "square"), ("PCA uncentred", "triangle"))
 }
-#: "Near native": every one of the six columns within this many pp of native.
-NEAR_PP = 2.0
-#: "Loses": at least this many pp below native.
-LOSS_PP = 2.0
-#: The study's findings (and a user's) as criteria, declared before looking at this project's numbers.
+#: Equivalence margin of "near native" (pp, each column): midway between the largest change of the
+#: study's near-native rows (1.95 pp) and the smallest largest change of its other compressed rows (4.17 pp).
+NEAR_PP = 3.0
+#: "Loses": a fall beyond the equivalence margin (pp).
+LOSS_PP = NEAR_PP
+#: Orderings ("ahead", "most") are signs: a paired difference wholly on one side of this (pp).
+ORDER_PP = 0.0
+#: The point-estimate tolerance of the criteria the interval ones replace (pp; :func:`evaluate_criteria`).
+POINT_PP = 2.0
+#: Centring moves neighbours: centred PCA at the full dimension keeps overlap@k below this ...
+MOVED = 0.99
+#: ... while uncentred PCA (a rotation) keeps it within this of 1 (rounding).
+ROUNDING = 1e-9
+#: Bootstrap draws and seed of every interval (the study's 5,000 draws).
+N_DRAWS, SEED = 5000, 0
+_PAIRED = "paired 95% percentile bootstrap interval over the evaluation images (probes and PCA bases as fitted)"
+#: The study's findings and this project's addition, declared before looking at this project's numbers.
 CRITERIA = {
-    "no method leads everywhere": "at each compressed dimension, MRL is ahead of (centred) PCA on at least one of "
-    "the six columns (BA and P@10 of three attributes) and PCA ahead of MRL on at "
-    "least one",
-    "MRL 512 and 256 near native": f"MRL 512 and MRL 256 within {NEAR_PP:g} pp of native on all six columns",
-    "MRL 128 loses most on weather BA": f"of MRL 128's six columns, weather BA falls most, at least {LOSS_PP:g} pp "
-    f"below native",
-    "PCA 128 close to native": f"PCA 128 within {NEAR_PP:g} pp of native on all six columns",
-    "centring alone moves neighbours": "PCA at the full dimension (nothing projected away) keeps overlap@k with "
-    "the native top-k below 0.99, while uncentred PCA there keeps it at 1",
+    "no method leads everywhere": Claim(
+        "at each compressed dimension, MRL ahead of (centred) PCA on at least one of the six columns (BA and P@10 "
+        "of three attributes) and PCA ahead of MRL on at least one; ahead: the " + _PAIRED + " of MRL − PCA lies "
+        "wholly on that side of 0",
+        f"{ORDER_PP:g} pp (an ordering)",
+        "the study states no size for leading: an ordering is the sign of the paired difference",
+        was="at each compressed dimension, MRL's point estimate above PCA's on at least one of the six columns "
+        "and below it on at least one",
+    ),
+    "MRL 512 and 256 near native": Claim(
+        f"MRL 512 − native and MRL 256 − native within ±{NEAR_PP:g} pp on every one of the six columns ({_PAIRED})",
+        f"±{NEAR_PP:g} pp per column",
+        "midway between the largest change of the study's near-native rows (1.95 pp, MRL 256 weather BA) and the "
+        "smallest largest change of its other compressed rows (4.17 pp, PCA 256 weather BA)",
+        was=f"MRL 512 and MRL 256 within {POINT_PP:g} pp of native on all six columns (point estimates)",
+    ),
+    "MRL 128 loses most on weather BA": Claim(
+        f"MRL 128's weather BA falls by more than {LOSS_PP:g} pp, and by more than each of its other five columns "
+        f"({_PAIRED}, of native − MRL 128 and of the difference of two columns' falls)",
+        f"{LOSS_PP:g} pp (the fall); {ORDER_PP:g} pp (most: an ordering)",
+        "a loss is a change beyond the near-native margin; most is an ordering, the sign of the difference",
+        was=f"of MRL 128's six columns, weather BA falls most, at least {POINT_PP:g} pp below native (point estimates)",
+    ),
+    "PCA 128 close to native": Claim(
+        f"PCA 128 − native within ±{NEAR_PP:g} pp on every one of the six columns ({_PAIRED})",
+        f"±{NEAR_PP:g} pp per column",
+        "the near-native margin (midway between the study's near rows, at most 1.95 pp, and its other rows, "
+        "4.17 pp or more)",
+        was=f"PCA 128 within {POINT_PP:g} pp of native on all six columns (point estimates)",
+    ),
+    "PCA ahead at 128": Claim(
+        "at 128 dimensions PCA ahead of MRL on more than half of the six columns: the " + _PAIRED + " of PCA − "
+        "MRL lies wholly above 0 (contradicted where it lies wholly below 0 on at least half)",
+        f"{ORDER_PP:g} pp (an ordering)",
+        "the study's table has PCA ahead at 128 on 5 of 6 columns; ahead is the sign of the paired difference",
+    ),
+    "centring alone moves neighbours": Claim(
+        f"at the full dimension (nothing projected away) centred PCA keeps overlap@10 with the native top-10 "
+        f"below {MOVED:g}, while uncentred PCA keeps it within {ROUNDING:g} of 1; computed exactly on the fixed "
+        f"gallery (no sampling)",
+        f"overlap {MOVED:g} (centred); {ROUNDING:g} (uncentred)",
+        "one neighbour in a hundred replaced is far beyond rounding, which uncentred PCA (a rotation) shows moves none",
+        kind=ADDITION,
+    ),
 }
-#: Where each finding comes from.
-ORIGIN = {name: "study" for name in CRITERIA} | {"centring alone moves neighbours": "a user"}
 USER_OVERLAP = 0.89  # the user's reported overlap@10 of centred PCA (reported, not computed here)
 
 
@@ -590,7 +636,7 @@ def _near(table: pd.DataFrame, names, k: int):
     if any(v is None for v in diffs.values()):
         return "not measured", None
     words = [f"{n}: largest |change| {v.abs().max():.2f} pp ({v.abs().idxmax()})" for n, v in diffs.items()]
-    return "; ".join(words), bool(all(v.abs().max() <= NEAR_PP for v in diffs.values()))
+    return "; ".join(words), bool(all(v.abs().max() <= POINT_PP for v in diffs.values()))
 
 
 def _weather_loss(table: pd.DataFrame, k: int, attribute: str = "weather"):
@@ -600,23 +646,37 @@ def _weather_loss(table: pd.DataFrame, k: int, attribute: str = "weather"):
     worst, column = v.idxmin(), f"{_name(attribute)} BA"
     return (
         f"{column} {v[column]:+.2f} pp; largest loss {worst} {v[worst]:+.2f} pp",
-        bool(worst == column and v[column] <= -LOSS_PP),
+        bool(worst == column and v[column] <= -POINT_PP),
     )
+
+
+def _pca_ahead(table: pd.DataFrame, k: int, dim: int = 128):
+    m, p = _diffs(table, f"MRL {dim}", k), _diffs(table, f"PCA {dim}", k)
+    if m is None or p is None:
+        return "not measured", None
+    ahead = int((p > m).sum())
+    return f"{dim}: PCA ahead on {ahead} of {len(p)}, MRL on {int((m > p).sum())}", bool(ahead > len(p) / 2)
 
 
 def _centring(centring: pd.DataFrame | None, k: int):
     if centring is None:
         return "not measured", None
+    c, u, d = _full_overlaps(centring, k)
+    return f"centred {c:.3f}, uncentred {u:.4f} at the full dimension {d}", bool(c < MOVED and u > 1 - ROUNDING)
+
+
+def _full_overlaps(centring: pd.DataFrame, k: int) -> tuple[float, float, int]:
+    """Overlap@k of centred and of uncentred PCA at the full dimension, and that dimension."""
     t = centring.set_index("representation")
     d = next(r for r in t.index if r.startswith("PCA ") and "uncentred" not in r).split()[-1]
-    c, u = t.loc[f"PCA {d}", f"overlap@{k}"], t.loc[f"PCA uncentred {d}", f"overlap@{k}"]
-    return f"centred {c:.3f}, uncentred {u:.4f} at the full dimension {d}", bool(c < 0.99 and u > 1 - 1e-9)
+    return float(t.loc[f"PCA {d}", f"overlap@{k}"]), float(t.loc[f"PCA uncentred {d}", f"overlap@{k}"]), int(d)
 
 
 def evaluate_criteria(
     table: pd.DataFrame, centring: pd.DataFrame | None = None, k: int = 10, attribute: str = "weather"
 ) -> dict:
-    """Each finding of :data:`CRITERIA` on one table: ``{finding: (numbers in words, holds or None)}``.
+    """Each finding of :data:`CRITERIA` read from point estimates alone (the old criteria,
+    :attr:`Claim.was`, at :data:`POINT_PP`): ``{finding: (numbers in words, holds or None)}``.
 
     Where the table has other attributes than the study's three (WordNet's ``pos`` and
     ``lexname``), "all six columns" reads all of its columns and ``attribute`` takes weather's
@@ -626,8 +686,196 @@ def evaluate_criteria(
         "MRL 512 and 256 near native": _near(table, ["MRL 512", "MRL 256"], k),
         "MRL 128 loses most on weather BA": _weather_loss(table, k, attribute),
         "PCA 128 close to native": _near(table, ["PCA 128"], k),
+        "PCA ahead at 128": _pca_ahead(table, k),
         "centring alone moves neighbours": _centring(centring, k),
     }
+
+
+# -- intervals ---------------------------------------------------------------------------------
+class _Intervals:
+    """Paired bootstrap intervals (pp) of sums of ``sign * value`` terms, each a representation's
+    BA or P@k on resampled evaluation images of
+    :func:`~embdiag.interventions.compression.compression_items` (BA: mean over classes of each
+    class's share correct; P@k: mean over the queries with a value). The draws are those of
+    :func:`~embdiag.metrics.stats.paired_bootstrap` over the images with the same ``n_draws`` and
+    ``seed`` (every interval resamples the same images), its 95% percentile interval computed for
+    every term at once."""
+
+    def __init__(self, items: pd.DataFrame, n_draws: int, seed: int):
+        self.items = items
+        n = len(items)
+        self.rows = np.random.default_rng(seed).integers(0, n, size=(n_draws, n), dtype=np.int32)
+        self._values: dict = {}
+
+    def _draws(self, rep: str, column: str) -> np.ndarray:
+        """The value on all images, then on each draw's images."""
+        if (rep, column) not in self._values:
+            v = self.items[(rep, column)].to_numpy(dtype=np.float64)
+            rows = np.vstack([np.arange(len(v)), self.rows])
+            if column.endswith(" BA"):
+                codes = self.items[("class", column[: -len(" BA")])].to_numpy(dtype=np.float64)
+                self._values[(rep, column)] = _balanced(np.nan_to_num(v)[rows], codes, rows)
+            else:
+                counted = ~np.isnan(v)
+                self._values[(rep, column)] = np.nan_to_num(v)[rows].sum(axis=1) / counted[rows].sum(axis=1)
+        return self._values[(rep, column)]
+
+    def __call__(self, *terms: tuple[int, str, str]) -> tuple[float, float, float]:
+        """(estimate, low, high) in pp of ``sum(sign * value(representation, column))``."""
+        draws = 100 * sum(sign * self._draws(rep, col) for sign, rep, col in terms)
+        low, high = np.quantile(draws[1:], [0.025, 0.975])
+        return float(draws[0]), float(low), float(high)
+
+
+def _balanced(hit: np.ndarray, codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Balanced accuracy of each row of ``rows`` (image indices): the mean over the classes
+    drawn of each class's share of ``hit``; ``codes`` gives each image's class (NaN: not counted)."""
+    n_classes = int(np.nanmax(codes)) + 1
+    c = np.where(np.isnan(codes), n_classes, codes).astype(np.intp)[rows]  # uncounted: an extra bin, dropped
+    c += (n_classes + 1) * np.arange(len(rows))[:, None]
+    size = len(rows) * (n_classes + 1)
+    n = np.bincount(c.ravel(), minlength=size).reshape(len(rows), -1)[:, :n_classes]
+    right = np.bincount(c.ravel(), weights=hit.ravel(), minlength=size).reshape(len(rows), -1)[:, :n_classes]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.nanmean(np.where(n > 0, right / n, np.nan), axis=1)
+
+
+def _labelled(decision: Decision, label: str) -> Decision:
+    return decision._replace(reason=f"{label}: {decision.reason}")
+
+
+def _column_names(k: int, attributes) -> list[tuple[str, str]]:
+    """(items column, display name) of the BA then the P@k columns."""
+    return [(col, f"{_name(a)} {e}") for col, a, e in _columns(k, attributes)]
+
+
+def _native_name(grid: pd.DataFrame) -> str:
+    return str(_native(grid)["representation"])
+
+
+def _has(grid: pd.DataFrame, *reps: str) -> bool:
+    return all(_row(grid, r) is not None for r in reps)
+
+
+def _near_decision(grid, intervals, reps, k: int, attributes) -> Decision | None:
+    if not _has(grid, *reps):
+        return None
+    native = _native_name(grid)
+    return all_of(
+        *(
+            _labelled(within(*intervals((1, r, col), (-1, native, col))[1:], NEAR_PP), f"{r} {name}")
+            for r in reps
+            for col, name in _column_names(k, attributes)
+        )
+    )
+
+
+def _ahead(grid, intervals, dim: int, k: int, attributes, first: str, second: str) -> list[Decision]:
+    """Per column, the claim that ``first`` is ahead of ``second`` at ``dim`` (``first − second`` above 0)."""
+    return [
+        _labelled(
+            at_least(*intervals((1, f"{first} {dim}", col), (-1, f"{second} {dim}", col))[1:], ORDER_PP),
+            f"{dim} {first} − {second} {name}",
+        )
+        for col, name in _column_names(k, attributes)
+    ]
+
+
+def _leads_decision(grid, intervals, k: int, attributes) -> Decision | None:
+    dims = sorted(set(grid.loc[grid["method"] == "MRL", "dim"]) & set(grid.loc[grid["method"] == "PCA", "dim"]))
+    if not dims:
+        return None
+    parts = []
+    for d in sorted(dims, reverse=True):
+        mrl = _ahead(grid, intervals, int(d), k, attributes, "MRL", "PCA")
+        pca = _ahead(grid, intervals, int(d), k, attributes, "PCA", "MRL")
+        parts += [any_of(*mrl), any_of(*pca)]
+    return all_of(*parts)
+
+
+def _most_of(parts: list[Decision], what: str) -> Decision:
+    """The claim that more than half of ``parts`` (each an ordering) hold: the m-th largest of their
+    intervals (m = half, rounded down, plus one) lies above the margin. Holds when more than half
+    hold; contradicted when at least half are contradicted; inconclusive otherwise."""
+    m = len(parts) // 2 + 1
+    low = sorted((p.low for p in parts), reverse=True)[m - 1]
+    high = sorted((p.high for p in parts), reverse=True)[m - 1]
+    decided = at_least(low, high, parts[0].margin)
+    tally = {v: sum(p.verdict == v for p in parts) for v in ("holds", "contradicted")}
+    reason = (
+        f"{what} on {tally['holds']} of {len(parts)} columns, the other way on {tally['contradicted']} (needs "
+        f"more than half): " + "; ".join(p.reason for p in parts)
+    )
+    return Decision(decided.verdict, "most of", decided.margin, low, high, reason)
+
+
+def _pca_ahead_decision(grid, intervals, k: int, attributes, dim: int = 128) -> Decision | None:
+    if not _has(grid, f"MRL {dim}", f"PCA {dim}"):
+        return None
+    return _most_of(_ahead(grid, intervals, dim, k, attributes, "PCA", "MRL"), "PCA ahead")
+
+
+def _loss_decision(grid, intervals, k: int, attributes, attribute: str) -> Decision | None:
+    if not _has(grid, "MRL 128") or attribute not in attributes:
+        return None
+    native, w = _native_name(grid), f"{attribute} BA"
+    fall = at_least(*intervals((-1, "MRL 128", w), (1, native, w))[1:], LOSS_PP)
+    parts = [_labelled(fall, f"{_name(attribute)} BA fall")]
+    for col, name in _column_names(k, attributes):
+        if col != w:
+            terms = ((1, "MRL 128", col), (-1, native, col), (-1, "MRL 128", w), (1, native, w))
+            parts.append(
+                _labelled(at_least(*intervals(*terms)[1:], ORDER_PP), f"fall of {_name(attribute)} BA − fall of {name}")
+            )
+    return all_of(*parts)
+
+
+def _centring_decision(centring: pd.DataFrame | None, k: int) -> Decision | None:
+    if centring is None:
+        return None
+    c, u, d = _full_overlaps(centring, k)
+    exact = "computed exactly on the fixed gallery (no sampling)"
+    return all_of(
+        _labelled(at_most(c, c, MOVED), f"centred PCA {d} overlap@{k}, {exact}"),
+        _labelled(at_most(1 - u, 1 - u, ROUNDING), f"uncentred PCA {d} share of neighbours lost (1 − overlap@{k})"),
+    )
+
+
+def decide(
+    grid: pd.DataFrame,
+    centring: pd.DataFrame | None,
+    items: pd.DataFrame | None,
+    k: int = 10,
+    attribute: str = "weather",
+    n_draws: int = N_DRAWS,
+    seed: int = SEED,
+) -> dict:
+    """Each finding of :data:`CRITERIA` decided on this run: ``{finding: Decision or None}``
+    (None: the finding's dimension or attribute is not in the grid). ``items``:
+    :func:`~embdiag.interventions.compression.compression_items` of the same vectors, whose
+    evaluation images the intervals resample; without it every interval finding is not testable."""
+    attributes = _table_attributes(grid)
+    out = {"centring alone moves neighbours": _centring_decision(centring, k)}
+    deciders = {
+        "no method leads everywhere": lambda i: _leads_decision(grid, i, k, attributes),
+        "MRL 512 and 256 near native": lambda i: _near_decision(grid, i, ["MRL 512", "MRL 256"], k, attributes),
+        "MRL 128 loses most on weather BA": lambda i: _loss_decision(grid, i, k, attributes, attribute),
+        "PCA 128 close to native": lambda i: _near_decision(grid, i, ["PCA 128"], k, attributes),
+        "PCA ahead at 128": lambda i: _pca_ahead_decision(grid, i, k, attributes),
+    }
+    intervals = _Intervals(items, n_draws, seed) if items is not None else _Nothing()
+    missing = not_testable("no per-image scores (compression_items) were given, so no interval")
+    for name, decider in deciders.items():
+        decided = decider(intervals)
+        out[name] = missing if decided is not None and items is None else decided
+    return {name: out[name] for name in CRITERIA}
+
+
+class _Nothing:
+    """Stands in for the intervals where there are none: every interval is (nan, nan, nan)."""
+
+    def __call__(self, *terms):
+        return (np.nan, np.nan, np.nan)
 
 
 def findings(
@@ -636,13 +884,30 @@ def findings(
     study: pd.DataFrame | None = None,
     k: int = 10,
     attribute: str = "weather",
+    items: pd.DataFrame | None = None,
+    n_draws: int = N_DRAWS,
+    seed: int = SEED,
 ) -> pd.DataFrame:
-    """One row per finding: ``finding``, ``criterion``, ``study`` and ``this run`` (numbers in
-    words) and ``reproduces`` (True, False, or None where this run did not measure it). The
-    study's column evaluates the same criterion on its published table (default
-    :func:`read_study`); the centring finding is a user's, reported as overlap 0.89.
-    ``attribute``: this run's attribute in weather's place (:func:`evaluate_criteria`)."""
+    """The verdict table (:func:`~embdiag.paper.findings.verdicts`) of :data:`CRITERIA`: ``study``
+    and ``this run`` give the point estimates in words (the study's from its published table,
+    default :func:`read_study`; the centring finding is a user's, reported as overlap 0.89), the
+    verdicts come from :func:`decide` on ``items``. The study published point estimates only, so
+    its findings are not testable there; the old point-estimate verdicts (:func:`evaluate_criteria`)
+    are shown beside the criteria they replace. ``attribute``: this run's attribute in weather's place."""
     study = read_study() if study is None else study
     ours, theirs = evaluate_criteria(grid, centring, k, attribute), evaluate_criteria(study, None, 10)
     theirs["centring alone moves neighbours"] = (f"not in the study; a user measured about {USER_OVERLAP}", None)
-    return verdicts(CRITERIA, [(name, theirs[name][0], *ours[name]) for name in CRITERIA], origin=ORIGIN)
+    point_only = not_testable("the study published point estimates without intervals")
+    decided = decide(grid, centring, items, k, attribute, n_draws, seed)
+    rows = [
+        (
+            name,
+            theirs[name][0],
+            ours[name][0],
+            point_only if CRITERIA[name].kind == "study" else None,
+            decided[name],
+        )
+        for name in CRITERIA
+    ]
+    was = {name: ours[name][1] for name, claim in CRITERIA.items() if claim.was is not None}
+    return verdicts(CRITERIA, rows, was=was)

@@ -8,7 +8,7 @@ import pytest
 
 from embdiag.paper import theme
 from embdiag.paper.chapters import compression as F
-from embdiag.interventions.compression import centring_effect, compression_grid
+from embdiag.interventions.compression import centring_effect, compression_grid, compression_items
 from embdiag.paper import findings
 
 ATTRS = ("weather", "scene", "timeofday")
@@ -66,56 +66,209 @@ def test_study_csv_is_the_printed_table():
     assert s.loc["MRL 128", "scene P@10"] == pytest.approx(0.6078)
 
 
-def test_every_criterion_restates_a_finding_the_study_table_satisfies():
-    # the criteria are the study's findings: evaluated on its own table, each must hold
-    study = F.read_study()
-    verdicts = F.evaluate_criteria(study)
+def test_point_readings_of_the_study_table_hold():
+    # the point-estimate readings (the old criteria) restate what the study's own table shows
+    verdicts = F.evaluate_criteria(F.read_study())
     for name, (words, holds) in verdicts.items():
         if name != "centring alone moves neighbours":
             assert holds is True, (name, words)
     assert verdicts["MRL 128 loses most on weather BA"][0].startswith("weather BA -8.11 pp")
+    assert verdicts["PCA ahead at 128"][0] == "128: PCA ahead on 5 of 6, MRL on 1"
 
 
-def test_changes_are_percentage_points_from_native():
-    ch = F.changes(_grid()).set_index(["representation", "attribute", "endpoint"])
-    assert ch.loc[("MRL 128", "weather", "BA"), "change"] == pytest.approx(-8.0)
-    assert ch.loc[("PCA 512", "time", "P@10"), "change"] == pytest.approx(2.0)
-    assert ch.loc[("PCA 512", "time", "P@10"), "value"] == pytest.approx(72.0)
-    assert len(ch) == 6 * 6
-    with pytest.raises(ValueError, match="native"):
-        F.changes(_grid().iloc[1:])
+def test_near_margin_lies_in_the_gap_the_study_table_shows():
+    study = F.read_study()
+    largest = {r: F._diffs(study, r, 10).abs().max() for r in study["representation"] if not r.startswith("native")}
+    near = [largest[r] for r in ("MRL 512", "MRL 256", "PCA 128")]
+    other = [v for r, v in largest.items() if r not in ("MRL 512", "MRL 256", "PCA 128")]
+    assert max(near) == pytest.approx(1.95) and min(other) == pytest.approx(4.17)
+    assert max(near) < F.NEAR_PP < min(other) and F.NEAR_PP == pytest.approx((max(near) + min(other)) / 2, abs=0.1)
+    assert F.LOSS_PP == F.NEAR_PP and F.ORDER_PP == 0
 
 
-def test_findings_follow_the_declared_criteria():
+def test_every_declared_claim_has_a_justified_margin_and_a_kind():
+    assert list(F.CRITERIA) == [
+        "no method leads everywhere",
+        "MRL 512 and 256 near native",
+        "MRL 128 loses most on weather BA",
+        "PCA 128 close to native",
+        "PCA ahead at 128",
+        "centring alone moves neighbours",
+    ]
+    kinds = {name: c.kind for name, c in F.CRITERIA.items()}
+    assert kinds.pop("centring alone moves neighbours") == "addition" and set(kinds.values()) == {"study"}
+    assert "no sampling" in F.CRITERIA["centring alone moves neighbours"].criterion
+    assert all(
+        c.was is None for n, c in F.CRITERIA.items() if n in ("PCA ahead at 128", "centring alone moves neighbours")
+    )
+
+
+# -- per-image scores and intervals ------------------------------------------------------------
+REPS = ("native 768", "MRL 512", "PCA 512", "MRL 256", "PCA 256", "MRL 128", "PCA 128")
+
+
+def _items(n: int = 600, flips=None, seed: int = 0, classes: int = 3) -> pd.DataFrame:
+    """Per-image scores: every representation as native, except ``flips`` {(rep, column): share
+    of images turned from right to wrong (BA) or whose P@10 falls by 0.5 (P@10)}."""
+    rng = np.random.default_rng(seed)
+    cols = {("class", a): np.arange(n, dtype=float) % classes for a in ATTRS}
+    native = {f"{a} BA": (rng.random(n) < 0.7).astype(float) for a in ATTRS}
+    native |= {f"{a} P@10": rng.integers(3, 11, n) / 10 for a in ATTRS}
+    for rep in REPS:
+        for col, v in native.items():
+            v = v.copy()
+            share = (flips or {}).get((rep, col), 0.0)
+            chosen = rng.random(n) < share
+            if col.endswith(" BA"):
+                v[chosen] = 0.0
+            else:
+                v[chosen] = np.maximum(v[chosen] - 0.5, 0.0)
+            cols[(rep, col)] = v
+    return pd.DataFrame(cols)
+
+
+def _grid_of(items: pd.DataFrame) -> pd.DataFrame:
+    """The grid whose BA and P@10 the per-image scores give."""
+    rows = []
+    for rep in REPS:
+        method, dim = rep.rsplit(" ", 1)
+        row = {"representation": rep, "method": method, "dim": int(dim)}
+        for a in ATTRS:
+            c, hit = items[("class", a)], items[(rep, f"{a} BA")]
+            row[f"{a} BA"] = float(np.mean([hit[c == j].mean() for j in np.unique(c)]))
+            row[f"{a} P@10"] = float(items[(rep, f"{a} P@10")].mean())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _decide(items, centring=None, **kw):
+    return F.decide(_grid_of(items), centring, items, n_draws=kw.pop("n_draws", 400), **kw)
+
+
+def test_intervals_are_paired_bootstraps_with_a_balanced_accuracy_statistic():
+    from embdiag.metrics.stats import paired_bootstrap
+
+    items = _items(n=60, flips={("MRL 128", "weather BA"): 0.3})
+    intervals = F._Intervals(items, n_draws=200, seed=3)
+    c = items[("class", "weather")].to_numpy()
+    a, b = items[("MRL 128", "weather BA")].to_numpy(), items[("native 768", "weather BA")].to_numpy()
+
+    def ba(hit, idx):
+        return np.mean([hit[idx][c[idx] == j].mean() for j in np.unique(c[idx])])
+
+    def stat(rows):
+        idx = rows.astype(int)
+        return 100 * (ba(a, idx) - ba(b, idx))
+
+    expected = paired_bootstrap(np.arange(60.0), np.zeros(60), n_draws=200, seed=3, statistic=stat)
+    got = intervals((1, "MRL 128", "weather BA"), (-1, "native 768", "weather BA"))
+    assert got == pytest.approx((expected.mean, expected.low, expected.high), abs=1e-9)
+    same = intervals((1, "MRL 128", "timeofday P@10"), (-1, "native 768", "timeofday P@10"))
+    assert same == (0.0, 0.0, 0.0)  # identical columns: a degenerate interval at 0
+
+
+def test_a_tight_small_effect_holds_and_a_few_images_are_inconclusive():
+    tight = _decide(_items(n=3000, flips={("PCA 128", "scene BA"): 0.01}))
+    assert tight["PCA 128 close to native"].verdict == "holds"
+    assert tight["MRL 512 and 256 near native"].verdict == "holds"
+    few = _decide(_items(n=60, flips={("PCA 128", "scene BA"): 0.05}))
+    assert few["PCA 128 close to native"].verdict == "inconclusive"
+    assert "crosses ±3" in few["PCA 128 close to native"].reason
+
+
+def test_a_clear_loss_is_no_longer_near_and_falls_most():
+    items = _items(n=2000, flips={("MRL 128", "weather BA"): 0.3, ("PCA 128", "scene BA"): 0.4})
+    d = _decide(items)
+    assert d["PCA 128 close to native"].verdict == "contradicted"
+    assert "PCA 128 scene BA" in d["PCA 128 close to native"].reason
+    assert d["MRL 128 loses most on weather BA"].verdict == "holds"
+    # the loss on another column than weather: the ordering is contradicted
+    other = _decide(_items(n=2000, flips={("MRL 128", "scene BA"): 0.3}))
+    assert other["MRL 128 loses most on weather BA"].verdict == "contradicted"
+
+
+def test_orderings_are_tested_per_column_with_intervals():
+    # PCA behind MRL on every column at every dimension: no leader-on-some-column for PCA
+    flips = {(f"PCA {d}", f"{a} {e}"): 0.3 for d in (512, 256, 128) for a in ATTRS for e in ("BA", "P@10")}
+    d = _decide(_items(n=1500, flips=flips))
+    assert d["no method leads everywhere"].verdict == "contradicted"
+    assert d["PCA ahead at 128"].verdict == "contradicted"
+    # each method clearly ahead on some column at each dimension
+    flips = {(f"PCA {d}", "weather BA"): 0.3 for d in (512, 256, 128)}
+    flips |= {
+        (f"MRL {d}", c): 0.3
+        for d in (512, 256, 128)
+        for c in ("scene BA", "timeofday BA", "weather P@10", "scene P@10")
+    }
+    d = _decide(_items(n=1500, flips=flips))
+    assert d["no method leads everywhere"].verdict == "holds"
+    assert d["PCA ahead at 128"].verdict == "holds" and "PCA ahead on 4 of 6" in d["PCA ahead at 128"].reason
+    # no difference anywhere on a few images: inconclusive, not "no method leads"
+    assert _decide(_items(n=30))["no method leads everywhere"].verdict == "inconclusive"
+
+
+def test_most_of_needs_more_than_half():
+    from embdiag.metrics.inference import at_least
+
+    up, down, unsure = at_least(1, 2), at_least(-2, -1), at_least(-1, 1)
+    assert F._most_of([up, up, up, up, unsure, down], "x").verdict == "holds"
+    assert F._most_of([up, up, up, unsure, unsure, down], "x").verdict == "inconclusive"
+    assert F._most_of([up, up, up, down, down, down], "x").verdict == "contradicted"
+    assert F._most_of([up, up, up, down, down, down], "x").reason.startswith("x on 3 of 6 columns, the other way on 3")
+
+
+def test_without_per_image_scores_interval_findings_are_not_testable():
     v = F.findings(_grid(), _centring(), F.read_study()).set_index("finding")
+    assert v.loc["centring alone moves neighbours", "verdict"] == "holds"
+    others = v.drop(index="centring alone moves neighbours")
+    assert set(others["verdict"]) == {"not testable"} and "compression_items" in others["reason"].iloc[0]
+    assert set(others["holds in the study"]) == {"not testable"}
+
+
+def test_findings_show_the_old_point_verdicts_beside_the_new():
+    items = _items(n=300)
+    v = F.findings(_grid_of(items), _centring(), items=items, n_draws=300).set_index("finding")
     assert list(v.index) == list(F.CRITERIA)
-    assert v["reproduces"].tolist() == [True, True, True, True, True]
-    # the 128-d prefix does not lose: said so, not hidden
-    v = F.findings(_grid(mrl128_weather_ba=0.595), _centring(centred=0.995)).set_index("finding")
-    assert not v.loc["MRL 128 loses most on weather BA", "reproduces"]
-    assert not v.loc["centring alone moves neighbours", "reproduces"]
-    assert "does **not** hold" in findings.summary(v.reset_index(), "{held} of {measured}")
-    # a near-native miss by more than NEAR_PP
-    g = _grid()
-    g.loc[g["representation"] == "PCA 128", "scene BA"] = 0.70 - (F.NEAR_PP + 0.5) / 100
-    assert not F.findings(g, _centring()).set_index("finding").loc["PCA 128 close to native", "reproduces"]
+    assert v.loc["MRL 512 and 256 near native", "old verdict"] == "yes"
+    assert v.loc["PCA ahead at 128", "old verdict"] == ""
+    assert v.loc["MRL 512 and 256 near native", "holds in the study"] == "not testable"
+    assert v.loc["centring alone moves neighbours", "holds in the study"] == "not measured"
+    assert v.loc["centring alone moves neighbours", "kind"] == "addition"
 
 
-def test_no_method_leads_fails_when_one_method_wins_everything():
-    g = _grid()
-    pca = g["method"] == "PCA"
-    for col in [c for c in g.columns if " BA" in c or " P@" in c]:
-        g.loc[pca, col] = g.loc[g["method"] == "native", col].iloc[0] + 0.05
-    words, holds = F.evaluate_criteria(g)["no method leads everywhere"]
-    assert holds is False and "MRL ahead on 0" in words
+def test_centring_is_decided_exactly():
+    holds = F.findings(_grid(), _centring(centred=0.9)).set_index("finding").loc["centring alone moves neighbours"]
+    assert holds["verdict"] == "holds" and holds["low"] == holds["high"] == 0.9
+    assert "no sampling" in holds["reason"]
+    for c in (_centring(centred=0.995), _centring(uncentred=0.999)):
+        assert F.findings(_grid(), c).set_index("finding").loc["centring alone moves neighbours", "verdict"] == (
+            "contradicted"
+        )
 
 
 def test_findings_with_other_dims_say_not_measured():
     g = _table({"native 768": NATIVE, "MRL 64": NATIVE, "PCA 64": NATIVE})
     v = F.findings(g, None)
-    assert v["reproduces"].isna().sum() == 4
-    assert findings.table(v)["reproduces"].tolist().count("not measured") == 4
+    assert (v["verdict"] == "not measured").sum() == 5
+    assert v.set_index("finding").loc["no method leads everywhere", "verdict"] == "not testable"
+    assert findings.table(v)["verdict"].tolist().count("not measured") == 5
     assert "not measured in this run" in findings.summary(v, "{held} of {measured}")
+
+
+def test_items_give_the_grids_ba_and_precision():
+    rng = np.random.default_rng(0)
+    X, E = rng.standard_normal((120, 12)) + 1, rng.standard_normal((80, 12)) + 1
+    y = {a: rng.choice(["p", "q", "r"], 120) for a in ATTRS}
+    ye = {a: rng.choice(["p", "q", "r"], 80).astype(object) for a in ATTRS}
+    ye["weather"][:3] = None  # unlabelled rows are not counted
+    g = compression_grid(X, y, E, ye, dims=[6, 3], methods=["MRL", "PCA"], k=5).set_index("representation")
+    items = compression_items(X, y, E, ye, dims=[6, 3], k=5)
+    assert np.isnan(items[("class", "weather")][:3]).all()
+    intervals = F._Intervals(items, n_draws=10, seed=0)
+    for rep in g.index:
+        for a in ATTRS:
+            assert intervals((1, rep, f"{a} BA"))[0] == pytest.approx(100 * g.loc[rep, f"{a} BA"], abs=1e-9)
+            assert intervals((1, rep, f"{a} P@5"))[0] == pytest.approx(100 * g.loc[rep, f"{a} P@5"], abs=1e-9)
 
 
 def test_results_frame_in_the_study_layout():
