@@ -846,9 +846,10 @@ def old_verdicts(results, labels: dict) -> dict:
     }
 
 
-def _study_rows(study: pd.DataFrame, attrs) -> dict:
-    """``{finding: (words, decision)}`` on the study's published counts (Wilson intervals; a
-    Bonferroni bound for differences of counts whose pairing is not published)."""
+def _study_rows(study: pd.DataFrame) -> dict:
+    """``{finding: (words, decision)}`` on the study's published counts, on its own attributes
+    (Wilson intervals; a Bonferroni bound for differences of counts whose pairing is not published)."""
+    attrs = [c[len("delta_") : -len("_p10_pp")] for c in study.columns if c.startswith("delta_")]
     size = int(study.loc[FP16[0], "n_queries"])
 
     def n(c):
@@ -891,7 +892,7 @@ def _study_rows(study: pd.DataFrame, attrs) -> dict:
         ),
         "agreement hides turnover": (
             "ΔP@10 "
-            + ", ".join(f"{_name(a)} {so[f'delta_{a}_p10_pp']:+.3f}" for a in attrs if f"delta_{a}_p10_pp" in so)
+            + ", ".join(f"{_name(a)} {so[f'delta_{a}_p10_pp']:+.3f}" for a in attrs)
             + f" pp; kept {', '.join(f'{_name(a)} {v}' for a, v in kept.items())} of {n(OFFSET_FP16)}",
             all_of(
                 not_testable("the study published ΔP@10 as a point estimate without an interval"),
@@ -1004,6 +1005,20 @@ def findings(results, labels: dict, study: pd.DataFrame | None = None, *, n_draw
         if certified
         else not_testable("no query is certified under any condition"),
     )
-    theirs = _study_rows(study, list(labels))
+    theirs = _study_rows(study)
     rows = [(f, theirs[f][0], ours[f][0], theirs[f][1], ours[f][1]) for f in CRITERIA]
     return verdicts(CRITERIA, rows, was=old_verdicts(results, labels))
+
+
+def scope_note(verdict_table: pd.DataFrame) -> str:
+    """The scope statements of ``verdict_table`` in words (Markdown), shown apart from the study's
+    findings and not counted among them; empty when there are none."""
+    lines = []
+    for _, r in verdict_table[verdict_table["kind"] == SCOPE].iterrows():
+        text = f"*{r['finding']}* is {r['verdict']} here ({r['reason']})."
+        if r["verdict"] == "contradicted":
+            text += " This certificate proves some such queries stable where the study's check proved none: good news."
+        lines.append(text)
+    if not lines:
+        return ""
+    return "**Scope, not counted among the study's findings:** " + " ".join(lines)

@@ -427,3 +427,13 @@ def test_findings_need_all_eight_conditions(run, study):
     _, labels, results = run
     with pytest.raises(ValueError, match="missing the conditions"):
         sf.findings(results[:6], labels, study)
+
+
+def test_scope_note_names_the_scope_statements_apart(wide, study):
+    labels, results = wide
+    n = len(results[0].changed)
+    covered = _altered(results, labels, study, **{"INT8 gallery": {"certified": np.ones(n, bool)}}).reset_index()
+    text = sf.scope_note(covered)
+    assert text.startswith("**Scope, not counted") and "certificate covers no INT8 or offset query" in text
+    assert "contradicted" in text and "good news" in text and "lies wholly above 0.5" in text
+    assert sf.scope_note(covered[covered["kind"] != "scope"]) == ""
