@@ -775,10 +775,14 @@ def _ahead(grid, intervals, dim: int, k: int, attributes, first: str, second: st
     return [
         _labelled(
             at_least(*intervals((1, f"{first} {dim}", col), (-1, f"{second} {dim}", col))[1:], ORDER_PP),
-            f"{dim} {first} − {second} {name}",
+            f"{first} − {second} {name}",
         )
         for col, name in _column_names(k, attributes)
     ]
+
+
+def _ahead_on(parts: list[Decision]) -> int:
+    return sum(p.verdict == "holds" for p in parts)
 
 
 def _leads_decision(grid, intervals, k: int, attributes) -> Decision | None:
@@ -789,30 +793,40 @@ def _leads_decision(grid, intervals, k: int, attributes) -> Decision | None:
     for d in sorted(dims, reverse=True):
         mrl = _ahead(grid, intervals, int(d), k, attributes, "MRL", "PCA")
         pca = _ahead(grid, intervals, int(d), k, attributes, "PCA", "MRL")
-        parts += [any_of(*mrl), any_of(*pca)]
+        label = f"{d}: MRL ahead on {_ahead_on(mrl)} of {len(mrl)} columns, PCA on {_ahead_on(pca)}"
+        both = all_of(any_of(*mrl), any_of(*pca))
+        parts.append(both._replace(reason=label if both.verdict == "holds" else f"{label}; {both.reason}"))
     return all_of(*parts)
 
 
-def _most_of(parts: list[Decision], what: str) -> Decision:
+def _most_of(parts: list[Decision], names: list[str], what: str, other: str) -> Decision:
     """The claim that more than half of ``parts`` (each an ordering) hold: the m-th largest of their
     intervals (m = half, rounded down, plus one) lies above the margin. Holds when more than half
-    hold; contradicted when at least half are contradicted; inconclusive otherwise."""
+    hold; contradicted when at least half are contradicted; inconclusive otherwise. ``names``:
+    each part's column; ``what`` and ``other``: the words for a part that holds and one contradicted."""
     m = len(parts) // 2 + 1
     low = sorted((p.low for p in parts), reverse=True)[m - 1]
     high = sorted((p.high for p in parts), reverse=True)[m - 1]
     decided = at_least(low, high, parts[0].margin)
-    tally = {v: sum(p.verdict == v for p in parts) for v in ("holds", "contradicted")}
+    held = [n for n, p in zip(names, parts) if p.verdict == "holds"]
+    against = [n for n, p in zip(names, parts) if p.verdict == "contradicted"]
     reason = (
-        f"{what} on {tally['holds']} of {len(parts)} columns, the other way on {tally['contradicted']} (needs "
-        f"more than half): " + "; ".join(p.reason for p in parts)
+        f"{what} on {len(held)} of {len(parts)} columns{_listed(held)}, {other} on {len(against)}"
+        f"{_listed(against)}; more than half needs the {m}th-largest interval above {decided.margin:g}: "
+        f"{decided.reason}"
     )
     return Decision(decided.verdict, "most of", decided.margin, low, high, reason)
+
+
+def _listed(names: list[str]) -> str:
+    return f" ({', '.join(names)})" if names else ""
 
 
 def _pca_ahead_decision(grid, intervals, k: int, attributes, dim: int = 128) -> Decision | None:
     if not _has(grid, f"MRL {dim}", f"PCA {dim}"):
         return None
-    return _most_of(_ahead(grid, intervals, dim, k, attributes, "PCA", "MRL"), "PCA ahead")
+    names = [name for _, name in _column_names(k, attributes)]
+    return _most_of(_ahead(grid, intervals, dim, k, attributes, "PCA", "MRL"), names, "PCA ahead", "MRL ahead")
 
 
 def _loss_decision(grid, intervals, k: int, attributes, attribute: str) -> Decision | None:
@@ -824,9 +838,7 @@ def _loss_decision(grid, intervals, k: int, attributes, attribute: str) -> Decis
     for col, name in _column_names(k, attributes):
         if col != w:
             terms = ((1, "MRL 128", col), (-1, native, col), (-1, "MRL 128", w), (1, native, w))
-            parts.append(
-                _labelled(at_least(*intervals(*terms)[1:], ORDER_PP), f"fall of {_name(attribute)} BA − fall of {name}")
-            )
+            parts.append(_labelled(at_least(*intervals(*terms)[1:], ORDER_PP), f"its fall − {name}'s"))
     return all_of(*parts)
 
 

@@ -202,7 +202,10 @@ def test_orderings_are_tested_per_column_with_intervals():
     }
     d = _decide(_items(n=1500, flips=flips))
     assert d["no method leads everywhere"].verdict == "holds"
-    assert d["PCA ahead at 128"].verdict == "holds" and "PCA ahead on 4 of 6" in d["PCA ahead at 128"].reason
+    assert (
+        d["PCA ahead at 128"].verdict == "holds"
+        and "PCA ahead on 4 of 6 columns (scene BA" in d["PCA ahead at 128"].reason
+    )
     # no difference anywhere on a few images: inconclusive, not "no method leads"
     assert _decide(_items(n=30))["no method leads everywhere"].verdict == "inconclusive"
 
@@ -211,10 +214,14 @@ def test_most_of_needs_more_than_half():
     from embdiag.metrics.inference import at_least
 
     up, down, unsure = at_least(1, 2), at_least(-2, -1), at_least(-1, 1)
-    assert F._most_of([up, up, up, up, unsure, down], "x").verdict == "holds"
-    assert F._most_of([up, up, up, unsure, unsure, down], "x").verdict == "inconclusive"
-    assert F._most_of([up, up, up, down, down, down], "x").verdict == "contradicted"
-    assert F._most_of([up, up, up, down, down, down], "x").reason.startswith("x on 3 of 6 columns, the other way on 3")
+    names = list("abcdef")
+    assert F._most_of([up, up, up, up, unsure, down], names, "x", "y").verdict == "holds"
+    assert F._most_of([up, up, up, unsure, unsure, down], names, "x", "y").verdict == "inconclusive"
+    split = F._most_of([up, up, up, down, down, down], names, "x", "y")
+    assert split.verdict == "contradicted" and split.reason.startswith(
+        "x on 3 of 6 columns (a, b, c), y on 3 (d, e, f)"
+    )
+    assert (split.low, split.high) == (-2, -1)  # the 4th-largest interval decides
 
 
 def test_without_per_image_scores_interval_findings_are_not_testable():
