@@ -812,10 +812,14 @@ def _most_of(parts: list[Decision], names: list[str], what: str, other: str) -> 
     against = [n for n, p in zip(names, parts) if p.verdict == "contradicted"]
     reason = (
         f"{what} on {len(held)} of {len(parts)} columns{_listed(held)}, {other} on {len(against)}"
-        f"{_listed(against)}; more than half needs the {m}th-largest interval above {decided.margin:g}: "
+        f"{_listed(against)}; more than half needs the {_ordinal(m)} largest interval above {decided.margin:g}: "
         f"{decided.reason}"
     )
     return Decision(decided.verdict, "most of", decided.margin, low, high, reason)
+
+
+def _ordinal(m: int) -> str:
+    return f"{m}{'th' if 10 <= m % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(m % 10, 'th')}"
 
 
 def _listed(names: list[str]) -> str:

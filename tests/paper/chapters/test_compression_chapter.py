@@ -221,7 +221,10 @@ def test_most_of_needs_more_than_half():
     assert split.verdict == "contradicted" and split.reason.startswith(
         "x on 3 of 6 columns (a, b, c), y on 3 (d, e, f)"
     )
-    assert (split.low, split.high) == (-2, -1)  # the 4th-largest interval decides
+    assert (split.low, split.high) == (-2, -1) and "the 4th largest interval" in split.reason  # it decides
+    assert [F._ordinal(m) for m in (1, 2, 3, 4, 11, 12, 13, 21, 22)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd",
+    ]  # fmt: skip
 
 
 def test_without_per_image_scores_interval_findings_are_not_testable():
