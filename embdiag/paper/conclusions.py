@@ -80,7 +80,9 @@ def fixed_encoder_findings(
 
     args = (vectors.train, vectors.train_labels, vectors.val, vectors.val_labels)
     severe = stress_figures.measure(*args, k=k, seed=seed, attribute=attribute)  # the stress chapter's grid
-    grid = compression.compression_grid(*args, k=k, **({} if dims is None else {"dims": dims}))
+    at_dims = {} if dims is None else {"dims": dims}
+    grid = compression.compression_grid(*args, k=k, **at_dims)
+    items = compression.compression_items(*args, k=k, **at_dims)  # per image: the compression intervals
     centring = compression.centring_effect(vectors.train, vectors.val, vectors.val_labels, k=k)
     storage = compare_study_conditions(vectors.train, vectors.val, k=k)
     result = caption_retrieval.evaluate(
@@ -97,8 +99,10 @@ def fixed_encoder_findings(
     contrasts = caption_retrieval.bootstrap_contrasts(result, caption_figures.FAR_MORE, n_draws=n_draws, seed=seed)
     return {
         "stress tests": stress_figures.findings(severe),
-        "compression": compression_figures.findings(grid, centring, k=k, attribute=severe.attribute),
-        "neighbour stability": stability_figures.findings(storage, vectors.val_labels),
+        "compression": compression_figures.findings(
+            grid, centring, k=k, attribute=severe.attribute, items=items, n_draws=n_draws, seed=seed
+        ),
+        "neighbour stability": stability_figures.findings(storage, vectors.val_labels, n_draws=n_draws, seed=seed),
         "caption retrieval": caption_figures.findings(changes, control, contrasts=contrasts),
     }
 
