@@ -46,6 +46,7 @@ __all__ = [
     "queries_needed",
     "all_of",
     "any_of",
+    "at_least_of",
 ]
 
 HOLDS, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE = "holds", "contradicted", "inconclusive", "not testable"
@@ -262,3 +263,25 @@ def any_of(*parts: Decision) -> Decision:
             reason = f"{len(deciding)} of {len(parts)} {words}; furthest: {best.reason}"
             return Decision(best.verdict, "any of", best.margin, best.low, best.high, reason)
     raise ValueError(f"parts: unknown verdicts {[p.verdict for p in parts]}")
+
+
+def at_least_of(m: int, parts) -> Decision:
+    """The claim that at least ``m`` of ``parts`` (each an :func:`at_least` claim against one
+    margin) hold, decided by the ``m``-th largest of their intervals: it holds when the ``m``-th
+    largest low end clears the margin (``m`` parts hold), is contradicted when the ``m``-th
+    largest high end is below it (fewer than ``m`` can), and is inconclusive otherwise.
+
+    >>> parts = [at_least(1, 2), at_least(0.5, 3), at_least(-2, -1)]
+    >>> two = at_least_of(2, parts)
+    >>> two.verdict, (two.low, two.high), two.claim, at_least_of(3, parts).verdict
+    ('holds', (0.5, 2.0), 'at least 2 of 3', 'contradicted')
+    """
+    parts = list(parts)
+    if not parts or any(p.claim != "at least" for p in parts) or len({p.margin for p in parts}) != 1:
+        raise ValueError("parts: expected at_least claims against one margin")
+    if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= len(parts):
+        raise ValueError(f"m: expected an integer from 1 to {len(parts)}, got {m!r}")
+    low = sorted((p.low for p in parts), reverse=True)[m - 1]
+    high = sorted((p.high for p in parts), reverse=True)[m - 1]
+    decided = at_least(low, high, parts[0].margin)
+    return decided._replace(claim=f"at least {m} of {len(parts)}")

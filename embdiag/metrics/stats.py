@@ -15,7 +15,14 @@ from scipy import stats as _st
 
 from .._validate import as_float, check_int, same_length
 
-__all__ = ["Interval", "paired_t_interval", "paired_bootstrap", "proportion_interval"]
+__all__ = [
+    "Interval",
+    "paired_t_interval",
+    "paired_bootstrap",
+    "proportion_interval",
+    "ItemIntervals",
+    "balanced_accuracy_draws",
+]
 
 
 class Interval(NamedTuple):
@@ -201,3 +208,57 @@ def proportion_interval(successes: int, n: int, level: float = 0.95) -> Interval
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     low, high = (0.0 if successes == 0 else centre - half), (1.0 if successes == n else centre + half)
     return Interval(p, float(low), float(high), n, float(np.sqrt(p * (1 - p) / n)), level, n)
+
+
+class ItemIntervals:
+    """Paired bootstrap intervals (percentage points) of sums of ``sign * value`` terms, each a
+    representation's balanced accuracy or mean per-item score on resampled evaluation items.
+
+    ``items`` has one row per evaluation item and columns ``(representation, column)``:
+    ``("class", a)``, the item's class index for attribute ``a`` (NaN: not counted), and
+    ``(rep, "{a} BA")``, 1.0 where the representation's probe is right on the item (its value
+    is the mean over classes of each class's share right), or any other column of per-item
+    scores (its value is the mean over the items with a score, e.g. P@k), as
+    :func:`embdiag.interventions.compression.compression_items` and
+    :func:`embdiag.encoders.quality.probe_items` give them. The draws are those of
+    :func:`paired_bootstrap` over the items with the same ``n_draws`` and ``seed`` (every
+    interval resamples the same items, the fitted probes held fixed); the 95% percentile
+    interval of every term is computed at once, vectorised."""
+
+    def __init__(self, items, n_draws: int = 5000, seed: int = 0):
+        self.items = items
+        n = len(items)
+        self.rows = np.random.default_rng(seed).integers(0, n, size=(n_draws, n), dtype=np.int32)
+        self._values: dict = {}
+
+    def _draws(self, rep: str, column: str) -> np.ndarray:
+        """The value on all images, then on each draw's images."""
+        if (rep, column) not in self._values:
+            v = self.items[(rep, column)].to_numpy(dtype=np.float64)
+            rows = np.vstack([np.arange(len(v)), self.rows])
+            if column.endswith(" BA"):
+                codes = self.items[("class", column[: -len(" BA")])].to_numpy(dtype=np.float64)
+                self._values[(rep, column)] = balanced_accuracy_draws(np.nan_to_num(v)[rows], codes, rows)
+            else:
+                counted = ~np.isnan(v)
+                self._values[(rep, column)] = np.nan_to_num(v)[rows].sum(axis=1) / counted[rows].sum(axis=1)
+        return self._values[(rep, column)]
+
+    def __call__(self, *terms: tuple[int, str, str]) -> tuple[float, float, float]:
+        """(estimate, low, high) in pp of ``sum(sign * value(representation, column))``."""
+        draws = 100 * sum(sign * self._draws(rep, col) for sign, rep, col in terms)
+        low, high = np.quantile(draws[1:], [0.025, 0.975])
+        return float(draws[0]), float(low), float(high)
+
+
+def balanced_accuracy_draws(hit: np.ndarray, codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Balanced accuracy of each row of ``rows`` (image indices): the mean over the classes
+    drawn of each class's share of ``hit``; ``codes`` gives each image's class (NaN: not counted)."""
+    n_classes = int(np.nanmax(codes)) + 1
+    c = np.where(np.isnan(codes), n_classes, codes).astype(np.intp)[rows]  # uncounted: an extra bin, dropped
+    c += (n_classes + 1) * np.arange(len(rows))[:, None]
+    size = len(rows) * (n_classes + 1)
+    n = np.bincount(c.ravel(), minlength=size).reshape(len(rows), -1)[:, :n_classes]
+    right = np.bincount(c.ravel(), weights=hit.ravel(), minlength=size).reshape(len(rows), -1)[:, :n_classes]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.nanmean(np.where(n > 0, right / n, np.nan), axis=1)

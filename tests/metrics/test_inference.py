@@ -143,3 +143,16 @@ def test_any_of_reports_the_part_that_reaches_furthest():
     d = I.any_of(*parts)
     assert d.verdict == "inconclusive" and (d.low, d.high) == (-1, 2)
     assert d.reason.startswith("2 of 3 are inconclusive; furthest: interval [-1, +2]")
+
+
+def test_at_least_of_counts_parts_by_their_mth_interval():
+    hold, straddle, against = I.at_least(1, 2), I.at_least(-1, 1), I.at_least(-2, -1)
+    assert I.at_least_of(1, [against, straddle]).verdict == "inconclusive"
+    assert I.at_least_of(2, [hold, straddle, against]).verdict == "inconclusive"
+    assert I.at_least_of(2, [hold, hold, against]).verdict == "holds"
+    assert I.at_least_of(2, [hold, against, against]).verdict == "contradicted"
+    assert I.at_least_of(3, [hold, hold, hold]).verdict == I.all_of(hold, hold, hold).verdict == "holds"
+    with pytest.raises(ValueError, match="m"):
+        I.at_least_of(4, [hold, hold, hold])
+    with pytest.raises(ValueError, match="parts"):
+        I.at_least_of(1, [I.at_most(1, 2)])

@@ -17,7 +17,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ...metrics.inference import Decision, all_of, any_of, at_least, at_most, not_testable, within
+from ...metrics.inference import Decision, all_of, any_of, at_least, at_least_of, at_most, not_testable, within
+from ...metrics.stats import ItemIntervals
 from .. import theme
 from ..findings import ADDITION, Claim, read_published, verdicts
 
@@ -692,54 +693,6 @@ def evaluate_criteria(
 
 
 # -- intervals ---------------------------------------------------------------------------------
-class _Intervals:
-    """Paired bootstrap intervals (pp) of sums of ``sign * value`` terms, each a representation's
-    BA or P@k on resampled evaluation images of
-    :func:`~embdiag.interventions.compression.compression_items` (BA: mean over classes of each
-    class's share correct; P@k: mean over the queries with a value). The draws are those of
-    :func:`~embdiag.metrics.stats.paired_bootstrap` over the images with the same ``n_draws`` and
-    ``seed`` (every interval resamples the same images), its 95% percentile interval computed for
-    every term at once."""
-
-    def __init__(self, items: pd.DataFrame, n_draws: int, seed: int):
-        self.items = items
-        n = len(items)
-        self.rows = np.random.default_rng(seed).integers(0, n, size=(n_draws, n), dtype=np.int32)
-        self._values: dict = {}
-
-    def _draws(self, rep: str, column: str) -> np.ndarray:
-        """The value on all images, then on each draw's images."""
-        if (rep, column) not in self._values:
-            v = self.items[(rep, column)].to_numpy(dtype=np.float64)
-            rows = np.vstack([np.arange(len(v)), self.rows])
-            if column.endswith(" BA"):
-                codes = self.items[("class", column[: -len(" BA")])].to_numpy(dtype=np.float64)
-                self._values[(rep, column)] = _balanced(np.nan_to_num(v)[rows], codes, rows)
-            else:
-                counted = ~np.isnan(v)
-                self._values[(rep, column)] = np.nan_to_num(v)[rows].sum(axis=1) / counted[rows].sum(axis=1)
-        return self._values[(rep, column)]
-
-    def __call__(self, *terms: tuple[int, str, str]) -> tuple[float, float, float]:
-        """(estimate, low, high) in pp of ``sum(sign * value(representation, column))``."""
-        draws = 100 * sum(sign * self._draws(rep, col) for sign, rep, col in terms)
-        low, high = np.quantile(draws[1:], [0.025, 0.975])
-        return float(draws[0]), float(low), float(high)
-
-
-def _balanced(hit: np.ndarray, codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Balanced accuracy of each row of ``rows`` (image indices): the mean over the classes
-    drawn of each class's share of ``hit``; ``codes`` gives each image's class (NaN: not counted)."""
-    n_classes = int(np.nanmax(codes)) + 1
-    c = np.where(np.isnan(codes), n_classes, codes).astype(np.intp)[rows]  # uncounted: an extra bin, dropped
-    c += (n_classes + 1) * np.arange(len(rows))[:, None]
-    size = len(rows) * (n_classes + 1)
-    n = np.bincount(c.ravel(), minlength=size).reshape(len(rows), -1)[:, :n_classes]
-    right = np.bincount(c.ravel(), weights=hit.ravel(), minlength=size).reshape(len(rows), -1)[:, :n_classes]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.nanmean(np.where(n > 0, right / n, np.nan), axis=1)
-
-
 def _labelled(decision: Decision, label: str) -> Decision:
     return decision._replace(reason=f"{label}: {decision.reason}")
 
@@ -805,9 +758,8 @@ def _most_of(parts: list[Decision], names: list[str], what: str, other: str) -> 
     hold; contradicted when at least half are contradicted; inconclusive otherwise. ``names``:
     each part's column; ``what`` and ``other``: the words for a part that holds and one contradicted."""
     m = len(parts) // 2 + 1
-    low = sorted((p.low for p in parts), reverse=True)[m - 1]
-    high = sorted((p.high for p in parts), reverse=True)[m - 1]
-    decided = at_least(low, high, parts[0].margin)
+    decided = at_least_of(m, parts)
+    low, high = decided.low, decided.high
     held = [n for n, p in zip(names, parts) if p.verdict == "holds"]
     against = [n for n, p in zip(names, parts) if p.verdict == "contradicted"]
     reason = (
@@ -879,7 +831,7 @@ def decide(
         "PCA 128 close to native": lambda i: _near_decision(grid, i, ["PCA 128"], k, attributes),
         "PCA ahead at 128": lambda i: _pca_ahead_decision(grid, i, k, attributes),
     }
-    intervals = _Intervals(items, n_draws, seed) if items is not None else _Nothing()
+    intervals = ItemIntervals(items, n_draws, seed) if items is not None else _Nothing()
     missing = not_testable("no per-image scores (compression_items) were given, so no interval")
     for name, decider in deciders.items():
         decided = decider(intervals)

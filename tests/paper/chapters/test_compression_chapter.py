@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from embdiag.metrics.stats import ItemIntervals
 from embdiag.paper import theme
 from embdiag.paper.chapters import compression as F
 from embdiag.interventions.compression import centring_effect, compression_grid, compression_items
@@ -149,7 +150,7 @@ def test_intervals_are_paired_bootstraps_with_a_balanced_accuracy_statistic():
     from embdiag.metrics.stats import paired_bootstrap
 
     items = _items(n=60, flips={("MRL 128", "weather BA"): 0.3})
-    intervals = F._Intervals(items, n_draws=200, seed=3)
+    intervals = ItemIntervals(items, n_draws=200, seed=3)
     c = items[("class", "weather")].to_numpy()
     a, b = items[("MRL 128", "weather BA")].to_numpy(), items[("native 768", "weather BA")].to_numpy()
 
@@ -274,7 +275,7 @@ def test_items_give_the_grids_ba_and_precision():
     g = compression_grid(X, y, E, ye, dims=[6, 3], methods=["MRL", "PCA"], k=5).set_index("representation")
     items = compression_items(X, y, E, ye, dims=[6, 3], k=5)
     assert np.isnan(items[("class", "weather")][:3]).all()
-    intervals = F._Intervals(items, n_draws=10, seed=0)
+    intervals = ItemIntervals(items, n_draws=10, seed=0)
     for rep in g.index:
         for a in ATTRS:
             assert intervals((1, rep, f"{a} BA"))[0] == pytest.approx(100 * g.loc[rep, f"{a} BA"], abs=1e-9)
