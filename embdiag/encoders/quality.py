@@ -1,7 +1,8 @@
 """Is an encoder a meaningful subject? What its vectors carry beyond its inputs, and its training card.
 
-:func:`pooled_pixels` gives the pixel baseline features, :func:`probe_table` the balanced
-accuracy of standardized probes on any representations, :func:`spanned_directions` how many
+:func:`pooled_pixels` gives the pixel baseline features, :func:`probe_items` whether
+standardized probes on any representations are right on each evaluation row and
+:func:`probe_table` their balanced accuracy, :func:`spanned_directions` how many
 directions an encoder's vectors use, and :func:`card` how a reference encoder was trained (from
 its committed manifest). The chapter's declared bars and their verdicts are in
 :mod:`embdiag.paper.chapters.reference_encoder`.
@@ -16,10 +17,10 @@ import pandas as pd
 
 from .. import artifacts
 from ..metrics.geometry import covariance_eigenvalues
-from ..metrics.probe import balanced_accuracy, fit_probes
+from ..metrics.probe import fit_probes, labelled_values
 from ..metrics.suite import frozen_classes
 
-__all__ = ["card", "spanned_directions", "pooled_pixels", "probe_table"]
+__all__ = ["card", "spanned_directions", "pooled_pixels", "probe_items", "probe_table"]
 
 
 def pooled_pixels(images, grid: int = 8) -> np.ndarray:
@@ -58,18 +59,52 @@ def card(name: str, root=None) -> dict:
     }
 
 
-def probe_table(
+def probe_items(
     features: Mapping[str, tuple[np.ndarray, np.ndarray]],
     train_labels: Mapping[str, np.ndarray],
     val_labels: Mapping[str, np.ndarray],
 ) -> pd.DataFrame:
-    """Balanced accuracy (%) of a standardized probe per representation (rows) and attribute (columns).
+    """Per evaluation row, whether each representation's standardized probe is right, in the
+    layout :class:`~embdiag.metrics.stats.ItemIntervals` resamples: columns ``("class", a)``,
+    the row's position among attribute ``a``'s eligible classes (NaN: not counted), then
+    ``(name, "{a} BA")``, 1.0 where the probe fitted on ``name``'s training rows predicts the
+    row's class, 0.0 where not (NaN where not counted).
 
     ``features`` maps a representation's name to its (training, evaluation) rows.
     """
     classes = frozen_classes(val_labels)
-    rows = {}
+    columns = {}
+    for a, y in val_labels.items():
+        values, keep = labelled_values(y)
+        known = np.unique(classes[a])
+        pos = np.clip(np.searchsorted(known, values), 0, len(known) - 1)
+        hit = known[pos] == values
+        codes = np.full(len(keep), np.nan)
+        codes[np.flatnonzero(keep)[hit]] = pos[hit]
+        columns[("class", a)] = codes
     for name, (train, val) in features.items():
         probes = fit_probes(train, {a: train_labels[a] for a in val_labels})
-        rows[name] = {a: 100 * balanced_accuracy(y, probes[a].predict(val), classes[a]) for a, y in val_labels.items()}
+        for a, y in val_labels.items():
+            values, keep = labelled_values(y)
+            right = np.full(len(keep), np.nan)
+            right[keep] = probes[a].predict(val)[keep] == values
+            right[np.isnan(columns[("class", a)])] = np.nan
+            columns[(name, f"{a} BA")] = right
+    return pd.DataFrame(columns)
+
+
+def probe_table(items: pd.DataFrame) -> pd.DataFrame:
+    """Balanced accuracy (%) of each representation (rows) on each attribute (columns) of
+    :func:`probe_items`: the mean over classes of each class's share right."""
+    names = [n for n in items.columns.get_level_values(0).unique() if n != "class"]
+    attributes = list(items["class"].columns)
+    rows = {}
+    for name in names:
+        rows[name] = {}
+        for a in attributes:
+            codes, right = items[("class", a)].to_numpy(), items[(name, f"{a} BA")].to_numpy()
+            counted = ~np.isnan(codes)
+            rows[name][a] = 100 * float(
+                np.mean([right[counted & (codes == c)].mean() for c in np.unique(codes[counted])])
+            )
     return pd.DataFrame(rows).T.rename_axis("representation")

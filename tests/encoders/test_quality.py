@@ -28,3 +28,25 @@ def test_spanned_directions_counts_the_affine_span():
     Z = rng.standard_normal((200, 5)) @ rng.standard_normal((5, 40)) + rng.standard_normal(40)
     assert quality.spanned_directions(Z) == 5
     assert quality.spanned_directions(rng.standard_normal((200, 40))) == 40
+
+
+def test_probe_table_is_the_balanced_accuracy_of_the_probes_scored_row_by_row():
+    from sklearn.metrics import balanced_accuracy_score
+
+    from embdiag.metrics.probe import fit_probes
+
+    rng = np.random.default_rng(0)
+    y_train = {"a": rng.choice(["p", "q", "r"], 240), "b": rng.choice(["u", "v"], 240)}
+    y_val = {"a": rng.choice(["p", "q", "r"], 120).astype(object), "b": rng.choice(["u", "v"], 120)}
+    y_val["a"][:4] = None  # unlabelled rows are not counted
+    shift = {"p": 0.0, "q": 1.5, "r": 3.0}
+    X = rng.standard_normal((240, 6)) + np.array([shift[c] for c in y_train["a"]])[:, None]
+    E = rng.standard_normal((120, 6)) + np.array([shift.get(c, 0.0) for c in y_val["a"]])[:, None]
+    items = quality.probe_items({"x": (X, E)}, y_train, y_val)
+    assert np.isnan(items[("class", "a")][:4]).all() and np.isnan(items[("x", "a BA")][:4]).all()
+    table = quality.probe_table(items)
+    probes = fit_probes(X, y_train)
+    keep = np.arange(120) >= 4
+    for attr in ("a", "b"):
+        expected = balanced_accuracy_score(np.asarray(y_val[attr])[keep], probes[attr].predict(E)[keep])
+        assert table.loc["x", attr] == pytest.approx(100 * expected, abs=1e-9)

@@ -50,26 +50,65 @@ def test_caption_table_agrees_with_caption_retrieval_and_a_brute_force_search():
         chapter.caption_table(caption_retrieval.evaluate(images, queries, documents, group, dims=(16,), k=5))
 
 
-def _probes(enc):
-    return pd.DataFrame(
-        {"weather": [50.0, enc[0]], "scene": [60.0, enc[1]], "timeofday": [70.0, enc[2]]},
-        index=["pooled pixels", "enc"],
-    )
+def _items(right_encoder, right_pixels, n: int = 300) -> pd.DataFrame:
+    """Per-image probe correctness of ``enc`` and pooled pixels on three attributes of two classes:
+    ``right_*[a]`` is the share right, the first images of each class first."""
+    codes = np.tile([0.0, 1.0], n // 2)
+    columns = {("class", a): codes for a in ATTRS}
+    for name, right in (("pooled pixels", right_pixels), ("enc", right_encoder)):
+        for a, share in zip(ATTRS, right):
+            columns[(name, f"{a} BA")] = (np.arange(n) // 2 < share * n / 2).astype(float)
+    return pd.DataFrame(columns)
+
+
+ATTRS = ("weather", "scene", "timeofday")
+
+
+def _retrieval(hits_per_group, n_groups: int = 200):
+    """A caption result in which the captions of group ``g`` find their image ``hits_per_group(g)``
+    times of five (the others point away from it)."""
+    rng = np.random.default_rng(0)
+    images = rng.standard_normal((n_groups, 32))
+    group = np.repeat(np.arange(n_groups), 5)
+    queries = images[group].copy()
+    for g in range(n_groups):
+        queries[5 * g + hits_per_group(g) : 5 * g + 5] *= -1
+    return caption_retrieval.evaluate(images, queries, queries, group, dims=(16,))
+
+
+def _bars(items, retrieval, n_draws=500):
+    return chapter.verdicts(items, retrieval, "enc", n_draws=n_draws).set_index("finding")
+
+
+def test_labels_beyond_pixels_needs_two_attributes_whose_interval_clears_zero():
+    caps = _retrieval(lambda g: 3)
+    v = _bars(_items((0.9, 0.9, 0.5), (0.5, 0.5, 0.5)), caps)
+    assert v.loc["labels beyond pixels", "verdict"] == "holds" and v.loc["labels beyond pixels", "old verdict"] == "yes"
+    v = _bars(_items((0.9, 0.5, 0.5), (0.5, 0.5, 0.5)), caps)  # one attribute only: the 2nd interval is [0, 0]
+    assert v.loc["labels beyond pixels", "verdict"] == "inconclusive"
+    v = _bars(_items((0.9, 0.3, 0.3), (0.5, 0.5, 0.5)), caps)
+    assert v.loc["labels beyond pixels", "verdict"] == "contradicted"
+    few = _bars(_items((0.6, 0.6, 0.6), (0.5, 0.5, 0.5), n=20), caps)  # a gain on 20 images: not shown
+    assert few.loc["labels beyond pixels", "verdict"] == "inconclusive"
+    assert few.loc["labels beyond pixels", "old verdict"] == "yes"
 
 
 @pytest.mark.parametrize(
-    "enc, hit10, met",
-    [
-        ((51, 61, 69), 55.0, [True, True]),
-        ((51, 59, 69), 55.0, [False, True]),
-        ((51, 61, 69), 49.9, [True, False]),
-        ((51, 61, 69), 100.0, [True, False]),
-    ],
+    "hits, verdict",
+    [(lambda g: 3, "holds"), (lambda g: 2, "contradicted"), (lambda g: 5 * (g % 2), "inconclusive")],
 )
-def test_verdicts_apply_the_declared_bars(enc, hit10, met):
-    caps = pd.DataFrame(
-        {"Hit@1": [10.0], "Hit@10": [hit10], "chance Hit@10": [1.0]}, index=pd.Index([768], name="dimensions")
+def test_captions_find_their_image_by_the_interval_of_hit10(hits, verdict):
+    v = _bars(_items((0.9, 0.9, 0.9), (0.5, 0.5, 0.5)), _retrieval(hits))
+    assert v.loc["captions find their image", "verdict"] == verdict
+    assert v.loc["captions find their image", "margin"] == "50%; 100%"
+
+
+def test_the_result_box_names_the_bars_not_met_with_their_intervals():
+    good = chapter.verdicts(_items((0.9, 0.9, 0.9), (0.5, 0.5, 0.5)), _retrieval(lambda g: 3), "enc", n_draws=200)
+    bad = chapter.verdicts(_items((0.9, 0.9, 0.9), (0.5, 0.5, 0.5)), _retrieval(lambda g: 2), "enc", n_draws=200)
+    table = pd.concat({"a": good, "b": bad}, names=["encoder"]).droplevel(1)
+    text = chapter.result(table).html
+    assert "<strong>a</strong> meets both bars" in text
+    assert (
+        "<strong>b</strong>: <em>captions find their image</em> is contradicted (Hit@10 40.00% [40.00, 40.00]" in text
     )
-    v = chapter.verdicts(_probes(enc), caps, "enc")
-    assert v["met"].tolist() == met
-    assert v["bar"].tolist() == list(chapter.BARS)
