@@ -161,11 +161,15 @@ def result(verdicts: pd.DataFrame, headline: str | None = None) -> Result:
     t = tally(verdicts)
     study = of_kind(verdicts, STUDY)
     total = t.sum()
+
+    def are(n) -> str:
+        return f"{int(n)} {'is' if int(n) == 1 else 'are'}"
+
     text = (
         f"Of the study's {int(total['declared'])} declared findings, {int(total['hold'])} hold here, "
-        f"{int(total['contradicted'])} are contradicted, {int(total['inconclusive'])} are inconclusive and "
-        f"{int(total['not testable'])} are not testable here"
-        + (f"; {int(total['not measured'])} are not measured" if total["not measured"] else "")
+        f"{are(total['contradicted'])} contradicted, {are(total['inconclusive'])} inconclusive and "
+        f"{are(total['not testable'])} not testable here"
+        + (f"; {are(total['not measured'])} not measured" if total["not measured"] else "")
         + ", each decided by an interval against its declared margin."
     )
     for verdict, words in ((CONTRADICTED, "Contradicted"), (INCONCLUSIVE, "Inconclusive")):
@@ -176,6 +180,7 @@ def result(verdicts: pd.DataFrame, headline: str | None = None) -> Result:
     if len(additions) or len(scope):
         text += (
             f" Counted apart: {len(additions)} of this project's additions"
-            f" ({int(additions['verdict'].eq(HOLDS).sum())} hold) and {len(scope)} scope statements."
+            f" ({int(additions['verdict'].eq(HOLDS).sum())} holding) and {len(scope)} scope"
+            f" {'statement' if len(scope) == 1 else 'statements'}."
         )
     return box((f"{headline}</p><p>" if headline else "") + text)

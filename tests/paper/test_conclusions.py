@@ -69,10 +69,10 @@ def test_additions_and_scope_are_tables_of_their_own():
 def test_the_result_leads_with_the_headline_and_counts_the_study_alone():
     box = conclusions.result(conclusions.stack(TABLES), headline="Training <strong>contradicted</strong>.").html
     assert box.index("Training <strong>contradicted</strong>.") < box.index("Of the study's 4 declared findings")
-    assert "1 hold here, 1 are contradicted, 1 are inconclusive and 1 are not testable here" in box
+    assert "1 hold here, 1 is contradicted, 1 is inconclusive and 1 is not testable here" in box
     assert "Contradicted: <em>b</em> (training)." in box and "Inconclusive: <em>c</em> (neighbour stability)." in box
     assert "<em>beyond</em>" not in box and "<em>limit</em>" not in box  # counted apart, not named as the study's
-    assert "1 of this project's additions (0 hold) and 1 scope statements" in box
+    assert "1 of this project's additions (0 holding) and 1 scope statement." in box
 
 
 def test_verdict_words_index_by_section_and_finding_without_bare_bounds():

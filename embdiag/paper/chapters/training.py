@@ -522,7 +522,7 @@ def headline_text(ladder_runs: pd.DataFrame, attribute: str = "timeofday") -> st
         "Small ViTs trained here on procedural "
         "driving scenes, not BDD100K at the study's scale."
     )
-    return box(text)
+    return text
 
 
 def comparisons_side_by_side(
