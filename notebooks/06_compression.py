@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown]
-# # Compression: how far MRL prefixes and PCA move from native, and how centring alone moves neighbours
+# # Compression: how far MRL prefixes and PCA move from native, and what centring alone moves
 #
 # Storing fewer dimensions is the most common change made to cached embeddings. The study
 # compared two ways of keeping $k$ of an encoder's 768 dimensions, at $k$ = 512, 256 and 128,
@@ -28,11 +28,6 @@
 # Its finding: no method leads on every attribute and endpoint. The encoder is fixed; only its
 # cached vectors change. Probes and PCA bases are fitted on the training vectors, everything is
 # measured on the evaluation vectors, and each evaluation vector queries the others by cosine.
-# Each finding is decided by a paired 95% bootstrap interval over the evaluation images (each
-# image's probe correctness for balanced accuracy, each query's precision for P@10) against a
-# margin declared before this run: *near native* means within the equivalence margin on every
-# column, *ahead* means a difference wholly on one side of zero. The intervals are conditional on these
-# training vectors, probes and PCA bases; one evaluation set cannot show more.
 
 # %% tags=["parameters"]
 encoder = "reference-cnn"  # encoder name ("reference-cnn", "reference-vit", "hf:<model>@<revision>")
@@ -197,7 +192,10 @@ display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, c
 # column's interval lies within the margin, so a change whose interval reaches past it is
 # inconclusive however small its point estimate. The study published point estimates only, so
 # its side is not testable; the old point-estimate criterion and verdict stand beside each new
-# one. The centring finding is this project's, exact on the fixed gallery.
+# one. The centring finding is this project's, exact on the fixed gallery. The intervals resample
+# the evaluation images (each image's probe correctness for balanced accuracy, each query's
+# precision for P@10); they are conditional on these training vectors, probes and PCA bases, and
+# *ahead* means a difference wholly on one side of zero.
 
 # %%
 exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion, margin and the intervals behind its verdict", extremes=False,
