@@ -34,21 +34,24 @@ real_encoder.result(table)
 
 # %%
 exhibits.table(real_encoder.verdict_table(table), name="findings-by-encoder", extremes=False,  # verdicts in words
-               caption=f"Per design-B finding (rows: section and finding; its declared criterion is in its "
-                       f"chapter's findings table): whether it holds on each encoder. reference-cnn and reference-vit: the reference encoders on procedural "
+               caption=f"Per design-B finding of the study (rows: section and finding; its declared claim and margin "
+                       f"are in its chapter's findings table): its kind and its verdict on each encoder; only the study's are "
+                       f"counted above. reference-cnn and reference-vit: the reference encoders on procedural "
                        f"driving scenes and caption groups, at the chapters' defaults; {real_encoder.WORDNET}: "
                        f"WordLlama l2_supercat on the committed WordNet 3.0 sample (lexname headline, prefixes 128 "
                        f"and 64). k = {k}, seed {seed}; the numbers that decide each verdict follow below.")
 
 # %% [markdown]
-# The numbers that decide each verdict, per finding and encoder:
+# The numbers that decide each verdict, per finding and encoder, with the interval and the
+# margin that decided it:
 
 # %%
 exhibits.table(real_encoder.numbers_table(table), name="numbers-by-encoder", extremes=False,  # numbers in words
-               caption=f"Per design-B finding and encoder: its verdict and the numbers its criterion is decided on, "
-                       f"as the finding's chapter prints them. Caption changes with 95% paired-bootstrap intervals "
-                       f"({n_draws:,} draws, seed {seed}); every other criterion on single deterministic or seeded "
-                       f"measurements.")
+               collapsed="Each finding's numbers, interval and margin on every encoder",
+               caption=f"Per design-B finding and encoder: its verdict, the numbers its claim is decided on and the "
+                       f"interval against the margin that decided it, as the finding's chapter prints them. Paired "
+                       f"bootstrap intervals over queries or caption groups ({n_draws:,} draws, seed {seed}), Wilson "
+                       f"intervals for shares of queries; exact identities computed exactly on the fixed gallery.")
 
 # %% [markdown]
 # **Not measured, and why.** The criteria are applied as declared, at the dimensions they name:

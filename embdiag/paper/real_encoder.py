@@ -176,9 +176,10 @@ def _labels(table: pd.DataFrame) -> list[str]:
 
 def verdict_table(table: pd.DataFrame) -> pd.DataFrame:
     """The page's first table from a :func:`comparison`: per finding, one column per encoder,
-    its verdict; the criteria are in each chapter's own table."""
-    out = table[[(label, "verdict") for label in _labels(table)]]
-    out.columns = _labels(table)
+    its verdict, after its kind (the study's, this project's addition, or a scope statement);
+    the criteria are in each chapter's own table."""
+    out = table[[("", "kind")] + [(label, "verdict") for label in _labels(table)]]
+    out.columns = ["kind", *_labels(table)]
     return out
 
 

@@ -76,8 +76,9 @@ def test_the_display_tables_hold_every_verdict_and_number():
     second = FINDINGS[1][1]
     table = real_encoder.comparison({"a": _stacked({}), "b": _stacked({second: "inconclusive"})})
     verdicts = real_encoder.verdict_table(table)
-    assert list(verdicts.columns) == ["a", "b"] and list(verdicts.index) == FINDINGS
-    assert verdicts.loc[FINDINGS[1]].tolist() == ["holds", "inconclusive"]
+    assert list(verdicts.columns) == ["kind", "a", "b"] and list(verdicts.index) == FINDINGS
+    assert verdicts.loc[FINDINGS[1]].tolist() == ["study", "holds", "inconclusive"]
+    assert verdicts.loc[FINDINGS[0], "kind"] == "addition"
     numbers = real_encoder.numbers_table(table)
     assert list(numbers.index) == [(*f, label) for f in FINDINGS for label in ("a", "b")]
     assert numbers.loc[(*FINDINGS[1], "b")].tolist() == ["inconclusive", f"numbers of {second}; interval of {second}"]
@@ -169,7 +170,7 @@ def test_the_page_lists_every_design_b_finding_with_three_verdicts():
     table = _page_table("10_real_encoder")
     assert list(zip(table["section"], table["finding"])) == FINDINGS
     labels = list(real_encoder.ENCODERS)
-    assert list(table.columns) == ["section", "finding", *labels] and len(labels) == 3
+    assert list(table.columns) == ["section", "finding", "kind", *labels] and len(labels) == 3
     assert table[labels].isin(["holds", "contradicted", "inconclusive", "not testable", "not measured"]).all().all()
 
 
