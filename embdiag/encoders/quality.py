@@ -17,7 +17,7 @@ import pandas as pd
 
 from .. import artifacts
 from ..metrics.geometry import covariance_eigenvalues
-from ..metrics.probe import fit_probes, labelled_values
+from ..metrics.probe import class_codes, fit_probes, labelled_values
 from ..metrics.suite import frozen_classes
 
 __all__ = ["card", "spanned_directions", "pooled_pixels", "probe_items", "probe_table"]
@@ -75,13 +75,7 @@ def probe_items(
     classes = frozen_classes(val_labels)
     columns = {}
     for a, y in val_labels.items():
-        values, keep = labelled_values(y)
-        known = np.unique(classes[a])
-        pos = np.clip(np.searchsorted(known, values), 0, len(known) - 1)
-        hit = known[pos] == values
-        codes = np.full(len(keep), np.nan)
-        codes[np.flatnonzero(keep)[hit]] = pos[hit]
-        columns[("class", a)] = codes
+        columns[("class", a)] = class_codes(y, classes[a])
     for name, (train, val) in features.items():
         probes = fit_probes(train, {a: train_labels[a] for a in val_labels})
         for a, y in val_labels.items():

@@ -44,7 +44,7 @@ from sklearn.exceptions import NotFittedError
 from .._blas import single_thread
 from .._scaling import unit_rows
 from .._validate import as_matrix, check_int, nonzero_rows, squarable
-from ..metrics.probe import LinearProbe, balanced_accuracy, fit_probes, labelled_values
+from ..metrics.probe import LinearProbe, balanced_accuracy, class_codes, fit_probes, labelled_values
 from ..metrics.retrieval import overlap_at_k, precision_at_k, topk
 from ..metrics.suite import check_inputs, evaluate, frozen_classes
 
@@ -354,17 +354,6 @@ def compression_grid(
     return pd.DataFrame(rows)
 
 
-def _class_codes(y, classes: np.ndarray) -> np.ndarray:
-    """Each row's position in the sorted ``classes`` (float), NaN where it has no label or one outside them."""
-    values, keep = labelled_values(y)
-    classes = np.unique(classes)
-    pos = np.clip(np.searchsorted(classes, values), 0, len(classes) - 1)
-    hit = classes[pos] == values
-    codes = np.full(len(keep), np.nan)
-    codes[np.flatnonzero(keep)[hit]] = pos[hit]
-    return codes
-
-
 def compression_items(
     train,
     train_labels: Mapping[str, np.ndarray],
@@ -401,7 +390,7 @@ def compression_items(
         make_compression(m, 1)
     check_inputs(train, train_labels, val, val_labels)
     classes = frozen_classes(val_labels)
-    codes = {a: _class_codes(y, classes[a]) for a, y in val_labels.items()}
+    codes = {a: class_codes(y, classes[a]) for a, y in val_labels.items()}
     columns = {("class", a): c for a, c in codes.items()}
     for method, dim, Ztr, Zva in _representations(train, val, dims, methods):
         rep = f"{method} {dim}"

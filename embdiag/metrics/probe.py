@@ -38,6 +38,7 @@ __all__ = [
     "majority_floor",
     "labelled",
     "labelled_values",
+    "class_codes",
 ]
 
 
@@ -73,6 +74,22 @@ def labelled_values(y, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     if a.size and not keep.any():
         raise ValueError(f"{name}: no labelled entry (all {a.size} missing)")
     return as_labels(a if keep.all() else a[keep], name), keep
+
+
+def class_codes(y, classes) -> np.ndarray:
+    """Each entry's position among the sorted ``classes`` (float), NaN where it has no label or
+    one outside them.
+
+    >>> class_codes(["b", None, "a", "z"], ["a", "b"]).tolist()
+    [1.0, nan, 0.0, nan]
+    """
+    values, keep = labelled_values(y)
+    classes = np.unique(classes)
+    pos = np.clip(np.searchsorted(classes, values), 0, len(classes) - 1)
+    hit = classes[pos] == values
+    codes = np.full(len(keep), np.nan)
+    codes[np.flatnonzero(keep)[hit]] = pos[hit]
+    return codes
 
 
 def eligible_classes(y, min_support: int = 10) -> np.ndarray:
