@@ -18,7 +18,6 @@ def _table(rows) -> pd.DataFrame:
                 "criterion": "c",
                 "margin": "1 pp",
                 "why this margin": "w",
-                "why this margin": "w",
                 "study": "s",
                 "this run": "t",
                 "verdict": verdict,
