@@ -21,7 +21,7 @@
 # what none of it establishes.
 
 # %% tags=["parameters"]
-profile = "cpu"  # training records folder under data/training/ (design A)
+profile = "cpu-steps6400"  # training records folder under data/training/ (design A; <profile>-steps<N> for a length)
 attribute = "timeofday"  # attribute of the training findings: timeofday, weather or scene
 encoder = "reference-cnn"  # fixed encoder of design B (reference-cnn, reference-vit, hf:<model>@<revision>)
 driving_dataset = "procedural"  # driving scenes of design B: "procedural" or "bdd100k" (from driving_dir)
@@ -51,7 +51,7 @@ display(Markdown(
     f"and EmbeddingGemma vectors of BDD100K and COCO images."))
 
 # %%
-conclusions.result(verdicts, headline=headline_text(ladder.ladder_records(profile), attribute))
+conclusions.result(verdicts, headline=headline_text(ladder.ladder_records(cfg.profile), attribute))
 
 # %% [markdown]
 # ## What the four properties showed

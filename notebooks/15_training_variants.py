@@ -16,7 +16,7 @@
 # there. The seven conditions switch four mechanisms, as the first table below shows.
 
 # %% tags=["parameters"]
-profile = "cpu"  # records folder under data/training/
+profile = "cpu-steps6400"  # records folder under data/training/ (a profile name, or <profile>-steps<N>)
 
 # %%
 from IPython.display import Markdown, display
@@ -29,7 +29,7 @@ from embdiag.training.inputs import ATTRIBUTES
 charts.enable()
 records = sweep.load_records(profile)
 if records.empty:
-    raise RuntimeError(f"no training records for {profile!r}: run `embdiag train --profile {profile}` first")
+    raise RuntimeError(f"no training records for {profile!r}: run `embdiag train` for that profile and length first")
 cfg = sweep.Task(profile, sweep.UNTRAINED, 0).config()
 n_seeds = records.loc[records["condition"] != sweep.UNTRAINED, "seed"].nunique()
 failed = records[records["status"] != "ok"]
