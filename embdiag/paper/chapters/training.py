@@ -307,7 +307,7 @@ def trajectories_chart(trajectories: pd.DataFrame, attribute: str = "timeofday")
                 opacity=alt.condition(pick, alt.value(0.85), alt.value(0.08)),
                 tooltip=["run", "step", alt.Tooltip("value:Q", format=".4g")],
             )
-            .properties(width=300, height=180, title=label)
+            .properties(width=260, height=170, title=label)
         )
     panels[0] = panels[0].add_params(pick)  # defined once, read by every panel
     return alt.vconcat(alt.hconcat(*panels[:2]), alt.hconcat(*panels[2:])).configure_legend(
