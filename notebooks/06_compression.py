@@ -46,7 +46,7 @@ from IPython.display import Markdown, display
 from embdiag.encoders import driving_vectors
 from embdiag.interventions import compression
 from embdiag.paper.chapters import compression as figures
-from embdiag.paper.chapters.stress_tests import check_attribute
+from embdiag.study import check_attribute
 from embdiag.paper import charts, exhibits, findings
 from embdiag.paper.real_encoder import variant_note
 

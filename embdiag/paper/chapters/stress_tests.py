@@ -35,6 +35,7 @@ from ...metrics.stats import Interval
 from ...metrics.suite import frozen_classes
 from ...interventions.stress import INTERVENTIONS, SEVERITIES, check_severity, measure_grid, n_kept
 from ..findings import Claim, read_published, verdicts
+from ...study import check_attribute
 from .. import theme
 
 __all__ = [
@@ -188,17 +189,6 @@ class StressResults:
     @property
     def unchanged(self) -> pd.Series:
         return self.row(next(iter(INTERVENTIONS)), 0.0)
-
-
-def check_attribute(attribute, attributes) -> str:
-    """``attribute`` if it is one of ``attributes`` (None: weather where the labels have it, else
-    the first attribute), else ``ValueError`` listing them."""
-    attributes = list(attributes)
-    if attribute is None and attributes:
-        return "weather" if "weather" in attributes else attributes[0]
-    if attribute not in attributes:
-        raise ValueError(f"attribute: {attribute!r} is not among the labels' attributes {attributes}")
-    return attribute
 
 
 def _check_severities(severities) -> list[float]:
