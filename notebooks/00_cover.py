@@ -26,10 +26,10 @@ from IPython.display import Markdown, display
 
 from embdiag.paper import charts, diagrams, exhibits
 from embdiag.paper.chapters import training as chapter
-from embdiag.training import ladder
+from embdiag.study import training
 
 charts.enable()
-chapter.headline_result(ladder.ladder_records(profile), attribute)
+chapter.headline_result(training.run(training.Settings(profile=profile, attribute=attribute)))
 
 # %% [markdown]
 # **Problem.** Embedding vectors drive classification and search, and label-free geometry

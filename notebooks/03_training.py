@@ -34,12 +34,12 @@ from IPython.display import Markdown, display
 
 from embdiag.paper import charts, exhibits, findings
 from embdiag.paper.chapters import training as chapter
+from embdiag.study import training
 from embdiag.training import ladder, sweep
 
 charts.enable()
-records = sweep.load_records(profile)
-if records.empty:
-    raise RuntimeError(f"no training records for {profile!r}: run `embdiag train` for that profile and length first")
+measured = training.run(training.Settings(profile=profile, attribute=attribute))
+records = measured.records
 cfg = sweep.Task(profile, sweep.UNTRAINED, 0).config()
 runs = records[records["condition"] != sweep.UNTRAINED]
 n_seeds = runs["seed"].nunique()
@@ -51,7 +51,7 @@ display(Markdown(
     f"at depth 6 with 64 tokens, batch 128 and 4,000 steps on BDD100K images."))
 
 # %%
-verdicts = chapter.findings(records, attribute)
+verdicts = training.findings(measured)
 findings.result(verdicts, f"On {name}, {{held}} of {{measured}} findings of the training section hold on this data "
                           "and profile, each decided seed by seed against its declared margin")
 
@@ -82,7 +82,7 @@ exhibits.figure(chapter.headline_chart(records), name="headline", data=chapter.h
 # ## Does each finding hold here?
 #
 # Each finding of the study's training section is restated as a claim with a margin, fixed in
-# `embdiag.paper.chapters.training` before these runs were made, and decided as the study declared
+# `embdiag.study.training` before these runs were made, and decided as the study declared
 # its analysis: seed by seed, by a paired Student-t 95% interval. A finding **holds** when the whole
 # interval lies on the claim's side of the margin, is **contradicted** when it lies wholly on the
 # other side, and is **inconclusive** when it straddles the margin. The criteria used to compare
@@ -95,7 +95,7 @@ exhibits.figure(chapter.headline_chart(records), name="headline", data=chapter.h
 exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion and the numbers behind its verdict", extremes=False,  # words only
                caption=chapter.caption(
                    f"Each finding of the training section: its kind, claim and margin (declared in "
-                   f"embdiag.paper.chapters.training), the study's published time-of-day means (data/study/"
+                   f"embdiag.study.training), the study's published time-of-day means (data/study/"
                    f"training_means.csv), this run's {name} differences, the verdict and the interval that "
                    f"decided it, and the old criterion on five-seed means with its verdict.",
                    n_seeds, "Paired Student-t 95% interval over seeds against the declared margin, no multiplicity "
@@ -110,7 +110,7 @@ exhibits.table(findings.table(verdicts), name="findings", collapsed="Each findin
 # (percentage points); the appendix plots every seed.
 
 # %%
-side_by_side = chapter.comparisons_side_by_side(records, attribute).set_index(["metric", "comparison"])
+side_by_side = training.comparisons(records, attribute).set_index(["metric", "comparison"])
 exhibits.table(findings.in_words(side_by_side), name="paired-comparisons", extremes=False,  # intervals as text
                caption=chapter.caption(
                    f"The five declared paired comparisons (A − B on the same seed) of probe accuracy and P@10, "
@@ -132,14 +132,14 @@ exhibits.table(findings.in_words(side_by_side), name="paired-comparisons", extre
 # criteria at every length.
 
 # %%
-ladder_runs = ladder.ladder_records(cfg.profile)
-by_length = chapter.findings_by_length(ladder_runs, attribute)
-ladder_gaps = ladder.gaps(ladder_runs, attribute)
+ladder_runs = measured.ladder
+by_length = training.findings_by_length(measured)
+ladder_gaps = measured.gaps
 lengths = sorted(ladder_runs["steps"].unique())
 finished = ladder_runs[ladder_runs["condition"] != sweep.UNTRAINED].groupby(["steps", "condition"])["seed"].nunique()
 seeds_at = finished.groupby("steps").min()  # seeds every condition has finished
 schedules = " or ".join(f"{n:,}" for n in lengths) + " steps (one run per length, each with its own schedule)"
-exhibits.figure(chapter.length_chart(chapter.length_frame(ladder_runs, attribute), chapter.read_study(),
+exhibits.figure(chapter.length_chart(chapter.length_frame(ladder_runs, attribute), training.read_study(),
                                      attribute=attribute),
                 name="training-length", data=chapter.length_frame(ladder_runs, attribute),
                 caption=chapter.caption(
@@ -170,7 +170,7 @@ exhibits.table(ladder_gaps.assign(value=ladder_gaps.apply(_interval, axis=1)).pi
 # %%
 exhibits.table(by_length.assign(
                    verdict=by_length["verdict"] + ": " + by_length["this run"]
-               ).pivot(index="finding", columns="steps", values="verdict").reindex(list(chapter.CRITERIA)).rename(
+               ).pivot(index="finding", columns="steps", values="verdict").reindex(list(training.CRITERIA)).rename(
                    columns=lambda n: f"{n:,} steps").rename_axis(columns=None),
                name="length-findings", extremes=False,  # verdicts in words
                caption=chapter.caption(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
+import pandas as pd
 import pytest
 
 from embdiag import floatpath
@@ -65,3 +66,53 @@ def _measured_afresh(monkeypatch):
     patches or counts a measurement must not read a kept result. tests/test_memo.py turns it on;
     nbval's chapters (outside tests/) run with it, as ``embdiag book`` does."""
     monkeypatch.setenv("EMBDIAG_MEMO", "off")
+
+
+#: condition -> (variance, accuracy, P@10) of every seed in :func:`training_records`.
+TRAINING_PLAN = {
+    "Untrained (step 0)": (5.0, 0.80, 0.60),
+    "EMA reference": (100.0, 0.92, 0.90),
+    "Contracted control": (1e-5, 0.91, 0.70),
+    "SIGReg + stop-gradient": (200.0, 0.85, 0.80),
+}
+
+
+def _training_records(changes=None, seeds=range(5)) -> pd.DataFrame:
+    from embdiag.training.conditions import CONDITIONS
+    from embdiag.training.inputs import ATTRIBUTES
+    from embdiag.training.sweep import UNTRAINED
+
+    plan = {**TRAINING_PLAN, **(changes or {})}
+    rows = []
+    for name in [UNTRAINED] + [c.name for c in CONDITIONS]:
+        var, acc, p10 = plan.get(name, (50.0, 0.85, 0.80))
+        for s in seeds:
+            row = {
+                "condition": name,
+                "seed": s,
+                "status": "ok",
+                "total_variance": var * (1 + 0.01 * s),
+                "mean_cosine": 0.5,
+                "rankme": 10.0 + s,
+                "participation_ratio": 3.0,
+            }
+            for a in ATTRIBUTES:
+                row.update(
+                    {
+                        f"{a} accuracy": acc + 0.001 * s,
+                        f"{a} BA": acc - 0.1,
+                        f"{a} P@10": p10 + 0.002 * s,
+                        f"{a} majority": 0.5,
+                        f"{a} random P@10": 0.4,
+                    }
+                )
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def training_records():
+    """``training_records(changes=None, seeds=range(5))``: one record per condition and seed with
+    known answers: :data:`TRAINING_PLAN` (``changes`` replaces conditions' entries; others get
+    variance 50, accuracy 0.85, P@10 0.80), plus a small seed-dependent jitter."""
+    return _training_records

@@ -6,9 +6,10 @@ A section's module (``embdiag.study.<section>``) holds everything that decides i
   defaults of the section chapter's parameters cell (``tests/study/test_homes.py`` checks they
   agree), so the chapter, the conclusions and the real-encoder comparison measure alike;
 - ``run(inputs, settings=Settings())``: the section's measurement, every number its findings and
-  its chapter's exhibits read, measured once: the result is kept on disk by
+  its chapter's exhibits read, measured once. A fixed-encoder section's result is kept on disk by
   :mod:`embdiag._memo` (checked against its SHA-256, keyed by the inputs' content, the settings
-  and the code), so a second reader reads the same result;
+  and the code), so a second reader reads the same result; the training section reads the
+  sweep's committed records, which are its measurement (``embdiag train`` makes them);
 - ``CRITERIA``: its declared findings (:class:`embdiag.paper.findings.Claim`), each with its
   margin and why that margin;
 - ``findings(measured, study=None)``: their verdicts (:func:`embdiag.paper.findings.verdicts`),

@@ -8,8 +8,9 @@ predictor, projector), ``losses`` (prediction loss and SIGReg as published in Le
 (embeddings measured with :mod:`embdiag.metrics`), ``checkpoint`` (atomic, checksummed),
 ``seeding`` (named random streams), ``loop`` (one training loop for every condition) and
 ``sweep`` (the resumable 35-run sweep, its records and paired comparisons) and ``ladder``
-(the same conditions at more training steps, and the gaps per length); the chapters'
-figures and findings are in :mod:`embdiag.paper.chapters.training`. Reads images
+(the same conditions at more training steps, and the gaps per length); the study's
+findings on the runs are in :mod:`embdiag.study.training`, the chapters' figures in
+:mod:`embdiag.paper.chapters.training`. Reads images
 from :mod:`embdiag.data` and measures with :mod:`embdiag.metrics`; imports nothing of
 ``interventions``, ``encoders`` or ``paper``.
 """

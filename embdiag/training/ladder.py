@@ -7,7 +7,8 @@ finds them, :func:`ladder_records` stacks their finished runs of the ladder's co
 (:data:`CONDITIONS`) with a ``steps`` column, and :func:`gaps` gives the contracted control's
 paired differences from the EMA reference and from the untrained encoder, seed by seed, with
 paired Student-t 95% intervals; :func:`trend` says how a gap moves with length. The findings
-at every length and the figure are the training chapter's (:mod:`embdiag.paper.chapters.training`).
+at every length are the study's (:mod:`embdiag.study.training`), the figure the training
+chapter's (:mod:`embdiag.paper.chapters.training`).
 
 :data:`SUBSTRATE` declares the length at which the seven conditions are compared: the shortest
 rung where the EMA reference has learned beyond its initialisation (:func:`substrate`,

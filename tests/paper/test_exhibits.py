@@ -419,30 +419,12 @@ def test_the_study_readers_record_what_they_read():
     assert artifacts.reads()[-1].sha256 == hashlib.sha256(study.read_bytes()).hexdigest()
 
 
-def test_the_training_findings_record_the_study_values_they_read():
-    from embdiag.paper.chapters import training as findings
-    from embdiag.training.inputs import ATTRIBUTES
+def test_the_training_findings_record_the_study_values_they_read(training_records):
+    from embdiag.study import training
 
-    rows = [
-        {
-            "condition": c,
-            "seed": s,
-            "status": "ok",
-            "total_variance": 1.0 + s + k,
-            "mean_cosine": 0.5,
-            "rankme": 10.0,
-            "participation_ratio": 3.0,
-            **{
-                f"{a} {m}": 0.5 + 0.01 * (s + k)
-                for a in ATTRIBUTES
-                for m in ("accuracy", "BA", "P@10", "majority", "random P@10")
-            },
-        }
-        for k, c in enumerate([findings.UNTRAINED, findings.EMA, findings.CONTROL])
-        for s in range(3)
-    ]
-    findings.findings(pd.DataFrame(rows))
-    findings.comparisons_side_by_side(pd.DataFrame(rows))
+    records = training_records()
+    training.findings(training.measure(records))
+    training.comparisons(records)
     assert [r.path for r in artifacts.reads()] == [
         "data/study/training_means.csv",
         "data/study/training_comparisons.csv",

@@ -7,11 +7,12 @@ import pandas as pd
 import pytest
 
 from embdiag.metrics.stats import paired_t_interval
-from embdiag.paper.chapters import training as findings
+from embdiag.paper.chapters import training as figures
+from embdiag.study import training
 from embdiag.training import ladder
 from embdiag.training.sweep import UNTRAINED
 
-EMA, CONTROL = findings.EMA, findings.CONTROL
+EMA, CONTROL = ladder.EMA, ladder.CONTROL
 
 
 def test_rungs_are_the_profile_and_its_step_overrides_shortest_first(tmp_path):
@@ -112,13 +113,22 @@ def test_the_trend_needs_the_longest_interval_to_exclude_the_shortest_mean():
     assert ladder.trend(partial, "control − EMA, probe accuracy") == "widens"
 
 
+def _by_length(runs: pd.DataFrame) -> pd.DataFrame:
+    return training.findings_by_length(training.measure_ladder(runs))
+
+
+def _headline(runs: pd.DataFrame):
+    """The headline result box of ladder runs (the longest length as the profile's)."""
+    return figures.headline_result(training.of_runs(ladder.at_length(runs, runs["steps"].max()), runs))
+
+
 def test_findings_at_every_length_use_the_declared_criteria():
-    table = findings.findings_by_length(_records({800: -0.01, 3200: -0.20}))
+    table = _by_length(_records({800: -0.01, 3200: -0.20}))
     assert list(table["steps"].unique()) == [800, 3200] and set(table["seeds"]) == {3}
     survive = table[table["finding"] == "labels survive"].set_index("steps")["verdict"]
     assert survive.to_dict() == {800: "holds", 3200: "contradicted"}  # within ±3 points at 800, outside at 3200
-    assert set(table["finding"]) == set(findings.CRITERIA)
-    noisy = findings.findings_by_length(_records({800: -0.02}))  # mean -1 pp, three seeds: [-3.48, +1.48]
+    assert set(table["finding"]) == set(training.CRITERIA)
+    noisy = _by_length(_records({800: -0.02}))  # mean -1 pp, three seeds: [-3.48, +1.48]
     assert noisy.set_index("finding").loc["labels survive", "verdict"] == "inconclusive"
 
 
@@ -126,17 +136,17 @@ def test_the_committed_ladder_reads_and_draws():
     records = ladder.ladder_records("cpu")
     assert {800, 3200} <= set(records["steps"])
     assert set(records["condition"]) <= {UNTRAINED, *ladder.CONDITIONS}
-    frame = findings.length_frame(records)
+    frame = figures.length_frame(records)
     assert set(frame["metric"]) == {"total variance", "probe accuracy (%)", "P@10 (%)"}
-    spec = findings.length_chart(frame, findings.read_study()).to_dict()
+    spec = figures.length_chart(frame, training.read_study()).to_dict()
     assert len(spec["hconcat"]) == 3
 
 
 def test_the_headline_result_states_the_verdict_and_the_gap_at_every_length():
-    text = findings.headline_result(_records({800: -0.07, 3200: -0.20})).html
+    text = _headline(_records({800: -0.07, 3200: -0.20})).html
     assert "is <strong>contradicted</strong> at every one of the 2 training lengths" in text
     assert "gap <strong>widens</strong>" in text and "at 800 steps" in text and "at 3,200 steps" in text
-    mixed = findings.headline_result(_records({800: -0.01, 3200: -0.20})).html
+    mixed = _headline(_records({800: -0.01, 3200: -0.20})).html
     assert "is holds at 800 steps, contradicted at 3,200 steps" in mixed
 
 
@@ -186,7 +196,7 @@ def test_the_substrate_is_a_paired_t_interval_in_points():
 def test_the_committed_records_meet_the_substrate_at_6400_steps():
     table = ladder.substrate(ladder.ladder_records("cpu"))
     assert ladder.substrate_length(table) == 6400
-    words = findings.substrate_table(table)
+    words = figures.substrate_table(table)
     assert list(words.columns) == ["800 steps", "3,200 steps", "6,400 steps"]
     assert words.loc["criterion", "6,400 steps"].startswith("meets") and "chosen" in words.loc["criterion"].iloc[-1]
     assert words.loc["criterion", "800 steps"].startswith("does not meet")

@@ -1,16 +1,12 @@
 """The training chapters (03, with the training-length ladder, and the appendix of all seven
-variants, 10): their figures, tables, wording and the study's training findings checked by
-declared criteria, from the sweep's records (:func:`embdiag.training.sweep.load_records`).
+variants, 15): their figures, tables and wording, drawn from the section's measurement
+(:mod:`embdiag.study.training`: the sweep's records, the ladder's runs and the findings decided
+on them).
 
-Every function takes the records table (one row per run), the paired-difference table or the
-ladder's records and returns an Altair chart, a DataFrame, a pandas Styler or Markdown text;
-none computes a metric. Percentages are shown in percentage points; variance on a log axis.
-Each finding of the published study's training section is restated as a criterion fixed
-before looking at this project's numbers (:data:`CRITERIA`), then evaluated on the five-seed
-means of the records (:func:`findings`), at every length of the ladder
-(:func:`findings_by_length`) and, for the five declared paired comparisons, set side by side
-with the published intervals (:func:`comparisons_side_by_side`). The published values are
-read from ``data/study/`` (transcribed, never computed).
+Every function takes the records table (one row per run), the paired-difference table, the
+ladder's records or the section's measurement and returns an Altair chart, a DataFrame, a pandas
+Styler or text; none computes a metric or decides a finding. Percentages are shown in percentage
+points; variance on a log axis.
 """
 
 from __future__ import annotations
@@ -21,27 +17,16 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ...study.training import LABELS_PP, METRICS, ORDER, Training, findings_by_length, means, words
 from ...training.conditions import COMPARISONS, CONDITIONS
 from ...training.inputs import ATTRIBUTES
-from ...training.ladder import CONDITIONS as LADDER_CONDITIONS, CONTRASTS as LADDER_CONTRASTS, CONTROL, EMA, at_length
-from ...training.ladder import gaps as ladder_gaps, trend as ladder_trend
-from ...metrics.inference import Decision, all_of, any_of, at_least, at_most, not_testable, within
-from ...training.sweep import UNTRAINED, paired_differences, paired_seeds
+from ...training.ladder import CONDITIONS as LADDER_CONDITIONS, CONTRASTS as LADDER_CONTRASTS
+from ...training.ladder import trend as ladder_trend
+from ...training.sweep import UNTRAINED
 from .. import theme
-from ..findings import ADDITION, Claim, Result, box, read_published, verdicts
+from ..findings import Result, box
 
-#: Metric columns in the order the chapters show them: (column stem, label, per attribute, percent, log axis).
-METRICS = (
-    ("total_variance", "total variance", False, False, True),
-    ("rankme", "RankMe", False, False, False),
-    ("participation_ratio", "participation ratio", False, False, False),
-    ("mean_cosine", "mean cosine", False, False, False),
-    ("accuracy", "probe accuracy (%)", True, True, False),
-    ("BA", "balanced accuracy (%)", True, True, False),
-    ("P@10", "P@10 (%)", True, True, False),
-)
 ATTRIBUTE_NAMES = {"timeofday": "time of day", "weather": "weather", "scene": "scene"}
-ORDER = [UNTRAINED] + [c.name for c in CONDITIONS]
 HEADLINE = ("EMA reference", "Contracted control", UNTRAINED)
 FLOORS = {"accuracy": "majority", "BA": None, "P@10": "random P@10"}
 
@@ -74,21 +59,6 @@ def long_records(records: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame:
                     }
                 )
     return pd.DataFrame(rows)
-
-
-def means(records: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
-    """Five-seed means per condition (runs with status ``ok``) of every metric for ``attribute``,
-    with the number of runs that entered; percentages in points."""
-    ok = records[records["status"] == "ok"]
-    out = {}
-    for stem, label, per_attr, pct, _ in METRICS:
-        col = _column(stem, attribute if per_attr else None)
-        out[label] = ok.groupby("condition", sort=False)[col].mean() * (100.0 if pct else 1.0)
-    table = pd.DataFrame(out)
-    table.insert(0, "runs", ok.groupby("condition", sort=False)["seed"].size())
-    table = table.reindex([c for c in ORDER if c in table.index])
-    table.index.name = "condition"
-    return table
 
 
 def condition_matrix(conditions=CONDITIONS) -> pd.DataFrame:
@@ -336,165 +306,21 @@ def profile_statement(cfg, steps: str | None = None) -> str:
     )
 
 
-#: Margins of the declared findings: the control's spread below 1% of the reference's (a log10
-#: ratio below -2), labels within 3 points, neighbours at least 5 points lower, labels above
-#: the untrained encoder's by any amount.
-SPREAD_LOG10, LABELS_PP, NEIGHBOURS_PP, BEYOND_PP = -2.0, 3.0, 5.0, 0.0
-_SEEDS = "paired Student-t 95% interval over seeds"
-#: The study's training findings, each a claim decided by a paired Student-t interval over seeds
-#: (the study's declared analysis) against its margin, fixed before this project's runs were made.
-CRITERIA = {
-    "spread collapses": Claim(
-        f"log10 of the control's total variance over the EMA reference's, seed by seed, below {SPREAD_LOG10:g} "
-        f"(variance under 1% of the reference's); {_SEEDS}",
-        f"{SPREAD_LOG10:g} (log10 ratio)",
-        "the study reports six orders of magnitude: a hundredfold is far inside its effect",
-        was="control variance below 1% of the EMA reference's (five-seed means)",
-    ),
-    "labels survive": Claim(
-        f"control minus EMA reference probe accuracy within ±{LABELS_PP:g} pp; {_SEEDS}",
-        f"±{LABELS_PP:g} pp",
-        "the study's gap was 1.04 pp and its seed intervals about ±1 pp: 3 pp is 'almost as well'",
-        was="control probe accuracy within 3 points of the EMA reference's (five-seed means)",
-    ),
-    "labels beyond untrained": Claim(
-        f"control minus untrained (step 0) encoder probe accuracy above {BEYOND_PP:g} pp; {_SEEDS}",
-        f"{BEYOND_PP:g} pp",
-        "any gain over the encoder's own initialisation shows training kept labels; none is declared by the study",
-        kind=ADDITION,
-        was="control probe accuracy above the untrained (step 0) encoder's (five-seed means)",
-    ),
-    "neighbours degrade": Claim(
-        f"control minus EMA reference P@10 below -{NEIGHBOURS_PP:g} pp; {_SEEDS}",
-        f"-{NEIGHBOURS_PP:g} pp",
-        "the study's fall was 22 pp; 5 pp is a loss a user would notice in a top-10 list",
-        was="control P@10 at least 5 points below the EMA reference's (five-seed means)",
-    ),
-    "geometry is not utility": Claim(
-        "the condition with the highest mean variance is beaten, seed by seed, by another condition in probe "
-        f"accuracy and by another in P@10 (each difference above 0 pp); {_SEEDS}",
-        "0 pp",
-        "an ordering: any difference whose interval excludes 0 reverses the geometric ranking",
-        was="the condition with the highest variance differs from the one with the highest probe accuracy and "
-        "from the one with the highest P@10 (five-seed means)",
-    ),
-}
-
-
-def read_study(path=None) -> pd.DataFrame:
-    """The study's published five-seed time-of-day means (``data/study/training_means.csv``),
-    indexed by condition."""
-    return read_published("training_means.csv", path, index_col="condition")
-
-
-def _argmax(table: pd.DataFrame, column: str) -> str:
-    return str(table.drop(index=UNTRAINED, errors="ignore")[column].idxmax())
-
-
-def _paired(ok: pd.DataFrame, a: str, b: str, column: str, scale: float = 100.0) -> tuple[float, float, float, int]:
-    seeds, _, _, (mean, low, high) = paired_seeds(ok, a, b, column)
-    return scale * mean, scale * low, scale * high, len(seeds)
-
-
-def _words(mean: float, low: float, high: float, n: int, unit: str = " pp") -> str:
-    if n < 2:
-        return f"{mean:+.2f}{unit} ({n} seed, no interval)"
-    return f"{mean:+.2f}{unit} [{low:+.2f}, {high:+.2f}] ({n} seeds)"
-
-
-def _beaten(ok: pd.DataFrame, top: str, column: str) -> tuple[Decision, str]:
-    """Whether some condition beats ``top`` in ``column`` seed by seed (any interval above 0)."""
-    rivals = [c for c in ok["condition"].unique() if c not in (top, UNTRAINED)]
-    parts = {c: _paired(ok, c, top, column) for c in rivals}
-    if not parts:
-        return not_testable("no other condition was trained"), "no rival"
-    decision = any_of(*(at_least(lo, hi, 0.0) for _, lo, hi, _ in parts.values()))
-    best = max(parts, key=lambda c: parts[c][1] if not np.isnan(parts[c][1]) else -np.inf)
-    return decision, f"{best} {_words(*parts[best])}"
-
-
-def _old_verdicts(m: pd.DataFrame) -> dict:
-    """The point-estimate verdicts of the criteria these claims replace (five-seed means)."""
-    var, acc, p10 = "total variance", "probe accuracy (%)", "P@10 (%)"
-    e, c, u = m.loc[EMA], m.loc[CONTROL], m.loc[UNTRAINED]
-    top = {k: _argmax(m, k) for k in (var, acc, p10)}
-    return {
-        "spread collapses": bool(c[var] < 0.01 * e[var]),
-        "labels survive": bool(abs(c[acc] - e[acc]) <= 3),
-        "labels beyond untrained": bool(c[acc] > u[acc]),
-        "neighbours degrade": bool(c[p10] <= e[p10] - 5),
-        "geometry is not utility": top[var] != top[acc] and top[var] != top[p10],
-    }
-
-
-def findings(records: pd.DataFrame, attribute: str = "timeofday", study: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The verdict table of :data:`CRITERIA` (:func:`embdiag.paper.findings.verdicts`): each claim
-    decided by a paired Student-t 95% interval over the seeds both conditions finished (runs with
-    status ``ok``) on ``attribute``, beside the study's published time-of-day means (``study``,
-    default ``data/study/training_means.csv``: point estimates, so no study verdict). With the
-    old point-estimate verdicts of the criteria they replace."""
-    if study is None:
-        study = read_study()
-    m = means(records, attribute)
-    missing = {EMA, CONTROL, UNTRAINED} - set(m.index)
-    if missing:
-        raise ValueError(f"records: no successful runs of {sorted(missing)}")
-    ok = records[records["status"] == "ok"].assign(log10_variance=lambda r: np.log10(r["total_variance"]))
-    acc, p10 = f"{attribute} accuracy", f"{attribute} P@10"
-    se, sc = study.loc[EMA], study.loc[CONTROL]
-    s_var, s_acc, s_p10 = "total_variance", "probe_accuracy_pct", "p_at_10_pct"
-    study_top = {k: str(study[k].idxmax()) for k in (s_var, s_acc, s_p10)}
-    spread = _paired(ok, CONTROL, EMA, "log10_variance", 1.0)
-    labels = _paired(ok, CONTROL, EMA, acc)
-    beyond = _paired(ok, CONTROL, UNTRAINED, acc)
-    neighbours = _paired(ok, CONTROL, EMA, p10)
-    top = _argmax(m, "total variance")
-    by_acc, acc_words = _beaten(ok, top, acc)
-    by_p10, p10_words = _beaten(ok, top, p10)
-    rows = [
-        (
-            "spread collapses",
-            f"{sc[s_var]:.3g} vs {se[s_var]:.3g} (log10 ratio {np.log10(sc[s_var] / se[s_var]):+.2f})",
-            f"log10 ratio {_words(*spread, unit='')}",
-            at_most(spread[1], spread[2], SPREAD_LOG10),
-        ),
-        (
-            "labels survive",
-            f"{sc[s_acc]:.2f}% vs {se[s_acc]:.2f}% ({sc[s_acc] - se[s_acc]:+.2f} pp)",
-            _words(*labels),
-            within(labels[1], labels[2], LABELS_PP),
-        ),
-        ("labels beyond untrained", "not measured", _words(*beyond), at_least(beyond[1], beyond[2], BEYOND_PP)),
-        (
-            "neighbours degrade",
-            f"{sc[s_p10]:.2f}% vs {se[s_p10]:.2f}% ({sc[s_p10] - se[s_p10]:+.2f} pp)",
-            _words(*neighbours),
-            at_most(neighbours[1], neighbours[2], -NEIGHBOURS_PP),
-        ),
-        (
-            "geometry is not utility",
-            f"highest variance: {study_top[s_var]}; accuracy: {study_top[s_acc]}; P@10: {study_top[s_p10]}",
-            f"highest variance: {top}; beaten in accuracy by {acc_words}; in P@10 by {p10_words}",
-            all_of(by_acc, by_p10),
-        ),
-    ]
-    return verdicts(CRITERIA, rows, was=_old_verdicts(m))
-
-
-def headline_result(ladder_runs: pd.DataFrame, attribute: str = "timeofday") -> Result:
+def headline_result(measured: Training) -> Result:
     """:func:`headline_text` as a result box, for the cover's first screen."""
-    return box(headline_text(ladder_runs, attribute))
+    return box(headline_text(measured))
 
 
-def headline_text(ladder_runs: pd.DataFrame, attribute: str = "timeofday") -> str:
+def headline_text(measured: Training) -> str:
     """The training headline (HTML), for the first screen of the cover and the conclusions: the
-    verdict of *labels survive* at every length of the ladder
-    (:func:`embdiag.training.ladder.ladder_records`), the control's probe-accuracy gap to the EMA
-    reference with its paired Student-t 95% interval at each length and how it moves, and the
-    other findings' verdicts at the longest length."""
-    by_length = findings_by_length(ladder_runs, attribute)
-    table = ladder_gaps(ladder_runs, attribute)
+    verdict of *labels survive* at every length of the ladder, the control's probe-accuracy gap
+    to the EMA reference with its paired Student-t 95% interval at each length and how it moves,
+    and the other findings' verdicts at the longest length (``measured``: the section's
+    measurement, :func:`embdiag.study.training.run`)."""
+    by_length = findings_by_length(measured)
+    table = measured.gaps
     contrast = LADDER_CONTRASTS[0][0]
+    attribute = measured.settings.attribute
     name = ATTRIBUTE_NAMES.get(attribute, attribute)
     lengths = sorted(by_length["steps"].unique())
     survive = by_length[by_length["finding"] == "labels survive"].set_index("steps")["verdict"]
@@ -506,14 +332,14 @@ def headline_text(ladder_runs: pd.DataFrame, attribute: str = "timeofday") -> st
     )
     gap = table[table["contrast"] == contrast].set_index("steps")
     steps_words = "; ".join(
-        f"{_words(r['mean'], r['low'], r['high'], int(r['n']))} at {n:,} steps" for n, r in gap.iterrows()
+        f"{words(r['mean'], r['low'], r['high'], int(r['n']))} at {n:,} steps" for n, r in gap.iterrows()
     )
     longest = by_length[(by_length["steps"] == lengths[-1]) & (by_length["finding"] != "labels survive")]
     others = "; ".join(
         f"<em>{html.escape(r['finding'])}</em> {r['verdict']} ({html.escape(r['this run'], quote=False)})"
         for _, r in longest.iterrows()
     )
-    text = (
+    return (
         f"The study's training headline, that the unprotected control collapses in spread yet keeps its labels "
         f"(<em>labels survive</em>: control minus EMA reference probe accuracy within ±{LABELS_PP:g} pp), "
         f"{said} in this project's runs, and the gap <strong>{ladder_trend(table, contrast)}</strong> with "
@@ -522,66 +348,9 @@ def headline_text(ladder_runs: pd.DataFrame, attribute: str = "timeofday") -> st
         "Small ViTs trained here on procedural "
         "driving scenes, not BDD100K at the study's scale."
     )
-    return text
-
-
-def comparisons_side_by_side(
-    records: pd.DataFrame, attribute: str = "timeofday", study: pd.DataFrame | None = None
-) -> pd.DataFrame:
-    """The five declared comparisons for probe accuracy and P@10 (percentage points): the study's
-    mean and interval beside this run's, whether the signs agree and whether each interval
-    excludes zero. ``study`` defaults to ``data/study/training_comparisons.csv``."""
-    if study is None:
-        study = read_published("training_comparisons.csv")
-    rows = []
-    for metric, stem in (("probe accuracy", "accuracy"), ("P@10", "P@10")):
-        ours = paired_differences(records, stem, attribute).drop_duplicates("comparison").set_index("comparison")
-        for _, s in study[study["metric"] == metric].iterrows():
-            o = ours.loc[s["comparison"]] if s["comparison"] in ours.index else None
-            mean, low, high = (
-                (100 * o["mean"], 100 * o["low"], 100 * o["high"]) if o is not None else (float("nan"),) * 3
-            )
-            rows.append(
-                {
-                    "comparison": s["comparison"],
-                    "metric": metric,
-                    "study": f"{s['mean_pp']:+.2f} [{s['low_pp']:+.2f}, {s['high_pp']:+.2f}]",
-                    "this run": f"{mean:+.2f} [{low:+.2f}, {high:+.2f}]",
-                    "same sign": bool((mean > 0) == (s["mean_pp"] > 0)),
-                    "study excludes 0": bool(s["low_pp"] > 0 or s["high_pp"] < 0),
-                    "this run excludes 0": bool(low > 0 or high < 0),
-                }
-            )
-    return pd.DataFrame(rows)
 
 
 # -- the training-length ladder ----------------------------------------------------------------
-def findings_by_length(records: pd.DataFrame, attribute: str = "timeofday", study=None) -> pd.DataFrame:
-    """Every finding of :func:`findings` at every length of ``records``
-    (those with the EMA reference, the control and the untrained encoder), among the ladder's
-    conditions only: one row per finding and length, ``finding``, ``steps``, ``seeds`` (control
-    runs that entered), ``this run``, ``verdict`` and ``reason``."""
-    rows = []
-    for steps in sorted(records["steps"].unique()):
-        at = at_length(records, steps)
-        if not {EMA, CONTROL, UNTRAINED} <= set(at["condition"]):
-            continue
-        v = findings(at, attribute, study)
-        seeds = int((at["condition"] == CONTROL).sum())
-        rows += [
-            {
-                "finding": r["finding"],
-                "steps": int(steps),
-                "seeds": seeds,
-                "this run": r["this run"],
-                "verdict": r["verdict"],
-                "reason": r["reason"],
-            }
-            for _, r in v.iterrows()
-        ]
-    return pd.DataFrame(rows, columns=["finding", "steps", "seeds", "this run", "verdict", "reason"])
-
-
 def length_frame(records: pd.DataFrame, attribute: str = "timeofday") -> pd.DataFrame:
     """What :func:`length_chart` plots: one row per run and metric (total variance, probe
     accuracy and P@10 on ``attribute``, percent), with ``steps``, ``condition`` and ``seed``."""

@@ -1,137 +1,21 @@
-"""Chapter figures and the declared findings, on records whose answers are known."""
+"""The training chapters' figures and tables, on records whose answers are known (the
+``training_records`` fixture of tests/conftest.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from embdiag.paper.chapters import training as figures
-from embdiag.paper.chapters.training import CONTROL, EMA, comparisons_side_by_side, findings
 from embdiag.training.conditions import CONDITIONS
 from embdiag.training.inputs import ATTRIBUTES
 from embdiag.training import sweep
-from embdiag.training.sweep import UNTRAINED, paired_differences
-
-#: condition -> (variance, accuracy, P@10) for every seed, plus seed-dependent jitter.
-PLAN = {
-    UNTRAINED: (5.0, 0.80, 0.60),
-    EMA: (100.0, 0.92, 0.90),
-    CONTROL: (1e-5, 0.91, 0.70),
-    "SIGReg + stop-gradient": (200.0, 0.85, 0.80),
-}
+from embdiag.training.ladder import CONTROL, EMA
+from embdiag.training.sweep import UNTRAINED
 
 
-def _records(plan=PLAN, seeds=range(5)) -> pd.DataFrame:
-    rows = []
-    for name in [UNTRAINED] + [c.name for c in CONDITIONS]:
-        var, acc, p10 = plan.get(name, (50.0, 0.85, 0.80))
-        for s in seeds:
-            row = {
-                "condition": name,
-                "seed": s,
-                "status": "ok",
-                "total_variance": var * (1 + 0.01 * s),
-                "mean_cosine": 0.5,
-                "rankme": 10.0 + s,
-                "participation_ratio": 3.0,
-            }
-            for a in ATTRIBUTES:
-                row.update(
-                    {
-                        f"{a} accuracy": acc + 0.001 * s,
-                        f"{a} BA": acc - 0.1,
-                        f"{a} P@10": p10 + 0.002 * s,
-                        f"{a} majority": 0.5,
-                        f"{a} random P@10": 0.4,
-                    }
-                )
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def test_means_are_per_condition_in_points():
-    m = figures.means(_records())
-    assert list(m.index) == [UNTRAINED] + [c.name for c in CONDITIONS]
-    assert m.loc[EMA, "probe accuracy (%)"] == pytest.approx(92.2)
-    assert m.loc[CONTROL, "total variance"] == pytest.approx(1e-5 * 1.02)
-    assert (m["runs"] == 5).all()
-
-
-def test_failed_runs_do_not_enter_the_means():
-    rec = _records()
-    rec.loc[(rec["condition"] == EMA) & (rec["seed"] == 4), ["status", "timeofday accuracy"]] = ["failed", 0.0]
-    m = figures.means(rec)
-    assert m.loc[EMA, "runs"] == 4 and m.loc[EMA, "probe accuracy (%)"] == pytest.approx(92.15)
-
-
-def _verdicts(records) -> dict:
-    return findings(records).set_index("finding")["verdict"].to_dict()
-
-
-def test_findings_follow_their_criteria():
-    assert _verdicts(_records()) == {
-        "spread collapses": "holds",
-        "labels survive": "holds",
-        "labels beyond untrained": "holds",
-        "neighbours degrade": "holds",
-        "geometry is not utility": "holds",
-    }
-    weak = _records({**PLAN, CONTROL: (50.0, 0.70, 0.89)})  # no collapse, labels lost, neighbours kept
-    assert _verdicts(weak) == {
-        "spread collapses": "contradicted",
-        "labels survive": "contradicted",
-        "labels beyond untrained": "contradicted",
-        "neighbours degrade": "contradicted",
-        "geometry is not utility": "holds",
-    }
-    spread_is_utility = _records({**PLAN, "SIGReg + stop-gradient": (50.0, 0.85, 0.80)})  # EMA tops all three
-    assert _verdicts(spread_is_utility)["geometry is not utility"] == "contradicted"
-
-
-def _jittered(column: str, condition: str, by_seed) -> pd.DataFrame:
-    rec = _records()
-    for s, delta in enumerate(by_seed):
-        rec.loc[(rec["condition"] == condition) & (rec["seed"] == s), column] += delta
-    return rec
-
-
-def test_a_null_gap_on_noisy_seeds_is_inconclusive_not_kept():
-    rec = _jittered("timeofday accuracy", CONTROL, [-0.05, 0.05, -0.05, 0.05, 0.0])
-    v = findings(rec).set_index("finding")
-    assert v.loc["labels survive", "verdict"] == "inconclusive" and "crosses ±3" in v.loc["labels survive", "reason"]
-    assert v.loc["labels survive", "old verdict"] == "yes"  # the five-seed mean sat within 3 points
-    assert v.loc["labels survive", "low"] < -3 < 3 < v.loc["labels survive", "high"]
-
-
-def test_a_tight_small_gap_holds_and_a_straddled_margin_is_inconclusive():
-    rec = _jittered("timeofday P@10", CONTROL, [0.001, -0.001, 0.001, -0.001, 0.0])
-    assert _verdicts(rec)["neighbours degrade"] == "holds"  # about -20 pp, tightly
-    near = _records({**PLAN, CONTROL: (1e-5, 0.91, 0.85)})  # a 5 pp fall, at the margin
-    near = near.assign(**{"timeofday P@10": near["timeofday P@10"]})
-    for s, delta in enumerate([0.01, -0.01, 0.01, -0.01, 0.0]):
-        near.loc[(near["condition"] == CONTROL) & (near["seed"] == s), "timeofday P@10"] += delta
-    assert _verdicts(near)["neighbours degrade"] == "inconclusive"
-
-
-def test_the_findings_table_carries_kind_margin_and_the_old_criterion():
-    v = findings(_records()).set_index("finding")
-    assert v.loc["labels beyond untrained", "kind"] == "addition" and set(v["kind"]) == {"study", "addition"}
-    assert v.loc["labels survive", "margin"] == "±3 pp" and v["old criterion"].str.contains("means").all()
-
-
-def test_side_by_side_uses_the_paired_intervals():
-    rec = _records()
-    table = comparisons_side_by_side(rec)
-    assert len(table) == 10 and set(table["metric"]) == {"probe accuracy", "P@10"}
-    ours = paired_differences(rec, "P@10", "timeofday").drop_duplicates("comparison").set_index("comparison")
-    row = table[(table["metric"] == "P@10")].iloc[0]
-    mean = 100 * ours.loc[row["comparison"], "mean"]
-    assert row["this run"].startswith(f"{mean:+.2f} [")
-
-
-def test_charts_and_tables_build():
-    rec = _records()
+def test_charts_and_tables_build(training_records):
+    rec = training_records()
     paired = figures.paired_percent(sweep.paired_table(rec))
     for chart in (figures.headline_chart(rec), figures.variants_chart(rec), figures.differences_chart(paired)):
         assert chart.to_dict()
@@ -167,14 +51,14 @@ def test_charts_and_tables_build():
     assert set(variance["condition"]) == {EMA} and variance["value"].iloc[0] == 5.0
 
 
-def test_long_records_list_geometry_once_and_labels_per_attribute():
-    long = figures.long_records(_records())
+def test_long_records_list_geometry_once_and_labels_per_attribute(training_records):
+    long = figures.long_records(training_records())
     var = long[(long["metric"] == "total variance") & (long["condition"] == EMA) & (long["seed"] == 0)]
     assert len(var) == 1 and var["attribute"].tolist() == [""] and np.allclose(var["value"], 100.0)
     acc = long[(long["metric"] == "probe accuracy (%)") & (long["condition"] == EMA) & (long["seed"] == 0)]
     assert sorted(acc["attribute"]) == sorted(figures.ATTRIBUTE_NAMES[a] for a in ATTRIBUTES)
     assert np.allclose(acc["floor"], 50.0)
-    n_runs = len(_records())
+    n_runs = len(training_records())
     assert len(long) == n_runs * (4 + 3 * len(ATTRIBUTES))  # 4 geometry, 3 per attribute
 
 
@@ -192,8 +76,8 @@ def _rows(frame: pd.DataFrame, columns) -> list:
     )
 
 
-def test_chart_frames_are_what_the_charts_draw():
-    rec = _records()
+def test_chart_frames_are_what_the_charts_draw(training_records):
+    rec = training_records()
     rec.loc[(rec["condition"] == EMA) & (rec["seed"] == 4), "status"] = "failed"
     key = ["condition", "seed", "attribute", "metric", "value"]
     head = figures.headline_frame(rec)
@@ -243,10 +127,10 @@ def test_trajectories_frame_is_what_the_chart_draws():
     )
 
 
-def test_means_table_marks_compare_the_seven_conditions_only():
+def test_means_table_marks_compare_the_seven_conditions_only(training_records):
     from embdiag.paper import exhibits
 
-    rec = _records()
+    rec = training_records()
     table = figures.means_table(rec)
     html = exhibits.table(
         table,
@@ -278,8 +162,8 @@ def test_profile_statement_names_data_model_and_schedule():
     assert f"{cfg.steps:,} steps" in text
 
 
-def test_paired_percent_scales_shares_only():
-    rec = _records()
+def test_paired_percent_scales_shares_only(training_records):
+    rec = training_records()
     paired = sweep.paired_table(rec)
     pct = figures.paired_percent(paired)
     acc = (paired["metric"] == "accuracy") & (paired["attribute"] == "timeofday")
