@@ -44,37 +44,27 @@ seed = 0  # dataset seed (procedural scenes)
 from IPython.display import Markdown, display
 
 from embdiag.encoders import driving_vectors
-from embdiag.interventions import compression
 from embdiag.paper.chapters import compression as figures
-from embdiag.study import check_attribute
+from embdiag.study import compression
 from embdiag.paper import charts, exhibits, findings
 from embdiag.paper.real_encoder import variant_note
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
                           labels_path=labels_path)
-attribute = check_attribute(attribute, vectors.attributes)  # in the weather finding's place
-args = (vectors.train, vectors.train_labels, vectors.val, vectors.val_labels)
-dims = compression.study_dims(vectors.dim) if dims is None else dims
-grid = compression.compression_grid(*args, dims=dims, k=k)
-items = compression.compression_items(*args, dims=dims, k=k)  # per image: for the findings' intervals
-curve = compression.overlap_curve(vectors.train, vectors.val, dims=compression.dims_ladder(vectors.dim, dims), k=k)
-centring = compression.centring_effect(vectors.train, vectors.val, vectors.val_labels, k=k)
-spectrum = compression.variance_spectrum(vectors.train, sorted(dims, reverse=True))
-checked = f"PCA {max(dims)}"
-checked_attribute = figures.largest_loss(grid, checked)
-raw_ba = compression.unstandardized_ba(*args, method="PCA", dim=max(dims), attribute=checked_attribute)
-study = figures.read_study()
+measured = compression.run(vectors, compression.Settings(k=k, dims=dims, attribute=attribute))
+grid, centring, curve = measured.grid, measured.centring, measured.curve  # what the exhibits draw
+study = compression.read_study()
 trained = figures.trained_prefixes(encoder, vectors_path)  # None: not known (a user's vectors, another encoder)
 single = ("One measurement per representation (probes and PCA bases fitted once on the training vectors); the "
           "findings' paired intervals over the evaluation images are in the table at the end of the page.")
 published = "the study's published values (EmbeddingGemma on BDD100K, data/study/compression.csv)"
 display(Markdown(variant_note(dataset, "compression") + f"**Data and encoder:** {vectors.source}. The study's numbers beside ours come from the "
                  f"EmbeddingGemma 2 encoder on its BDD100K subset: they are published values, not reproduced "
-                 f"here.  \n" + figures.prefix_note(trained, dims)))
+                 f"here.  \n" + figures.prefix_note(trained, measured.dims)))
 
 # %%
-verdicts = figures.findings(grid, centring, study, k, attribute, items=items)
+verdicts = compression.findings(measured, study)
 findings.result(
     verdicts, "{held} of the {measured} findings measured here (the study's compression section and this "
               "project's centring finding) hold in this run",
@@ -175,19 +165,20 @@ display(Markdown(figures.retrieval_text(grid, centring, k)))
 # PCA without standardization, for the attribute that PCA loses most (one extra probe fit):
 
 # %%
-exhibits.table(figures.spectrum_table(spectrum), name="spectrum", extremes=False,  # decreasing in k by definition
+exhibits.table(figures.spectrum_table(measured.spectrum), name="spectrum", extremes=False,  # decreasing in k by definition
                caption=f"For each number k of principal directions kept: the share of the training vectors' "
                        f"(centred) variance that they leave out, and the variance of direction k relative to the "
                        f"first. Training vectors. Exact eigenvalues, no uncertainty.")
 
 # %%
-display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, checked_attribute)))
+display(Markdown(figures.standardization_text(grid, measured.spectrum, measured.raw_ba, measured.checked,
+                                              measured.checked_attribute)))
 
 # %% [markdown]
 # ## Does each finding hold here?
 #
 # Each finding of the study's compression section is restated as a claim with a margin,
-# declared in `embdiag.paper.chapters.compression.CRITERIA` before this run's numbers were
+# declared in `embdiag.study.compression.CRITERIA` before this run's numbers were
 # computed, and decided by its paired intervals: an equivalence claim holds only when every
 # column's interval lies within the margin, so a change whose interval reaches past it is
 # inconclusive however small its point estimate. The study published point estimates only, so
@@ -200,10 +191,10 @@ display(Markdown(figures.standardization_text(grid, spectrum, raw_ba, checked, c
 # %%
 exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion, margin and the intervals behind its verdict", extremes=False,
                caption=f"Each finding of the compression section (and this project's centring finding): its kind, "
-                       f"criterion, margin and why (paper.chapters.compression.CRITERIA), the point estimates in "
+                       f"criterion, margin and why (embdiag.study.compression.CRITERIA), the point estimates in "
                        f"{published} and in this run, the verdict on each (the study's: not testable, point estimates "
                        f"only) with the paired 95% bootstrap intervals over the {len(vectors.val)} evaluation images "
-                       f"({figures.N_DRAWS} draws) that decided this run's, and the old point-estimate criterion "
+                       f"({measured.n_draws} draws) that decided this run's, and the old point-estimate criterion "
                        f"with its verdict.")
 
 # %% [markdown]

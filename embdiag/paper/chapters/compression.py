@@ -1,14 +1,12 @@
-"""Figures, tables and findings of the Compression chapter.
+"""Figures, tables and words of the Compression chapter; it measures nothing.
 
-Every function takes the tables that :func:`~embdiag.interventions.compression.compression_grid`
-and :func:`~embdiag.interventions.compression.centring_effect` return (or the study's table,
-read by :func:`read_study` into the same layout) and returns an Altair chart, a DataFrame, a
-pandas Styler or a Markdown string; none fits or measures anything. Shares are shown in
-percent, changes from native in percentage points (pp).
-
-The findings of the study's compression section are restated as criteria in :data:`CRITERIA`
-(with the tolerances :data:`NEAR_PP` and :data:`LOSS_PP`), declared before this project's
-numbers were looked at, and evaluated by one function on the study's table and on this run's.
+Every function takes the tables of one measurement of :func:`embdiag.study.compression.run`
+(:class:`~embdiag.study.compression.CompressionResults`: the grid, the overlap curve, the
+centring effect, the variance spectrum) or the study's table (read by
+:func:`embdiag.study.compression.read_study` into the grid's layout) and returns an Altair chart,
+a DataFrame, a pandas Styler or a Markdown string. Shares are shown in percent, changes from
+native in percentage points (pp). The section's findings and their verdicts are
+:mod:`embdiag.study.compression`'s.
 """
 
 from __future__ import annotations
@@ -17,162 +15,59 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ...metrics.inference import Decision, all_of, any_of, at_least, at_least_of, at_most, not_testable, within
-from ...metrics.stats import ItemIntervals
+from ...study.compression import (
+    USER_OVERLAP,
+    attributes_of,
+    display_name,
+    endpoint_columns,
+    native_row,
+    representation_row,
+)
 from .. import theme
-from ..findings import ADDITION, Claim, read_published, verdicts
 
 __all__ = [
-    "ATTRIBUTE_NAMES",
     "AXIS_PP",
-    "CRITERIA",
-    "LOSS_PP",
-    "NEAR_PP",
-    "attributes_of",
     "centring_table",
     "centring_text",
     "change_caption",
     "change_chart",
     "changes",
-    "evaluate_criteria",
-    "findings",
-    "largest_loss",
     "overlap_chart",
     "overlap_text",
     "prefix_note",
-    "read_study",
     "results_frame",
     "results_table",
     "retrieval_text",
     "schematic_chart",
     "spectrum_table",
     "standardization_text",
+    "trained_prefixes",
 ]
 
-#: Display names of the driving attributes, in the study's column order.
-ATTRIBUTE_NAMES = {"weather": "weather", "scene": "scene", "timeofday": "time"}
 #: The one fixed axis of every change-from-native panel (pp), as in the study's figures.
 AXIS_PP = (-10.0, 5.0)
 #: Colour and point shape of each method (colours from :mod:`embdiag.paper.theme`; lines all solid).
 STYLE = {
     m: (theme.colour(m), shape) for m, shape in (("MRL", "circle"), ("PCA", "square"), ("PCA uncentred", "triangle"))
 }
-#: Equivalence margin of "near native" (pp, each column): midway between the largest change of the
-#: study's near-native rows (1.95 pp) and the smallest largest change of its other compressed rows (4.17 pp).
-NEAR_PP = 3.0
-#: "Loses": a fall beyond the equivalence margin (pp).
-LOSS_PP = NEAR_PP
-#: Orderings ("ahead", "most") are signs: a paired difference wholly on one side of this (pp).
-ORDER_PP = 0.0
-#: The point-estimate tolerance of the criteria the interval ones replace (pp; :func:`evaluate_criteria`).
-POINT_PP = 2.0
-#: Centring moves neighbours: centred PCA at the full dimension keeps overlap@k below this ...
-MOVED = 0.99
-#: ... while uncentred PCA (a rotation) keeps it within this of 1 (rounding).
-ROUNDING = 1e-9
-#: Bootstrap draws and seed of every interval (the study's 5,000 draws).
-N_DRAWS, SEED = 5000, 0
-_PAIRED = "paired 95% percentile bootstrap interval over the evaluation images (probes and PCA bases as fitted)"
-#: The study's findings and this project's addition, declared before looking at this project's numbers.
-CRITERIA = {
-    "no method leads everywhere": Claim(
-        "at each compressed dimension, MRL ahead of (centred) PCA on at least one of the six columns (BA and P@10 "
-        "of three attributes) and PCA ahead of MRL on at least one; ahead: the " + _PAIRED + " of MRL − PCA lies "
-        "wholly on that side of 0",
-        f"{ORDER_PP:g} pp (an ordering)",
-        "the study states no size for leading: an ordering is the sign of the paired difference",
-        was="at each compressed dimension, MRL's point estimate above PCA's on at least one of the six columns "
-        "and below it on at least one",
-    ),
-    "MRL 512 and 256 near native": Claim(
-        f"MRL 512 − native and MRL 256 − native within ±{NEAR_PP:g} pp on every one of the six columns ({_PAIRED})",
-        f"±{NEAR_PP:g} pp per column",
-        "midway between the largest change of the study's near-native rows (1.95 pp, MRL 256 weather BA) and the "
-        "smallest largest change of its other compressed rows (4.17 pp, PCA 256 weather BA)",
-        was=f"MRL 512 and MRL 256 within {POINT_PP:g} pp of native on all six columns (point estimates)",
-    ),
-    "MRL 128 loses most on weather BA": Claim(
-        f"MRL 128's weather BA falls by more than {LOSS_PP:g} pp, and by more than each of its other five columns "
-        f"({_PAIRED}, of native − MRL 128 and of the difference of two columns' falls)",
-        f"{LOSS_PP:g} pp (the fall); {ORDER_PP:g} pp (most: an ordering)",
-        "a loss is a change beyond the near-native margin; most is an ordering, the sign of the difference",
-        was=f"of MRL 128's six columns, weather BA falls most, at least {POINT_PP:g} pp below native (point estimates)",
-    ),
-    "PCA 128 close to native": Claim(
-        f"PCA 128 − native within ±{NEAR_PP:g} pp on every one of the six columns ({_PAIRED})",
-        f"±{NEAR_PP:g} pp per column",
-        "the near-native margin (midway between the study's near rows, at most 1.95 pp, and its other rows, "
-        "4.17 pp or more)",
-        was=f"PCA 128 within {POINT_PP:g} pp of native on all six columns (point estimates)",
-    ),
-    "PCA ahead at 128": Claim(
-        "at 128 dimensions PCA ahead of MRL on more than half of the six columns: the " + _PAIRED + " of PCA − "
-        "MRL lies wholly above 0 (contradicted where it lies wholly below 0 on at least half)",
-        f"{ORDER_PP:g} pp (an ordering)",
-        "the study's table has PCA ahead at 128 on 5 of 6 columns; ahead is the sign of the paired difference",
-    ),
-    "centring alone moves neighbours": Claim(
-        f"at the full dimension (nothing projected away) centred PCA keeps overlap@10 with the native top-10 "
-        f"below {MOVED:g}, while uncentred PCA keeps it within {ROUNDING:g} of 1; computed exactly on the fixed "
-        f"gallery (no sampling)",
-        f"overlap {MOVED:g} (centred); {ROUNDING:g} (uncentred)",
-        "one neighbour in a hundred replaced is far beyond rounding, which uncentred PCA (a rotation) shows moves none",
-        kind=ADDITION,
-    ),
-}
-USER_OVERLAP = 0.89  # the user's reported overlap@10 of centred PCA (reported, not computed here)
 
 
-# -- inputs ------------------------------------------------------------------------------------
-def read_study(path=None) -> pd.DataFrame:
-    """The study's compression table (``data/study/compression.csv``) in
-    :func:`compression_grid`'s layout: ``representation``, ``method``, ``dim``, ``{a} BA`` and
-    ``{a} P@10`` as shares (the CSV holds percentages)."""
-    raw = read_published("compression.csv", path)
-    out = raw[["representation", "method", "dim"]].copy()
-    for a in ATTRIBUTE_NAMES:
-        out[f"{a} BA"] = raw[f"{a}_ba_pct"] / 100.0
-        out[f"{a} P@10"] = raw[f"{a}_p_at_10_pct"] / 100.0
-    return out
-
-
-def attributes_of(table: pd.DataFrame) -> list[str]:
-    """The attributes a table has columns for (``{a} BA`` or ``{a} P@k``), the study's three first."""
-    found = {c.rsplit(" ", 1)[0] for c in table.columns if c.endswith(" BA") or " P@" in c}
-    return [a for a in ATTRIBUTE_NAMES if a in found] + sorted(found - set(ATTRIBUTE_NAMES))
-
-
-def _name(attribute: str) -> str:
-    return ATTRIBUTE_NAMES.get(attribute, attribute)
-
-
-def _columns(k: int, attributes) -> list[tuple[str, str, str]]:
-    """(grid column, attribute, endpoint) for the BA then the P@k columns, in the study's order."""
-    return [(f"{a} BA", a, "BA") for a in attributes] + [(f"{a} P@{k}", a, f"P@{k}") for a in attributes]
-
-
-def _native(table: pd.DataFrame) -> pd.Series:
-    rows = table[table["method"] == "native"]
-    if len(rows) != 1:
-        raise ValueError(f"table: expected one native row, found {len(rows)}")
-    return rows.iloc[0]
-
-
+# -- changes from native ---------------------------------------------------------------------
 def changes(table: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     """Long table of every compressed row's six columns: ``representation``, ``method``, ``dim``,
     ``attribute`` (display name), ``endpoint`` (``BA`` or ``P@k``), ``value`` (%) and
     ``change`` (pp from native)."""
-    native = _native(table)
+    native = native_row(table)
     rows = []
     for _, r in table[table["method"] != "native"].iterrows():
-        for col, a, endpoint in _columns(k, attributes_of(table)):
+        for col, a, endpoint in endpoint_columns(k, attributes_of(table)):
             if col in table.columns and pd.notna(r[col]):
                 rows.append(
                     {
                         "representation": r["representation"],
                         "method": r["method"],
                         "dim": int(r["dim"]),
-                        "attribute": _name(a),
+                        "attribute": display_name(a),
                         "endpoint": endpoint,
                         "value": 100 * r[col],
                         "change": 100 * (r[col] - native[col]),
@@ -238,7 +133,7 @@ def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = N
         .properties(width=theme.panel_width(len(attributes_of(grid)), gap=90, room=theme.RESULT_PX), height=150)
         .facet(
             row=alt.Row("endpoint:N", sort=endpoints, title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
-            column=alt.Column("attribute:N", sort=[_name(a) for a in attributes_of(grid)], title=None),
+            column=alt.Column("attribute:N", sort=[display_name(a) for a in attributes_of(grid)], title=None),
         )
         .resolve_scale(y="shared")
     )
@@ -384,8 +279,8 @@ def _order(table: pd.DataFrame) -> list[str]:
 
 
 def _block(table: pd.DataFrame, source: str, k_read: int, k: int, attributes) -> pd.DataFrame:
-    names = {f"{_name(a)} BA": f"{a} BA" for a in attributes}
-    names |= {f"{_name(a)} P@{k}": f"{a} P@{k_read}" for a in attributes}
+    names = {f"{display_name(a)} BA": f"{a} BA" for a in attributes}
+    names |= {f"{display_name(a)} P@{k}": f"{a} P@{k_read}" for a in attributes}
     out = pd.DataFrame({n: 100 * table[c] if c in table else np.nan for n, c in names.items()}, index=table.index)
     out[f"overlap@{k}"] = table[f"overlap@{k}"] if f"overlap@{k}" in table else np.nan
     out.index = pd.MultiIndex.from_arrays(
@@ -500,17 +395,6 @@ def overlap_text(curve: pd.DataFrame, k: int = 10, trained_prefixes=None) -> str
     return "\n".join(lines)
 
 
-def largest_loss(grid: pd.DataFrame, representation: str) -> str:
-    """The attribute whose balanced accuracy ``representation`` loses most against native."""
-    row, native = _row(grid, representation), _native(grid)
-    if row is None:
-        raise ValueError(f"representation: {representation!r} is not in the grid")
-    attributes = [a for a in attributes_of(grid) if f"{a} BA" in grid]
-    if not attributes:
-        raise ValueError("grid: has no balanced-accuracy columns (measured with probes=False)")
-    return min(attributes, key=lambda a: row[f"{a} BA"] - native[f"{a} BA"])
-
-
 def spectrum_table(spectrum: pd.DataFrame):
     """:func:`~embdiag.interventions.compression.variance_spectrum` as a Styler."""
     left, weak = "share of training variance left out", "variance of direction k / of direction 1"
@@ -523,7 +407,7 @@ def standardization_text(
 ) -> str:
     """Whether the standardized probe, not PCA, costs ``representation`` its balanced accuracy
     on ``attribute``: the probe's BA with and without standardization beside native (Markdown)."""
-    row, native = _row(grid, representation), _native(grid)
+    row, native = representation_row(grid, representation), native_row(grid)
     dim = int(row["dim"])
     sp = spectrum.set_index("dim")
     std, nat = row[f"{attribute} BA"], native[f"{attribute} BA"]
@@ -546,7 +430,7 @@ def standardization_text(
     return (
         f"{span}{weakest}, and a standardized probe rescales it, like every other, to unit variance. "
         f"Fitted without standardization, the probe on {representation} reaches **{raw_ba:.2%}** "
-        f"{_name(attribute)} balanced accuracy, against {std:.2%} standardized and {nat:.2%} on the native "
+        f"{display_name(attribute)} balanced accuracy, against {std:.2%} standardized and {nat:.2%} on the native "
         f"vectors (standardized), {verdict}."
     )
 
@@ -587,295 +471,3 @@ def prefix_note(trained_prefixes, dims) -> str:
             else f"is meaningful where it was trained; {', '.join(map(str, extra))} was not a trained prefix."
         )
     )
-
-
-# -- findings ----------------------------------------------------------------------------------
-def _row(table: pd.DataFrame, representation: str):
-    rows = table[table["representation"] == representation]
-    return None if rows.empty else rows.iloc[0]
-
-
-def _table_attributes(table: pd.DataFrame) -> list[str]:
-    """The study's three driving attributes where the table has them, else the table's own
-    (every ``<attribute> BA`` column), e.g. ``pos`` and ``lexname`` of WordNet glosses."""
-    if all(f"{a} BA" in table.columns for a in ATTRIBUTE_NAMES):
-        return list(ATTRIBUTE_NAMES)
-    return [c[: -len(" BA")] for c in table.columns if str(c).endswith(" BA")]
-
-
-def _diffs(table: pd.DataFrame, representation: str, k: int) -> pd.Series | None:
-    """pp change from native of the BA and P@k columns of one representation, on the table's
-    attributes (:func:`_table_attributes`); None when the representation is absent."""
-    row, native = _row(table, representation), _native(table)
-    if row is None:
-        return None
-    cols = _columns(k, _table_attributes(table))
-    if any(c not in table.columns for c, _, _ in cols):
-        return None
-    return pd.Series({f"{_name(a)} {e}": 100 * (row[c] - native[c]) for c, a, e in cols})
-
-
-def _leads(table: pd.DataFrame, k: int):
-    dims = sorted(
-        set(table.loc[table["method"] == "MRL", "dim"]) & set(table.loc[table["method"] == "PCA", "dim"]), reverse=True
-    )
-    if not dims:
-        return "not measured", None
-    words, ok = [], True
-    for d in dims:
-        m, p = _diffs(table, f"MRL {d}", k), _diffs(table, f"PCA {d}", k)
-        if m is None or p is None:
-            return "not measured", None
-        a, b = int((m > p).sum()), int((p > m).sum())
-        words.append(f"{d}: MRL ahead on {a}, PCA on {b}")
-        ok = ok and a > 0 and b > 0
-    return "; ".join(words), ok
-
-
-def _near(table: pd.DataFrame, names, k: int):
-    diffs = {n: _diffs(table, n, k) for n in names}
-    if any(v is None for v in diffs.values()):
-        return "not measured", None
-    words = [f"{n}: largest |change| {v.abs().max():.2f} pp ({v.abs().idxmax()})" for n, v in diffs.items()]
-    return "; ".join(words), bool(all(v.abs().max() <= POINT_PP for v in diffs.values()))
-
-
-def _weather_loss(table: pd.DataFrame, k: int, attribute: str = "weather"):
-    v = _diffs(table, "MRL 128", k)
-    if v is None or attribute not in _table_attributes(table):
-        return "not measured", None
-    worst, column = v.idxmin(), f"{_name(attribute)} BA"
-    return (
-        f"{column} {v[column]:+.2f} pp; largest loss {worst} {v[worst]:+.2f} pp",
-        bool(worst == column and v[column] <= -POINT_PP),
-    )
-
-
-def _pca_ahead(table: pd.DataFrame, k: int, dim: int = 128):
-    m, p = _diffs(table, f"MRL {dim}", k), _diffs(table, f"PCA {dim}", k)
-    if m is None or p is None:
-        return "not measured", None
-    ahead = int((p > m).sum())
-    return f"{dim}: PCA ahead on {ahead} of {len(p)}, MRL on {int((m > p).sum())}", bool(ahead > len(p) / 2)
-
-
-def _centring(centring: pd.DataFrame | None, k: int):
-    if centring is None:
-        return "not measured", None
-    c, u, d = _full_overlaps(centring, k)
-    return f"centred {c:.3f}, uncentred {u:.4f} at the full dimension {d}", bool(c < MOVED and u > 1 - ROUNDING)
-
-
-def _full_overlaps(centring: pd.DataFrame, k: int) -> tuple[float, float, int]:
-    """Overlap@k of centred and of uncentred PCA at the full dimension, and that dimension."""
-    t = centring.set_index("representation")
-    d = next(r for r in t.index if r.startswith("PCA ") and "uncentred" not in r).split()[-1]
-    return float(t.loc[f"PCA {d}", f"overlap@{k}"]), float(t.loc[f"PCA uncentred {d}", f"overlap@{k}"]), int(d)
-
-
-def evaluate_criteria(
-    table: pd.DataFrame, centring: pd.DataFrame | None = None, k: int = 10, attribute: str = "weather"
-) -> dict:
-    """Each finding of :data:`CRITERIA` read from point estimates alone (the old criteria,
-    :attr:`Claim.was`, at :data:`POINT_PP`): ``{finding: (numbers in words, holds or None)}``.
-
-    Where the table has other attributes than the study's three (WordNet's ``pos`` and
-    ``lexname``), "all six columns" reads all of its columns and ``attribute`` takes weather's
-    place; a finding at a dimension the table lacks is not measured."""
-    return {
-        "no method leads everywhere": _leads(table, k),
-        "MRL 512 and 256 near native": _near(table, ["MRL 512", "MRL 256"], k),
-        "MRL 128 loses most on weather BA": _weather_loss(table, k, attribute),
-        "PCA 128 close to native": _near(table, ["PCA 128"], k),
-        "PCA ahead at 128": _pca_ahead(table, k),
-        "centring alone moves neighbours": _centring(centring, k),
-    }
-
-
-# -- intervals ---------------------------------------------------------------------------------
-def _labelled(decision: Decision, label: str) -> Decision:
-    return decision._replace(reason=f"{label}: {decision.reason}")
-
-
-def _column_names(k: int, attributes) -> list[tuple[str, str]]:
-    """(items column, display name) of the BA then the P@k columns."""
-    return [(col, f"{_name(a)} {e}") for col, a, e in _columns(k, attributes)]
-
-
-def _native_name(grid: pd.DataFrame) -> str:
-    return str(_native(grid)["representation"])
-
-
-def _has(grid: pd.DataFrame, *reps: str) -> bool:
-    return all(_row(grid, r) is not None for r in reps)
-
-
-def _near_decision(grid, intervals, reps, k: int, attributes) -> Decision | None:
-    if not _has(grid, *reps):
-        return None
-    native = _native_name(grid)
-    return all_of(
-        *(
-            _labelled(within(*intervals((1, r, col), (-1, native, col))[1:], NEAR_PP), f"{r} {name}")
-            for r in reps
-            for col, name in _column_names(k, attributes)
-        )
-    )
-
-
-def _ahead(grid, intervals, dim: int, k: int, attributes, first: str, second: str) -> list[Decision]:
-    """Per column, the claim that ``first`` is ahead of ``second`` at ``dim`` (``first − second`` above 0)."""
-    return [
-        _labelled(
-            at_least(*intervals((1, f"{first} {dim}", col), (-1, f"{second} {dim}", col))[1:], ORDER_PP),
-            f"{first} − {second} {name}",
-        )
-        for col, name in _column_names(k, attributes)
-    ]
-
-
-def _ahead_on(parts: list[Decision]) -> int:
-    return sum(p.verdict == "holds" for p in parts)
-
-
-def _leads_decision(grid, intervals, k: int, attributes) -> Decision | None:
-    dims = sorted(set(grid.loc[grid["method"] == "MRL", "dim"]) & set(grid.loc[grid["method"] == "PCA", "dim"]))
-    if not dims:
-        return None
-    parts = []
-    for d in sorted(dims, reverse=True):
-        mrl = _ahead(grid, intervals, int(d), k, attributes, "MRL", "PCA")
-        pca = _ahead(grid, intervals, int(d), k, attributes, "PCA", "MRL")
-        label = f"{d}: MRL ahead on {_ahead_on(mrl)} of {len(mrl)} columns, PCA on {_ahead_on(pca)}"
-        both = all_of(any_of(*mrl), any_of(*pca))
-        parts.append(both._replace(reason=label if both.verdict == "holds" else f"{label}; {both.reason}"))
-    return all_of(*parts)
-
-
-def _most_of(parts: list[Decision], names: list[str], what: str, other: str) -> Decision:
-    """The claim that more than half of ``parts`` (each an ordering) hold: the m-th largest of their
-    intervals (m = half, rounded down, plus one) lies above the margin. Holds when more than half
-    hold; contradicted when at least half are contradicted; inconclusive otherwise. ``names``:
-    each part's column; ``what`` and ``other``: the words for a part that holds and one contradicted."""
-    m = len(parts) // 2 + 1
-    decided = at_least_of(m, parts)
-    low, high = decided.low, decided.high
-    held = [n for n, p in zip(names, parts) if p.verdict == "holds"]
-    against = [n for n, p in zip(names, parts) if p.verdict == "contradicted"]
-    reason = (
-        f"{what} on {len(held)} of {len(parts)} columns{_listed(held)}, {other} on {len(against)}"
-        f"{_listed(against)}; more than half needs the {_ordinal(m)} largest interval above {decided.margin:g}: "
-        f"{decided.reason}"
-    )
-    return Decision(decided.verdict, "most of", decided.margin, low, high, reason)
-
-
-def _ordinal(m: int) -> str:
-    return f"{m}{'th' if 10 <= m % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(m % 10, 'th')}"
-
-
-def _listed(names: list[str]) -> str:
-    return f" ({', '.join(names)})" if names else ""
-
-
-def _pca_ahead_decision(grid, intervals, k: int, attributes, dim: int = 128) -> Decision | None:
-    if not _has(grid, f"MRL {dim}", f"PCA {dim}"):
-        return None
-    names = [name for _, name in _column_names(k, attributes)]
-    return _most_of(_ahead(grid, intervals, dim, k, attributes, "PCA", "MRL"), names, "PCA ahead", "MRL ahead")
-
-
-def _loss_decision(grid, intervals, k: int, attributes, attribute: str) -> Decision | None:
-    if not _has(grid, "MRL 128") or attribute not in attributes:
-        return None
-    native, w = _native_name(grid), f"{attribute} BA"
-    fall = at_least(*intervals((-1, "MRL 128", w), (1, native, w))[1:], LOSS_PP)
-    parts = [_labelled(fall, f"{_name(attribute)} BA fall")]
-    for col, name in _column_names(k, attributes):
-        if col != w:
-            terms = ((1, "MRL 128", col), (-1, native, col), (-1, "MRL 128", w), (1, native, w))
-            parts.append(_labelled(at_least(*intervals(*terms)[1:], ORDER_PP), f"its fall − {name}'s"))
-    return all_of(*parts)
-
-
-def _centring_decision(centring: pd.DataFrame | None, k: int) -> Decision | None:
-    if centring is None:
-        return None
-    c, u, d = _full_overlaps(centring, k)
-    exact = "computed exactly on the fixed gallery (no sampling)"
-    return all_of(
-        _labelled(at_most(c, c, MOVED), f"centred PCA {d} overlap@{k}, {exact}"),
-        _labelled(at_most(1 - u, 1 - u, ROUNDING), f"uncentred PCA {d} share of neighbours lost (1 − overlap@{k})"),
-    )
-
-
-def decide(
-    grid: pd.DataFrame,
-    centring: pd.DataFrame | None,
-    items: pd.DataFrame | None,
-    k: int = 10,
-    attribute: str = "weather",
-    n_draws: int = N_DRAWS,
-    seed: int = SEED,
-) -> dict:
-    """Each finding of :data:`CRITERIA` decided on this run: ``{finding: Decision or None}``
-    (None: the finding's dimension or attribute is not in the grid). ``items``:
-    :func:`~embdiag.interventions.compression.compression_items` of the same vectors, whose
-    evaluation images the intervals resample; without it every interval finding is not testable."""
-    attributes = _table_attributes(grid)
-    out = {"centring alone moves neighbours": _centring_decision(centring, k)}
-    deciders = {
-        "no method leads everywhere": lambda i: _leads_decision(grid, i, k, attributes),
-        "MRL 512 and 256 near native": lambda i: _near_decision(grid, i, ["MRL 512", "MRL 256"], k, attributes),
-        "MRL 128 loses most on weather BA": lambda i: _loss_decision(grid, i, k, attributes, attribute),
-        "PCA 128 close to native": lambda i: _near_decision(grid, i, ["PCA 128"], k, attributes),
-        "PCA ahead at 128": lambda i: _pca_ahead_decision(grid, i, k, attributes),
-    }
-    intervals = ItemIntervals(items, n_draws, seed) if items is not None else _Nothing()
-    missing = not_testable("no per-image scores (compression_items) were given, so no interval")
-    for name, decider in deciders.items():
-        decided = decider(intervals)
-        out[name] = missing if decided is not None and items is None else decided
-    return {name: out[name] for name in CRITERIA}
-
-
-class _Nothing:
-    """Stands in for the intervals where there are none: every interval is (nan, nan, nan)."""
-
-    def __call__(self, *terms):
-        return (np.nan, np.nan, np.nan)
-
-
-def findings(
-    grid: pd.DataFrame,
-    centring: pd.DataFrame | None = None,
-    study: pd.DataFrame | None = None,
-    k: int = 10,
-    attribute: str = "weather",
-    items: pd.DataFrame | None = None,
-    n_draws: int = N_DRAWS,
-    seed: int = SEED,
-) -> pd.DataFrame:
-    """The verdict table (:func:`~embdiag.paper.findings.verdicts`) of :data:`CRITERIA`: ``study``
-    and ``this run`` give the point estimates in words (the study's from its published table,
-    default :func:`read_study`; the centring finding is a user's, reported as overlap 0.89), the
-    verdicts come from :func:`decide` on ``items``. The study published point estimates only, so
-    its findings are not testable there; the old point-estimate verdicts (:func:`evaluate_criteria`)
-    are shown beside the criteria they replace. ``attribute``: this run's attribute in weather's place."""
-    study = read_study() if study is None else study
-    ours, theirs = evaluate_criteria(grid, centring, k, attribute), evaluate_criteria(study, None, 10)
-    theirs["centring alone moves neighbours"] = (f"not in the study; a user measured about {USER_OVERLAP}", None)
-    point_only = not_testable("the study published point estimates without intervals")
-    decided = decide(grid, centring, items, k, attribute, n_draws, seed)
-    rows = [
-        (
-            name,
-            theirs[name][0],
-            ours[name][0],
-            point_only if CRITERIA[name].kind == "study" else None,
-            decided[name],
-        )
-        for name in CRITERIA
-    ]
-    was = {name: ours[name][1] for name, claim in CRITERIA.items() if claim.was is not None}
-    return verdicts(CRITERIA, rows, was=was)
