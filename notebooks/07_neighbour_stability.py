@@ -41,17 +41,18 @@ example_condition = "INT8 gallery"  # condition of the boundary illustration (a 
 from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import driving_vectors
-from embdiag.paper.chapters import neighbour_stability as sf
-from embdiag.interventions.precision import compare_study_conditions
+from embdiag.study import neighbour_stability
+from embdiag.paper.chapters import neighbour_stability as figures
 from embdiag.paper import charts, exhibits, findings
 from embdiag.paper.real_encoder import variant_note
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
                           labels_path=labels_path)
-results = compare_study_conditions(vectors.train, vectors.val, k=k, offset_severity=offset_severity,
-                                   offset_seed=offset_seed)
-study, ours = sf.read_study(), sf.storage_table(results, vectors.val_labels)
+# `seed` seeds the dataset only; the bootstrap keeps its own seed (Settings().seed)
+measured = neighbour_stability.run(vectors, neighbour_stability.Settings(k=k, offset_severity=offset_severity,
+                                                                         offset_seed=offset_seed))
+results, ours, study = measured.results, measured.table, neighbour_stability.read_study()
 # What captions say about the study's side and the uncertainty (the data is named once, above).
 published = "the study's published values (EmbeddingGemma on BDD100K, data/study/storage.csv)"
 study_rows = "The study's rows are its published values (EmbeddingGemma on BDD100K, data/study/storage.csv)."
@@ -62,12 +63,12 @@ display(Markdown(
     f"{len(vectors.train):,} training vectors. The study used EmbeddingGemma 2 on 983 BDD100K validation images."))
 
 # %%
-verdicts = sf.findings(results, vectors.val_labels, study)
+verdicts = neighbour_stability.findings(measured, study)
 claims = verdicts[verdicts["kind"] != "scope"]
 findings.result(
     claims, "{held} of {measured} findings of the study's storage section hold on this run",
     figure=exhibits.figure(
-        sf.overview_chart(ours, study, k), name="overview", data=sf.overview_frame(ours, study),
+        figures.overview_chart(ours, study, k), name="overview", data=figures.overview_frame(ours, study),
         caption=f"Per condition: the largest change of any query–gallery score (log axis; the references' "
                 f"exact 0 at the left edge), the number of the {len(vectors.val):,} queries whose top-{k} "
                 f"set changed, and the mean overlap@{k} with the reference top {k}. Filled circles: this run; "
@@ -79,7 +80,7 @@ findings.result(
 # conditions. Both are conditional on this fixed gallery, whose vectors are also the queries.
 
 # %%
-display(Markdown(sf.scope_note(verdicts)))
+display(Markdown(figures.scope_note(verdicts)))
 
 # %% [markdown]
 # ## The eight conditions
@@ -92,7 +93,7 @@ display(Markdown(sf.scope_note(verdicts)))
 # gallery in FP16 and is compared with that reference.
 
 # %%
-exhibits.table(sf.conditions_table(results), name="conditions", collapsed="The eight conditions defined", extremes=False,
+exhibits.table(figures.conditions_table(results), name="conditions", collapsed="The eight conditions defined", extremes=False,
                caption=f"The eight conditions of the study (embdiag.interventions.precision.STUDY_CONDITIONS): which "
                        f"vectors each ranks, how it stores the gallery and the queries, and the arithmetic it "
                        f"normalizes and scores in; the common offset has severity {offset_severity:g} (seed "
@@ -109,10 +110,10 @@ exhibits.table(sf.conditions_table(results), name="conditions", collapsed="The e
 # scores around rank k and the same items' scores under the condition.
 
 # %%
-example = sf.result_named(results, example_condition)
-boundary = sf.boundary_data(vectors.val, example)
-exhibits.figure(sf.boundary_chart(boundary, k), name="boundary", data=boundary,
-                caption=f"{sf.boundary_caption(boundary, example)} Left: the ranks around {k}; right: zoom on the "
+example = neighbour_stability.result_named(results, example_condition)
+boundary = measured.boundary(example_condition)
+exhibits.figure(figures.boundary_chart(boundary, k), name="boundary", data=boundary,
+                caption=f"{figures.boundary_caption(boundary, example)} Left: the ranks around {k}; right: zoom on the "
                         f"items that cross the cut. Exact float64 scores, no uncertainty.")
 
 # %% [markdown]
@@ -129,8 +130,8 @@ exhibits.figure(sf.boundary_chart(boundary, k), name="boundary", data=boundary,
 # count of relevant neighbours gained or lost, so an unchanged P@k is exactly 0:
 
 # %%
-exhibits.figure(sf.precision_change_chart(ours, study, k), name="precision-change",
-                data=sf.precision_change_frame(ours, study),
+exhibits.figure(figures.precision_change_chart(ours, study, k), name="precision-change",
+                data=figures.precision_change_frame(ours, study),
                 caption=f"Change of P@{k} per attribute under each condition (perturbed minus reference, percentage "
                         f"points; dashed: no change). Filled circles: this run; open grey diamonds: {published}. "
                         f"{exact}")
@@ -139,8 +140,8 @@ exhibits.figure(sf.precision_change_chart(ours, study, k), name="precision-chang
 # The same numbers in the study's table layout, the study's row above this run's:
 
 # %%
-side = sf.side_by_side(ours, study, k)
-exhibits.table(side, name="storage-table", collapsed="The study's storage table beside this run's", extremes_rows=sf.this_run(side),
+side = figures.side_by_side(ours, study, k)
+exhibits.table(side, name="storage-table", collapsed="The study's storage table beside this run's", extremes_rows=figures.this_run(side),
                extremes=[c for c in side.data.columns if c != "queries"],  # not the number of queries
                caption=f"The study's storage table, its row above this run's for each condition: the largest score "
                        f"error, changed queries and all queries, mean overlap@{k} and the change of P@{k} per "
@@ -158,7 +159,7 @@ exhibits.table(side, name="storage-table", collapsed="The study's storage table 
 # shrink more than the score error, more queries change than under FP16 on the vectors as embedded.
 
 # %%
-exhibits.figure(sf.margin_chart(results), name="margins",
+exhibits.figure(figures.margin_chart(results), name="margins",
                 caption=f"Reference margin (score at rank {k} minus rank {k + 1}, log axis) of every query, per "
                         f"condition: all queries as a grey density strip (histogram, darker = more queries), the "
                         f"queries whose top {k} changed as red dots, and a black tick at twice the condition's "
@@ -169,7 +170,7 @@ exhibits.figure(sf.margin_chart(results), name="margins",
 # *changed / queries in the bin*:
 
 # %%
-exhibits.table(sf.margin_table(results), name="margin-bins", collapsed="Changed queries per margin bin", extremes=False,  # counts per bin: no highest to mark
+exhibits.table(figures.margin_table(results), name="margin-bins", collapsed="Changed queries per margin bin", extremes=False,  # counts per bin: no highest to mark
                caption=f"Per condition and reference-margin bin (declared decades, neighbour_stability.MARGIN_EDGES): "
                        f"the queries whose top {k} changed and all queries in the bin. {exact}")
 
@@ -184,7 +185,7 @@ exhibits.table(sf.margin_table(results), name="margin-bins", collapsed="Changed 
 # (`embdiag.interventions.precision.certificate_bound`).
 
 # %%
-exhibits.table(sf.certificate_table(results, study), name="certificate", extremes=["coverage (%)"],  # the one column where higher is better
+exhibits.table(figures.certificate_table(results, study), name="certificate", extremes=["coverage (%)"],  # the one column where higher is better
                caption=f"Per condition: changed queries, certified queries (this run, and the study's where it states "
                        f"them), coverage (certified share), exceptions (certified yet changed), the medians over "
                        f"queries of the certificate's bound, of the actual largest score change and of half the "
@@ -198,14 +199,14 @@ exhibits.table(sf.certificate_table(results, study), name="certificate", extreme
 # of its bound, and it can change only where its actual change reaches its half margin.
 
 # %%
-exhibits.figure(sf.certificate_chart(results), name="certificate-distributions",
-                caption=f"For {', '.join(sf.CERTIFICATE_CONDITIONS)}: the share of queries at or below each value "
+exhibits.figure(figures.certificate_chart(results), name="certificate-distributions",
+                caption=f"For {', '.join(figures.CERTIFICATE_CONDITIONS)}: the share of queries at or below each value "
                         f"(log axis, score units) of half the margin (black), of the certificate's bound (orange) "
                         f"and of the actual largest score change (blue); quantiles at every 2% of the queries. "
                         f"{exact}")
 
 # %%
-display(Markdown(sf.certificate_explanation(results, vectors.dim)))
+display(Markdown(figures.certificate_explanation(results, vectors.dim)))
 
 # %% [markdown]
 # ## Agreement hides turnover
@@ -215,8 +216,8 @@ display(Markdown(sf.certificate_explanation(results, vectors.dim)))
 # relevance metric would report no change at all.
 
 # %%
-agreement = sf.agreement_table(ours, study, k)
-exhibits.table(agreement, name="agreement", collapsed="Agreement and turnover per condition: every number", extremes_rows=sf.this_run(agreement),
+agreement = figures.agreement_table(ours, study, k)
+exhibits.table(agreement, name="agreement", collapsed="Agreement and turnover per condition: every number", extremes_rows=figures.this_run(agreement),
                extremes=[c for c in agreement.data.columns if c == "changed queries" or c.endswith("(%)")],
                caption=f"For each condition that changed any query: the changed queries and, per attribute, how many "
                        f"of them kept exactly the same P@{k} (count and percent of the changed), the study's row "
@@ -227,7 +228,7 @@ exhibits.table(agreement, name="agreement", collapsed="Agreement and turnover pe
 # ## Does each finding hold here?
 #
 # Each finding is a claim with a declared margin and one line on why, fixed in
-# `embdiag.paper.chapters.neighbour_stability.CRITERIA` before these numbers were computed. The
+# `embdiag.study.neighbour_stability.CRITERIA` before these numbers were computed. The
 # same rule decides the study's published counts (`holds in the study`): Wilson intervals from
 # its 983 queries; for a difference of two of its counts, an interval valid whatever their
 # pairing (it does not publish which queries changed); its ΔP@10 has no interval. Where its
