@@ -42,21 +42,18 @@ example: int | None = None  # image of the worked example; None: a typical one (
 from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import caption_vectors
+from embdiag.study import caption_retrieval
 from embdiag.paper.chapters import caption_retrieval as figures
 from embdiag.interventions import caption_retrieval as cr
-from embdiag.interventions.compression import study_dims
 from embdiag.paper import charts, exhibits, findings
 from embdiag.paper.real_encoder import variant_note
 
 charts.enable()
 vectors = caption_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path)
-dims = study_dims(vectors.images.shape[1], shares=(1 / 3, 1 / 6)) if dims is None else dims
-result = cr.evaluate(vectors.images, vectors.queries, vectors.documents, vectors.group, vectors.categories,
-                     dims=dims, k=k)
-changes = cr.bootstrap_changes(result, n_draws=n_draws, seed=seed)
-control = cr.shuffled_control(result, seed=seed, n_permutations=n_permutations)
-contrasts = cr.bootstrap_contrasts(result, figures.FAR_MORE, n_draws=n_draws, seed=seed)
-study = figures.read_study()
+measured = caption_retrieval.run(vectors, caption_retrieval.Settings(k=k, dims=dims, n_draws=n_draws, seed=seed,
+                                                                     n_permutations=n_permutations))
+result, changes, control, dims = measured.result, measured.changes, measured.control, measured.settings.dims
+study = caption_retrieval.read_study()
 example = cr.typical_image(result) if example is None else example
 # What the data calls its images and captions, and the worked example's name.
 item, items = vectors.item, figures.plural(vectors.item)
@@ -70,7 +67,7 @@ boot = (f"95% paired-bootstrap percentile interval over the {result.n_images:,} 
 display(Markdown(variant_note(dataset, "caption retrieval") + figures.data_statement(vectors, result)))
 
 # %%
-verdicts = figures.findings(changes, control, study, contrasts)
+verdicts = caption_retrieval.findings(measured, study)
 findings.result(
     verdicts, "{held} of {measured} findings of the study's caption section hold on this data and encoder",
     figure=exhibits.figure(figures.intervals_chart(changes, study), name="changes-with-intervals",
@@ -238,7 +235,7 @@ exhibits.table(figures.side_by_side(result, study), name="study-vs-this-run", co
 # ## Does each finding hold here?
 #
 # Each finding of the study's caption section is a claim with a declared margin, in
-# `embdiag.paper.chapters.caption_retrieval.CRITERIA`, decided by 95% intervals, never by a
+# `embdiag.study.caption_retrieval.CRITERIA`, decided by 95% intervals, never by a
 # point estimate: it holds when every interval lies on the claim's side of its margin, is
 # contradicted when one lies wholly on the other side, and is inconclusive when one straddles
 # it. This run's intervals are the paired bootstraps over image groups above (the level of
@@ -254,7 +251,7 @@ display(Markdown(figures.level_statement(changes)))
 # %%
 exhibits.table(findings.table(verdicts), name="findings", collapsed="Each finding's criterion and the numbers behind its verdict", extremes=False,
                caption=f"Each finding of the study's caption section: its criterion and margin "
-                       f"(caption_retrieval.CRITERIA), the numbers behind it in {published} and in this run, its "
+                       f"(embdiag.study.caption_retrieval.CRITERIA), the numbers behind it in {published} and in this run, its "
                        f"verdict in each with the intervals that decided it, and the old criterion with its "
                        f"point-estimate verdict. This run's changes and levels with their {boot}.")
 

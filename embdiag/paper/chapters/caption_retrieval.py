@@ -1,12 +1,11 @@
-"""Figures, tables and findings of the image–caption retrieval chapter.
+"""Figures, tables and wording of the image–caption retrieval chapter.
 
-Every function takes the measurements of :mod:`~embdiag.interventions.caption_retrieval`
-(a :class:`~embdiag.interventions.caption_retrieval.CaptionRetrieval` or the tables made
-from it) and returns an Altair chart, a DataFrame, a Styler or Markdown text; none measures
-anything. Shares are shown in percent, changes in percentage points (pp). The study's
-published values are read from ``data/study/caption_retrieval.csv`` (:func:`read_study`);
-:data:`CRITERIA` restates each finding of the study's section as a test, declared here,
-which :func:`findings` applies to this run's numbers and to the study's.
+Every function takes a measurement of :func:`embdiag.study.caption_retrieval.run` (its
+:class:`~embdiag.interventions.caption_retrieval.CaptionRetrieval` or the tables made from it)
+and returns an Altair chart, a DataFrame, a Styler or Markdown text; none measures anything,
+and the findings and their verdicts live in :mod:`embdiag.study.caption_retrieval`. Shares are
+shown in percent, changes in percentage points (pp); the study's published values beside them
+are :func:`~embdiag.study.caption_retrieval.read_study`'s.
 """
 
 from __future__ import annotations
@@ -26,29 +25,23 @@ from ...interventions.caption_retrieval import (
     random_hit_chance,
     summary_table,
 )
+from ...metrics.inference import at_least
+from ...study.caption_retrieval import (
+    DIRECTIONS,
+    HIGH,
+    KEEPS,
+    change_text,
+    in_pp,
+    pick,
+    read_study,
+    study_changes,
+    study_value,
+)
 from .. import theme
-from ...metrics.inference import Decision, all_of, at_least, at_most, not_testable, within
-from ...metrics.stats import proportion_interval
-from ..findings import Claim, read_published, verdicts
 
-STUDY_FILE = "caption_retrieval.csv"
 THIS_RUN, STUDY = "this run", "study (COCO)"
 COLOURS = {d: theme.colour(d) for d in (T2I, I2T)}
 PARENT = theme.PALETTE["vermillion"]
-
-
-def read_study(path=None) -> pd.DataFrame:
-    """The study's caption-retrieval values as printed (``data/study/caption_retrieval.csv``;
-    percent, or pp for changes): columns ``metric``, ``direction``, ``representation``,
-    ``value``, ``low``, ``high``, ``unit``."""
-    return read_published(STUDY_FILE, path)
-
-
-def _study_value(study: pd.DataFrame, metric: str, direction: str, representation: str, column: str = "value"):
-    row = study[
-        (study["metric"] == metric) & (study["direction"] == direction) & (study["representation"] == representation)
-    ]
-    return float(row[column].iloc[0]) if len(row) else float("nan")
 
 
 # ----------------------------------------------------------------------------- the worked example
@@ -306,28 +299,6 @@ def changes_table(changes: pd.DataFrame):
     )
 
 
-def _study_changes(study: pd.DataFrame) -> pd.DataFrame:
-    """The study's changes from native (pp): from its table, with its printed intervals where it gave them."""
-    rows = []
-    for rep in ("MRL 256", "MRL 128"):
-        for direction, metric, _ in METRICS:
-            name = metric.replace("@k", "@10")
-            change = _study_value(study, name, direction, rep) - _study_value(study, name, direction, "native 768")
-            low, high = (_study_value(study, f"{name} change", direction, rep, c) for c in ("low", "high"))
-            rows.append(
-                {
-                    "representation": rep,
-                    "direction": direction,
-                    "metric": name,
-                    "change": round(change, 2),
-                    "low": low,
-                    "high": high,
-                    "source": STUDY,
-                }
-            )
-    return pd.DataFrame(rows)
-
-
 def intervals_chart(changes: pd.DataFrame, study: pd.DataFrame | None = None) -> alt.Chart:
     """Compressed minus native (pp) with 95% paired-bootstrap intervals: one panel per metric
     on one shared axis, a row per direction and dimension, the study's published changes in
@@ -336,7 +307,9 @@ def intervals_chart(changes: pd.DataFrame, study: pd.DataFrame | None = None) ->
     ours = changes.assign(
         change=100 * changes["change"], low=100 * changes["low"], high=100 * changes["high"], source=THIS_RUN
     )[["representation", "direction", "metric", "change", "low", "high", "source"]]
-    data = pd.concat([ours, _study_changes(study)], ignore_index=True) if study is not None else ours
+    data = (
+        pd.concat([ours, study_changes(study).assign(source=STUDY)], ignore_index=True) if study is not None else ours
+    )
     data["row"] = data["direction"] + ", " + data["representation"]
     values = data[["change", "low", "high"]].to_numpy(dtype=float)
     lo, hi = np.nanmin(values), np.nanmax(values)
@@ -370,7 +343,7 @@ def changes_statement(changes: pd.DataFrame, result: CaptionRetrieval, study: pd
     s_over = study.loc[study["metric"] == "overlap@10", "value"]
     return (
         f"Here the largest change is {top['metric']} {top['direction']} at {top['representation']}, "
-        f"{_fmt(top['change'], top['low'], top['high'])} pp; {n_excl} of {len(pp)} intervals exclude 0. "
+        f"{change_text(top['change'], top['low'], top['high'])} pp; {n_excl} of {len(pp)} intervals exclude 0. "
         f"The lowest overlap with the native top {result.k} is "
         f"{100 * low['overlap']:.2f}% ({low['direction']}, {low['representation']}); the study's overlaps ranged "
         f"from {s_over.min():.2f}% to {s_over.max():.2f}%."
@@ -382,7 +355,7 @@ def overlaps_side_by_side(result: CaptionRetrieval, study: pd.DataFrame | None =
     overlaps = overlap_table(result)
     t = overlaps.assign(**{THIS_RUN: 100 * overlaps["overlap"]}).drop(columns="overlap")
     if study is not None:
-        t[STUDY] = [_study_value(study, "overlap@10", d, r) for r, d in zip(t["representation"], t["direction"])]
+        t[STUDY] = [study_value(study, "overlap@10", d, r) for r, d in zip(t["representation"], t["direction"])]
     return t.set_index(["representation", "direction"]).style.format("{:.2f}", na_rep="–")
 
 
@@ -396,7 +369,7 @@ def side_by_side(result: CaptionRetrieval, study: pd.DataFrame):
                 {
                     "representation": r.name,
                     "metric": f"{'T→I' if direction == T2I else 'I→T'} {name}",
-                    STUDY: _study_value(study, name, direction, r.name),
+                    STUDY: study_value(study, name, direction, r.name),
                     THIS_RUN: 100 * r.ranking(direction).mean(attr),
                 }
             )
@@ -404,7 +377,7 @@ def side_by_side(result: CaptionRetrieval, study: pd.DataFrame):
             {
                 "representation": r.name,
                 "metric": "category P@10",
-                STUDY: _study_value(study, "category P@10", "image→image", r.name),
+                STUDY: study_value(study, "category P@10", "image→image", r.name),
                 THIS_RUN: 100 * r.category_p,
             }
         )
@@ -481,7 +454,7 @@ def control_statement(control: pd.DataFrame, result: CaptionRetrieval, study: pd
     n_positives = int(np.bincount(result.group).max())  # captions per image (five)
     c = control.set_index(["direction", "metric"])
     i2t = c.loc[(I2T, f"Hit@{k}")]
-    s_t2i, s_i2t = (_study_value(study, "shuffled Hit@10", d, "native 768") for d in (T2I, I2T))
+    s_t2i, s_i2t = (study_value(study, "shuffled Hit@10", d, "native 768") for d in (T2I, I2T))
     return (
         f"Here the image→text chance is {i2t['chance']:.2%}: the top {k} captions come from "
         f"{i2t['chance'] * n:.2f} images on average. Treating the {k} results as random draws would give "
@@ -497,199 +470,13 @@ def control_statement(control: pd.DataFrame, result: CaptionRetrieval, study: pd
 
 # ----------------------------------------------------------------------------- findings
 
-#: The margins of the findings, declared before this run's numbers: a cost smaller than ``SMALL`` pp
-#: is little, and a fall larger than ``SMALL`` pp is a cost; Hit@10 is high at ``HIGH`` % or more and
-#: kept when it falls less than ``KEEPS`` pp; "far more" is more than ``FAR_MORE`` times the Hit@10
-#: fall; a shuffled Hit@10 within ``NEAR_CHANCE`` pp of its exact chance level is at chance.
-SMALL, HIGH, KEEPS, FAR_MORE, NEAR_CHANCE = 1.0, 90.0, 5.0, 2.0, 1.0
-#: The study's design: queries per direction (1,000 images with five captions each) and its cut-off.
-STUDY_QUERIES, STUDY_IMAGES, STUDY_K = {T2I: 5000, I2T: 1000}, 1000, 10
-#: The lowest and highest image→text chance a shuffle of five-caption groups allows (top ten captions
-#: owned by 2 to 10 of the 1,000 images), percent: the study printed no chance level for it.
-STUDY_I2T_CHANCE = (100 * 2 / STUDY_IMAGES, 100 * 10 / STUDY_IMAGES)
-
-#: The findings of the study's caption section, each a claim with its declared margin.
-CRITERIA = {
-    "256-d costs little": Claim(
-        f"in both directions the 95% interval of the 256-d Hit@10 change lies within ±{SMALL:g} pp",
-        f"±{SMALL:g} pp",
-        "1 pp of Hit@10 is one query in 100; the study calls its 256-d changes (-0.20, -0.30 pp) little and its "
-        "128-d ones (-2.50, -3.34 pp) a cost",
-        was="in both directions the 256-d Hit@10 change's 95% interval includes 0 or lies within ±1 pp",
-    ),
-    "128-d keeps Hit@10 high": Claim(
-        f"in both directions the 95% interval of the 128-d Hit@10 lies above {HIGH:g}% and that of its change "
-        f"above -{KEEPS:g} pp",
-        f"{HIGH:g}% (level); -{KEEPS:g} pp (change)",
-        "the study calls its 128-d Hit@10 of 93.82% and 95.90% high, after falls of 3.34 and 2.50 pp; 90% and 5 pp "
-        "are the round bounds beyond them",
-        was="in both directions the 128-d Hit@10 falls by less than 5 pp",
-    ),
-    "128-d costs Hit@1 and caption recall far more": Claim(
-        f"at 128-d the 95% intervals of the T→I Hit@1, I→T Hit@1 and I→T caption recall@10 changes each lie below "
-        f"-{SMALL:g} pp, and of each change minus {FAR_MORE:g} times its direction's Hit@10 change (paired, over "
-        f"image groups) below 0",
-        f"-{SMALL:g} pp (change); factor {FAR_MORE:g} (far more)",
-        "1 pp is the cost margin above; the study's falls are 3.4 to 4.5 times its Hit@10 falls, so twice is a "
-        "lower bound of its far more",
-        was="at 128-d, T→I Hit@1, I→T Hit@1 and I→T caption recall@10 each fall by at least 1 pp and by at least "
-        "twice the Hit@10 fall of their direction",
-    ),
-    "shuffled control falls to chance": Claim(
-        f"in both directions the 95% interval of the shuffled Hit@10 minus its exact chance level lies within "
-        f"±{NEAR_CHANCE:g} pp (this run: the central 95% of further seeded shuffles; the study: a Wilson interval over "
-        f"its queries, against the range of chance its shuffle allows)",
-        f"±{NEAR_CHANCE:g} pp",
-        "1 pp is the study's text→image chance level (10 of 1,000 images) and under 1/90 of its real Hit@10",
-        was="in both directions the shuffled Hit@10 lies within 1 pp of its exact chance level",
-    ),
-}
-
-
-#: The columns of this run's tables that hold fractions: percent, or pp for changes, in the study's units.
-_SHARES = (
-    "native", "compressed", "change", "low", "high", "compressed low", "compressed high", "contrast",
-    "real", "shuffled", "chance", "permutation low", "permutation high",
-)  # fmt: skip
-
-
-def _in_pp(table: pd.DataFrame) -> pd.DataFrame:
-    """This run's ``table`` (fractions) in the units of the study's: percent, and pp for changes."""
-    return table.assign(**{c: 100 * table[c] for c in _SHARES if c in table.columns})
-
-
-def _pick(pp: pd.DataFrame, representation: str, direction: str, metric: str) -> pd.Series | None:
-    row = pp[(pp["representation"] == representation) & (pp["direction"] == direction) & (pp["metric"] == metric)]
-    return row.iloc[0] if len(row) else None
-
-
-def _fmt(mean, low=None, high=None) -> str:
-    return f"{mean:+.2f}" + ("" if low is None or np.isnan(low) else f" [{low:+.2f}, {high:+.2f}]")
-
-
-def _labelled(label: str, d: Decision) -> Decision:
-    return d._replace(reason=f"{label} {d.reason}")
-
-
-_DIRS = ((T2I, "T→I"), (I2T, "I→T"))
-_LOSSES = (
-    ("T→I Hit@1", T2I, "Hit@1"),
-    ("I→T Hit@1", I2T, "Hit@1"),
-    ("I→T caption recall@10", I2T, "caption recall@10"),
-)
-_NOT_MEASURED = "not measured ({} not among dims, or k is not 10)"
-
-
-def _little(pp: pd.DataFrame) -> tuple[str, Decision | None]:
-    """256-d costs little: each direction's Hit@10 change within ±SMALL pp."""
-    rows = [(a, _pick(pp, "MRL 256", d, "Hit@10")) for d, a in _DIRS]
-    if any(o is None for _, o in rows):
-        return _NOT_MEASURED.format(256), None
-    words = "; ".join(f"{a} {_fmt(o['change'], o['low'], o['high'])}" for a, o in rows)
-    return words, all_of(*(_labelled(a, within(o["low"], o["high"], SMALL)) for a, o in rows))
-
-
-def _level(o: pd.Series) -> tuple[float, float]:
-    return (o["compressed low"], o["compressed high"]) if "compressed low" in o else (np.nan, np.nan)
-
-
-def _high(pp: pd.DataFrame, levels=None) -> tuple[str, Decision | None]:
-    """128-d keeps Hit@10 high: each direction's Hit@10 above HIGH % and its change above -KEEPS pp;
-    ``levels`` gives each direction's level interval where ``pp`` has none (the study's)."""
-    rows = [(d, a, _pick(pp, "MRL 128", d, "Hit@10")) for d, a in _DIRS]
-    if any(o is None for *_, o in rows):
-        return _NOT_MEASURED.format(128), None
-    parts, words = [], []
-    for d, a, o in rows:
-        low, high = _level(o) if levels is None else levels[d]
-        level = f"{o['compressed']:.2f}%" + ("" if np.isnan(low) else f" [{low:.2f}, {high:.2f}]")
-        words.append(f"{a} Hit@10 {level}, change {_fmt(o['change'], o['low'], o['high'])}")
-        parts += [
-            _labelled(f"{a} Hit@10:", at_least(low, high, HIGH)),
-            _labelled(f"{a} change:", at_least(o["low"], o["high"], -KEEPS)),
-        ]
-    return "; ".join(words), all_of(*parts)
-
-
-def _far_more(pp: pd.DataFrame, contrasts: pd.DataFrame | None) -> tuple[str, Decision | None]:
-    """128-d costs Hit@1 and caption recall far more: each change below -SMALL pp and below FAR_MORE
-    times its direction's Hit@10 change (``contrasts``: :func:`bootstrap_contrasts`, in pp)."""
-    rows = [(n, _pick(pp, "MRL 128", d, m), _pick(pp, "MRL 128", d, "Hit@10")) for n, d, m in _LOSSES]
-    if any(o is None or h is None for _, o, h in rows):
-        return _NOT_MEASURED.format(128), None
-    parts, words = [], []
-    for (name, direction, metric), (_, o, h) in zip(_LOSSES, rows):
-        c = None if contrasts is None else _pick(contrasts, "MRL 128", direction, metric)
-        parts.append(_labelled(f"{name}:", at_most(o["low"], o["high"], -SMALL)))
-        text = f"{name} {_fmt(o['change'], o['low'], o['high'])} vs Hit@10 {_fmt(h['change'], h['low'], h['high'])}"
-        if c is None:
-            parts.append(not_testable(f"{name}: no paired interval of the change against {FAR_MORE:g} times Hit@10's"))
-        else:
-            parts.append(_labelled(f"{name} minus {FAR_MORE:g}× Hit@10:", at_most(c["low"], c["high"], 0)))
-            text += f", contrast {_fmt(c['contrast'], c['low'], c['high'])}"
-        words.append(text)
-    return "; ".join(words), all_of(*parts)
-
-
-def _near_chance(rows) -> tuple[str, Decision]:
-    """(direction label, shuffled %, interval low %, interval high %, chance low %, chance high %) per
-    direction: the interval minus chance within ±NEAR_CHANCE pp (the chance a range where unknown)."""
-    words, parts = [], []
-    for a, s, low, high, c_low, c_high in rows:
-        chance = f"{c_low:.2f}%" if c_low == c_high else f"{c_low:.2f}–{c_high:.2f}%"
-        words.append(f"{a} {s:.2f}% [{low:.2f}, {high:.2f}] (chance {chance})")
-        parts.append(_labelled(f"{a} minus chance:", within(low - c_high, high - c_low, NEAR_CHANCE)))
-    return "; ".join(words), all_of(*parts)
-
-
-def _study_levels(study: pd.DataFrame) -> dict:
-    """The study's 128-d Hit@10 per direction with its Wilson interval over its queries (percent)."""
-    out = {}
-    for d, _ in _DIRS:
-        n = STUDY_QUERIES[d]
-        iv = proportion_interval(round(_study_value(study, "Hit@10", d, "MRL 128") * n / 100), n)
-        out[d] = (100 * iv.low, 100 * iv.high)
-    return out
-
-
-def _study_control(study: pd.DataFrame) -> list[tuple]:
-    rows = []
-    for d, a in _DIRS:
-        n, s = STUDY_QUERIES[d], _study_value(study, "shuffled Hit@10", d, "native 768")
-        iv = proportion_interval(round(s * n / 100), n)
-        chance = (100 * STUDY_K / STUDY_IMAGES,) * 2 if d == T2I else STUDY_I2T_CHANCE
-        rows.append((a, s, 100 * iv.low, 100 * iv.high, *chance))
-    return rows
-
-
-def _old_verdicts(pp: pd.DataFrame, control_rows) -> dict:
-    """The point-estimate verdicts of the old criteria (:attr:`Claim.was`) on this run's numbers."""
-    h256 = [_pick(pp, "MRL 256", d, "Hit@10") for d, _ in _DIRS]
-    h128 = {d: _pick(pp, "MRL 128", d, "Hit@10") for d, _ in _DIRS}
-    losses = [(_pick(pp, "MRL 128", d, m), h128[d]) for _, d, m in _LOSSES]
-    measured128 = all(h is not None for h in h128.values())
-    return {
-        "256-d costs little": None
-        if any(o is None for o in h256)
-        else all((o["low"] <= 0 <= o["high"]) or max(abs(o["low"]), abs(o["high"])) <= 1 for o in h256),
-        "128-d keeps Hit@10 high": all(o["change"] > -5 for o in h128.values()) if measured128 else None,
-        "128-d costs Hit@1 and caption recall far more": all(
-            p["change"] <= -1 and p["change"] <= 2 * min(h["change"], 0) for p, h in losses
-        )
-        if measured128
-        else None,
-        "shuffled control falls to chance": None
-        if control_rows is None
-        else all(abs(s - c) <= 1 for _, s, _, _, c, _ in control_rows),
-    }
-
 
 def level_statement(changes: pd.DataFrame) -> str:
     """Markdown: native Hit@k in each direction against :data:`HIGH`, and the 128-d change against
     ``-KEEPS``, the two parts of "128-d keeps Hit@10 high" (the verdict names only the deciding one)."""
-    pp = _in_pp(changes)
+    pp = in_pp(changes)
     k = next(m for m in pp["metric"] if m.startswith("Hit@") and m != "Hit@1")
-    native = {a: pp[(pp["direction"] == d) & (pp["metric"] == k)]["native"].iloc[0] for d, a in _DIRS}
+    native = {a: pp[(pp["direction"] == d) & (pp["metric"] == k)]["native"].iloc[0] for d, a in DIRECTIONS}
     text = "Native " + " and ".join(f"{a} {k} is {v:.2f}%" for a, v in native.items()) + f" here, against {HIGH:g}%"
     below = [a for a, v in native.items() if v <= HIGH]
     text += (
@@ -697,7 +484,7 @@ def level_statement(changes: pd.DataFrame) -> str:
         if below
         else ": high before compression."
     )
-    rows = [(a, _pick(pp, "MRL 128", d, k)) for d, a in _DIRS]
+    rows = [(a, pick(pp, "MRL 128", d, k)) for d, a in DIRECTIONS]
     if all(o is not None for _, o in rows):
         text += (
             " The 128-d change, the other part: "
@@ -705,59 +492,3 @@ def level_statement(changes: pd.DataFrame) -> str:
             + "."
         )
     return text
-
-
-def findings(
-    changes: pd.DataFrame,
-    control: pd.DataFrame,
-    study: pd.DataFrame | None = None,
-    contrasts: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """The verdict table (:func:`~embdiag.paper.findings.verdicts`) of :data:`CRITERIA`, each
-    decided by 95% intervals against its declared margin, on this run's numbers and on the
-    study's (``holds in the study``), with the old point-estimate verdicts beside.
-
-    ``changes`` is :func:`~embdiag.interventions.caption_retrieval.bootstrap_changes`,
-    ``control`` :func:`~embdiag.interventions.caption_retrieval.shuffled_control`,
-    ``contrasts`` :func:`~embdiag.interventions.caption_retrieval.bootstrap_contrasts` with
-    ``factor`` :data:`FAR_MORE` (without it the paired part of the third finding is not
-    testable); ``study`` defaults to :func:`read_study`. The findings speak of Hit@10 at 256
-    and 128 dimensions: a run without ``k = 10`` or those dims does not measure them. This
-    run's intervals are paired bootstraps over image groups, conditional on these images and
-    captions (fixed encoder); its control's interval is the central 95% of further seeded
-    shuffles with the rankings fixed. The study's: its printed Hit@10 change intervals; Wilson
-    intervals over its 5,000 caption and 1,000 image queries for its levels and its shuffle
-    (treating an image's captions as independent); its Hit@1 and caption-recall changes were
-    printed without intervals, so that finding is not testable on them. The study printed no
-    image→text chance level: a group shuffle's lies between 2 and 10 owners of the top ten
-    captions out of 1,000 (:data:`STUDY_I2T_CHANCE`)."""
-    study = read_study() if study is None else study
-    ours, theirs = _in_pp(changes), _study_changes(study)
-    theirs["compressed"] = [
-        _study_value(study, m, d, r) for m, d, r in zip(theirs["metric"], theirs["direction"], theirs["representation"])
-    ]
-    c10 = _in_pp(control[control["metric"] == "Hit@10"]).set_index("direction")
-    control_rows = (
-        [
-            (a, c10.loc[d, "shuffled"], c10.loc[d, "permutation low"], c10.loc[d, "permutation high"])
-            + (c10.loc[d, "chance"],) * 2
-            for d, a in _DIRS
-        ]
-        if len(c10) == 2
-        else None
-    )
-    paired = not_testable("the study printed its Hit@1 and caption-recall changes without intervals")
-    study_rows = [
-        _little(theirs),
-        _high(theirs, _study_levels(study)),
-        (_far_more(theirs, None)[0], paired),
-        _near_chance(_study_control(study)),
-    ]
-    our_rows = [
-        _little(ours),
-        _high(ours),
-        _far_more(ours, None if contrasts is None else _in_pp(contrasts)),
-        ("not measured (k is not 10)", None) if control_rows is None else _near_chance(control_rows),
-    ]
-    rows = [(f, s[0], o[0], s[1], o[1]) for f, s, o in zip(CRITERIA, study_rows, our_rows)]
-    return verdicts(CRITERIA, rows, was=_old_verdicts(ours, control_rows))
