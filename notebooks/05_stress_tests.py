@@ -39,16 +39,16 @@ seed = 0  # seed of the random interventions (offset direction, noise draws)
 from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import driving_vectors
-from embdiag.paper.chapters import stress_tests
+from embdiag.study import stress_tests
+from embdiag.paper.chapters import stress_tests as figures
 from embdiag.paper import charts, exhibits, findings
 from embdiag.paper.real_encoder import variant_note
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path, labels_path=labels_path)
-results = stress_tests.measure(vectors.train, vectors.train_labels, vectors.val, vectors.val_labels,
-                                 severities=severities, k=k, attribute=attribute, seed=seed)
-attribute = results.attribute  # the headline attribute (the default resolved)
-top = f"s = {results.top:g}"  # the most severe setting, the headline
+measured = stress_tests.run(vectors, stress_tests.Settings(severities=severities, k=k, attribute=attribute, seed=seed))
+attribute = measured.attribute  # the headline attribute (the default resolved)
+top = f"s = {measured.top:g}"  # the most severe setting, the headline
 exact = (f"One measurement of these vectors: every change is deterministic except the offset's direction and the "
          f"noise, one seeded draw each (seed {seed}); single values, no intervals (the findings' intervals are "
          f"in the last table).")
@@ -58,15 +58,15 @@ display(Markdown(
     f"measurements are on the evaluation rows. Severity grid: {', '.join(f'{s:g}' for s in sorted(set(severities)))}."))
 
 # %%
-verdicts = stress_tests.findings(results)
+verdicts = stress_tests.findings(measured)
 findings.result(
     verdicts, "{held} of {measured} findings of the study's stress tests hold on these vectors",
     figure=exhibits.figure(
-        stress_tests.headline_chart(results), name="rankme-vs-precision",
-        data=stress_tests.headline_frame(results),
+        figures.headline_chart(measured), name="rankme-vs-precision",
+        data=figures.headline_frame(measured),
         caption=f"RankMe (left, log axis) and {attribute} P@{k} in percent (right) of the evaluation vectors, "
                 f"unchanged and after each intervention at {top}; noise highlighted, the dashed line is the "
-                f"random-neighbour floor of {attribute} P@{k} ({100 * results.floors[attribute]:.2f}%). {exact}"))
+                f"random-neighbour floor of {attribute} P@{k} ({100 * measured.floors[attribute]:.2f}%). {exact}"))
 
 # %% [markdown]
 # ## A label-free number against retrieval
@@ -76,7 +76,7 @@ findings.result(
 # tracked retrieval, the two panels would move together.
 
 # %%
-display(Markdown(stress_tests.headline_text(results)))
+display(Markdown(figures.headline_text(measured)))
 
 # %% [markdown]
 # The panels disagree. Noise spreads the vectors over many more directions, so RankMe *rises*,
@@ -103,7 +103,7 @@ display(Markdown(stress_tests.headline_text(results)))
 # total variance $99^2 = 9801$. For the vectors of this run the grid means:
 
 # %%
-exhibits.table(stress_tests.severity_table(results).style.format("{:.4g}"), name="severity-sizes", extremes=False,  # sizes of the grid: no highest to mark
+exhibits.table(figures.severity_table(measured).style.format("{:.4g}"), name="severity-sizes", extremes=False,  # sizes of the grid: no highest to mark
                caption=f"The size of each change (columns: intervention, and the quantity that sizes it) at each "
                        f"severity of the declared grid (rows), fitted on the training vectors. Exact "
                        f"values of the fitted changes (the noise's variance is its target, not a draw).")
@@ -118,7 +118,7 @@ exhibits.table(stress_tests.severity_table(results).style.format("{:.4g}"), name
 
 # %%
 exhibits.figure(
-    stress_tests.curves_chart(results), name="metrics-over-severity", data=stress_tests.long_grid(results),
+    figures.curves_chart(measured), name="metrics-over-severity", data=figures.long_grid(measured),
     caption=f"Every metric of the suite against severity, one line per intervention: total variance, RankMe "
             f"and participation ratio (log axes), mean cosine, overlap@{k} with the unchanged top {k}, then "
             f"balanced accuracy and P@{k} per attribute in percent (dashed: the random floor of P@{k}). "
@@ -138,7 +138,7 @@ exhibits.figure(
 # probes are all blind to a common positive scale.
 
 # %%
-exhibits.table(stress_tests.contraction_table(results).style.format("{:.6g}"), name="contraction-before-after",
+exhibits.table(figures.contraction_table(measured).style.format("{:.6g}"), name="contraction-before-after",
                extremes=False,  # rows are different metrics: a column's highest and lowest say nothing
                caption=f"Every metric of the evaluation vectors before contraction (s = 0) and after it at {top} "
                        f"(shares in [0, 1]), their ratio and the ratio the mapping predicts: (1 - s)² for total "
@@ -154,8 +154,8 @@ exhibits.table(stress_tests.contraction_table(results).style.format("{:.6g}"), n
 # What should carry over is the pattern of each row relative to the unchanged one.
 
 # %%
-severe = stress_tests.severe_table(results)
-exhibits.table(severe, name="severe-rows", extremes_rows=stress_tests.severe_compared(severe.data),
+severe = figures.severe_table(measured)
+exhibits.table(severe, name="severe-rows", extremes_rows=figures.severe_compared(severe.data),
                extremes=[c for c in severe.data.columns if c[1] == "this run"],  # the conditions' values
                caption=f"The study's severe rows in its layout: for each quantity the study's value as published "
                        f"(weather; EmbeddingGemma vectors of BDD100K images, data/study/stress_severe.csv) beside "
@@ -166,7 +166,7 @@ exhibits.table(severe, name="severe-rows", extremes_rows=stress_tests.severe_com
 # ## Does each finding hold here?
 #
 # Each finding of the study's stress section is restated as a claim with a margin and the reason
-# for that margin, fixed in `embdiag.paper.chapters.stress_tests.CRITERIA` before this run's
+# for that margin, fixed in `embdiag.study.stress_tests.CRITERIA` before this run's
 # numbers were looked at, and decided on the grid above at its most severe setting ($s^*$) by an
 # interval against the margin. Contraction and the common offset are arithmetic on a fixed set of
 # vectors: their identities are computed exactly (a degenerate interval, the tolerance as the
@@ -182,10 +182,10 @@ exhibits.table(severe, name="severe-rows", extremes_rows=stress_tests.severe_com
 exhibits.table(findings.table(verdicts), name="findings",
                collapsed="Each finding's criterion, margin and the interval behind its verdict", extremes=False,
                caption=f"Each finding of the study's stress section: its criterion and margin (declared in "
-                       f"stress_tests.CRITERIA, with why that margin), the study's weather numbers and this run's "
-                       f"({attribute}, {top}), the verdict on the study's printed values and on this run's, with the "
-                       f"interval and margin that decided it, and the old point-estimate verdict where the "
-                       f"criterion changed.")
+                       f"embdiag.study.stress_tests.CRITERIA, with why that margin), the study's weather numbers and "
+                       f"this run's ({attribute}, {top}), the verdict on the study's printed values and on this run's, "
+                       f"with the interval and margin that decided it, and the old point-estimate verdict where "
+                       f"the criterion changed.")
 
 # %% [markdown]
 # **Scope.** One encoder's vectors of one dataset, changed after the fact: these responses are
