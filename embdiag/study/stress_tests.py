@@ -130,7 +130,7 @@ class Settings:
 
 @dataclass(frozen=True)
 class StressResults:
-    """The measured grid and what the figures need to read it.
+    """The measured grid and what the findings and the figures read from it.
 
     ``grid``: one row per intervention and severity (severity 0, the unchanged vectors, is
     measured once and repeated for each intervention), the columns of
