@@ -17,7 +17,8 @@ ALLOWED = {
     "interventions": {"metrics"},
     "training": {"data", "metrics"},
     "encoders": {"data", "metrics"},
-    "paper": {"metrics", "data", "interventions", "training", "encoders", "report"},
+    "study": {"metrics", "data", "interventions", "training", "encoders"},
+    "paper": {"metrics", "data", "interventions", "training", "encoders", "study", "report"},
     # only the command line (paper.cli) imports report
     "report": {"metrics", "data", "interventions", "training", "encoders"},
 }

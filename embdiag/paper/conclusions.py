@@ -18,7 +18,8 @@ import html
 import pandas as pd
 
 from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
-from .findings import ADDITION, KINDS, NOT_MEASURED, SCOPE, STUDY, Result, box, in_words
+from ..study.findings import ADDITION, KINDS, NOT_MEASURED, SCOPE, STUDY
+from .findings import Result, box, in_words
 
 #: Sections in the study's order: (section, chapter that shows it in full).
 SECTIONS = (
@@ -119,7 +120,7 @@ def stack(tables: dict) -> pd.DataFrame:
 
 
 def of_kind(verdicts: pd.DataFrame, kind: str) -> pd.DataFrame:
-    """The rows of ``verdicts`` of one kind (:data:`~embdiag.paper.findings.KINDS`)."""
+    """The rows of ``verdicts`` of one kind (:data:`~embdiag.study.findings.KINDS`)."""
     if kind not in KINDS:
         raise ValueError(f"kind: expected one of {KINDS}, got {kind!r}")
     return verdicts[verdicts["kind"] == kind]

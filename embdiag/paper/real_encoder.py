@@ -20,7 +20,8 @@ import pandas as pd
 
 from . import findings
 from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
-from .findings import NOT_MEASURED, STUDY, in_words
+from ..study.findings import NOT_MEASURED, STUDY
+from .findings import in_words
 
 WORDNET = "WordLlama / WordNet"
 #: Encoders compared, ``{label: settings}``: the chapters' parameters of each (dataset of the

@@ -10,13 +10,15 @@ A section's module (``embdiag.study.<section>``) holds everything that decides i
   :mod:`embdiag._memo` (checked against its SHA-256, keyed by the inputs' content, the settings
   and the code), so a second reader reads the same result; the training section reads the
   sweep's committed records, which are its measurement (``embdiag train`` makes them);
-- ``CRITERIA``: its declared findings (:class:`embdiag.paper.findings.Claim`), each with its
+- ``CRITERIA``: its declared findings (:class:`embdiag.study.findings.Claim`), each with its
   margin and why that margin;
-- ``findings(measured, study=None)``: their verdicts (:func:`embdiag.paper.findings.verdicts`),
+- ``findings(measured, study=None)``: their verdicts (:func:`embdiag.study.findings.verdicts`),
   against the study's published values (``read_study()``) unless ``study`` is given.
 
-The chapter modules (:mod:`embdiag.paper.chapters`) draw the exhibits from a measurement; they
-measure nothing themselves.
+Claims and verdict tables follow one protocol (:mod:`embdiag.study.findings`). The chapter
+modules (:mod:`embdiag.paper.chapters`) draw the exhibits from a measurement; they measure
+nothing themselves. Imports ``metrics``, ``data``, ``interventions``, ``training`` and
+``encoders``; nothing of ``paper`` or ``report``.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from ..interventions.caption_retrieval import I2T, METRICS, T2I, CaptionRetrieva
 from ..interventions.compression import study_dims
 from ..metrics.inference import Decision, all_of, at_least, at_most, not_testable, within
 from ..metrics.stats import proportion_interval
-from ..paper.findings import Claim, read_published, verdicts
+from .findings import Claim, read_published, verdicts
 
 STUDY_FILE = "caption_retrieval.csv"
 #: The study's prefixes as shares of the native dimension: 256 and 128 of 768.
@@ -338,7 +338,7 @@ def _old_verdicts(pp: pd.DataFrame, control_rows) -> dict:
 
 
 def findings(measured: Measurement, study: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The verdict table (:func:`~embdiag.paper.findings.verdicts`) of :data:`CRITERIA`, each
+    """The verdict table (:func:`~embdiag.study.findings.verdicts`) of :data:`CRITERIA`, each
     decided by 95% intervals against its declared margin, on this run's numbers and on the
     study's (``holds in the study``), with the old point-estimate verdicts beside.
 

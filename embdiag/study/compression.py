@@ -28,7 +28,7 @@ from .._validate import check_int
 from ..interventions import compression
 from ..metrics.inference import Decision, all_of, any_of, at_least, at_least_of, at_most, not_testable, within
 from ..metrics.stats import ItemIntervals
-from ..paper.findings import ADDITION, Claim, read_published, verdicts
+from .findings import ADDITION, Claim, read_published, verdicts
 from . import check_attribute
 
 __all__ = [
@@ -522,7 +522,7 @@ class _Nothing:
 
 
 def findings(measured: CompressionResults, study: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The verdict table (:func:`~embdiag.paper.findings.verdicts`) of :data:`CRITERIA` on one
+    """The verdict table (:func:`~embdiag.study.findings.verdicts`) of :data:`CRITERIA` on one
     measurement (:func:`run`): ``study`` and ``this run`` give the point estimates in words (the
     study's from its published table, default :func:`read_study`; the centring finding is a
     user's, reported as overlap 0.89), the verdicts come from :func:`decide` on the measurement's

@@ -32,7 +32,7 @@ from ..interventions.stress import check_severity
 from ..metrics.inference import all_of, at_least, at_most, not_testable, within
 from ..metrics.retrieval import precision_at_k
 from ..metrics.stats import Interval, paired_bootstrap, proportion_interval
-from ..paper.findings import SCOPE, Claim, read_published, verdicts
+from .findings import SCOPE, Claim, read_published, verdicts
 
 __all__ = [
     "CRITERIA",
@@ -149,7 +149,7 @@ CRITERIA = {
 class Settings:
     """The section's parameters, named and defaulted as the chapter's parameters cell: ``k``
     neighbours per query; the common offset's ``offset_severity`` and ``offset_seed``; the paired
-    bootstrap's ``n_draws`` and ``seed`` (the bootstrap's seed, not the procedural dataset's)."""
+    bootstrap's ``n_draws`` and ``seed`` (the chapter's ``seed`` seeds its procedural dataset too)."""
 
     k: int = 10
     offset_severity: float = 0.99
@@ -510,7 +510,7 @@ def _study_rows(study: pd.DataFrame) -> dict:
 
 
 def findings(measured: StorageMeasurement, study: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The verdict table (:func:`~embdiag.paper.findings.verdicts`) of :data:`CRITERIA`: each
+    """The verdict table (:func:`~embdiag.study.findings.verdicts`) of :data:`CRITERIA`: each
     finding decided on ``measured`` by Wilson intervals of shares of queries and its paired
     bootstrap intervals over the queries (conditional on the fixed gallery, whose vectors are also
     the queries), and on the study's published counts (``study``, default :func:`read_study`)

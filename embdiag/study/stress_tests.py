@@ -29,7 +29,7 @@ from ..metrics.inference import Decision, all_of, at_least, at_most, not_testabl
 from ..metrics.probe import fit_probes, labelled_values
 from ..metrics.stats import Interval
 from ..metrics.suite import frozen_classes
-from ..paper.findings import Claim, read_published, verdicts
+from .findings import Claim, read_published, verdicts
 from . import check_attribute
 
 __all__ = [
@@ -481,7 +481,7 @@ def _rank_restriction(results: StressResults, attribute: str, study: pd.DataFram
 
 
 def findings(measured: StressResults, study: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The verdict table (:func:`embdiag.paper.findings.verdicts`) of the study's stress section
+    """The verdict table (:func:`embdiag.study.findings.verdicts`) of the study's stress section
     for the measurement's headline attribute: each claim of :data:`CRITERIA` decided on its grid
     and, by the same rule, on the study's printed weather values (``study``, default
     :func:`read_study`; column ``holds in the study``); the rank-restriction claim also shows its

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics.inference import Decision, all_of, any_of, at_least, at_most, not_testable, within
-from ..paper.findings import ADDITION, Claim, read_published, verdicts
+from .findings import ADDITION, Claim, read_published, verdicts
 from ..training import ladder, sweep
 from ..training.conditions import CONDITIONS
 from ..training.inputs import ATTRIBUTES
@@ -282,7 +282,7 @@ def _old_verdicts(m: pd.DataFrame) -> dict:
 
 
 def findings(measured: Training | Length, study: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The verdict table of :data:`CRITERIA` (:func:`embdiag.paper.findings.verdicts`) at one
+    """The verdict table of :data:`CRITERIA` (:func:`embdiag.study.findings.verdicts`) at one
     length (a :class:`Training`: its profile's): each claim decided by a paired Student-t 95%
     interval over the seeds both conditions finished, beside the study's published time-of-day
     means (``study``, default :func:`read_study`: point estimates, so no study verdict). With the

@@ -20,7 +20,8 @@ import pandas as pd
 from ...metrics.inference import HOLDS, all_of, at_least, at_least_of, at_most
 from ...metrics.stats import ItemIntervals, paired_bootstrap
 from .. import findings
-from ..findings import Claim
+from ...study import findings as protocol
+from ...study.findings import Claim
 
 __all__ = ["BARS", "caption_table", "verdicts", "result"]
 
@@ -81,7 +82,7 @@ def verdicts(
     n_draws: int = 5000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """The verdict table (:func:`~embdiag.paper.findings.verdicts`) of :data:`BARS` for
+    """The verdict table (:func:`~embdiag.study.findings.verdicts`) of :data:`BARS` for
     ``encoder``: ``items`` is :func:`embdiag.encoders.quality.probe_items` of ``encoder`` and
     ``pixels`` (paired bootstrap over the evaluation images, ``n_draws`` draws, ``seed``, probes
     held as fitted); ``retrieval`` the encoder's caption-retrieval result with ``k = 10``, whose
@@ -109,7 +110,7 @@ def verdicts(
         >= BEYOND_ON,
         "captions find their image": bool(USEFUL <= hit10.mean < TRIVIAL),
     }
-    return findings.verdicts(BARS, rows, was=old).drop(columns="study")
+    return protocol.verdicts(BARS, rows, was=old).drop(columns="study")
 
 
 def result(table: pd.DataFrame) -> findings.Result:
