@@ -32,9 +32,10 @@ data_dir = None  # folder of the BDD100K download (for dataset bdd100k)
 vectors_path = None  # a user's own vectors (.npy, n x d) instead of an encoder's; needs labels_path
 labels_path = None  # CSV with a `split` column (train / val) and one column per attribute
 k = 10  # neighbours per query (the study: exact top-10)
-seed = 0  # seed of the procedural dataset
+seed = 0  # seed of the procedural dataset and of the bootstrap draws
 offset_severity = 0.99  # common offset of the two offset rows: norm s / (1 - s) x training RMS norm
 offset_seed = 0  # seed of the offset's random direction
+n_draws = 5000  # paired bootstrap draws of the findings' intervals (over the queries)
 example_condition = "INT8 gallery"  # condition of the boundary illustration (a row on the vectors as embedded)
 
 # %%
@@ -49,9 +50,8 @@ from embdiag.paper.real_encoder import variant_note
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
                           labels_path=labels_path)
-# `seed` seeds the dataset only; the bootstrap keeps its own seed (Settings().seed)
-measured = neighbour_stability.run(vectors, neighbour_stability.Settings(k=k, offset_severity=offset_severity,
-                                                                         offset_seed=offset_seed))
+measured = neighbour_stability.run(vectors, neighbour_stability.Settings(
+    k=k, offset_severity=offset_severity, offset_seed=offset_seed, n_draws=n_draws, seed=seed))
 results, ours, study = measured.results, measured.table, neighbour_stability.read_study()
 # What captions say about the study's side and the uncertainty (the data is named once, above).
 published = "the study's published values (EmbeddingGemma on BDD100K, data/study/storage.csv)"

@@ -1,20 +1,18 @@
 """The neighbour-stability section's home: the eight storage conditions measured once, the
 section's declared findings and their verdicts, on small vectors."""
 
-import html
-import re
 from dataclasses import replace
 from types import SimpleNamespace
 
-import nbformat
 import numpy as np
 import pandas as pd
 import pytest
 
-from embdiag.encoders.vectors import LabelledVectors, driving_vectors
+from embdiag.encoders.vectors import LabelledVectors
 from embdiag.interventions.precision import OFFSET_CONDITIONS, STUDY_CONDITIONS, compare_study_conditions
 from embdiag.metrics.stats import proportion_interval
-from embdiag.paper import findings, pipeline
+from embdiag.paper import findings
+from embdiag.study import findings as protocol
 from embdiag.study import neighbour_stability as ns
 
 K = 5
@@ -234,7 +232,7 @@ def _mask(n, where):
 def test_findings_declare_claims_with_margins(wide, study):
     v = ns.findings(wide[1], study)
     assert v["finding"].tolist() == list(ns.CRITERIA)
-    assert all(isinstance(c, findings.Claim) and c.was for c in ns.CRITERIA.values())
+    assert all(isinstance(c, protocol.Claim) and c.was for c in ns.CRITERIA.values())
     assert v.set_index("finding")["kind"].to_dict()["certificate covers no INT8 or offset query"] == "scope"
     assert (v["kind"] == "scope").sum() == 1
     for column in ("verdict", "reason", "low", "high", "holds in the study", "old criterion", "old verdict"):
@@ -379,44 +377,3 @@ def test_a_measurement_needs_all_eight_conditions(small, measured):
 
 
 # ----------------------------------------------------------------------- the chapter's verdicts
-
-
-def _shown(page) -> pd.DataFrame:
-    """The findings table an executed page shows (its cells' text, as displayed)."""
-    nb = nbformat.read(page, as_version=4)
-    (table,) = [
-        o["data"]["text/html"]
-        for c in nb.cells
-        for o in c.get("outputs", [])
-        if 'id="T_findings"' in o.get("data", {}).get("text/html", "")
-    ]
-
-    def text(cells):
-        return [html.unescape(re.sub(r"<[^>]+>", "", cell)).strip() for cell in cells]
-
-    columns = text(re.findall(r'<th id="T_findings_level0_col\d+"[^>]*>(.*?)</th>', table, re.S))
-    index = text(re.findall(r'<th id="T_findings_level0_row\d+"[^>]*>(.*?)</th>', table, re.S))
-    cells = text(re.findall(r'<td id="T_findings_row\d+_col\d+"[^>]*>(.*?)</td>', table, re.S))
-    rows = np.array(cells, dtype=object).reshape(len(index), len(columns))
-    return pd.DataFrame(rows, index=pd.Index(index, name="finding"), columns=columns)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "page", ["07_neighbour_stability", "13_neighbour_stability_wordnet", "18_neighbour_stability_vit"]
-)
-def test_findings_of_run_are_the_verdicts_the_chapter_shows(page):
-    """The chapter's vectors and parameters measured by run, decided by findings: the page's table."""
-    chapter, given = pipeline.executed()[page]
-    p = {**pipeline.parameters(chapter), **given}
-    vectors = driving_vectors(
-        p["encoder"],
-        p["dataset"],
-        data_dir=p["data_dir"],
-        seed=p["seed"],
-        vectors_path=p["vectors_path"],
-        labels_path=p["labels_path"],
-    )
-    settings = ns.Settings(k=p["k"], offset_severity=p["offset_severity"], offset_seed=p["offset_seed"])
-    mine = findings.table(ns.findings(ns.run(vectors, settings))).astype(str)
-    pd.testing.assert_frame_equal(mine, _shown(pipeline.DEFAULT.chapters / f"{page}.ipynb"), check_names=False)

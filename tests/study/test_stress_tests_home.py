@@ -1,11 +1,8 @@
 """The stress-test section's home: its grid measured once, its declared findings and their verdicts."""
 
-import html
-import re
 from dataclasses import fields
 from decimal import Decimal
 
-import nbformat
 import numpy as np
 import pandas as pd
 import pytest
@@ -417,38 +414,3 @@ def test_the_headline_attribute_defaults_to_weather_else_the_first():
     assert check_attribute(None, ["digit", "parity"]) == "digit"
     with pytest.raises(ValueError, match=r"'weather' is not among the labels' attributes \['digit'\]"):
         check_attribute("weather", ["digit"])
-
-
-def _shown(page) -> pd.DataFrame:
-    """The findings table an executed page shows (its cells' text, as displayed)."""
-    nb = nbformat.read(page, as_version=4)
-    shown = [
-        o["data"]["text/html"]
-        for c in nb.cells
-        for o in c.get("outputs", [])
-        if 'id="T_findings"' in o.get("data", {}).get("text/html", "")
-    ]
-    (table,) = shown
-
-    def text(cells):
-        return [html.unescape(re.sub(r"<[^>]+>", "", cell)).strip() for cell in cells]
-
-    columns = text(re.findall(r'<th id="T_findings_level0_col\d+"[^>]*>(.*?)</th>', table, re.S))
-    index = text(re.findall(r'<th id="T_findings_level0_row\d+"[^>]*>(.*?)</th>', table, re.S))
-    cells = text(re.findall(r'<td id="T_findings_row\d+_col\d+"[^>]*>(.*?)</td>', table, re.S))
-    rows = np.array(cells, dtype=object).reshape(len(index), len(columns))
-    return pd.DataFrame(rows, index=pd.Index(index, name="finding"), columns=columns)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("page", ["05_stress_tests", "11_stress_tests_wordnet", "16_stress_tests_vit"])
-def test_findings_of_run_are_the_verdicts_the_chapter_shows(page):
-    """The chapter's vectors and parameters measured by run, decided by findings: the page's table."""
-    chapter, given = pipeline.executed()[page]
-    p = {**pipeline.parameters(chapter), **given}
-    vectors = driving_vectors(
-        p["encoder"], p["dataset"], data_dir=p["data_dir"], vectors_path=p["vectors_path"], labels_path=p["labels_path"]
-    )
-    measured = st.run(vectors, st.Settings(**{f.name: p[f.name] for f in fields(st.Settings)}))
-    mine = findings.table(st.findings(measured)).astype(str)
-    pd.testing.assert_frame_equal(mine, _shown(pipeline.DEFAULT.chapters / f"{page}.ipynb"), check_names=False)
