@@ -1,7 +1,7 @@
-"""A disk memo for the book's heavy measurements that several chapters repeat.
+"""A disk memo for the study sections' measurements, which several pages read.
 
-The conclusions and real-encoder chapters measure again what the stress-test and compression
-chapters measure (the same grid on the same vectors). :func:`memo` keeps each result in
+A section's ``run`` (:mod:`embdiag.study`) is read by its chapter, the conclusions and the
+real-encoder comparison alike; it measures once and :func:`memo` keeps each result in
 ``data/cache/memo/`` (a pickle and its SHA-256), keyed by ``joblib.hash`` of the arguments
 (arrays by content, bound to the signature with its defaults) and of :func:`state`: the SHA-256
 of every source file of the ``embdiag`` package, the float path's variables and the numeric

@@ -36,13 +36,14 @@ from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import caption_vectors, driving_vectors
 from embdiag.paper import conclusions, exhibits
-from embdiag.training import ladder, sweep
 from embdiag.paper.chapters.training import headline_text, profile_statement
+from embdiag.study import training
+from embdiag.training import sweep
 
 vectors = driving_vectors(encoder, driving_dataset, data_dir=driving_dir, seed=seed)
 captions = caption_vectors(encoder, caption_dataset, data_dir=caption_dir, seed=seed)
-tables = {"training": conclusions.training_findings(profile, attribute),
-          **conclusions.fixed_encoder_findings(vectors, captions, k=k, seed=seed)}
+trained = training.run(training.Settings(profile=profile, attribute=attribute))
+tables = {"training": training.findings(trained), **conclusions.fixed_encoder_findings(vectors, captions, k=k, seed=seed)}
 verdicts = conclusions.stack(tables)
 cfg = sweep.Task(profile, sweep.UNTRAINED, 0).config()
 display(Markdown(
@@ -51,7 +52,7 @@ display(Markdown(
     f"and EmbeddingGemma vectors of BDD100K and COCO images."))
 
 # %%
-conclusions.result(verdicts, headline=headline_text(ladder.ladder_records(cfg.profile), attribute))
+conclusions.result(verdicts, headline=headline_text(trained))
 
 # %% [markdown]
 # ## What the four properties showed

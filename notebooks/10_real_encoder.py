@@ -25,12 +25,14 @@ real_encoder.result(table)
 
 # %% [markdown]
 # Every design-B finding of the study (the declared `CRITERIA` of the stress-test, compression,
-# neighbour-stability and caption-retrieval chapters), checked by the chapters' own code on three
+# neighbour-stability and caption-retrieval sections), measured and decided by each section's home
+# (`embdiag.study`) at the settings its pages were executed with, so this page reads their measurements, on three
 # encoders: the project's two reference encoders on procedural driving scenes and caption groups,
 # and a real pretrained *text* encoder, WordLlama `l2_supercat`, on a real lexical database, a
 # committed sample of WordNet 3.0 (glosses labelled by part of speech and lexicographer category;
 # a gloss's example sentences as its "captions"; not images, not BDD100K or COCO). WordLlama's
-# settings are those of its pages 11-14: headline attribute `lexname`, prefixes 128 and 64.
+# settings are those of its pages 11-14 (`notebooks/variants.yml`): headline attribute `lexname`,
+# prefixes 128 and 64.
 
 # %%
 exhibits.table(real_encoder.verdict_table(table), name="findings-by-encoder", extremes=False,  # verdicts in words

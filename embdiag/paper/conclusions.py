@@ -1,11 +1,10 @@
 """Every declared finding of the study, checked on this run: the conclusions chapter's table.
 
-Each section of the study declares its findings and checks them by the protocol of
-:mod:`embdiag.paper.findings` (its ``findings`` function in :mod:`embdiag.paper.chapters`).
-:func:`training_findings` and :func:`fixed_encoder_findings` run the measurements those
-functions need, at the settings the findings are declared on (the stress chapter's severity
-grid, the study's compression dimensions, its storage conditions, its caption prefixes), with
-the chapters' own defaults, so that a finding reads the same here as in its chapter;
+Each section of the study is measured and decided in its home (:mod:`embdiag.study`):
+:func:`fixed_encoder_findings` runs the four fixed-encoder sections' homes on one encoder's
+vectors at their settings (the chapters' defaults, with what the caller gives), so that a
+finding reads the same here as in its chapter and the measurement is the chapter's (kept on
+disk by the home); the training section's verdicts come from :func:`embdiag.study.training.run`.
 :func:`stack` puts the verdicts into one table; :func:`tally` counts the study's findings
 alone, by verdict, and :func:`of_kind` gives this project's additions and the scope statements
 their own tables.
@@ -13,22 +12,22 @@ their own tables.
 
 from __future__ import annotations
 
+import dataclasses
 import html
+from collections.abc import Mapping
 
 import pandas as pd
 
+from .. import study
 from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
 from ..study.findings import ADDITION, KINDS, NOT_MEASURED, SCOPE, STUDY
 from .findings import Result, box, in_words
 
 #: Sections in the study's order: (section, chapter that shows it in full).
-SECTIONS = (
-    ("training", "03_training"),
-    ("stress tests", "05_stress_tests"),
-    ("compression", "06_compression"),
-    ("neighbour stability", "07_neighbour_stability"),
-    ("caption retrieval", "08_caption_retrieval"),
-)
+SECTIONS = tuple((section, chapter) for section, (_, chapter) in study.SECTIONS.items())
+#: The sections measured on a fixed encoder's vectors (design B); caption retrieval reads the
+#: caption vectors, the others the labelled vectors.
+FIXED_ENCODER = ("stress tests", "compression", "neighbour stability", "caption retrieval")
 COLUMNS = [
     "section",
     "chapter",
@@ -46,66 +45,28 @@ COLUMNS = [
 ]
 
 
-def training_findings(profile: str = "cpu", attribute: str = "timeofday") -> pd.DataFrame:
-    """The training section's verdicts, from the committed records of ``profile``."""
-    from ..training import sweep
-    from .chapters import training as findings
-
-    records = sweep.load_records(profile)
-    if records.empty:
-        raise ValueError(f"profile: no training records for {profile!r} (run: embdiag train --profile {profile})")
-    return findings.findings(records, attribute)
+def settings(section: str, given: Mapping | None = None):
+    """The ``Settings`` of ``section``'s home: its chapter's defaults, with the values of ``given``
+    whose names are its fields (other names are ignored: one mapping serves every section)."""
+    home = study.home(section)
+    names = {f.name for f in dataclasses.fields(home.Settings)}
+    return home.Settings(**{name: value for name, value in (given or {}).items() if name in names})
 
 
-def fixed_encoder_findings(
-    vectors,
-    captions,
-    *,
-    k: int = 10,
-    seed: int = 0,
-    n_draws: int = 5000,
-    attribute: str | None = None,
-    dims=None,
-    caption_dims=None,
-) -> dict:
-    """The verdicts of the four fixed-encoder sections, ``{section: table}``: ``vectors`` is a
+def fixed_encoder_findings(vectors, captions, given: Mapping | None = None, **common) -> dict:
+    """The verdicts of the four fixed-encoder sections, ``{section: table}``, each its home's
+    ``findings(run(inputs, settings))``: ``vectors`` is a
     :class:`~embdiag.encoders.vectors.LabelledVectors` (stress tests, compression, neighbour
-    stability), ``captions`` a :class:`~embdiag.encoders.vectors.CaptionVectors`. ``attribute``
-    (the stress tests' headline, and weather's place in the compression findings), ``dims``
-    (compression) and ``caption_dims`` (caption prefixes) default to the chapters' defaults, as
-    the chapter parameters of the same names."""
-    from ..interventions import caption_retrieval, compression
-    from .chapters import caption_retrieval as caption_figures, compression as compression_figures
-    from .chapters import neighbour_stability as stability_figures, stress_tests as stress_figures
-    from ..interventions.precision import compare_study_conditions
-
-    args = (vectors.train, vectors.train_labels, vectors.val, vectors.val_labels)
-    severe = stress_figures.measure(*args, k=k, seed=seed, attribute=attribute)  # the stress chapter's grid
-    at_dims = {} if dims is None else {"dims": dims}
-    grid = compression.compression_grid(*args, k=k, **at_dims)
-    items = compression.compression_items(*args, k=k, **at_dims)  # per image: the compression intervals
-    centring = compression.centring_effect(vectors.train, vectors.val, vectors.val_labels, k=k)
-    storage = compare_study_conditions(vectors.train, vectors.val, k=k)
-    result = caption_retrieval.evaluate(
-        captions.images,
-        captions.queries,
-        captions.documents,
-        captions.group,
-        captions.categories,
-        k=k,
-        **({} if caption_dims is None else {"dims": caption_dims}),
-    )
-    changes = caption_retrieval.bootstrap_changes(result, n_draws=n_draws, seed=seed)
-    control = caption_retrieval.shuffled_control(result, seed=seed)
-    contrasts = caption_retrieval.bootstrap_contrasts(result, caption_figures.FAR_MORE, n_draws=n_draws, seed=seed)
-    return {
-        "stress tests": stress_figures.findings(severe),
-        "compression": compression_figures.findings(
-            grid, centring, k=k, attribute=severe.attribute, items=items, n_draws=n_draws, seed=seed
-        ),
-        "neighbour stability": stability_figures.findings(storage, vectors.val_labels, n_draws=n_draws, seed=seed),
-        "caption retrieval": caption_figures.findings(changes, control, contrasts=contrasts),
-    }
+    stability), ``captions`` a :class:`~embdiag.encoders.vectors.CaptionVectors`. The settings of
+    a section are :func:`settings` of ``given[section]`` (that section's own parameters, e.g.
+    ``dims``) with ``common`` (e.g. ``k``, ``seed``) on top."""
+    out = {}
+    for section in FIXED_ENCODER:
+        home = study.home(section)
+        inputs = captions if section == "caption retrieval" else vectors
+        values = {**(given or {}).get(section, {}), **common}
+        out[section] = home.findings(home.run(inputs, settings(section, values)))
+    return out
 
 
 def stack(tables: dict) -> pd.DataFrame:

@@ -5,8 +5,11 @@ retrieval) run again on a real pretrained *text* encoder, WordLlama ``l2_superca
 real lexical database, a committed sample of WordNet 3.0 (``notebooks/variants.yml``, pages
 11-14). :func:`variant_note` is what those pages say first about that mapping (empty for every
 other dataset, so the default chapters are unchanged); :func:`encoder_findings` computes every
-design-B verdict per encoder with :func:`~embdiag.paper.conclusions.fixed_encoder_findings`
-at the settings of :data:`ENCODERS`; :func:`comparison` puts them side by side and
+design-B verdict per encoder of :data:`ENCODERS` with
+:func:`~embdiag.paper.conclusions.fixed_encoder_findings`, each section at the parameters its
+page on that encoder was executed with (:func:`section_parameters`: the chapters' defaults and
+the declared variants of ``notebooks/variants.yml``, declared once there), so it reads the
+pages' own measurements; :func:`comparison` puts them side by side and
 :func:`comparison_summary` says in two sentences how many hold on each and which differ.
 """
 
@@ -19,26 +22,19 @@ from collections.abc import Callable, Mapping
 import pandas as pd
 
 from . import findings
+from .conclusions import FIXED_ENCODER as SECTIONS
 from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
 from ..study.findings import NOT_MEASURED, STUDY
 from .findings import in_words
 
 WORDNET = "WordLlama / WordNet"
-#: Encoders compared, ``{label: settings}``: the chapters' parameters of each (dataset of the
-#: labelled and of the caption vectors, stress headline attribute, compression and caption dims).
-ENCODERS: dict[str, dict] = {
-    "reference-cnn": {"encoder": "reference-cnn", "dataset": "procedural"},
-    "reference-vit": {"encoder": "reference-vit", "dataset": "procedural"},
-    WORDNET: {
-        "encoder": "wordllama:l2_supercat",
-        "dataset": "wordnet",
-        "attribute": "lexname",  # the semantic attribute, as weather is the study's (see variant_note)
-        "dims": [128, 64],  # the prefixes WordLlama was trained with (wordllama.DIMS)
-        "caption_dims": [128, 64],
-    },
+#: Encoders compared, ``{label: (encoder, dataset)}``: the chapters' ``encoder`` and ``dataset``
+#: parameters of each; its other settings are its pages' (:func:`section_parameters`).
+ENCODERS: dict[str, tuple[str, str]] = {
+    "reference-cnn": ("reference-cnn", "procedural"),
+    "reference-vit": ("reference-vit", "procedural"),
+    WORDNET: ("wordllama:l2_supercat", "wordnet"),
 }
-#: The design-B sections, in the study's order.
-SECTIONS = ("stress tests", "compression", "neighbour stability", "caption retrieval")
 
 #: What a WordNet page says first, plainly (Markdown).
 _PLAINLY = (
@@ -105,43 +101,53 @@ def variant_note(dataset: str, section: str) -> str:
     )
 
 
-def load_vectors(settings: Mapping) -> tuple:
-    """The labelled and the caption vectors of one entry of :data:`ENCODERS`."""
+def load_vectors(encoder: str, dataset: str) -> tuple:
+    """The labelled and the caption vectors of ``encoder`` on ``dataset``."""
     from ..encoders.vectors import caption_vectors, driving_vectors
 
-    return (
-        driving_vectors(settings["encoder"], settings["dataset"]),
-        caption_vectors(settings["encoder"], settings["dataset"]),
-    )
+    return driving_vectors(encoder, dataset), caption_vectors(encoder, dataset)
+
+
+def section_parameters(encoder: str, dataset: str, layout=None) -> dict[str, dict]:
+    """``{section: parameters}`` of each design-B section: the parameters of the book's page that
+    executes the section's chapter on ``encoder`` and ``dataset`` (the chapter itself, or a declared
+    variant of ``notebooks/variants.yml``), or the chapter's defaults with that encoder and dataset
+    where no page does."""
+    from . import conclusions, pipeline
+
+    layout = pipeline.DEFAULT if layout is None else layout
+    chapters = dict(conclusions.SECTIONS)
+    out = {}
+    for section in SECTIONS:
+        chapter = chapters[section]
+        out[section] = {**pipeline.parameters(chapter, layout), "encoder": encoder, "dataset": dataset}
+        for source, given in pipeline.executed(layout).values():
+            p = {**pipeline.parameters(source, layout), **given}
+            if source == chapter and (p["encoder"], p["dataset"]) == (encoder, dataset):
+                out[section] = p
+                break
+    return out
 
 
 def encoder_findings(
-    encoders: Mapping[str, Mapping] = ENCODERS,
+    encoders: Mapping[str, tuple[str, str]] = ENCODERS,
     *,
-    load: Callable[[Mapping], tuple] = load_vectors,
-    k: int = 10,
-    seed: int = 0,
-    n_draws: int = 5000,
+    load: Callable[[str, str], tuple] = load_vectors,
+    pages: Callable[[str, str], Mapping] = section_parameters,
+    **common,
 ) -> dict[str, pd.DataFrame]:
     """``{label: verdicts}``: the design-B verdicts of each encoder (:func:`conclusions.stack` of
-    :func:`conclusions.fixed_encoder_findings` at its settings); ``load`` gives an entry's
-    labelled and caption vectors (default :func:`load_vectors`)."""
+    :func:`conclusions.fixed_encoder_findings`), each section at ``pages(encoder, dataset)``'s
+    parameters (default :func:`section_parameters`) with ``common`` (e.g. ``k``, ``seed``,
+    ``n_draws``) on top; ``load(encoder, dataset)`` gives the labelled and caption vectors
+    (default :func:`load_vectors`)."""
     from . import conclusions
 
     out = {}
-    for label, settings in encoders.items():
-        vectors, captions = load(settings)
-        tables = conclusions.fixed_encoder_findings(
-            vectors,
-            captions,
-            k=k,
-            seed=seed,
-            n_draws=n_draws,
-            attribute=settings.get("attribute"),
-            dims=settings.get("dims"),
-            caption_dims=settings.get("caption_dims"),
-        )
-        out[label] = conclusions.stack(tables)
+    for label, (encoder, dataset) in encoders.items():
+        vectors, captions = load(encoder, dataset)
+        given = {section: {**p, **common} for section, p in pages(encoder, dataset).items()}
+        out[label] = conclusions.stack(conclusions.fixed_encoder_findings(vectors, captions, given))
     return out
 
 

@@ -401,13 +401,10 @@ def test_the_sanitizer_masks_checksums_and_the_chapter_clause_only(tmp_path, mon
 
 
 def test_the_study_readers_record_what_they_read():
-    from embdiag.paper.chapters import caption_retrieval as caption_figures, compression as compression_figures
-    from embdiag.paper.chapters import neighbour_stability as stability_figures, stress_tests as stress_figures
+    from embdiag import study
 
-    compression_figures.read_study()
-    stress_figures.read_study()
-    caption_figures.read_study()
-    stability_figures.read_study()
+    for section in ("compression", "stress tests", "caption retrieval", "neighbour stability"):
+        study.home(section).read_study()
     paths = [r.path for r in artifacts.reads()]
     assert paths == [
         "data/study/compression.csv",

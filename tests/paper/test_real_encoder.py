@@ -15,15 +15,11 @@ import pytest
 from embdiag.encoders.vectors import CaptionVectors, LabelledVectors
 from embdiag.paper import conclusions, real_encoder
 from embdiag.paper import pipeline
-from embdiag.paper.chapters import caption_retrieval, compression, neighbour_stability, stress_tests
+from embdiag import study
+from embdiag.paper.chapters import compression
+from embdiag.study import compression as compression_home
 
-MODULES = {
-    "stress tests": stress_tests,
-    "compression": compression,
-    "neighbour stability": neighbour_stability,
-    "caption retrieval": caption_retrieval,
-}
-FINDINGS = [(s, f) for s, m in MODULES.items() for f in m.CRITERIA]
+FINDINGS = [(s, f) for s in real_encoder.SECTIONS for f in study.home(s).CRITERIA]
 
 
 def _stacked(verdict: dict) -> pd.DataFrame:
@@ -105,7 +101,7 @@ def test_variant_note_only_on_wordnet():
         real_encoder.variant_note("wordnet", "training")
 
 
-def _synthetic(settings):
+def _synthetic(encoder, dataset):
     """Small labelled and caption vectors: two attributes, 24 gloss-like groups of two captions."""
     rng = np.random.default_rng(0)
     d = 32
@@ -138,11 +134,14 @@ def _synthetic(settings):
 
 
 def test_encoder_findings_computes_every_design_b_verdict_per_encoder():
-    encoders = {
-        "plain": {"dims": [24], "caption_dims": [24]},
-        "set": {"attribute": "size", "dims": [16, 8], "caption_dims": [16, 8]},
+    encoders = {"plain": ("plain", "synthetic"), "set": ("set", "synthetic")}
+    pages = {
+        "plain": {"compression": {"dims": [24]}, "caption retrieval": {"dims": [24]}},
+        "set": {s: {"attribute": "size", "dims": [16, 8]} for s in real_encoder.SECTIONS},
     }
-    verdicts = real_encoder.encoder_findings(encoders, load=_synthetic, n_draws=50)
+    verdicts = real_encoder.encoder_findings(
+        encoders, load=_synthetic, pages=lambda encoder, dataset: pages[encoder], n_draws=50
+    )
     assert list(verdicts) == ["plain", "set"]
     table = real_encoder.comparison(verdicts)
     assert list(table.index) == FINDINGS
@@ -192,12 +191,23 @@ def test_no_method_leads_is_checked_on_the_datas_own_attributes():
         ["PCA 128", "PCA", 128, 0.48, 0.33, 0.55, 0.28],
     ]
     table = pd.DataFrame(rows, columns=cols)
-    assert compression._table_attributes(table) == ["pos", "lexname"]
-    found = compression.evaluate_criteria(table, attribute="lexname")
+    assert compression_home._table_attributes(table) == ["pos", "lexname"]
+    found = compression_home.evaluate_criteria(table, attribute="lexname")
     assert found["no method leads everywhere"] == ("128: MRL ahead on 2, PCA on 2", True)
     # "all six columns" reads the data's four; lexname takes weather's place; no 512 or 256 here
     assert found["PCA 128 close to native"] == ("PCA 128: largest |change| 7.00 pp (lexname BA)", False)
     assert found["MRL 128 loses most on weather BA"] == ("lexname BA -8.00 pp; largest loss lexname BA -8.00 pp", True)
     assert found["MRL 512 and 256 near native"] == ("not measured", None)
-    weather = compression.evaluate_criteria(table)["MRL 128 loses most on weather BA"]
+    weather = compression_home.evaluate_criteria(table)["MRL 128 loses most on weather BA"]
     assert weather == ("not measured", None), "no weather, and no attribute named in its place"
+
+
+def test_each_encoder_is_measured_at_the_parameters_of_its_pages():
+    wordnet = real_encoder.section_parameters(*real_encoder.ENCODERS[real_encoder.WORDNET])
+    assert wordnet["compression"]["dims"] == [128, 64] and wordnet["stress tests"]["attribute"] == "lexname"
+    assert wordnet["caption retrieval"]["dims"] == [128, 64] and wordnet["neighbour stability"]["k"] == 10
+    vit = real_encoder.section_parameters(*real_encoder.ENCODERS["reference-vit"])
+    assert {p["encoder"] for p in vit.values()} == {"reference-vit"}
+    assert vit["caption retrieval"]["dims"] is None  # no caption page on the ViT: the chapter's defaults
+    given = {**wordnet["compression"], "n_draws": 50}
+    assert conclusions.settings("compression", given) == compression_home.Settings(dims=[128, 64], attribute="lexname")
