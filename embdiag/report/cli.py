@@ -61,7 +61,7 @@ from ..data.files import (
 from ..exits import BAD_INPUT, FAILED, OK, VIOLATED, is_storage_error, kernel_storage_error  # the statuses
 from . import conditions, fail_if
 from .measurement import available_metrics, check_judgments, check_margin, check_quick_index, qrels_depth
-from .summary import MARGIN_PP
+from .options import ReportOptions, add_arguments
 from .sharded import check_address
 
 #: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`),
@@ -84,23 +84,8 @@ _EPILOG = (
 )
 
 
-def _int_at_least(minimum: int, what: str):
-    """An argparse type: an integer of at least ``minimum`` (``what`` names the kind)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value}")
-        return value
-
-    return parse
-
-
 def build_parser() -> argparse.ArgumentParser:
-    """The ``embdiag report`` argument parser.
+    """The ``embdiag report`` argument parser: every option of :class:`~embdiag.report.options.ReportOptions`.
 
     Example:
         >>> args = build_parser().parse_args(["v.npy", "--compress", "fp16,pca64", "--out", "report"])
@@ -108,87 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
         ('fp16,pca64', '', 10, [])
     """
     p = argparse.ArgumentParser(prog="embdiag report", description=_DESCRIPTION, epilog=_EPILOG)
-    p.add_argument(
-        "vectors", metavar="VECTORS", help="n x d float rows: .npy (memory-mapped), .npz, .parquet or .safetensors"
-    )
-    p.add_argument(
-        "--labels",
-        metavar="FILE",
-        help="CSV or parquet: one row per item, one column per attribute "
-        "(an 'id' column names the items; an empty cell is a missing label, that row is left out for "
-        "that attribute only; a 'split' column, train or val/eval/evaluation/test, is the probes' split: "
-        "train rows fit them, the others score them, and it is not an attribute)",
-    )
-    p.add_argument("--compare", metavar="VECTORS2", help="a second representation of the same n items (d may differ)")
-    p.add_argument(
-        "--pairs",
-        metavar="FILE",
-        help="CSV with columns query,target: positives for Hit@k and recall@k "
-        "(row indices, or ids of the labels' 'id' column)",
-    )
-    p.add_argument(
-        "--qrels",
-        metavar="FILE",
-        help="CSV with columns query,document,grade: graded judgments (TREC grades: 0 not relevant, 1 and above "
-        "relevant) for nDCG@k, MRR@k, MAP@100 and recall@100 (row indices, or ids of the labels' 'id' column); "
-        "not with --pairs",
-    )
-    p.add_argument(
-        "--queries", metavar="FILE", help="a separate query set (same d as VECTORS) searched against VECTORS"
-    )
-    p.add_argument(
-        "--compress",
-        metavar="SPEC",
-        default="",
-        help="representations to make and compare, e.g. fp16,int8,int4,binary-rescore,pca256,prefix256: fp16 (or "
-        "float16), int8 (per-row scale), fp8 (float8 e4m3, per-row scale), int8cal and int4 (per-dimension "
-        "calibration ranges), binary (sign bits, Hamming search), binary-rescore[<M>] (M k Hamming candidates "
-        "rescored by the float query, M = 4), pca<DIM> (centred PCA), upca<DIM> (uncentred PCA), prefix<DIM> "
-        "(Matryoshka)",
-    )
-    p.add_argument("--index", metavar="SPEC", default="", help="ANN indexes to compare with exact search: hnsw,ivfpq")
-    p.add_argument("--k", type=_int_at_least(1, "positive"), default=10, help="neighbours per query (default 10)")
-    p.add_argument(
-        "--margin",
-        type=float,
-        default=MARGIN_PP,
-        metavar="PP",
-        help="the loss margin of every relevance change, in percentage points (default 1): a condition is "
-        "'within margin' when every relevance interval lies above -PP, 'costs relevance' when one lies wholly "
-        "below it, 'inconclusive' when one straddles it",
-    )
-    p.add_argument("--stress", action="store_true", help="also measure the stress grid (needs --labels)")
-    p.add_argument(
-        "--quick", action="store_true", help="subsample queries, gallery and bootstrap draws (the report says so)"
-    )
-    p.add_argument(
-        "--seed",
-        type=_int_at_least(0, "non-negative"),
-        default=0,
-        help="seed of every sample and bootstrap (default 0)",
-    )
-    p.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        help="run every exact search as Ray tasks over gallery shards: "
-        "auto, ray://HOST:PORT or local[:N] (the numbers equal a local run's)",
-    )
-    p.add_argument(
-        "--fail-if",
-        metavar="EXPR",
-        action="append",
-        default=[],
-        dest="fail_if",
-        help="exit 1 if the rule holds for any row, e.g. 'overlap@10<0.95' (repeatable; checked before "
-        "anything is measured, outcomes recorded in report.json and on the page)",
-    )
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        required=True,
-        help="output folder (replaced only when the report is complete; never one holding an input, nor the "
-        "book's book/, notebooks/ or data/)",
-    )
+    add_arguments(p)
     return p
 
 
@@ -338,24 +243,16 @@ def chapter_inputs(
         vectors, labels, source = project_vectors(encoder)
         data = {"vectors": vectors, "labels": labels, "compare": None, "pairs": None, "qrels": None, "queries": None}
         return data, source, {}
-    given = {
-        "VECTORS": vectors_path,
-        "--labels": labels_path,
-        "--compare": compare_path,
-        "--pairs": pairs_path,
-        "--qrels": qrels_path,
-        "--queries": queries_path,
-    }
-    data = read_inputs(
-        vectors_path,
+    options = ReportOptions(
+        vectors=vectors_path,
         labels=labels_path,
         compare=compare_path,
         pairs=pairs_path,
         qrels=qrels_path,
         queries=queries_path,
-        scan=cluster is None,
     )
-    given = {option: path for option, path in given.items() if path is not None}
+    data = read_inputs(**options.inputs(), scan=cluster is None)
+    given = options.files()
     files = file_records_later(given | conditions.index_files(index))
     if cluster is not None:
         from .sharded import sharded_check
@@ -410,32 +307,21 @@ def _check_out(out: Path) -> None:
 
 
 def _given(args: argparse.Namespace) -> dict:
-    """The report's input files: the option as the user writes it -> the path as given (None
-    where absent), the prebuilt index files of ``--index`` included."""
-    given = {
-        "VECTORS": args.vectors,
-        "--labels": args.labels,
-        "--compare": args.compare,
-        "--pairs": args.pairs,
-        "--qrels": args.qrels,
-        "--queries": args.queries,
-    }
+    """The report's input files given: the option as the user writes it -> the path as given, the
+    prebuilt index files of ``--index`` included."""
+    given = ReportOptions.from_namespace(args).files()
     try:
         return given | conditions.index_files(args.index)
     except InputError:  # a malformed spec: refused where the conditions are parsed
         return given
 
 
-def _absolute(path) -> str | None:
-    return None if path is None else str(Path(path).expanduser().resolve())
-
-
 def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool = True) -> dict:
-    """The parameters the chapter is executed with: file paths as absolute strings (None when
-    absent), ``k``, ``stress``, ``quick``, ``compress``, ``index`` (spec strings, '' when
-    absent), ``seed``, ``out_dir`` (where the chapter saves report.json and the CSVs),
-    ``progress`` (bars on the kernel's stderr, which the command shows as it runs),
-    ``timings`` (the page shows this run's speeds) and ``cluster`` (a Ray address, or None).
+    """The parameters the chapter is executed with: the options' (:meth:`ReportOptions.parameters
+    <embdiag.report.options.ReportOptions.parameters>`: file paths as absolute strings, None when
+    absent), ``out_dir`` (where the chapter saves report.json and the CSVs), ``progress`` (bars on
+    the kernel's stderr, which the command shows as it runs) and ``timings`` (the page shows this
+    run's speeds).
 
     Example:
         >>> args = build_parser().parse_args(["/embdiag-example/v.npy", "--index", "hnsw", "--out", "r"])
@@ -443,25 +329,10 @@ def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool =
         >>> p["vectors_path"], p["labels_path"], p["compress"], p["index"], p["out_dir"]
         ('/embdiag-example/v.npy', None, '', 'hnsw', '/embdiag-example/.r.tmp')
     """
-    return {
-        "vectors_path": _absolute(args.vectors),
-        "labels_path": _absolute(args.labels),
-        "compare_path": _absolute(args.compare),
-        "pairs_path": _absolute(args.pairs),
-        "qrels_path": _absolute(args.qrels),
-        "queries_path": _absolute(args.queries),
-        "k": args.k,
-        "stress": args.stress,
-        "quick": args.quick,
-        "compress": args.compress,
-        "index": args.index,
-        "seed": args.seed,
-        "margin": args.margin,
+    return ReportOptions.from_namespace(args).parameters() | {
         "out_dir": str(out_dir),
         "progress": progress,
         "timings": True,
-        "cluster": args.cluster,
-        "fail_if": list(args.fail_if),
     }
 
 
@@ -551,13 +422,7 @@ def main(argv=None, *, progress: bool = True) -> int:
         _check_out(out)
         start = time.perf_counter()
         data = read_inputs(
-            args.vectors,
-            labels=args.labels,
-            compare=args.compare,
-            pairs=args.pairs,
-            qrels=args.qrels,
-            queries=args.queries,
-            scan=False,
+            **ReportOptions.from_namespace(args).inputs(), scan=False
         )  # the chapter scans the rows, once
         n, d = data["vectors"].shape
         _check_k(args.k, n, args.vectors, self_search=args.queries is None, quick=args.quick)

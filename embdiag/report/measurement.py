@@ -98,6 +98,7 @@ from .conditions import (
     unit_rows_f32,
 )
 from .frontier import frontier_table
+from .options import recorded
 from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
 from .summary import CANNOT_REPRESENT, MARGIN_PP, summarize, summary_table, with_unrepresented
 from .tasks import outcome, run_tasks
@@ -1530,11 +1531,7 @@ def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -
         "files": {},
         "n": len(plan.V),
         "d": plan.V.shape[1],
-        "k": plan.k,
-        "seed": plan.seed,
-        "quick": plan.quick,
-        "min_support": plan.min_support,
-        "margin_pp": plan.margin,
+        **recorded("inputs", vars(plan)),
         "queries_are_vectors": plan.self_search,
         "n_query_pool": plan.n_pool,
         "n_queries": len(plan.sample),
@@ -1683,21 +1680,6 @@ def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
     return Report(inputs, scope, tables, metrics, summary, gates, timings)
 
 
-def _options(compress, index, stress, fail_if) -> dict:
-    """The options a report was measured with, as ``embdiag verify`` passes them again: spec
-    strings (a list of conditions as its names joined, which parse to the same conditions)."""
-
-    def spec(x) -> str:
-        return x if isinstance(x, str) else ",".join(c.name for c in x)
-
-    return {
-        "compress": spec(compress),
-        "index": spec(index),
-        "stress": bool(stress),
-        "fail_if": [str(r) for r in fail_if],
-    }
-
-
 def measure(
     vectors,
     *,
@@ -1797,7 +1779,9 @@ def measure(
             margin=margin,
         )
         report = _report(plan, backend, progress, sources)
-        report.inputs["options"] = _options(compress, index, stress, fail_if)
+        report.inputs["options"] = recorded(
+            "options", {"compress": compress, "index": index, "stress": stress, "fail_if": fail_if}
+        )
         return report
 
     if cluster is None:

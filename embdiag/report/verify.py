@@ -24,11 +24,13 @@ import argparse
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .. import exits
 from ..data.files import InputError, sha256_of
 from .measurement import SCHEMA
+from .options import ReportOptions
 
 __all__ = ["SCHEMA_FILE", "RTOL", "ATOL", "load", "differences", "verify", "main"]
 
@@ -36,15 +38,6 @@ __all__ = ["SCHEMA_FILE", "RTOL", "ATOL", "load", "differences", "verify", "main
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
 #: Default tolerance of a recomputed number: ``|recomputed - recorded| <= ATOL + RTOL * |recorded|``.
 RTOL, ATOL = 1e-9, 1e-12
-#: Input options in the order ``read_inputs`` takes them.
-_OPTIONS = {
-    "VECTORS": "vectors",
-    "--labels": "labels",
-    "--compare": "compare",
-    "--pairs": "pairs",
-    "--qrels": "qrels",
-    "--queries": "queries",
-}
 #: Parts of report.json that are not numbers of the measurement (checked otherwise, or only shown).
 _NOT_COMPARED = (("inputs", "files"), ("inputs", "versions"))
 _SHOWN = 20
@@ -100,26 +93,16 @@ def _measured_again(document: dict, paths: dict[str, Path]) -> dict:
     from .conditions import with_index_files
     from .measurement import measure
 
-    inputs, options = document["inputs"], document["inputs"]["options"]
-    data = read_inputs(
-        paths["VECTORS"], **{_OPTIONS[o]: p for o, p in paths.items() if o in _OPTIONS and o != "VECTORS"}
-    )
+    options = ReportOptions.from_report(document["inputs"], paths)
+    index_files = {o: str(p) for o, p in paths.items() if o.startswith("--index ")}
     report = measure(
-        **data,
-        compress=options["compress"],
-        index=with_index_files(options["index"], {o: str(p) for o, p in paths.items() if o.startswith("--index ")}),
-        k=inputs["k"],
-        stress=options["stress"],
-        quick=inputs["quick"],
-        seed=inputs["seed"],
-        min_support=inputs["min_support"],
-        fail_if=options["fail_if"],
-        margin=inputs["margin_pp"],
+        **read_inputs(**options.inputs()),
+        **replace(options, index=with_index_files(options.index, index_files)).measure_arguments(),
         sources={option: file_record(path) for option, path in paths.items()},
         progress=False,
     )
     again = json.loads(json.dumps(report.to_json(), allow_nan=False))  # as saved: tuples become lists
-    again["inputs"]["options"]["index"] = options["index"]  # index files found elsewhere: checked by SHA-256
+    again["inputs"]["options"]["index"] = options.index  # index files found elsewhere: checked by SHA-256
     return again
 
 

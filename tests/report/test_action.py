@@ -17,7 +17,7 @@ import yaml
 from embdiag import exits
 from embdiag.paper.pipeline import REPO
 from embdiag.report import action
-from embdiag.report.cli import build_parser
+from embdiag.report.options import OPTIONS, in_action
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
 
@@ -28,58 +28,10 @@ def _step(name: str) -> dict:
 
 def test_every_input_reaches_the_command_through_the_environment_only():
     step = _step("embdiag report")
-    env = step["env"]
-    inputs = set(ACTION["inputs"]) - {"python-version"}
-    assert {f"EMBDIAG_{n.upper().replace('-', '_')}" for n in inputs} == set(env)
-    assert all(
-        v == f"${{{{ inputs.{n} }}}}"
-        for n in inputs
-        for k, v in env.items()
-        if k == f"EMBDIAG_{n.upper().replace('-', '_')}"
-    )
-    assert set(action.INPUTS) | set(action.SWITCHES) | {"fail-if"} == inputs
+    inputs = set(ACTION["inputs"]) - set(action.OWN_INPUTS)
+    assert step["env"] == {f"EMBDIAG_{n.upper().replace('-', '_')}": f"${{{{ inputs.{n} }}}}" for n in inputs}
     assert step["run"] == "python -m embdiag.report.action" and "${{" not in step["run"]  # nothing pasted into bash
     assert ACTION["runs"]["using"] == "composite" and ACTION["inputs"]["vectors"]["required"] is True
-
-
-#: Options of embdiag report that the Action does not offer, and why.
-NOT_IN_ACTION = {"--cluster": "a hosted runner joins no Ray cluster"}
-
-
-def test_every_option_of_the_command_is_an_input_of_the_action():
-    from embdiag.report.cli import build_parser
-
-    options = {o for a in build_parser()._actions for o in a.option_strings if o.startswith("--")} - {"--help"}
-    offered = set(action.INPUTS.values()) | set(action.SWITCHES.values()) | {"--fail-if"}
-    assert options - offered == set(NOT_IN_ACTION)
-
-
-def test_the_inputs_make_a_command_line_the_report_accepts():
-    env = {
-        "EMBDIAG_VECTORS": "v.npy",
-        "EMBDIAG_LABELS": "l.csv",
-        "EMBDIAG_PAIRS": "p.csv",
-        "EMBDIAG_COMPARE": "c.npy",
-        "EMBDIAG_COMPRESS": "fp16,int4,binary-rescore",
-        "EMBDIAG_INDEX": "hnsw",
-        "EMBDIAG_K": "5",
-        "EMBDIAG_SEED": "3",
-        "EMBDIAG_QUICK": "true",
-        "EMBDIAG_STRESS": "False",
-        "EMBDIAG_FAIL_IF": "overlap@5<0.9\n  delta_p@5<-1  \n",
-        "EMBDIAG_OUT": "out dir",
-    }
-    args = build_parser().parse_args(action.arguments(env))
-    assert (args.vectors, args.labels, args.pairs, args.compare, args.compress, args.index) == (
-        "v.npy",
-        "l.csv",
-        "p.csv",
-        "c.npy",
-        "fp16,int4,binary-rescore",
-        "hnsw",
-    )
-    assert (args.k, args.seed, args.quick, args.stress, args.out) == (5, 3, True, False, "out dir")
-    assert args.fail_if == ["overlap@5<0.9", "delta_p@5<-1"]
 
 
 @pytest.mark.parametrize(
@@ -103,6 +55,16 @@ def test_the_readme_shows_a_workflow_using_the_action():
     used = next(s for s in steps if "embdiag" in s.get("uses", ""))
     assert set(used["with"]) <= set(ACTION["inputs"]) and "vectors" in used["with"]
     assert all(r.strip() for r in used["with"]["fail-if"].splitlines())
+
+
+def test_the_readme_lists_every_input_of_the_action():
+    text = " ".join((REPO / "README.md").read_text().split())
+    listed = re.search(r"Its inputs are the command's \((.*?)\), with `fail-if` one rule per line", text)
+    assert listed, "README: the sentence listing the Action's inputs"
+    named = re.findall(r"`([a-z-]+)`", listed.group(1).split(";")[0]) + ["fail-if"]
+    assert sorted(named) == sorted(o.input for o in in_action())
+    left_out = {o.flag for o in OPTIONS if o.flag is not None and o.action is None}
+    assert set(re.findall(r"`(--[a-z-]+)`", listed.group(1))) == left_out
 
 
 @pytest.mark.slow
