@@ -18,7 +18,6 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import torch
 
 from .._blas import single_thread
 from .._mapped import release_rows, take_rows
@@ -42,6 +41,7 @@ __all__ = [
 ]
 
 _BUFFER_BYTES = 1 << 25  # score buffer budget (32 MiB) used to pick default chunk sizes
+_SELECT_BUFFER = 1 << 16  # entries of the buffer that selects a chunk's k-th scores (time only)
 
 
 def _normalize(X: np.ndarray, name: str, dtype, offset: int = 0, out=None) -> np.ndarray:
@@ -175,6 +175,23 @@ def _workers() -> int:
     return max(1, min(8, os.cpu_count() or 1))
 
 
+def _kth_largest(S: np.ndarray, k: int, buf: np.ndarray) -> np.ndarray:
+    """The ``k``-th largest entry of each row of ``S`` (one of the row's own values: a selection).
+
+    Blocks of rows are copied into ``buf`` (at least one row long) and partitioned there, so
+    ``S`` is left as it is and the extra memory is ``buf``.
+    """
+    n, m = S.shape
+    out = np.empty(n, dtype=S.dtype)
+    rows = len(buf) // m
+    for i in range(0, n, rows):
+        block = buf[: min(rows, n - i) * m].reshape(-1, m)
+        np.copyto(block, S[i : i + rows])
+        block.partition(m - k, axis=1)
+        out[i : i + rows] = block[:, m - k]
+    return out
+
+
 def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, failed=None, share=0):
     """Running top-k of the query block ``Qb`` (rows ``q0:``) over the given gallery chunks.
 
@@ -196,6 +213,8 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, failed=None, share=0):
     sbuf = np.empty(nb * cs, dtype=dtype)
     mbuf = np.empty(nb * cs, dtype=bool)
     gbuf = np.empty((cs, d), dtype=dtype)
+    # (min: one row still fits; a float64 buffer holds float32 scores exactly; equivalent)
+    pbuf = np.empty(max(cs, _SELECT_BUFFER), dtype=dtype)
     # The first/dense flags pick a selection path; every path keeps each entry that can enter
     # the top-k (the merge drops the rest), so mutants of the flags change time only (equivalent).
     first = True
@@ -232,8 +251,7 @@ def _scan(Qb, q0, G, chunks, k, exclude_self, dtype, failed=None, share=0):
         if dense and m > k:  # (m >= k: at m == k the k-th score is the minimum; equivalent)
             # First chunk or an adversarial order: keep entries at least as high as the
             # chunk's own k-th score (ties kept, so the lower index can win).
-            # dim=1 is the default last dim; sorted=True gives the same minimum (equivalent)
-            kth = torch.topk(torch.from_numpy(S), k, dim=1, sorted=False).values.numpy().min(axis=1)
+            kth = _kth_largest(S, k, pbuf)
             if first:
                 np.greater_equal(S, kth[:, None], out=M)
             else:
@@ -342,17 +360,18 @@ def topk(queries, gallery, k: int, exclude_self: bool = False, chunk_size: int |
     gallery row ``i`` and never its own neighbour (needs equal row counts). ``k`` must be
     smaller than the number of candidates. Each worker (below) scores at most
     ``chunk_size`` gallery rows at a time; by default the workers share a 32 MiB score
-    buffer. Extra memory is the score buffers, boolean masks of a quarter of
-    their size (float32) and one normalized gallery chunk per worker, whatever the gallery
-    size (about 70 MB for 1,000 queries at d = 768); an explicit ``chunk_size`` is per
-    worker, so those buffers grow with the number of workers. The gallery may be an
-    ``np.memmap``; non-finite or zero rows raise ``ValueError`` naming the first such row.
+    buffer. Extra memory is the score buffers, boolean masks of a quarter of their size
+    (float32), one normalized gallery chunk and a selection buffer of 65,536 scores (or one
+    chunk row) per worker, whatever the gallery size (about 70 MB for 1,000 queries at
+    d = 768); an explicit ``chunk_size`` is per worker, so those buffers grow with the number
+    of workers. The gallery may be an ``np.memmap``; non-finite or zero rows raise
+    ``ValueError`` naming the first such row.
 
     Each chunk is one BLAS GEMM; an entry is kept only if it beats the query's running
     k-th score (the first chunk, and any chunk where too many pass, use the chunk's own
-    k-th score, ties kept), so selection costs one compare pass instead of a per-chunk
-    sort. Chunk sizes double from 1,024 rows up to ``chunk_size``. With two or more
-    cores and at least 8,192 gallery rows, the gallery is split into one contiguous
+    k-th score, found by ``np.partition``, ties kept), so selection costs one compare pass
+    instead of a per-chunk sort. Chunk sizes double from 1,024 rows up to ``chunk_size``.
+    With two or more cores and at least 8,192 gallery rows, the gallery is split into one contiguous
     share per core, each scanned by a thread with single-threaded BLAS (so no serial
     selection phase leaves a core idle), and the shares' top-k lists are merged. BLAS is
     single-threaded with one share too, so the scores do not depend on the thread count
