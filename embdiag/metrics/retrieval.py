@@ -23,7 +23,6 @@ from .._blas import single_thread
 from .._mapped import release_rows, take_rows
 from .._scaling import unit_scale_rows, unsafe_norms
 from .._validate import as_float, as_matrix, check_bool, check_int, check_k, same_length
-from .probe import labelled_values
 
 __all__ = [
     "topk",
@@ -462,6 +461,8 @@ def _reduce(values: np.ndarray, per_query: bool):
 
 def _label_array(labels, name: str) -> tuple[np.ndarray, np.ndarray]:
     """``labels`` as one 1-D array (missing entries kept in place) and the mask of labelled ones."""
+    from .probe import labelled_values  # (imported here: the probe module loads scikit-learn)
+
     a = np.asarray(labels)
     keep = labelled_values(a, name)[1]
     return (a if keep.all() else np.where(keep, a.astype(object), None)), keep
@@ -523,6 +524,8 @@ def random_floor(labels) -> float:
     >>> random_floor([0, 0, 1, 1]), random_floor([0, 0, 0, 1]), random_floor(["a", None, "b"])
     (0.5, 0.625, 0.5)
     """
+    from .probe import labelled_values  # (imported here: the probe module loads scikit-learn)
+
     lab = labelled_values(labels, "labels")[0]
     _, counts = np.unique(lab, return_counts=True)
     share = counts / counts.sum()

@@ -11,7 +11,6 @@ import numbers
 from typing import NamedTuple
 
 import numpy as np
-from scipy import stats as _st
 
 from .._validate import as_float, check_int, same_length
 
@@ -79,6 +78,8 @@ def paired_t_interval(a, b, level: float = 0.95) -> Interval:
     >>> f"{interval.mean:.4f} [{interval.low:.4f}, {interval.high:.4f}], se {interval.se:.4f}"
     '3.0000 [1.4793, 4.5207], se 0.5477'
     """
+    from scipy import stats  # (imported here: scipy.stats takes a second to import)
+
     level = _level(level)
     a, b = _pair(a, b)
     n = len(a)
@@ -87,7 +88,7 @@ def paired_t_interval(a, b, level: float = 0.95) -> Interval:
     d = a - b
     mean = float(d.mean())
     se = float(d.std(ddof=1) / np.sqrt(n))
-    half = float(_st.t.ppf((1 + level) / 2, n - 1)) * se
+    half = float(stats.t.ppf((1 + level) / 2, n - 1)) * se
     return Interval(mean, mean - half, mean + half, n, se, level, n)
 
 
@@ -197,13 +198,15 @@ def proportion_interval(successes: int, n: int, level: float = 0.95) -> Interval
     >>> f"{i.low:.4f} {i.high:.4f}"
     '0.1807 0.4543'
     """
+    from scipy import stats  # (imported here: scipy.stats takes a second to import)
+
     level = _level(level)
     n = check_int(n, "n", minimum=1)
     successes = check_int(successes, "successes", minimum=0)
     if successes > n:
         raise ValueError(f"successes: {successes} exceeds n = {n}")
     p = successes / n
-    z = float(_st.norm.ppf((1 + level) / 2))
+    z = float(stats.norm.ppf((1 + level) / 2))
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     low, high = (0.0 if successes == 0 else centre - half), (1.0 if successes == n else centre + half)
