@@ -3,7 +3,8 @@
 :mod:`embdiag.data.files` reads the user's files (vectors, labels, retrieval pairs) and raises
 :class:`~embdiag.data.files.InputError` naming the file and the problem; ``conditions``
 builds the conditions compared with the reference (``--compare``, ``--compress``,
-``--index``: a class per kind, parsed by :func:`parse_conditions`); ``measurement``
+``--index``: a class per kind, parsed by :func:`parse_conditions`); ``options`` declares every
+option of the command once (:class:`ReportOptions`); ``measurement``
 computes every number of a report as a :class:`Report` (:func:`measure`); ``fail_if``
 checks thresholds on it, ``html`` renders the executed report chapter as one offline page and
 ``cli`` is the ``embdiag report`` command. Imports
@@ -24,6 +25,7 @@ from .conditions import (
     parse_index,
 )
 from .measurement import Report, measure
+from .options import ReportOptions
 
 __all__ = [
     "ApproximateIndex",
@@ -32,6 +34,7 @@ __all__ = [
     "InputError",
     "Report",
     "ReportCondition",
+    "ReportOptions",
     "Storage",
     "check_support",
     "file_condition",

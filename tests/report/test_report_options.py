@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import doctest
+import inspect
 import json
 from dataclasses import replace
 
@@ -128,3 +129,10 @@ def test_the_docstring_examples_of_the_declaration_and_the_action_hold():
     for module in (options, action):
         results = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, report=False)
         assert results.attempted > 0 and results.failed == 0, module.__name__
+
+
+def test_measure_defaults_to_the_declared_defaults():
+    signature = inspect.signature(measure).parameters
+    for name, value in ReportOptions().measure_arguments().items():
+        option = next(o for o in OPTIONS if o.name == name)
+        assert option.to_json(signature[name].default) == option.to_json(value), name
