@@ -31,7 +31,7 @@ wordnet:
 # The tests run on the pinned float path (embdiag/floatpath.py), as `embdiag book` does; on a
 # machine without it (ARM, no AVX2) nbval is skipped and the chapters are compared within tolerance.
 test: $(STAMP) chromium wordnet
-	$(PY) -m embdiag.floatpath $(PY) -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests book/chapters
+	$(PY) -m embdiag.floatpath $(PY) -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests book/chapters
 
 # Publish the last build (make book; this target builds nothing) onto the gh-pages branch of
 # $(REMOTE) with ghp-import, the way Jupyter Book sites are published: -n writes .nojekyll so
