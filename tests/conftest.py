@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -116,3 +117,59 @@ def training_records():
     known answers: :data:`TRAINING_PLAN` (``changes`` replaces conditions' entries; others get
     variance 50, accuracy 0.85, P@10 0.80), plus a small seed-dependent jitter."""
     return _training_records
+
+
+COMPRESSION_ATTRIBUTES = ("weather", "scene", "timeofday")
+#: The native representation's six shares (3 BA, 3 P@k) in :func:`compression_tables`.
+COMPRESSION_NATIVE = [0.60, 0.70, 0.80, 0.50, 0.60, 0.70]
+
+
+def _compression_table(values: dict, k: int = 10, overlap=None) -> pd.DataFrame:
+    rows = []
+    for rep, six in values.items():
+        method, dim = (rep.rsplit(" ", 1)[0], int(rep.rsplit(" ", 1)[1]))
+        row = {"representation": rep, "method": method, "dim": dim}
+        row.update({f"{a} BA": v for a, v in zip(COMPRESSION_ATTRIBUTES, six[:3])})
+        row.update({f"{a} P@{k}": v for a, v in zip(COMPRESSION_ATTRIBUTES, six[3:])})
+        row[f"overlap@{k}"] = 1.0 if overlap is None else overlap.get(rep, 1.0)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _compression_grid(mrl128_weather_ba=0.52, k=10) -> pd.DataFrame:
+    return _compression_table(
+        {
+            "native 768": COMPRESSION_NATIVE,
+            "MRL 512": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
+            "PCA 512": [0.59, 0.69, 0.79, 0.49, 0.59, 0.72],
+            "MRL 256": [0.59, 0.70, 0.80, 0.50, 0.60, 0.70],
+            "PCA 256": [0.58, 0.71, 0.79, 0.49, 0.59, 0.69],
+            "MRL 128": [mrl128_weather_ba, 0.69, 0.79, 0.49, 0.59, 0.72],
+            "PCA 128": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
+        },
+        k=k,
+    )
+
+
+def _compression_centring(centred=0.9, uncentred=1.0, k=10) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "representation": ["native", "PCA uncentred 768", "PCA 768", "native minus training mean"],
+            f"overlap@{k}": [1.0, uncentred, centred, centred],
+            f"changed@{k}": [0, 0, 0.4, 0.4],
+            f"overlap@{k} with centred cosine": [centred, centred, 1.0, 1.0],
+            "max |Δ cosine|": [0.0, 1e-15, 0.5, 0.5],
+            **{f"{a} P@{k}": [0.5] * 4 for a in COMPRESSION_ATTRIBUTES},
+        }
+    )
+
+
+@pytest.fixture
+def compression_tables():
+    """Compression tables with known answers: ``table({representation: six shares (3 BA, 3
+    P@k)}, k, overlap)`` a grid-shaped table; ``grid(mrl128_weather_ba, k)`` the study's
+    dimensions, MRL 128 losing on weather BA; ``centring(centred, uncentred, k)`` a centring
+    table; ``native`` the native row's six shares."""
+    return SimpleNamespace(
+        table=_compression_table, grid=_compression_grid, centring=_compression_centring, native=COMPRESSION_NATIVE
+    )

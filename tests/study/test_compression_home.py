@@ -15,50 +15,6 @@ from embdiag.study import compression as C
 ATTRS = ("weather", "scene", "timeofday")
 
 
-def _table(values: dict, k: int = 10, overlap=None) -> pd.DataFrame:
-    """A grid-shaped table from {representation: six shares (3 BA, 3 P@k)}."""
-    rows = []
-    for rep, six in values.items():
-        method, dim = (rep.rsplit(" ", 1)[0], int(rep.rsplit(" ", 1)[1]))
-        row = {"representation": rep, "method": method, "dim": dim}
-        row.update({f"{a} BA": v for a, v in zip(ATTRS, six[:3])})
-        row.update({f"{a} P@{k}": v for a, v in zip(ATTRS, six[3:])})
-        row[f"overlap@{k}"] = 1.0 if overlap is None else overlap.get(rep, 1.0)
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-NATIVE = [0.60, 0.70, 0.80, 0.50, 0.60, 0.70]
-
-
-def _grid(mrl128_weather_ba=0.52, k=10):
-    return _table(
-        {
-            "native 768": NATIVE,
-            "MRL 512": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
-            "PCA 512": [0.59, 0.69, 0.79, 0.49, 0.59, 0.72],
-            "MRL 256": [0.59, 0.70, 0.80, 0.50, 0.60, 0.70],
-            "PCA 256": [0.58, 0.71, 0.79, 0.49, 0.59, 0.69],
-            "MRL 128": [mrl128_weather_ba, 0.69, 0.79, 0.49, 0.59, 0.72],
-            "PCA 128": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
-        },
-        k=k,
-    )
-
-
-def _centring(centred=0.9, uncentred=1.0, k=10):
-    return pd.DataFrame(
-        {
-            "representation": ["native", "PCA uncentred 768", "PCA 768", "native minus training mean"],
-            f"overlap@{k}": [1.0, uncentred, centred, centred],
-            f"changed@{k}": [0, 0, 0.4, 0.4],
-            f"overlap@{k} with centred cosine": [centred, centred, 1.0, 1.0],
-            "max |Δ cosine|": [0.0, 1e-15, 0.5, 0.5],
-            **{f"{a} P@{k}": [0.5] * 4 for a in ATTRS},
-        }
-    )
-
-
 def _measurement(grid, centring, items=None, k=10, attribute="weather", n_draws=C.N_DRAWS):
     """A measurement of given tables (what the findings read; the exhibits' tables left out)."""
     return C.CompressionResults(
@@ -235,17 +191,21 @@ def test_most_of_needs_more_than_half():
     ]  # fmt: skip
 
 
-def test_without_per_image_scores_interval_findings_are_not_testable():
-    v = C.findings(_measurement(_grid(), _centring()), C.read_study()).set_index("finding")
+def test_without_per_image_scores_interval_findings_are_not_testable(compression_tables):
+    v = C.findings(_measurement(compression_tables.grid(), compression_tables.centring()), C.read_study()).set_index(
+        "finding"
+    )
     assert v.loc["centring alone moves neighbours", "verdict"] == "holds"
     others = v.drop(index="centring alone moves neighbours")
     assert set(others["verdict"]) == {"not testable"} and "compression_items" in others["reason"].iloc[0]
     assert set(others["holds in the study"]) == {"not testable"}
 
 
-def test_findings_show_the_old_point_verdicts_beside_the_new():
+def test_findings_show_the_old_point_verdicts_beside_the_new(compression_tables):
     items = _items(n=300)
-    v = C.findings(_measurement(_grid_of(items), _centring(), items=items, n_draws=300)).set_index("finding")
+    v = C.findings(_measurement(_grid_of(items), compression_tables.centring(), items=items, n_draws=300)).set_index(
+        "finding"
+    )
     assert list(v.index) == list(C.CRITERIA)
     assert v.loc["MRL 512 and 256 near native", "old verdict"] == "yes"
     assert v.loc["PCA ahead at 128", "old verdict"] == ""
@@ -254,22 +214,28 @@ def test_findings_show_the_old_point_verdicts_beside_the_new():
     assert v.loc["centring alone moves neighbours", "kind"] == "addition"
 
 
-def test_centring_is_decided_exactly():
+def test_centring_is_decided_exactly(compression_tables):
     holds = (
-        C.findings(_measurement(_grid(), _centring(centred=0.9)))
+        C.findings(_measurement(compression_tables.grid(), compression_tables.centring(centred=0.9)))
         .set_index("finding")
         .loc["centring alone moves neighbours"]
     )
     assert holds["verdict"] == "holds" and holds["low"] == holds["high"] == 0.9
     assert "no sampling" in holds["reason"]
-    for c in (_centring(centred=0.995), _centring(uncentred=0.999)):
-        assert C.findings(_measurement(_grid(), c)).set_index("finding").loc[
+    for c in (compression_tables.centring(centred=0.995), compression_tables.centring(uncentred=0.999)):
+        assert C.findings(_measurement(compression_tables.grid(), c)).set_index("finding").loc[
             "centring alone moves neighbours", "verdict"
         ] == ("contradicted")
 
 
-def test_findings_with_other_dims_say_not_measured():
-    g = _table({"native 768": NATIVE, "MRL 64": NATIVE, "PCA 64": NATIVE})
+def test_findings_with_other_dims_say_not_measured(compression_tables):
+    g = compression_tables.table(
+        {
+            "native 768": compression_tables.native,
+            "MRL 64": compression_tables.native,
+            "PCA 64": compression_tables.native,
+        }
+    )
     v = C.findings(_measurement(g, None))
     assert (v["verdict"] == "not measured").sum() == 5
     assert v.set_index("finding").loc["no method leads everywhere", "verdict"] == "not testable"
@@ -293,8 +259,8 @@ def test_items_give_the_grids_ba_and_precision():
             assert intervals((1, rep, f"{a} P@5"))[0] == pytest.approx(100 * g.loc[rep, f"{a} P@5"], abs=1e-9)
 
 
-def test_largest_loss_reads_the_grid():
-    g = _grid()
+def test_largest_loss_reads_the_grid(compression_tables):
+    g = compression_tables.grid()
     assert C.largest_loss(g, "MRL 128") == "weather"
     with pytest.raises(ValueError, match="representation"):
         C.largest_loss(g, "MRL 64")

@@ -14,53 +14,9 @@ from embdiag.study.compression import read_study
 ATTRS = ("weather", "scene", "timeofday")
 
 
-def _table(values: dict, k: int = 10, overlap=None) -> pd.DataFrame:
-    """A grid-shaped table from {representation: six shares (3 BA, 3 P@k)}."""
-    rows = []
-    for rep, six in values.items():
-        method, dim = (rep.rsplit(" ", 1)[0], int(rep.rsplit(" ", 1)[1]))
-        row = {"representation": rep, "method": method, "dim": dim}
-        row.update({f"{a} BA": v for a, v in zip(ATTRS, six[:3])})
-        row.update({f"{a} P@{k}": v for a, v in zip(ATTRS, six[3:])})
-        row[f"overlap@{k}"] = 1.0 if overlap is None else overlap.get(rep, 1.0)
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-NATIVE = [0.60, 0.70, 0.80, 0.50, 0.60, 0.70]
-
-
-def _grid(mrl128_weather_ba=0.52, k=10):
-    return _table(
-        {
-            "native 768": NATIVE,
-            "MRL 512": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
-            "PCA 512": [0.59, 0.69, 0.79, 0.49, 0.59, 0.72],
-            "MRL 256": [0.59, 0.70, 0.80, 0.50, 0.60, 0.70],
-            "PCA 256": [0.58, 0.71, 0.79, 0.49, 0.59, 0.69],
-            "MRL 128": [mrl128_weather_ba, 0.69, 0.79, 0.49, 0.59, 0.72],
-            "PCA 128": [0.60, 0.70, 0.80, 0.50, 0.60, 0.71],
-        },
-        k=k,
-    )
-
-
-def _centring(centred=0.9, uncentred=1.0, k=10):
-    return pd.DataFrame(
-        {
-            "representation": ["native", "PCA uncentred 768", "PCA 768", "native minus training mean"],
-            f"overlap@{k}": [1.0, uncentred, centred, centred],
-            f"changed@{k}": [0, 0, 0.4, 0.4],
-            f"overlap@{k} with centred cosine": [centred, centred, 1.0, 1.0],
-            "max |Δ cosine|": [0.0, 1e-15, 0.5, 0.5],
-            **{f"{a} P@{k}": [0.5] * 4 for a in ATTRS},
-        }
-    )
-
-
-def test_results_frame_in_the_study_layout():
-    g = _grid()
-    g = pd.concat([g, _table({"PCA uncentred 128": NATIVE})], ignore_index=True)
+def test_results_frame_in_the_study_layout(compression_tables):
+    g = compression_tables.grid()
+    g = pd.concat([g, compression_tables.table({"PCA uncentred 128": compression_tables.native})], ignore_index=True)
     f = F.results_frame(g, read_study())
     assert list(f.columns) == [
         "weather BA",
@@ -85,8 +41,8 @@ def test_results_frame_in_the_study_layout():
     assert "54.91" in html and "—" in html
 
 
-def test_change_chart_has_six_panels_on_one_fixed_axis():
-    spec = F.change_chart(_grid(mrl128_weather_ba=0.40), study=read_study()).to_dict()
+def test_change_chart_has_six_panels_on_one_fixed_axis(compression_tables):
+    spec = F.change_chart(compression_tables.grid(mrl128_weather_ba=0.40), study=read_study()).to_dict()
     assert spec["facet"]["row"]["field"] == "endpoint" and spec["facet"]["column"]["field"] == "attribute"
     text = json.dumps(spec)
     assert '"domain": [-10.0, 5.0]' in text
@@ -94,14 +50,20 @@ def test_change_chart_has_six_panels_on_one_fixed_axis():
     assert set(data["attribute"]) == {"weather", "scene", "time"} and set(data["endpoint"]) == {"BA", "P@10"}
     assert data["shown"].min() == -10.0  # -20 pp drawn at the axis edge
     assert set(data["source"]) == {"this run", "study (published)"}
-    caption = F.change_caption(_grid(mrl128_weather_ba=0.40))
+    caption = F.change_caption(compression_tables.grid(mrl128_weather_ba=0.40))
     assert "1 value(s) lie beyond it" in caption and "MRL 128 weather BA -20.00 pp" in caption
-    assert "every value lies within the axis" in F.change_caption(_grid())
+    assert "every value lies within the axis" in F.change_caption(compression_tables.grid())
     assert not caption.startswith("*") and not caption.endswith("*")  # plain text: an exhibit's caption
 
 
-def test_methods_are_told_apart_by_their_theme_colours_not_dashes():
-    spec = json.dumps(F.change_chart(pd.concat([_grid(), _table({"PCA uncentred 128": NATIVE})])).to_dict())
+def test_methods_are_told_apart_by_their_theme_colours_not_dashes(compression_tables):
+    spec = json.dumps(
+        F.change_chart(
+            pd.concat(
+                [compression_tables.grid(), compression_tables.table({"PCA uncentred 128": compression_tables.native})]
+            )
+        ).to_dict()
+    )
     assert all(theme.colour(m) in spec for m in ("MRL", "PCA", "PCA uncentred"))
     assert spec.count('"strokeDash"') == 1, "only the zero line is dashed (a reference level)"
 
@@ -133,8 +95,8 @@ def test_prefix_note():
     assert "64 was not a trained prefix" in F.prefix_note((768, 512, 256, 128), [512, 64])
 
 
-def test_texts_read_their_numbers_from_the_tables():
-    g = _grid()
+def test_texts_read_their_numbers_from_the_tables(compression_tables):
+    g = compression_tables.grid()
     spectrum = pd.DataFrame({"dim": [512, 256, 128], "share": [1.0, 1.0, 0.9997], "weakest": [1e-16, 1e-9, 3e-5]})
     spectrum.attrs.update({"rank": 257, "weakest spanned": 6e-7})
     text = F.standardization_text(g, spectrum, 0.61, "PCA 512", "weather")
@@ -147,7 +109,7 @@ def test_texts_read_their_numbers_from_the_tables():
     assert "does not explain" in F.standardization_text(g, spectrum, 0.595, "PCA 512", "weather")
     html = F.spectrum_table(spectrum).to_html()
     assert "share of training variance left out" in html and "3.0e-04" in html
-    words = F.retrieval_text(g, _centring())
+    words = F.retrieval_text(g, compression_tables.centring())
     assert "MRL 2.00 pp" in words and "PCA 2.00 pp" in words
 
 
@@ -166,8 +128,8 @@ def test_overlap_text_names_trained_and_untrained_prefixes():
     assert "trained" not in F.overlap_text(curve, 10, None)
 
 
-def test_a_users_attributes_get_no_study_rows_or_points():
-    g = _grid().rename(
+def test_a_users_attributes_get_no_study_rows_or_points(compression_tables):
+    g = compression_tables.grid().rename(
         columns=lambda c: c.replace("weather", "digit").replace("scene", "parity").replace("timeofday", "shape")
     )
     frame = F.results_frame(g, read_study())
