@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
 
 from .errors import DataFileNotFoundError, ImageReadError
 
@@ -25,6 +24,8 @@ def read_image(path: str | Path, size: int, crop: str = "center") -> np.ndarray:
     ``crop="center"`` resizes the shorter side to ``size`` and keeps the central square;
     ``crop="resize"`` squeezes the whole image to a square.
     """
+    from PIL import Image, UnidentifiedImageError
+
     path = Path(path)
     if crop not in CROPS:
         raise ValueError(f"crop: expected one of {CROPS}, got {crop!r}")
@@ -46,6 +47,8 @@ def read_image(path: str | Path, size: int, crop: str = "center") -> np.ndarray:
 
 def check_image_files(paths: Sequence[Path], *, open_headers: bool = True) -> None:
     """Raise for the first missing file, or (``open_headers``) the first file PIL cannot identify."""
+    from PIL import Image, UnidentifiedImageError
+
     for p in paths:
         if not p.is_file():
             raise DataFileNotFoundError(f"{p}: image file not found")
