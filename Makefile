@@ -8,10 +8,10 @@ STAMP := $(VENV)/.embdiag-installed
 
 .PHONY: book test chromium wordnet bench publish
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test]' -c constraints.txt
 	touch $@
 
 book: $(STAMP)
