@@ -16,8 +16,13 @@ import pytest
 
 from embdiag.paper.pipeline import REPO
 
-#: Top-level modules of the optional extras (book, cluster, test): a plain install has none of them.
+#: Top-level modules of the optional extras (encoders, train, book, cluster, test): a plain install
+#: has none of them.
 EXTRAS = (
+    "torch",
+    "transformers",
+    "wordllama",
+    "PIL",
     "jupyter_book",
     "sphinx",
     "myst_nb",
@@ -80,7 +85,8 @@ def test_the_wheel_carries_the_report_chapter_and_the_stylesheet(wheel):
 
 @pytest.mark.slow
 def test_report_runs_from_the_wheel_outside_a_checkout(wheel, tmp_path):
-    """With the base dependencies only: every module of an optional extra refuses to import."""
+    """With the base dependencies only: every module of an optional extra (the model libraries
+    included) refuses to import, in the command and in the report's kernel; verify runs too."""
     site, work = tmp_path / "site", tmp_path / "work"
     zipfile.ZipFile(wheel).extractall(site)
     (site / "sitecustomize.py").write_text(BLOCKER)
@@ -127,3 +133,11 @@ def test_report_runs_from_the_wheel_outside_a_checkout(wheel, tmp_path):
     assert "can you trust these vectors?" in page and ".embdiag-max" in page  # the chapter, styled
     assert (work / "report" / "report.json").is_file()
     assert sorted(p.name for p in work.iterdir()) == ["labels.csv", "report", "vectors.npy"]
+    checked = subprocess.run(
+        [sys.executable, "-m", "embdiag.paper.cli", "verify", "report"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stderr[-3000:]
