@@ -13,7 +13,8 @@ measured with (``inputs.options``, ``k``, ``seed``, ``quick``, ``min_support``).
    versions (printed when they differ), the files (step 2) and the run's ``timings`` (index
    build seconds and queries per second, which no rerun reproduces).
 
-Exit status (:mod:`embdiag.exits`): 0 when everything matches, 1 naming each difference, 2 when
+The last line says how long the verification took. Exit status (:mod:`embdiag.exits`): 0 when
+everything matches, 1 naming each difference, 2 when
 the folder, its ``report.json`` or an input cannot be read, or the report names no input file
 (it measured the project's cached vectors: the book's report chapter re-executes those).
 """
@@ -24,6 +25,7 @@ import argparse
 import json
 import math
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -214,7 +216,9 @@ def main(argv=None) -> int:
     try:
         if not (args.rtol >= 0 and args.atol >= 0 and math.isfinite(args.rtol + args.atol)):
             raise InputError(f"--rtol, --atol: expected finite tolerances of at least 0, got {args.rtol}, {args.atol}")
+        started = time.perf_counter()
         found, notes = verify(args.dir, inputs=args.inputs, rtol=args.rtol, atol=args.atol)
+        took = f"{time.perf_counter() - started:.1f} s"
     except InputError as e:
         print(f"embdiag verify: {e}", file=sys.stderr)
         return exits.BAD_INPUT
@@ -224,10 +228,10 @@ def main(argv=None) -> int:
         for line in found[:_SHOWN]:
             print(f"differs: {line}")
         more = f" ({len(found) - _SHOWN} more not shown)" if len(found) > _SHOWN else ""
-        print(f"embdiag verify: {len(found)} difference(s){more}", file=sys.stderr)
+        print(f"embdiag verify: {len(found)} difference(s){more}, in {took}", file=sys.stderr)
         return exits.VIOLATED
     print(
         f"verified: {Path(args.dir) / 'report.json'} recomputed from its inputs (SHA-256 unchanged); every number "
-        f"within {args.atol:g} + {args.rtol:g} x |recorded|"
+        f"within {args.atol:g} + {args.rtol:g} x |recorded|, in {took}"
     )
     return exits.OK

@@ -4,6 +4,7 @@ changed input or a report that departs from its JSON Schema is caught and named.
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 import numpy as np
@@ -67,7 +68,8 @@ def _edited(folder, tmp_path, edit):
 def test_an_untouched_report_is_verified(folder, capsys):
     assert V.verify(folder) == ([], [])
     assert V.main([str(folder)]) == exits.OK
-    assert "verified: " in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "verified: " in out and re.search(r", in \d+\.\d s$", out.strip())  # and how long it took
 
 
 def test_an_edited_number_is_named(folder, tmp_path, capsys):
