@@ -25,8 +25,9 @@ real_encoder.result(table)
 
 # %% [markdown]
 # Every design-B finding of the study (the declared `CRITERIA` of the stress-test, compression,
-# neighbour-stability and caption-retrieval sections), measured and decided by each section's home
-# (`embdiag.study`) at the settings its pages were executed with, so this page reads their measurements, on three
+# neighbour-stability and caption-retrieval sections), measured and decided by the same code as each
+# section's own page (`embdiag.study`), with the settings that page ran with, so the numbers here are
+# the pages' own, on three
 # encoders: the project's two reference encoders on procedural driving scenes and caption groups,
 # and a real pretrained *text* encoder, WordLlama `l2_supercat`, on a real lexical database, a
 # committed sample of WordNet 3.0 (glosses labelled by part of speech and lexicographer category;
