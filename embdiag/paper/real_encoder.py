@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from . import findings
+from . import conclusions, findings
 from .conclusions import FIXED_ENCODER as SECTIONS
 from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
 from ..study.findings import NOT_MEASURED, STUDY
@@ -113,19 +113,16 @@ def section_parameters(encoder: str, dataset: str, layout=None) -> dict[str, dic
     executes the section's chapter on ``encoder`` and ``dataset`` (the chapter itself, or a declared
     variant of ``notebooks/variants.yml``), or the chapter's defaults with that encoder and dataset
     where no page does."""
-    from . import conclusions, pipeline
+    from . import pipeline
 
     layout = pipeline.DEFAULT if layout is None else layout
-    chapters = dict(conclusions.SECTIONS)
+    chapters, pages = dict(conclusions.SECTIONS), pipeline.executed(layout).values()
     out = {}
     for section in SECTIONS:
-        chapter = chapters[section]
-        out[section] = {**pipeline.parameters(chapter, layout), "encoder": encoder, "dataset": dataset}
-        for source, given in pipeline.executed(layout).values():
-            p = {**pipeline.parameters(source, layout), **given}
-            if source == chapter and (p["encoder"], p["dataset"]) == (encoder, dataset):
-                out[section] = p
-                break
+        defaults = pipeline.parameters(chapters[section], layout)
+        runs = [{**defaults, **given} for source, given in pages if source == chapters[section]]
+        mine = [p for p in runs if (p["encoder"], p["dataset"]) == (encoder, dataset)]
+        out[section] = mine[0] if mine else {**defaults, "encoder": encoder, "dataset": dataset}
     return out
 
 
@@ -141,8 +138,6 @@ def encoder_findings(
     parameters (default :func:`section_parameters`) with ``common`` (e.g. ``k``, ``seed``,
     ``n_draws``) on top; ``load(encoder, dataset)`` gives the labelled and caption vectors
     (default :func:`load_vectors`)."""
-    from . import conclusions
-
     out = {}
     for label, (encoder, dataset) in encoders.items():
         vectors, captions = load(encoder, dataset)
