@@ -91,7 +91,7 @@ def tally(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per section, the study's findings only (this project's additions and scope statements
     are not counted against the study): declared, and how many hold, are contradicted, are
     inconclusive, are not testable here, and are not measured by this run."""
-    study = of_kind(verdicts, STUDY)
+    counted = of_kind(verdicts, STUDY)
     columns = {
         "hold": HOLDS,
         "contradicted": CONTRADICTED,
@@ -99,10 +99,10 @@ def tally(verdicts: pd.DataFrame) -> pd.DataFrame:
         "not testable": NOT_TESTABLE,
         "not measured": NOT_MEASURED,
     }
-    out = pd.DataFrame({"section": study["section"], "declared": 1})
+    out = pd.DataFrame({"section": counted["section"], "declared": 1})
     for name, verdict in columns.items():
-        out[name] = study["verdict"].eq(verdict).astype(int)
-    order = [s for s, _ in SECTIONS if s in set(study["section"])]
+        out[name] = counted["verdict"].eq(verdict).astype(int)
+    order = [s for s, _ in SECTIONS if s in set(counted["section"])]
     return out.groupby("section", sort=False).sum().reindex(order)
 
 
@@ -121,7 +121,7 @@ def result(verdicts: pd.DataFrame, headline: str | None = None) -> Result:
     study's findings counted by verdict, naming those contradicted and inconclusive; this
     project's additions and scope statements are counted apart."""
     t = tally(verdicts)
-    study = of_kind(verdicts, STUDY)
+    counted = of_kind(verdicts, STUDY)
     total = t.sum()
 
     def are(n) -> str:
@@ -135,7 +135,7 @@ def result(verdicts: pd.DataFrame, headline: str | None = None) -> Result:
         + ", each decided by an interval against its declared margin."
     )
     for verdict, words in ((CONTRADICTED, "Contradicted"), (INCONCLUSIVE, "Inconclusive")):
-        rows = study[study["verdict"] == verdict]
+        rows = counted[counted["verdict"] == verdict]
         if len(rows):
             text += f" {words}: {_named(rows)}."
     additions, scope = of_kind(verdicts, ADDITION), of_kind(verdicts, SCOPE)
