@@ -14,9 +14,11 @@ follows the design, one subpackage per part, each importing only those listed be
 - :mod:`embdiag.interventions`: stress tests, compression, caption retrieval under compression,
   storage precision (uses metrics);
 - :mod:`embdiag.training` and :mod:`embdiag.encoders`: the two study designs (use data, metrics);
+- :mod:`embdiag.view`: how a result is shown: chart theme and offline renderer, captioned
+  exhibits, result boxes, Markdown text (uses only the shared helpers);
 - :mod:`embdiag.report`: ``embdiag report`` on a user's vectors (uses data, metrics,
-  interventions, encoders);
-- :mod:`embdiag.paper`: chapters, charts, the book and the command line (uses everything).
+  interventions, training, encoders, view);
+- :mod:`embdiag.paper`: chapters, the book and the command line (uses everything).
 """
 
 __version__ = "0.1.0"

@@ -24,7 +24,8 @@ attribute = "timeofday"  # attribute of the headline numbers: timeofday, weather
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.paper import charts, diagrams, exhibits
+from embdiag.paper import diagrams
+from embdiag.view import charts, exhibits
 from embdiag.paper.chapters import training as chapter
 from embdiag.study import training
 

@@ -47,7 +47,8 @@
 conditions: list | None = None  # names of the training conditions in the matrix and the diagram (None: all seven)
 
 # %%
-from embdiag.paper import charts, diagrams, exhibits
+from embdiag.paper import diagrams
+from embdiag.view import charts, exhibits
 from embdiag.training import CONDITIONS, condition
 from embdiag.paper.chapters import training as training_figures
 

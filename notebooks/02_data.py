@@ -43,7 +43,7 @@ from IPython.display import Markdown, display
 from embdiag.data import ATTRIBUTES, load_study
 from embdiag.paper.chapters import data as figures
 from embdiag.data.captions import caption_statistics
-from embdiag.paper import charts, exhibits
+from embdiag.view import charts, exhibits
 
 charts.enable()
 driving, caption_groups = load_study(

@@ -32,7 +32,8 @@ attribute = "timeofday"  # attribute of the headline table: timeofday, weather o
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.paper import charts, exhibits, findings
+from embdiag.paper import findings
+from embdiag.view import charts, exhibits
 from embdiag.paper.chapters import training as chapter
 from embdiag.study import training
 from embdiag.training import ladder, sweep

@@ -43,7 +43,7 @@ from embdiag.encoders import quality
 from embdiag.paper.chapters import reference_encoder as chapter
 from embdiag.encoders.vectors import caption_vectors, driving_vectors
 from embdiag.interventions import caption_retrieval
-from embdiag.paper import exhibits
+from embdiag.view import exhibits
 
 runs = {name: (driving_vectors(name, seed=seed), caption_vectors(name, seed=seed)) for name in encoders}
 driving = load_dataset("procedural", splits=("train", "val"), seed=seed)

@@ -41,7 +41,8 @@ from IPython.display import Markdown, display
 from embdiag.encoders.vectors import driving_vectors
 from embdiag.study import stress_tests
 from embdiag.paper.chapters import stress_tests as figures
-from embdiag.paper import charts, exhibits, findings
+from embdiag.paper import findings
+from embdiag.view import charts, exhibits
 from embdiag.paper.real_encoder import variant_note
 
 charts.enable()

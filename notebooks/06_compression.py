@@ -46,7 +46,8 @@ from IPython.display import Markdown, display
 from embdiag.encoders import driving_vectors
 from embdiag.paper.chapters import compression as figures
 from embdiag.study import compression
-from embdiag.paper import charts, exhibits, findings
+from embdiag.paper import findings
+from embdiag.view import charts, exhibits
 from embdiag.paper.real_encoder import variant_note
 
 charts.enable()

@@ -44,7 +44,8 @@ from IPython.display import Markdown, display
 from embdiag.encoders.vectors import driving_vectors
 from embdiag.study import neighbour_stability
 from embdiag.paper.chapters import neighbour_stability as figures
-from embdiag.paper import charts, exhibits, findings
+from embdiag.paper import findings
+from embdiag.view import charts, exhibits
 from embdiag.paper.real_encoder import variant_note
 
 charts.enable()

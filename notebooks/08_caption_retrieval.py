@@ -45,7 +45,8 @@ from embdiag.encoders.vectors import caption_vectors
 from embdiag.study import caption_retrieval
 from embdiag.paper.chapters import caption_retrieval as figures
 from embdiag.interventions import caption_retrieval as cr
-from embdiag.paper import charts, exhibits, findings
+from embdiag.paper import findings
+from embdiag.view import charts, exhibits
 from embdiag.paper.real_encoder import variant_note
 
 charts.enable()

@@ -35,7 +35,8 @@ seed = 0  # seed of the procedural data, the stress interventions and the bootst
 from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import caption_vectors, driving_vectors
-from embdiag.paper import conclusions, exhibits
+from embdiag.paper import conclusions
+from embdiag.view import exhibits
 from embdiag.paper.chapters.training import headline_text, profile_statement
 from embdiag.study import training
 from embdiag.training import sweep

@@ -17,7 +17,8 @@ seed = 0  # seed of the random interventions, bootstrap draws and shuffles
 n_draws = 5000  # paired bootstrap draws of the caption chapter's intervals
 
 # %%
-from embdiag.paper import exhibits, real_encoder
+from embdiag.paper import real_encoder
+from embdiag.view import exhibits
 
 verdicts = real_encoder.encoder_findings(k=k, seed=seed, n_draws=n_draws)
 table = real_encoder.comparison(verdicts)

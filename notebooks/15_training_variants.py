@@ -21,7 +21,7 @@ profile = "cpu-steps6400"  # records folder under data/training/ (a profile name
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.paper import charts, exhibits
+from embdiag.view import charts, exhibits
 from embdiag.paper.chapters import training as chapter
 from embdiag.training import sweep
 from embdiag.training.inputs import ATTRIBUTES

@@ -49,7 +49,7 @@ from IPython.display import Markdown, display
 
 from embdiag.encoders.vectors import driving_vectors
 from embdiag.interventions.identities import exact_responses
-from embdiag.paper import exhibits
+from embdiag.view import exhibits
 
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
                           labels_path=labels_path)

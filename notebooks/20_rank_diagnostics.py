@@ -37,7 +37,7 @@ from IPython.display import Markdown, display
 
 from embdiag import synthetic
 from embdiag.data.files import read_vectors
-from embdiag.paper import charts, exhibits
+from embdiag.view import charts, exhibits
 from embdiag.paper.chapters import rank_diagnostics
 
 charts.enable()

@@ -41,7 +41,8 @@ seed = 0  # seed of every sample, split and bootstrap
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.paper import charts, exhibits, scale
+from embdiag.paper import scale
+from embdiag.view import charts, exhibits
 from embdiag.paper import report_view as view
 from embdiag.report import measure
 from embdiag.report.cli import chapter_inputs

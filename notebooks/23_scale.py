@@ -36,7 +36,8 @@ queries = 10_000  # searched queries (what a full report samples)
 import pandas as pd
 from IPython.display import Markdown, display
 
-from embdiag.paper import charts, exhibits, scale
+from embdiag.paper import scale
+from embdiag.view import charts, exhibits
 
 charts.enable()
 rates, machine, measured = scale.throughput()

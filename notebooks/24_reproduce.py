@@ -50,7 +50,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from embdiag import artifacts, exits
-from embdiag.paper import exhibits, pipeline
+from embdiag.paper import pipeline
+from embdiag.view import exhibits
 from embdiag.training import config as training_profiles
 
 exhibits.table(pipeline.parameter_table().set_index(["chapter", "parameter"]), name="chapter-parameters", collapsed="Every chapter's parameters",

@@ -18,9 +18,9 @@ ALLOWED = {
     "training": {"data", "metrics"},
     "encoders": {"data", "metrics"},
     "study": {"metrics", "data", "interventions", "training", "encoders"},
-    "paper": {"metrics", "data", "interventions", "training", "encoders", "study", "report"},
-    # only the command line (paper.cli) imports report
-    "report": {"metrics", "data", "interventions", "training", "encoders"},
+    "view": set(),
+    "report": {"metrics", "data", "interventions", "training", "encoders", "view"},
+    "paper": {"metrics", "data", "interventions", "training", "encoders", "study", "view", "report"},
 }
 
 

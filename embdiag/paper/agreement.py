@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from .exhibits import _SUPERSCRIPT
+from ..view.exhibits import _SUPERSCRIPT
 
 __all__ = ["TOLERANCE", "Difference", "numbers", "compare", "compare_files"]
 
@@ -41,7 +41,7 @@ _NUMBER = re.compile(
     r"(?<![\w.\-−+])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?(?![\w])"
     r"|(?<![\w.])\.\d+(?:[eE][-+]?\d+)?(?![\w])"
 )
-#: ``m × 10ⁿ`` (:func:`embdiag.paper.exhibits.readable_number`): the power's superscript digits.
+#: ``m × 10ⁿ`` (:func:`embdiag.view.exhibits.readable_number`): the power's superscript digits.
 _TIMES_TEN = " × 10"
 _MASKS = (
     (re.compile(r"vega-[0-9a-f]{12}"), "vega-ID"),

@@ -21,7 +21,8 @@ import pandas as pd
 from .. import study
 from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
 from ..study.findings import ADDITION, KINDS, NOT_MEASURED, SCOPE, STUDY
-from .findings import Result, box, in_words
+from ..view.result import Result, box
+from .findings import in_words
 
 #: Sections in the study's order: (section, chapter that shows it in full).
 SECTIONS = tuple((section, chapter) for section, (_, chapter) in study.SECTIONS.items())

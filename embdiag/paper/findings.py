@@ -1,6 +1,6 @@
 """How a verdict table (:func:`embdiag.study.findings.verdicts`) is shown: in words
 (:func:`in_words`, :func:`table`), counted (:func:`counts`), summed up in a sentence
-(:func:`summary`) and as a page's result box (:func:`result`, :func:`box`); the conclusions
+(:func:`summary`) and as a page's result box (:func:`result`, an :mod:`embdiag.view.result` box); the conclusions
 stack the sections' tables.
 """
 
@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass
 
 import pandas as pd
 
 from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
 from ..study.findings import NOT_MEASURED, VERDICT_COLUMNS, WORDS
+from ..view.result import Result, box
 
-__all__ = ["in_words", "table", "counts", "summary", "Result", "box", "result"]
+__all__ = ["in_words", "table", "counts", "summary", "result"]
 
 
 def in_words(table: pd.DataFrame) -> pd.DataFrame:
@@ -88,19 +88,6 @@ def summary(verdict_table: pd.DataFrame, claim: str, *, criterion: bool = True) 
     return claim.format(**counts(verdict_table)) + ":\n\n" + "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class Result:
-    """A page's result box: ``html`` is a ``<div class="embdiag-result">``, which Jupyter shows."""
-
-    html: str
-
-    def _repr_html_(self) -> str:
-        return self.html
-
-    def __repr__(self) -> str:
-        return "<Result>"
-
-
 def _names(rows) -> str:
     return "; ".join(f"<em>{html.escape(r['finding'])}</em>" for _, r in rows.iterrows())
 
@@ -143,11 +130,3 @@ def result(verdict_table: pd.DataFrame, claim: str, *, figure=None) -> Result:
     if len(unmeasured):
         text += f" Not measured in this run: {_names(unmeasured)}."
     return box(text, figure=figure)
-
-
-def box(text: str, *, figure=None) -> Result:
-    """A result box of ``text`` (HTML, already escaped), then ``figure`` if given."""
-    body = f"<p><strong>Result.</strong> {text}</p>"
-    if figure is not None:
-        body += figure._repr_html_()
-    return Result(f'<div class="embdiag-result">{body}</div>')

@@ -10,7 +10,8 @@ table ids, no timestamps) so that re-executing an unchanged chapter reproduces i
 for byte. A *variant* re-executes a chapter with other parameters into an output of its
 own name (``notebooks/variants.yml``), e.g. the appendix's chapters on a second encoder.
 The kernel is told which chapter source it runs, and with which non-default parameters
-(:data:`CHAPTER_ENV`, :data:`PARAMETERS_ENV`), so that its exhibits can name their source.
+(:data:`~embdiag.view.exhibits.CHAPTER_ENV`, :data:`~embdiag.view.exhibits.PARAMETERS_ENV`), so
+that its exhibits can name their source.
 """
 
 from __future__ import annotations
@@ -57,11 +58,6 @@ class Layout:
 
 DEFAULT = Layout()
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
-
-
-#: Environment variables of the executing kernel: the chapter source's name (``NN_name``) and
-#: its non-default parameters as a JSON object (see :mod:`embdiag.paper.exhibits`).
-CHAPTER_ENV, PARAMETERS_ENV = "EMBDIAG_CHAPTER", "EMBDIAG_CHAPTER_PARAMETERS"
 
 
 class ChapterError(RuntimeError):
@@ -375,7 +371,10 @@ def check_parameters(name: str, values: Mapping, layout: Layout = DEFAULT, *, cw
 
 @contextlib.contextmanager
 def _chapter_environment(name: str, changed: Mapping):
-    """Set :data:`CHAPTER_ENV` and :data:`PARAMETERS_ENV` for kernels started inside the block."""
+    """Set :data:`~embdiag.view.exhibits.CHAPTER_ENV` and :data:`~embdiag.view.exhibits.PARAMETERS_ENV`
+    for kernels started inside the block."""
+    from ..view.exhibits import CHAPTER_ENV, PARAMETERS_ENV
+
     saved = {key: os.environ.get(key) for key in (CHAPTER_ENV, PARAMETERS_ENV)}
     os.environ[CHAPTER_ENV] = name
     os.environ[PARAMETERS_ENV] = json.dumps(dict(changed), sort_keys=True)

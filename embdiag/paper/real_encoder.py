@@ -21,10 +21,11 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from . import conclusions, findings
+from . import conclusions
 from .conclusions import FIXED_ENCODER as SECTIONS
 from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
 from ..study.findings import NOT_MEASURED, STUDY
+from ..view.result import Result, box
 from .findings import in_words
 
 WORDNET = "WordLlama / WordNet"
@@ -268,7 +269,7 @@ def comparison_summary(table: pd.DataFrame) -> str:
     return text
 
 
-def result(table: pd.DataFrame) -> findings.Result:
+def result(table: pd.DataFrame) -> Result:
     """The page's result box: :func:`comparison_summary` of ``table``."""
     text = html.escape(comparison_summary(table), quote=False)
-    return findings.box(re.sub(r"\*([^*]+)\*", r"<em>\1</em>", text))
+    return box(re.sub(r"\*([^*]+)\*", r"<em>\1</em>", text))

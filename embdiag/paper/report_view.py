@@ -2,7 +2,7 @@
 :class:`~embdiag.report.Report`.
 
 :func:`section` returns the displayable parts of one section (the section's scope sentence, then
-its tables and figures through :mod:`embdiag.paper.exhibits`), or one sentence saying why the
+its tables and figures through :mod:`embdiag.view.exhibits`), or one sentence saying why the
 section was not measured; ``summary`` (each condition's identity, relevance, probe change and
 verdict) comes first on the page and ``gates`` (the ``--fail-if`` outcomes) last. Every caption
 names the data (``source``), the uncertainty shown and what each column means. The charts are
@@ -25,7 +25,8 @@ from ..report import Report
 from ..report.cli import CHAPTER
 from ..report.frontier import smallest_passing
 from ..report.summary import CANNOT_REPRESENT, VERDICTS, change_name
-from . import exhibits, findings, theme
+from ..view import exhibits, theme
+from ..view.result import Result, box
 
 __all__ = [
     "SECTIONS",
@@ -103,7 +104,7 @@ def _needed(e: dict) -> str:
     return f"; about {n:,.0f} queries would decide it at this spread"
 
 
-def result(report: Report) -> findings.Result:
+def result(report: Report) -> Result:
     """The page's result box: does each condition hurt these vectors? Conditions grouped by
     their verdict (:func:`embdiag.report.summary.verdict`), each with its share of changed
     top-k sets and its lowest-reaching relevance change, then the gates' outcome."""
@@ -130,7 +131,7 @@ def result(report: Report) -> findings.Result:
         text += f" Gates: {failed} of {len(report.gates)} rule checks fail" + (
             " (embdiag report exits with status 1)." if failed else "."
         )
-    return findings.box(text)
+    return box(text)
 
 
 def _provenance(report: Report) -> dict:
@@ -488,7 +489,7 @@ def _lowest_name(row: dict) -> str:
     return change_name({"metric": row["lowest_metric"], "attribute": row["lowest_attribute"]})
 
 
-def frontier_result(report: Report) -> findings.Result:
+def frontier_result(report: Report) -> Result:
     """A result box for the frontier: the Pareto set with each member's bytes, overlap and lowest
     relevance bound, the smallest condition passing every rule, and the frontier figure."""
     table = report.tables["frontier"]
@@ -523,7 +524,7 @@ def frontier_result(report: Report) -> findings.Result:
             "lowest relevance change with its 95% interval (right); filled marks are the Pareto set."
         ),
     )
-    return findings.box(text, figure=figure)
+    return box(text, figure=figure)
 
 
 def certificates(report: Report) -> exhibits.Exhibit:

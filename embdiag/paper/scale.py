@@ -16,7 +16,7 @@ import altair as alt
 import pandas as pd
 
 from .. import artifacts
-from . import theme
+from ..view import theme
 
 __all__ = ["THROUGHPUT", "FRONTIER", "throughput", "frontier", "report_seconds", "sweep_seconds"]
 

@@ -1,11 +1,11 @@
 """Sphinx extension: serve the Vega libraries and the chapter sources from the book itself.
 
 Writes the vl-convert JavaScript bundle (matched to the installed Altair, see
-:func:`embdiag.paper.charts.bundle_js`) to ``_static/embdiag-vega.js`` of the build and
+:func:`embdiag.view.charts.bundle_js`) to ``_static/embdiag-vega.js`` of the build and
 loads it on every page, so charts render with no network. The bundle is wrapped in a
 function scope so its top-level names cannot clash with the theme's scripts. Copies each
 chapter source ``notebooks/NN_name.py`` to ``_sources_py/NN_name.py.txt`` of the build, the
-target of the provenance links under every exhibit (:mod:`embdiag.paper.exhibits`).
+target of the provenance links under every exhibit (:mod:`embdiag.view.exhibits`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ BUNDLE = "embdiag-vega.js"
 def _write_bundle(app, exc) -> None:
     if exc is not None or app.builder.format != "html":
         return
-    from embdiag.paper.charts import bundle_js
+    from embdiag.view.charts import bundle_js
 
     out = Path(app.outdir) / "_static" / BUNDLE
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -38,7 +38,7 @@ def _chapter_sources(srcdir: Path) -> Path:
 def _copy_sources(app, exc) -> None:
     if exc is not None or app.builder.format != "html":
         return
-    from embdiag.paper.exhibits import SOURCES, source_file
+    from embdiag.view.exhibits import SOURCES, source_file
 
     out = Path(app.outdir) / SOURCES
     out.mkdir(parents=True, exist_ok=True)

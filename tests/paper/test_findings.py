@@ -8,6 +8,7 @@ from embdiag import artifacts
 from embdiag.metrics.inference import at_least, not_testable, within
 from embdiag.paper import findings
 from embdiag.study import findings as protocol
+from embdiag.view import result as view_result
 
 CRITERIA = {
     "a": protocol.Claim("x > 0", "0", "sign"),
@@ -115,7 +116,7 @@ def test_docstring_examples():
 
 def test_the_result_box_names_every_finding_once_with_the_interval_and_margin_of_the_rest():
     v = protocol.verdicts(CRITERIA, [("a", "", "x = 1", HOLDS), ("b", "", "y < 0", CON), ("c", "", "", None)])
-    box = findings.result(v, "{held} of {measured} hold", figure=findings.box("inner")).html
+    box = findings.result(v, "{held} of {measured} hold", figure=view_result.box("inner")).html
     assert box.startswith('<div class="embdiag-result">') and "1 of 2 hold: <em>a</em>." in box
     assert "Contradicted: <em>b</em> (interval [-2, -1] lies wholly below 0, margin 0)." in box
     assert "Not measured in this run: <em>c</em>." in box

@@ -13,7 +13,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from embdiag._project import project_root
-from embdiag.paper import charts
+from embdiag.view import charts
 from embdiag.report import html as report_html
 
 PNG = base64.b64encode(

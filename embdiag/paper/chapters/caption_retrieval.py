@@ -37,7 +37,7 @@ from ...study.caption_retrieval import (
     study_changes,
     study_value,
 )
-from .. import theme
+from ...view import theme
 
 THIS_RUN, STUDY = "this run", "study (COCO)"
 COLOURS = {d: theme.colour(d) for d in (T2I, I2T)}

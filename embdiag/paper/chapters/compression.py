@@ -23,7 +23,7 @@ from ...study.compression import (
     native_row,
     representation_row,
 )
-from .. import theme
+from ...view import theme
 
 __all__ = [
     "AXIS_PP",
@@ -46,7 +46,7 @@ __all__ = [
 
 #: The one fixed axis of every change-from-native panel (pp), as in the study's figures.
 AXIS_PP = (-10.0, 5.0)
-#: Colour and point shape of each method (colours from :mod:`embdiag.paper.theme`; lines all solid).
+#: Colour and point shape of each method (colours from :mod:`embdiag.view.theme`; lines all solid).
 STYLE = {
     m: (theme.colour(m), shape) for m, shape in (("MRL", "circle"), ("PCA", "square"), ("PCA uncentred", "triangle"))
 }

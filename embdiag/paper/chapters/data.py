@@ -11,7 +11,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .. import theme
+from ...view import theme
 from ..._images import to_data_url
 from ...data.dataset import SPLITS, Dataset
 from ...data.vocab import VOCAB

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ...interventions.precision import OFFSET_CONDITIONS, StorageResult
 from ...study.neighbour_stability import MARGIN_EDGES, OFFSET_FP16, attribute_name, result_named
-from .. import theme
+from ...view import theme
 from ...study.findings import SCOPE
 
 #: Exact zeros (the references' score error) are drawn here on log axes.

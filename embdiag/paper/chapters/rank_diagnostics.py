@@ -13,7 +13,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .. import theme
+from ...view import theme
 from ... import synthetic
 from ..._validate import as_matrix
 from ...metrics.geometry import covariance_eigenvalues, participation_ratio, rankme, singular_values, summary

@@ -19,9 +19,9 @@ import pandas as pd
 
 from ...metrics.inference import HOLDS, all_of, at_least, at_least_of, at_most
 from ...metrics.stats import ItemIntervals, paired_bootstrap
-from .. import findings
 from ...study import findings as protocol
 from ...study.findings import Claim
+from ...view.result import Result, box
 
 __all__ = ["BARS", "caption_table", "verdicts", "result"]
 
@@ -113,7 +113,7 @@ def verdicts(
     return protocol.verdicts(BARS, rows, was=old).drop(columns="study")
 
 
-def result(table: pd.DataFrame) -> findings.Result:
+def result(table: pd.DataFrame) -> Result:
     """The chapter's result box: per encoder of ``table`` (the :func:`verdicts` of each, stacked
     and indexed by ``encoder``), whether it meets both bars, with the interval and margin of any
     bar it does not meet."""
@@ -130,4 +130,4 @@ def result(table: pd.DataFrame) -> findings.Result:
                 for _, r in missed.iterrows()
             )
             sentences.append(f"{name}: {what}.")
-    return findings.box(" ".join(sentences))
+    return box(" ".join(sentences))

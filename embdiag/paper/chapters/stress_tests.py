@@ -17,7 +17,7 @@ import pandas as pd
 from ...interventions.stress import INTERVENTIONS, n_kept
 from ...study import check_attribute
 from ...study.stress_tests import STUDY_NAMES, StressResults, read_study, severity_label
-from .. import theme
+from ...view import theme
 
 __all__ = [
     "LABELS",

@@ -23,8 +23,8 @@ from ...training.inputs import ATTRIBUTES
 from ...training.ladder import CONDITIONS as LADDER_CONDITIONS, CONTRASTS as LADDER_CONTRASTS
 from ...training.ladder import trend as ladder_trend
 from ...training.sweep import UNTRAINED
-from .. import theme
-from ..findings import Result, box
+from ...view import theme
+from ...view.result import Result, box
 
 ATTRIBUTE_NAMES = {"timeofday": "time of day", "weather": "weather", "scene": "scene"}
 HEADLINE = ("EMA reference", "Contracted control", UNTRAINED)

@@ -54,7 +54,7 @@ fail_if = []  # --fail-if rules, e.g. ["overlap@10<0.95"]: checked before measur
 from IPython.display import display
 
 from embdiag.cluster import maybe_connect
-from embdiag.paper import charts
+from embdiag.view import charts
 from embdiag.paper import report_view as view
 from embdiag.report import measure
 from embdiag.report.cli import chapter_inputs

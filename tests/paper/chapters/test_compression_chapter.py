@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from embdiag.paper import theme
+from embdiag.view import theme
 from embdiag.paper.chapters import compression as F
 from embdiag.interventions.compression import centring_effect, compression_grid
 from embdiag.study.compression import read_study

@@ -6,7 +6,7 @@ import pytest
 
 from embdiag import synthetic
 from embdiag.paper.chapters import rank_diagnostics as rf
-from embdiag.paper.exhibits import chart_data
+from embdiag.view.exhibits import chart_data
 
 
 def _Z(seed=0):

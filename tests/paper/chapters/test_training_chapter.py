@@ -64,7 +64,7 @@ def test_long_records_list_geometry_once_and_labels_per_attribute(training_recor
 
 def _plotted(chart) -> pd.DataFrame:
     """Every row the rendered chart holds (all its datasets), read back from the Vega-Lite spec."""
-    from embdiag.paper.exhibits import chart_data
+    from embdiag.view.exhibits import chart_data
 
     return pd.concat(chart_data(chart), ignore_index=True)
 
@@ -128,7 +128,7 @@ def test_trajectories_frame_is_what_the_chart_draws():
 
 
 def test_means_table_marks_compare_the_seven_conditions_only(training_records):
-    from embdiag.paper import exhibits
+    from embdiag.view import exhibits
 
     rec = training_records()
     table = figures.means_table(rec)

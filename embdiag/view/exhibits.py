@@ -40,7 +40,6 @@ from pandas.io.formats.style_render import _default_formatter
 
 from .. import artifacts
 from .charts import chart_html
-from .pipeline import CHAPTER_ENV, PARAMETERS_ENV
 
 __all__ = [
     "Exhibit",
@@ -59,6 +58,9 @@ __all__ = [
     "source_file",
 ]
 
+#: Environment variables of the kernel executing a chapter: the chapter source's name (``NN_name``)
+#: and its non-default parameters as a JSON object (set by :func:`embdiag.paper.pipeline.execute`).
+CHAPTER_ENV, PARAMETERS_ENV = "EMBDIAG_CHAPTER", "EMBDIAG_CHAPTER_PARAMETERS"
 #: Classes of the highest and lowest cells of a column.
 MAX, MIN = "embdiag-max", "embdiag-min"
 LEGEND = "▲ highest, ▼ lowest value of each column"
@@ -573,7 +575,7 @@ def figure(chart, *, name: str, caption: str, data=None, reads=None, made: str |
     """A captioned Altair chart with a CSV download of its data and its provenance.
 
     Args:
-        chart: an Altair chart (or its Vega-Lite dict), drawn by :func:`embdiag.paper.charts.chart_html`.
+        chart: an Altair chart (or its Vega-Lite dict), drawn by :func:`embdiag.view.charts.chart_html`.
         name: the exhibit's id on its page (``figure-<name>``) and CSV file name(s).
         caption: what is plotted, from which data, with which uncertainty.
         data: the data offered for download (a DataFrame or a list of them); default the chart's

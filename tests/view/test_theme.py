@@ -12,7 +12,8 @@ import pandas as pd
 import nbformat
 import pytest
 
-from embdiag.paper import pipeline, theme
+from embdiag.paper import pipeline
+from embdiag.view import theme
 from embdiag.training.conditions import CONDITIONS
 
 _SPEC = re.compile(r"var spec = (\{.*?\});\n", re.S)

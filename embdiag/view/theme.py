@@ -133,7 +133,7 @@ def colour(name: str) -> str:
     try:
         return COLOURS[name]
     except KeyError:
-        raise KeyError(f"theme: no colour for {name!r}; add it to embdiag.paper.theme.COLOURS") from None
+        raise KeyError(f"theme: no colour for {name!r}; add it to embdiag.view.theme.COLOURS") from None
 
 
 def colours(domain) -> list[str]:

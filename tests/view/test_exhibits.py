@@ -23,7 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from embdiag import artifacts
-from embdiag.paper import exhibits, pipeline, sphinxext
+from embdiag.paper import pipeline, sphinxext
+from embdiag.view import exhibits
 
 SANITIZE = Path(__file__).parents[1] / "nbval_sanitize.cfg"
 
@@ -31,8 +32,8 @@ SANITIZE = Path(__file__).parents[1] / "nbval_sanitize.cfg"
 @pytest.fixture(autouse=True)
 def outside_the_pipeline(monkeypatch):
     """Each test starts outside a chapter, with an empty read log."""
-    monkeypatch.delenv(pipeline.CHAPTER_ENV, raising=False)
-    monkeypatch.delenv(pipeline.PARAMETERS_ENV, raising=False)
+    monkeypatch.delenv(exhibits.CHAPTER_ENV, raising=False)
+    monkeypatch.delenv(exhibits.PARAMETERS_ENV, raising=False)
     artifacts.clear_reads()
     yield
     artifacts.clear_reads()
@@ -324,8 +325,8 @@ def test_outside_the_pipeline_the_chapter_is_unknown_without_error():
 
 
 def test_inside_the_pipeline_the_source_and_non_default_parameters_are_named(monkeypatch, tmp_path):
-    monkeypatch.setenv(pipeline.CHAPTER_ENV, "06_compression")
-    monkeypatch.setenv(pipeline.PARAMETERS_ENV, json.dumps({"encoder": "reference-vit", "k": 5}))
+    monkeypatch.setenv(exhibits.CHAPTER_ENV, "06_compression")
+    monkeypatch.setenv(exhibits.PARAMETERS_ENV, json.dumps({"encoder": "reference-vit", "k": 5}))
     study = tmp_path / "study.csv"
     study.write_text("a\n1\n")
     artifacts.record_read(study)
@@ -337,12 +338,12 @@ def test_inside_the_pipeline_the_source_and_non_default_parameters_are_named(mon
     short = hashlib.sha256(b"a\n1\n").hexdigest()[:12]
     assert f'<code>{study.resolve().as_posix()}</code> <span class="embdiag-sha"' in html and f">{short}</span>" in html
     assert 'href="24_reproduce.html#artifacts"' in html
-    monkeypatch.setenv(pipeline.PARAMETERS_ENV, "{}")
+    monkeypatch.setenv(exhibits.PARAMETERS_ENV, "{}")
     assert " with " not in exhibits.provenance()
 
 
 def test_a_page_outside_the_book_states_its_own_maker_and_inputs(monkeypatch):
-    monkeypatch.setenv(pipeline.CHAPTER_ENV, "21_report")  # even inside the pipeline, made= wins
+    monkeypatch.setenv(exhibits.CHAPTER_ENV, "21_report")  # even inside the pipeline, made= wins
     reads = [artifacts.Read("emb.npy (VECTORS)", "ab" * 32)]
     html = exhibits.provenance(reads, made="Made by <code>embdiag report</code>")
     assert html == (
@@ -390,8 +391,8 @@ def test_the_sanitizer_masks_checksums_and_the_chapter_clause_only(tmp_path, mon
     f.write_text("x")
     artifacts.record_read(f)
     outside = exhibits.provenance()
-    monkeypatch.setenv(pipeline.CHAPTER_ENV, "06_compression")
-    monkeypatch.setenv(pipeline.PARAMETERS_ENV, '{"encoder": "reference-vit"}')
+    monkeypatch.setenv(exhibits.CHAPTER_ENV, "06_compression")
+    monkeypatch.setenv(exhibits.PARAMETERS_ENV, '{"encoder": "reference-vit"}')
     inside = exhibits.provenance()
     assert hashlib.sha256(b"x").hexdigest()[:12] not in _sanitized(inside)
     assert _sanitized(inside) == _sanitized(outside), "nbval, re-running outside the pipeline, sees the same"
@@ -430,11 +431,11 @@ def test_the_training_findings_record_the_study_values_they_read(training_record
 
 # -- the pipeline and the site --------------------------------------------------------------------
 def test_chapter_environment_is_set_inside_and_restored_after(monkeypatch):
-    monkeypatch.setenv(pipeline.CHAPTER_ENV, "before")
+    monkeypatch.setenv(exhibits.CHAPTER_ENV, "before")
     with pipeline._chapter_environment("02_data", {"seed": 1}):
         assert exhibits._chapter() == ("02_data", {"seed": 1})
     assert exhibits._chapter() == ("before", {})
-    assert pipeline.PARAMETERS_ENV not in os.environ
+    assert exhibits.PARAMETERS_ENV not in os.environ
 
 
 ENV_CHAPTER = """# %% tags=["parameters"]
@@ -468,7 +469,7 @@ def test_the_site_carries_the_chapter_sources_where_the_links_point(tmp_path, mo
     app = SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(out), srcdir=str(book))
     sphinxext._copy_sources(app, None)
     assert sorted(p.name for p in (out / exhibits.SOURCES).iterdir()) == ["02_data.py.txt"]
-    monkeypatch.setenv(pipeline.CHAPTER_ENV, "02_data")
+    monkeypatch.setenv(exhibits.CHAPTER_ENV, "02_data")
     href = re.search(r'href="([^"]+)"', exhibits.provenance(reads=[])).group(1)
     page = out / "chapters" / "02_data.html"  # where the book puts an executed chapter
     page.parent.mkdir()
@@ -530,7 +531,7 @@ def test_csv_of_hierarchical_columns_has_one_header_line():
 
 # -- charts ----------------------------------------------------------------------------------------
 def test_chart_floats_are_rounded_and_datasets_named_in_order():
-    from embdiag.paper import charts
+    from embdiag.view import charts
 
     def spec(x):
         return (
