@@ -42,15 +42,14 @@ seed = 0  # seed of every sample, split and bootstrap
 from IPython.display import Markdown, display
 
 from embdiag.paper import scale
-from embdiag.view import charts, exhibits
-from embdiag.paper import report_view as view
-from embdiag.report import measure
+from embdiag.report import measure, sections
 from embdiag.report.cli import chapter_inputs
+from embdiag.view import exhibits
 
-charts.enable()
+sections.enable()
 data, source, files = chapter_inputs(None, encoder=encoder)
 report = measure(**data, compress=compress, index=index, k=k, seed=seed, progress=False, fail_if=fail_if)
-display(view.frontier_result(report), view.overview(report, source))
+display(sections.frontier.result(report), sections.overview(report, source))
 
 # %% [markdown]
 # ## The frontier
@@ -66,7 +65,7 @@ display(view.frontier_result(report), view.overview(report, source))
 # not counted, and neither is search speed.
 
 # %%
-display(view.frontier_table(report))
+display(sections.frontier.ranked(report))
 
 # %% [markdown]
 # ## Proof beside measurement: which queries cannot change
@@ -80,7 +79,7 @@ display(view.frontier_table(report))
 # and indexes have no such bound.
 
 # %%
-display(view.certificates(report))
+display(sections.identity.certificates(report))
 
 # %% [markdown]
 # ## Approximate indexes: a curve, not a point
@@ -93,7 +92,7 @@ display(view.certificates(report))
 # speed: this page re-executes byte for byte, and a speed is a timing that changes from run to run.
 
 # %%
-display(*view.section(report, "indexes"))
+display(*sections.indexes.exhibits(report))
 
 # %% [markdown]
 # ### Recall against speed, at 100,000 x 768
@@ -112,7 +111,7 @@ display(Markdown(
     f"{run['wall_s']:,.0f} s with a peak of {run['peak_rss_gib']:.1f} GiB "
     f"({'within' if run['wall_s'] < 300 else 'beyond'} the target of 5 minutes on two cores)."))
 exhibits.figure(
-    view.index_curve_chart(curves, k), name="frontier-index-speed",
+    sections.indexes.curve_chart(curves, k), name="frontier-index-speed",
     caption=(
         f"recall@{k} (tie-aware, against exact search) of each index at each knob value against the queries per "
         "second of its search, from the frontier benchmark's record on the machine named above (one run, no "
@@ -126,7 +125,7 @@ exhibits.figure(
 # and the frontier's lowest bound read.
 
 # %%
-display(*view.section(report, "relevance"))
+display(*sections.relevance.exhibits(report))
 
 # %% [markdown]
 # ## The gates
@@ -136,7 +135,7 @@ display(*view.section(report, "relevance"))
 # not only one whose measured change is.
 
 # %%
-display(*view.section(report, "gates"))
+display(*sections.gates.exhibits(report))
 
 # %% [markdown]
 # ## Scope

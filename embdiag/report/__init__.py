@@ -5,11 +5,12 @@
 builds the conditions compared with the reference (``--compare``, ``--compress``,
 ``--index``: a class per kind, parsed by :func:`parse_conditions`); ``options`` declares every
 option of the command once (:class:`ReportOptions`); ``measurement``
-computes every number of a report as a :class:`Report` (:func:`measure`); ``fail_if``
+computes every number of a report as a :class:`Report` (:func:`measure`), each section measured
+and shown by its own module of ``sections``; ``fail_if``
 checks thresholds on it, ``html`` renders the executed report chapter as one offline page and
 ``cli`` is the ``embdiag report`` command. Imports
-``metrics``, ``data``, ``interventions``, ``training``, ``encoders`` and the shared helpers;
-only the command line (``embdiag.paper.cli``) imports it.
+``metrics``, ``data``, ``interventions``, ``training``, ``encoders``, ``view`` and the shared
+helpers; the book (``embdiag.paper``) imports it.
 """
 
 from ..data.files import InputError, check_support, read_labels, read_pairs, read_vectors

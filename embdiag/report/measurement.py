@@ -1,36 +1,17 @@
 """Every number of an ``embdiag report``: :func:`measure` returns a :class:`Report`.
 
-Sections, measured (and recorded in the metrics table) in this order, each only when its
-inputs exist:
-
-- ``geometry``: :func:`embdiag.metrics.geometry.summary` of the reference and of every
-  condition with vectors, over every row (quick: a seeded sample of
-  :data:`QUICK_GEOMETRY_ROWS` rows), in two spaces kept apart (:data:`SPACES`, the records'
-  ``attribute``): the ``raw`` rows as given or made (a compression's projection, not
-  renormalized) and the ``unit`` rows (each row divided by its norm, what cosine search sees).
-- ``identity``: per condition, overlap@k with the exact reference top-k, the share of changed
-  queries, reference boundary margins, for storage conditions searched by cosine the float
-  certificate of :func:`~embdiag.interventions.precision.compare_conditions` and for truncations
-  that of :func:`~embdiag.interventions.truncation.compare_truncation`, and the bytes one
-  vector takes in the condition's representation (``bytes_per_vector``).
-- ``labels``: per label column, probe balanced accuracy (:func:`~embdiag.metrics.probe.fit_probes`
-  fitted on the training rows of the labels' ``split`` column and scored on its evaluation rows,
-  or without one on a seeded 70/30 split; at most :data:`PROBE_ROWS` rows; C's path stopped after
-  :data:`PROBE_PATIENCE` values below the best) and P@k of the
-  searched queries, with floors; classes frozen once by :func:`~embdiag.metrics.suite.frozen_classes`.
-  The ``split`` column (:data:`~embdiag.data.files.SPLIT_COLUMN`) is never an attribute. A
-  missing label leaves that row out for that attribute only (counted in ``missing_labels``).
-- ``relevance``: with pairs, Hit@k and recall@k of every representation; with graded
-  judgments (qrels), nDCG@k, MRR@k, MAP@100 and recall@100 (:mod:`embdiag.metrics.graded`,
-  searched to depth :data:`QRELS_DEPTH`); per condition, ΔP@k per label column and each of these
-  as a change, in percentage points with paired bootstrap intervals over queries.
-- ``stress``: :func:`~embdiag.interventions.stress.measure_grid` on (part of) the probe split.
+:func:`measure` checks its arguments and draws every sample once (the :class:`Plan`), runs the
+exact searches and each condition's steps, on this machine or over a Ray cluster (the
+backends), and has each section of :mod:`embdiag.report.sections` measure from the plan, in
+this order, each only when its inputs exist (its ``measure``, recorded in the metrics table in
+this order): ``geometry``, ``identity`` (with the certificates), ``indexes``, ``labels``,
+``relevance``, ``stress``.
 
 Then :func:`~embdiag.report.summary.summarize` puts identity, relevance and the probe change of
 each condition side by side with a verdict in words (:func:`~embdiag.report.summary.verdict`),
-and the ``--fail-if`` rules, checked against
-:func:`available_metrics` before anything is measured, are recorded with their outcomes
-(:func:`~embdiag.report.fail_if.outcomes`).
+:func:`~embdiag.report.frontier.frontier_table` weighs each condition against its bytes, and
+the ``--fail-if`` rules, checked against :func:`available_metrics` before anything is
+measured, are recorded with their outcomes (:func:`~embdiag.report.fail_if.outcomes`).
 
 Identity, labels and relevance read the same neighbour lists: each searched query's top k
 under the reference and under every condition. The searched queries are a seeded sample, which
@@ -56,7 +37,6 @@ import re
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
@@ -67,38 +47,30 @@ import numpy as np
 import pandas as pd
 
 from .._mapped import take_rows
-from .._validate import as_float, check_int, check_number
+from .._validate import SQUARABLE, as_float, check_int, check_number
 from ..cluster import connect
 from ..data.files import InputError, split_labels
-from .._validate import SQUARABLE
-from ..interventions.stress import INTERVENTIONS, SEVERITIES, measure_grid
+from ..interventions.stress import INTERVENTIONS, SEVERITIES
 from ..metrics.geometry import summary
-from ..metrics.graded import average_precision_at_k, graded_recall_at_k, mrr_at_k, ndcg_at_k
-from ..metrics.probe import LinearProbe, balanced_accuracy, eligible_classes, fit_probes, labelled, labelled_values
+from ..metrics.probe import eligible_classes, labelled
 from ..metrics.retrieval import (
-    ann_recall,
     boundary_margin,
-    hit_at_k,
-    overlap_at_k,
-    precision_at_k,
-    random_floor,
-    recall_at_k,
     topk,
 )
-from ..metrics.stats import paired_bootstrap, paired_t_interval
-from ..metrics.suite import frozen_classes
+from ..metrics.stats import paired_bootstrap
 from . import fail_if as rules_of
+from . import sections
+from . import streams
 from .conditions import (
-    CHUNK_ROWS,
     FIT_ROWS,
     ReportCondition,
     _chunks,
     _sample_rows,
     parse_conditions,
-    unit_rows_f32,
 )
 from .frontier import frontier_table
 from .options import recorded
+from .sections.measured import Section, drop_self, label_arrays
 from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
 from .summary import CANNOT_REPRESENT, MARGIN_PP, summarize, summary_table, with_unrepresented
 from .tasks import outcome, run_tasks
@@ -109,76 +81,36 @@ __all__ = [
     "measure",
     "available_metrics",
     "METRIC_COLUMNS",
-    "SPACES",
     "QUERY_ROWS",
     "QUICK_QUERY_ROWS",
     "QUICK_GALLERY_ROWS",
     "QUICK_GEOMETRY_ROWS",
     "PROBE_ROWS",
     "QUICK_PROBE_ROWS",
-    "PROBE_PATIENCE",
-    "STRESS_ROWS",
     "QRELS_DEPTH",
     "qrels_depth",
     "check_k",
     "check_quick_index",
     "check_margin",
     "check_judgments",
-    "CERT_QUERIES",
-    "CERT_GALLERY",
 ]
 
 METRIC_COLUMNS = ["section", "metric", "condition", "attribute", "value", "low", "high"]
 #: The name and version of report.json's layout (embdiag/report/report.schema.json, a JSON Schema).
 SCHEMA = "embdiag-report/2"
-#: Geometry's two spaces: the rows as given (or as a condition makes them) and their unit rows.
-SPACES = ("raw", "unit")
-GEOMETRY_KEYS = ("total_variance", "mean_cosine", "rankme", "participation_ratio")
 QUERY_ROWS, QUICK_QUERY_ROWS = 10_000, 1_000
 QUICK_GALLERY_ROWS = 100_000
 QUICK_GEOMETRY_ROWS = 5_000
 PROBE_ROWS, QUICK_PROBE_ROWS = 20_000, 5_000
-#: The probes' path over C stops after this many values below the best (``LinearProbe(patience=...)``).
-PROBE_PATIENCE = 2
 #: Steps run two at a time (each single-threaded) only while two float32 copies of the gallery,
 #: one per step, stay within twice this many bytes.
 PARALLEL_BYTES = 2**30
-STRESS_ROWS = 5_000
 #: How deep each query is searched when there are graded judgments: MAP and recall read this many
 #: neighbours (fewer when the gallery is smaller); identity, labels and pairs read the first k.
 QRELS_DEPTH = 100
 N_DRAWS, QUICK_DRAWS = 5_000, 1_000
-#: Certificate: at most this many of the searched queries, against the searched gallery when it has
-#: at most CERT_GALLERY rows, else against a seeded sample of that many rows (quick: a fifth of each).
-CERT_QUERIES, CERT_GALLERY = 1_000, 100_000
-#: Index curves: each knob value is searched with at most this many of the searched queries (quick: a fifth).
-CURVE_QUERIES = 1_000
-# Random streams (np.random.default_rng([seed, stream])): one per sample, so none shifts another.
-_QUERIES, _GALLERY, _GEOMETRY, _PROBE, _FIT, _CERT, _SPLIT, _CURVE, _SCORED = 1, 2, 3, 4, 5, 6, 7, 8, 9
-
-SCOPE = {
-    "summary": "Each condition's identity, relevance and probe change side by side, read from the sections below, "
-    "with a verdict of non-inferiority from its relevance intervals against the declared margin only: within "
-    "margin when every interval lies above minus the margin, costs relevance when one lies wholly below it, "
-    "inconclusive when one straddles it; identity is stated beside the verdict and the probe change (no "
-    "interval) is shown, neither judged.",
-    "geometry": "Label-free shape of each representation (spread, mean direction, effective rank) on a sample; "
-    "it says nothing about whether neighbours or labels are kept.",
-    "labels": "What a linear probe recovers and how often neighbours share a query's label, against chance "
-    "floors; it does not establish that the labels are the ones the application needs.",
-    "identity": "Whether each condition returns the same top-k neighbours as exact search on the reference "
-    "vectors (and, for storage and truncation, which queries provably cannot change); a change of identity is "
-    "not by itself a loss of relevance.",
-    "relevance": "The change of label agreement (and of retrieval of the given pairs) of each condition's "
-    "top-k, with intervals over the searched queries only (not over re-encodings or other data).",
-    "stress": "How the metrics move under declared synthetic changes of the vectors; it probes sensitivity, "
-    "not the changes the user's pipeline makes.",
-    "indexes": "Each index's recall@k against exact search at every value of its knob, with its size; speeds are "
-    "this run's timings, not verified numbers.",
-    "frontier": "What each condition keeps (identity, and the lowest bound of its relevance intervals) against the "
-    "bytes one vector takes, and which conditions no other beats on all of these at once; the bytes count a "
-    "vector's codes, not the shared tables, and not search speed.",
-}
+#: The sections with a scope sentence (report.json's ``scope``, in this order).
+_SCOPED = ("summary", "geometry", "labels", "identity", "relevance", "stress", "indexes", "frontier")
 
 
 # ----------------------------------------------------------------------------- Report
@@ -311,18 +243,10 @@ def _check_magnitude(a: np.ndarray, option: str) -> None:
         )
 
 
-def _drop_self(S, I, self_pos, keep: int):
-    """The first ``keep`` results of each row other than the query's own gallery row."""
-    if self_pos is None:
-        return S[:, :keep], I[:, :keep]
-    order = np.argsort(I == np.asarray(self_pos)[:, None], axis=1, kind="stable")[:, :keep]
-    return np.take_along_axis(S, order, axis=1), np.take_along_axis(I, order, axis=1)
-
-
 def _exact(Q, G, keep: int, self_pos, search=topk):
     """Exact float32 top-``keep`` (self removed when the queries are gallery rows) by ``search``."""
     S, I = search(Q, G, keep + (self_pos is not None))
-    return _drop_self(S, I, self_pos, keep)
+    return drop_self(S, I, self_pos, keep)
 
 
 def _versions() -> dict:
@@ -426,46 +350,6 @@ def check_judgments(pairs, qrels, n_pool: int, n: int, self_search: bool) -> Non
         _without_self_judgments(_judgments(qrels, n_pool, n), self_search)
 
 
-def _self_match_note(option: str, self_matches: dict | None) -> list[str]:
-    """The page's note on the self-matches left out (none when there were none)."""
-    if not self_matches or not self_matches["excluded"]:
-        return []
-    what = (
-        "self-pairs (a query paired with its own row)"
-        if option == "--pairs"
-        else "self-judgments (a query judging its own row)"
-    )
-    unscored = self_matches["queries_unscored"]
-    left = "positive" if option == "--pairs" else "relevant judgment"
-    return [
-        f"{option}: {self_matches['excluded']:,} {what} excluded: the queries are VECTORS' rows and a query is never "
-        f"its own neighbour, so these could never be found"
-        + (f"; {unscored:,} queries left with no {left} are not scored." if unscored else ".")
-    ]
-
-
-def _median(x) -> float:
-    return float(np.median(x)) if len(x) else float("nan")
-
-
-def _record(section: str, metric: str, condition: str, value, attribute: str = "", low=np.nan, high=np.nan) -> dict:
-    """One row of the metrics table (columns :data:`METRIC_COLUMNS`)."""
-    return {
-        "section": section,
-        "metric": metric,
-        "condition": condition,
-        "attribute": attribute,
-        "value": float(value),
-        "low": float(low),
-        "high": float(high),
-    }
-
-
-def _label_arrays(labels: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Label column name -> its values as strings (an object array; a missing label is None)."""
-    return {str(col): np.where(labels[col].notna(), labels[col].astype(str), None) for col in labels.columns}
-
-
 # ----------------------------------------------------------------------------- plan
 
 
@@ -514,7 +398,7 @@ def _on_cluster(shard_rows: int) -> _Backend:
 
 
 @dataclass(frozen=True)
-class _Plan:
+class Plan:
     """A report's checked inputs and samples, which every section reads.
 
     ``V``: the reference rows (n x d); ``n_pool``: rows of the query pool (``V``, or the
@@ -567,7 +451,7 @@ class _Plan:
         """Whether the queries are VECTORS rows (never their own neighbour)."""
         return self.self_pos is not None
 
-    def on_sample(self) -> _Plan:
+    def on_sample(self) -> Plan:
         """This plan with only the seeded query sample searched (itself when every searched query is in it)."""
         if len(self.sample) == len(self.q_sel):
             return self
@@ -608,7 +492,7 @@ def _check_labels(labels, n: int, min_support: int) -> None:
     empty = [str(c) for c in labels.columns if not labelled(labels[c].to_numpy()).any()]
     if empty:
         raise InputError(f"--labels: column {empty[0]!r} has no value (all {n} missing)")
-    ys = _label_arrays(labels)
+    ys = label_arrays(labels)
     if not any(len(eligible_classes(y, min_support)) >= 2 for y in ys.values()):
         raise InputError(
             f"--labels: too little support: no column has two classes with at least {min_support} "
@@ -625,7 +509,7 @@ def _gallery_sample(n: int, q_sel, positives, self_search: bool, seed: int) -> n
     need = np.unique(np.concatenate(need)) if need else np.empty(0, np.int64)
     rest = np.setdiff1d(np.arange(n), need)
     extra = max(0, QUICK_GALLERY_ROWS - len(need))
-    fill = np.random.default_rng([seed, _GALLERY]).choice(len(rest), extra, replace=False)
+    fill = np.random.default_rng([seed, streams.GALLERY]).choice(len(rest), extra, replace=False)
     return np.sort(np.concatenate([need, rest[fill]]))
 
 
@@ -662,7 +546,7 @@ def available_metrics(
             for m in metrics:
                 out.setdefault(m, set()).update(rows, attrs)
 
-    add(GEOMETRY_KEYS, vec, SPACES)
+    add(sections.geometry.GEOMETRY_KEYS, vec, sections.geometry.SPACES)
     add((f"overlap@{k}", "changed_queries", "median_margin_changed", "median_margin_unchanged"), names)
     add(("cert_coverage", "cert_violations"), [c.name for c in conditions if c.certified])
     add(("bytes_per_vector",), names)
@@ -680,12 +564,12 @@ def available_metrics(
         add((f"hit@{k}", f"recall@{k}"), ["reference"] + names)
         add((f"delta_hit@{k}", f"delta_recall@{k}"), names)
     if qrels_depth:
-        graded = _graded_names(k, qrels_depth)
+        graded = sections.relevance.graded_names(k, qrels_depth)
         add(graded, ["reference"] + names)
         add([f"delta_{m}" for m in graded], names)
     if stress and attributes:
         grid = [f"{name}@{s:g}" for name in INTERVENTIONS for s in SEVERITIES]
-        add(GEOMETRY_KEYS + (f"overlap@{k}",), grid)
+        add(sections.geometry.GEOMETRY_KEYS + (f"overlap@{k}",), grid)
         add(("probe_ba", "probe_accuracy", f"p@{k}"), grid, attributes)
     return out
 
@@ -775,7 +659,7 @@ def _plan(
     min_support,
     fail_if,
     margin,
-) -> _Plan:
+) -> Plan:
     """:func:`measure`'s arguments checked (the ``--fail-if`` rules against :func:`available_metrics`,
     before any measurement), its conditions parsed and its samples drawn."""
     k = check_int(k, "k", minimum=1)
@@ -806,13 +690,13 @@ def _plan(
     if qrels is not None:
         judged, self_matches = _without_self_judgments(_judgments(qrels, len(pool), n), self_search)
     check_k(k, n, self_search=self_search, quick=quick)
-    sample = _sample_rows(len(pool), QUICK_QUERY_ROWS if quick else QUERY_ROWS, seed, _QUERIES)
+    sample = _sample_rows(len(pool), QUICK_QUERY_ROWS if quick else QUERY_ROWS, seed, streams.QUERIES)
     # relevance scores every query with a positive or a relevant judgment, whatever the query
     # sample (a quick run: a seeded sample of at most QUICK_QUERY_ROWS of them)
     scorable = _scorable(positives, judged)
     scored = scorable
     if quick and scorable is not None:
-        scored = scorable[_sample_rows(len(scorable), QUICK_QUERY_ROWS, seed, _SCORED)]
+        scored = scorable[_sample_rows(len(scorable), QUICK_QUERY_ROWS, seed, streams.SCORED)]
     q_sel = sample if scored is None else np.union1d(sample, scored)
     sampled = quick and n > QUICK_GALLERY_ROWS
     check_quick_index(conds, n, quick)
@@ -833,8 +717,8 @@ def _plan(
         ),
     )
     self_pos = np.searchsorted(g_idx, q_sel) if self_search else None
-    fit = take_rows(V, _sample_rows(n, FIT_ROWS, seed, _FIT)) if any(c.fitted for c in conds) else None
-    return _Plan(
+    fit = take_rows(V, _sample_rows(n, FIT_ROWS, seed, streams.FIT)) if any(c.fitted for c in conds) else None
+    return Plan(
         V=V,
         labels=labels,
         is_train=is_train,
@@ -853,7 +737,7 @@ def _plan(
         Q=take_rows(G, self_pos) if self_search else take_rows(pool, q_sel),
         self_pos=self_pos,
         fit=fit,
-        geo_idx=_sample_rows(n, QUICK_GEOMETRY_ROWS, seed, _GEOMETRY) if quick else np.arange(n),
+        geo_idx=_sample_rows(n, QUICK_GEOMETRY_ROWS, seed, streams.GEOMETRY) if quick else np.arange(n),
         k=k,
         depth=depth,
         seed=seed,
@@ -865,60 +749,6 @@ def _plan(
 
 
 # ----------------------------------------------------------------------------- sections
-
-
-@dataclass
-class _Section:
-    """What one section adds to the report: metric records (:func:`_record`), tables, notes and
-    inputs entries; ``measured``: whether the report has the section (and its scope sentence)."""
-
-    measured: bool
-    rows: list[dict] = field(default_factory=list)
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    inputs: dict = field(default_factory=dict)
-    timings: dict = field(default_factory=dict)
-
-
-def _unit(X, own: bool) -> np.ndarray:
-    """The unit rows of ``X``: ``X`` itself divided in place when ``own`` (a float32 array made for
-    the report), else a float32 copy (norms in float64, chunk by chunk)."""
-    if not own:
-        return unit_rows_f32(X)
-    for a in range(0, len(X), CHUNK_ROWS):
-        chunk = X[a : a + CHUNK_ROWS]
-        chunk /= np.linalg.norm(chunk.astype(np.float64), axis=1)[:, None]
-    return X
-
-
-def _both_spaces(X, geometry: Callable, own: bool) -> dict[str, dict]:
-    """``{"raw": geometry(X), "unit": geometry(unit rows of X)}`` (``X`` normalized in place when ``own``)."""
-    raw = geometry(X)
-    return {"raw": raw, "unit": geometry(_unit(X, own))}
-
-
-def _geometry(plan: _Plan, geo: dict[str, dict]) -> _Section:
-    """The geometry records and table of every representation's summaries in both :data:`SPACES`."""
-    rows = [
-        _record("geometry", key, name, r[key], space)
-        for space in SPACES
-        for name, by in geo.items()
-        for r in [by[space]]
-        for key in GEOMETRY_KEYS
-    ]
-    table = pd.DataFrame(
-        [
-            {"space": space, "representation": name, **by[space], "n_rows": len(plan.geo_idx)}
-            for space in SPACES
-            for name, by in geo.items()
-        ]
-    )
-    return _Section(True, rows, {"geometry": table})
-
-
-def _geometry_rows(plan: _Plan) -> np.ndarray:
-    """The reference rows geometry reads: ``V``, or its sampled rows."""
-    return plan.V if len(plan.geo_idx) == len(plan.V) else take_rows(plan.V, plan.geo_idx)
 
 
 class CannotRepresent(Exception):
@@ -943,14 +773,14 @@ def _represented(c: ReportCondition, rows: np.ndarray, which: str) -> None:
         raise CannotRepresent(f"{' and '.join(problems)} (cosine is undefined on them)")
 
 
-def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[np.ndarray, dict | None]:
+def _condition(plan: Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[np.ndarray, dict | None]:
     """Each searched query's top gallery positions (``plan.depth`` of them) under ``c`` (a query is never its own
     neighbour) and, for a condition with vectors, its geometry in both spaces of the geometry rows
     ``Xg``. In a full run (geometry on the gallery's rows) the condition's vectors are made once:
     searched raw, then normalized in place for the unit geometry."""
     if not c.has_vectors:
         S, I = c.search(plan.Q, plan.G, plan.depth + plan.self_search)
-        return _drop_self(S, I, plan.self_pos, plan.depth)[1], None
+        return drop_self(S, I, plan.self_pos, plan.depth)[1], None
     for rows in (plan.G,) if plan.self_search else (plan.G, plan.Q):
         why = c.cannot_store(rows)
         if why:
@@ -965,379 +795,12 @@ def _condition(plan: _Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[
         del Qc
     else:  # its own search (sign bits), on this machine
         S, I = c.search(plan.Q, plan.G, plan.depth + plan.self_search)
-        neighbours = _drop_self(S, I, plan.self_pos, plan.depth)[1]
+        neighbours = drop_self(S, I, plan.self_pos, plan.depth)[1]
     if plan.geometry_on_gallery:
-        return neighbours, _both_spaces(Gc, backend.geometry, own=Gc is not getattr(c, "array", None))
+        return neighbours, sections.geometry.both_spaces(Gc, backend.geometry, own=Gc is not getattr(c, "array", None))
     del Gc
     Xc = c.vectors(Xg, plan.fit, rows=plan.geo_idx)
-    return neighbours, _both_spaces(Xc, backend.geometry, own=Xc is not getattr(c, "array", None))
-
-
-@dataclass(frozen=True)
-class _CertSample:
-    """The certificates' sample, shared by every certified condition: float64 query and gallery
-    rows, the k the certified set has, and the float64 reference ranking (top k + 1)."""
-
-    Q: np.ndarray
-    G: np.ndarray
-    k: int
-    reference: tuple[np.ndarray, np.ndarray]
-
-
-def _cert_sample(plan: _Plan) -> _CertSample:
-    """At most CERT_QUERIES searched queries, against the searched gallery when it has at most
-    CERT_GALLERY rows (else a seeded sample of that many, or of the k + 2 rows a large k ranks,
-    containing the queries' own rows). When the queries are gallery rows they stay in the search,
-    so the certified set is the top-(k + 1) including the query itself (its k nearest other rows)."""
-    Q, G, div = plan.Q, plan.G, 5 if plan.quick else 1
-    cq = _sample_rows(len(Q), CERT_QUERIES // div, plan.seed, _CERT)
-    size = max(CERT_GALLERY // div, plan.k + 2)
-    if len(G) <= size:
-        cg = np.arange(len(G))
-    else:
-        need = plan.self_pos[cq] if plan.self_search else np.empty(0, np.int64)
-        rest = np.setdiff1d(np.arange(len(G)), need)
-        pick = np.random.default_rng([plan.seed, _CERT + 100]).choice(len(rest), size - len(need), replace=False)
-        cg = np.sort(np.concatenate([need, rest[pick]]))
-    Qc = np.asarray(Q[cq], dtype=np.float64)
-    Gc = np.asarray(take_rows(G, cg), dtype=np.float64)
-    k = plan.k + plan.self_search
-    return _CertSample(Qc, Gc, k, topk(Qc, Gc, k + 1, dtype=np.float64))
-
-
-def _certificate(cert: _CertSample, c: ReportCondition, fit) -> dict:
-    """A certified condition's certificate (:meth:`~embdiag.report.conditions.ReportCondition.certify`:
-    storage's float certificate, or truncation's) on the certificates' sample."""
-    res = c.certify(cert.Q, cert.G, cert.k, fit, reference=cert.reference)
-    return {
-        "cert_coverage": res.coverage,
-        "cert_violations": res.violations,
-        "cert_queries": len(cert.Q),
-        "cert_gallery": len(cert.G),
-    }
-
-
-def _identity(plan: _Plan, neighbours: dict[str, np.ndarray], margins: np.ndarray, certs: dict[str, dict]) -> _Section:
-    """Per condition: overlap@k with the reference's neighbours, changed queries, the reference's
-    boundary margins of changed and unchanged queries, a certified condition's certificate
-    (``certs``, from :func:`_certificate`), and the bytes per vector of each representation."""
-    k, rows, table = plan.k, [], []
-    for c in plan.conds:
-        ov = overlap_at_k(neighbours["reference"], neighbours[c.name], per_query=True)
-        changed = ov < 1
-        row = {
-            "condition": c.name,
-            "kind": c.kind,
-            f"overlap@{k}": float(ov.mean()),
-            "changed_queries": float(changed.mean()),
-            "n_queries": len(ov),
-            "median_margin_changed": _median(margins[changed]),
-            "median_margin_unchanged": _median(margins[~changed]),
-        }
-        if c.certified:
-            row.update(certs[c.name])
-        size = c.bytes_per_vector(plan.V.shape[1])
-        row["bytes_per_vector"] = np.nan if size is None else size
-        keys = (
-            f"overlap@{k}",
-            "changed_queries",
-            "median_margin_changed",
-            "median_margin_unchanged",
-            "cert_coverage",
-            "cert_violations",
-            "bytes_per_vector",
-        )
-        rows += [_record("identity", key, c.name, row[key]) for key in keys if key in row]
-        table.append(row)
-    return _Section(bool(plan.conds), rows, {"identity": pd.DataFrame(table)} if plan.conds else {})
-
-
-#: A search shorter than this is repeated (up to TIMING_REPEATS times) and its fastest run kept.
-TIMING_S, TIMING_REPEATS = 0.25, 5
-
-
-def _timed_search(c: ReportCondition, Q, G, k: int, value):
-    """``c``'s search of ``Q`` at knob ``value`` and its wall time: the fastest of up to
-    TIMING_REPEATS runs while a run takes less than TIMING_S (the results are the same each run)."""
-    best = np.inf
-    for _ in range(TIMING_REPEATS):
-        start = time.perf_counter()
-        S, I = c.search(Q, G, k, value)
-        best = min(best, time.perf_counter() - start)
-        if best >= TIMING_S:
-            break
-    return S, I, best
-
-
-def _index_curves(plan: _Plan, neighbours: dict[str, np.ndarray]) -> _Section:
-    """Per approximate index: recall@k (tie-aware, :func:`~embdiag.metrics.retrieval.ann_recall`)
-    and overlap@k against the reference's exact neighbours at each knob value of its ladder, on
-    at most CURVE_QUERIES searched queries; its size; and, as timings, its build time and the
-    queries per second of each search."""
-    indexes = [c for c in plan.conds if c.kind == "index"]
-    if not indexes:
-        return _Section(False)
-    import faiss
-
-    k = plan.k
-    sel = _sample_rows(len(plan.Q), CURVE_QUERIES // (5 if plan.quick else 1), plan.seed, _CURVE)
-    Q = np.asarray(plan.Q[sel])
-    own = None if plan.self_pos is None else plan.self_pos[sel]
-    exact = neighbours["reference"][sel]
-    rows, curves, sizes, build, speed = [], [], [], [], []
-    for c in indexes:
-        ann = c.ann(plan.G)
-        sizes.append(
-            {
-                "condition": c.name,
-                "factory": ann.factory,
-                "knob": ann.knob or "",
-                "default": ann.default,
-                "rows": ann.index_.ntotal,
-                "index_bytes": ann.index_bytes,
-                "bytes_per_vector": ann.bytes_per_vector,
-            }
-        )
-        build.append({"condition": c.name, "build_s": ann.build_seconds_})
-        for value in ann.ladder or (None,):
-            S, I, seconds = _timed_search(c, Q, plan.G, k + plan.self_search, value)
-            found = _drop_self(S, I, own, k)[1]
-            recall = ann_recall(Q, plan.G, found, exact)
-            overlap = overlap_at_k(exact, found)
-            setting = "" if value is None else f"{ann.knob}={value}"
-            curves.append(
-                {
-                    "condition": c.name,
-                    "knob": ann.knob or "",
-                    "value": value,
-                    "default": value == ann.default,
-                    f"recall@{k}": recall,
-                    f"overlap@{k}": overlap,
-                    "queries": len(Q),
-                }
-            )
-            speed.append(
-                {"condition": c.name, "knob": ann.knob or "", "value": value, "queries_per_s": len(Q) / seconds}
-            )
-            rows += [_record("indexes", f"recall@{k}", c.name, recall, setting)]
-        rows += [_record("indexes", "index_bytes", c.name, ann.index_bytes)]
-    tables = {"indexes": pd.DataFrame(sizes), "index_curves": pd.DataFrame(curves)}
-    timings = {"faiss_threads": faiss.omp_get_max_threads(), "index_builds": build, "index_searches": speed}
-    sampled = f"{len(Q):,} of the {len(plan.Q):,} searched queries" if len(Q) < len(plan.Q) else "every searched query"
-    return _Section(
-        True, rows, tables, inputs={"index_curves": f"index curves on {sampled} (seed {plan.seed})"}, timings=timings
-    )
-
-
-def _probe_split(plan: _Plan) -> tuple[np.ndarray, np.ndarray]:
-    """The probes' training and evaluation rows, each part in its random order (the stress grid
-    takes the first rows of each): with a ``split`` column its training and evaluation rows (a
-    seeded sample of at most 70% and 30% of ``probe_rows`` of each), else a seeded 70/30 split of
-    a seeded sample of at most ``probe_rows`` rows."""
-    n_tr = int(round(0.7 * plan.probe_rows))
-    if plan.is_train is None:
-        rows = _sample_rows(len(plan.V), plan.probe_rows, plan.seed, _PROBE)
-        perm = np.random.default_rng([plan.seed, _SPLIT]).permutation(len(rows))
-        n_tr = int(round(0.7 * len(rows)))
-        return rows[perm[:n_tr]], rows[perm[n_tr:]]
-    parts = []
-    for part, (mask, cap) in enumerate(((plan.is_train, n_tr), (~plan.is_train, plan.probe_rows - n_tr))):
-        rows = np.flatnonzero(mask)
-        rows = rows[_sample_rows(len(rows), cap, plan.seed, _PROBE + 100 * (part + 1))]
-        parts.append(rows[np.random.default_rng([plan.seed, _SPLIT, part]).permutation(len(rows))])
-    return parts[0], parts[1]
-
-
-def _support(ys: dict[str, np.ndarray], min_support: int) -> tuple[list[dict], list[dict]]:
-    """Per column, the rare-class count (metric records) and every class's count (support table rows)."""
-    records, support = [], []
-    for col, y in ys.items():
-        values, counts = np.unique(labelled_values(y, col)[0], return_counts=True)
-        support += [
-            {"attribute": col, "class": v, "count": int(c), "eligible": bool(c >= min_support)}
-            for v, c in zip(values, counts)
-        ]
-        records.append(_record("labels", "rare_classes", "reference", int((counts < min_support).sum()), col))
-        records.append(_record("labels", "missing_labels", "reference", int((~labelled(y)).sum()), col))
-    return records, support
-
-
-def _present(y) -> np.ndarray:
-    """The classes of the labelled entries of ``y`` (none when every entry is missing)."""
-    keep = labelled(y)
-    return np.unique(y[keep]) if keep.any() else np.empty(0, dtype=object)
-
-
-def _probe_classes(ys, classes, tr, va, min_support: int) -> tuple[dict[str, np.ndarray], list[str]]:
-    """Per column, the frozen classes present in the evaluation rows ``va`` (columns with fewer
-    than two, or whose training rows ``tr`` hold fewer than two classes, are left out, with a note)."""
-    out, notes = {}, []
-    for col, y in ys.items():
-        present = np.intersect1d(classes[col], _present(y[va]))
-        if len(present) < 2:
-            notes.append(
-                f"--labels: column {col!r} has fewer than 2 classes with at least {min_support} items "
-                "present in the probe's evaluation split; no probe accuracy"
-            )
-        elif len(_present(y[tr])) < 2:
-            notes.append(
-                f"--labels: column {col!r} has fewer than 2 classes among the probe's labelled training "
-                "rows; no probe accuracy"
-            )
-        else:
-            out[col] = present
-    return out, notes
-
-
-@dataclass(frozen=True)
-class _Probes:
-    """The probes' labels and rows: each column's labels (``ys``) and frozen classes, the training
-    and evaluation rows (sorted), the classes each column's balanced accuracy averages over
-    (``ba_classes``: columns without a probe left out) and the notes on those."""
-
-    ys: dict[str, np.ndarray]
-    classes: dict[str, np.ndarray]
-    tr: np.ndarray
-    va: np.ndarray
-    ba_classes: dict[str, np.ndarray]
-    notes: list[str]
-
-    @classmethod
-    def of(cls, plan: _Plan) -> _Probes | None:
-        if plan.labels is None:
-            return None
-        ys = _label_arrays(plan.labels)
-        classes = frozen_classes(ys, plan.min_support)
-        tr, va = (np.sort(part) for part in _probe_split(plan))
-        return cls(ys, classes, tr, va, *_probe_classes(ys, classes, tr, va, plan.min_support))
-
-    def accuracy(self, plan: _Plan, c: ReportCondition | None) -> dict[str, float]:
-        """Balanced accuracy per column of probes fitted on rows ``tr`` of the reference (``c``
-        None) or of condition ``c`` and evaluated on rows ``va``; empty for an index or without
-        columns. Single-threaded (:func:`~embdiag.metrics.probe.fit_probes`)."""
-        if not self.ba_classes or (c is not None and not c.has_vectors):
-            return {}
-        V, tr, va, ys = plan.V, self.tr, self.va, self.ys
-        Xtr = take_rows(V, tr) if c is None else c.vectors(take_rows(V, tr), plan.fit, rows=tr)
-        Xva = take_rows(V, va) if c is None else c.vectors(take_rows(V, va), plan.fit, rows=va)
-        cols = {col: ys[col][tr] for col in self.ba_classes}
-        probes = fit_probes(Xtr, cols, random_state=plan.seed, patience=PROBE_PATIENCE)
-        return {col: balanced_accuracy(ys[col][va], p.predict(Xva), self.ba_classes[col]) for col, p in probes.items()}
-
-
-def _labels(plan: _Plan, neighbours: dict[str, np.ndarray], probes: _Probes | None, ba: dict[str, dict]) -> _Section:
-    """Class support, and per representation and column the probe's balanced accuracy (``ba``,
-    from :meth:`_Probes.accuracy`) and P@k of the searched queries (queries that are VECTORS rows
-    only), with their floors."""
-    if probes is None:
-        return _Section(False)
-    ys, classes, ba_classes, notes = probes.ys, probes.classes, probes.ba_classes, list(probes.notes)
-    rows, support = _support(ys, plan.min_support)
-    table = []
-    for name in ["reference"] + [c.name for c in plan.conds]:
-        for col, y in ys.items():
-            row = {
-                "representation": name,
-                "attribute": col,
-                "eligible_classes": len(classes[col]),
-                "missing_labels": int((~labelled(y)).sum()),
-            }
-            if col in ba.get(name, {}):
-                row.update(probe_ba=ba[name][col], ba_floor=1.0 / len(ba_classes[col]))
-                rows.append(_record("labels", "probe_ba", name, ba[name][col], col))
-            if plan.self_search:
-                p = precision_at_k(neighbours[name], y[plan.g_idx], y[plan.q_sel])
-                row.update({f"p@{plan.k}": p, "p_floor": random_floor(y[plan.g_idx])})
-                rows.append(_record("labels", f"p@{plan.k}", name, p, col))
-            table.append(row)
-    if not plan.self_search:
-        notes.append("--labels with --queries: labels describe VECTORS only, so P@k of the queries is not measured")
-    tables = {
-        "support": pd.DataFrame(support, columns=["attribute", "class", "count", "eligible"]),
-        "labels": pd.DataFrame(table),
-    }
-    return _Section(True, rows, tables, notes)
-
-
-def _informative(reference_pq: np.ndarray, floor: float) -> bool:
-    """Whether the reference's per-query P@k (percent) lies clearly above its random floor
-    (percent): the Student-t 95% interval of its mean minus the floor lies wholly above 0."""
-    values = reference_pq[~np.isnan(reference_pq)]
-    if len(values) < 2:
-        return False
-    iv = paired_t_interval(values, np.full(len(values), floor))
-    return bool(iv.low > 0)
-
-
-def _delta_p_draws(plan: _Plan, neighbours: dict[str, np.ndarray]) -> list[tuple[dict, np.ndarray, np.ndarray]]:
-    """Per label column and condition: (row keys, the condition's and the reference's per-query
-    P@k in percent), the paired samples of ΔP@k; none without labels or with separate queries.
-    The keys hold ``informative``: whether the reference's P@k on that column is clearly above
-    its random floor (:func:`_informative`); a change of an uninformative column decides no verdict."""
-    if plan.labels is None or not plan.self_search:
-        return []
-    draws = []
-    for col, y in _label_arrays(plan.labels).items():
-        pq = {
-            name: 100.0 * precision_at_k(nb, y[plan.g_idx], y[plan.q_sel], per_query=True)
-            for name, nb in neighbours.items()
-        }
-        informative = _informative(pq["reference"], 100.0 * random_floor(y[plan.g_idx]))
-        for c in plan.conds:  # the queries where both are defined (a query's label or its neighbours' may be missing)
-            both = ~np.isnan(pq[c.name]) & ~np.isnan(pq["reference"])
-            draws.append(
-                (
-                    {"condition": c.name, "attribute": col, "metric": f"delta_p@{plan.k}", "informative": informative},
-                    pq[c.name][both],
-                    pq["reference"][both],
-                )
-            )
-    return draws
-
-
-def _pairs(plan: _Plan, neighbours: dict[str, np.ndarray]) -> tuple[_Section, list]:
-    """Hit@k and recall@k of every representation over the scored queries (every query with a
-    positive; a quick run: a sample of them), and the paired samples of each condition's ΔHit@k
-    and Δrecall@k (in percent)."""
-    if plan.positives is None:
-        return _Section(False), []
-    has = plan.scored
-    if has.size < 2:
-        return _Section(
-            False,
-            notes=_self_match_note("--pairs", plan.self_matches)
-            + [f"--pairs: only {has.size} query(ies) have positives; Hit@k and recall@k skipped"],
-            inputs=_self_match_inputs(plan),
-        ), []
-    pos = [np.searchsorted(plan.g_idx, plan.positives[plan.q_sel[i]]) for i in has]
-    vals = {
-        name: {
-            "hit": 100.0 * hit_at_k(nb[has], pos, per_query=True),
-            "recall": 100.0 * recall_at_k(nb[has], pos, per_query=True),
-        }
-        for name, nb in neighbours.items()
-    }
-    rows = [
-        _record("relevance", f"{what}@{plan.k}", name, vals[name][what].mean() / 100.0)
-        for name in vals
-        for what in ("hit", "recall")
-    ]
-    draws = [
-        (
-            {"condition": c.name, "attribute": "", "metric": f"delta_{what}@{plan.k}", "informative": True},
-            vals[c.name][what],
-            vals["reference"][what],
-        )
-        for c in plan.conds
-        for what in ("hit", "recall")
-    ]
-    inputs = {"n_queries_with_positives": int(has.size)} | _self_match_inputs(plan)
-    return _Section(False, rows, notes=_self_match_note("--pairs", plan.self_matches), inputs=inputs), draws
-
-
-def _self_match_inputs(plan: _Plan) -> dict:
-    """report.json's record of the self-matches left out (none with ``--queries``)."""
-    return {} if plan.self_matches is None else {"self_matches": dict(plan.self_matches)}
+    return neighbours, sections.geometry.both_spaces(Xc, backend.geometry, own=Xc is not getattr(c, "array", None))
 
 
 def qrels_depth(k: int, gallery_rows: int, self_search: bool) -> int:
@@ -1346,143 +809,10 @@ def qrels_depth(k: int, gallery_rows: int, self_search: bool) -> int:
     return max(k, min(QRELS_DEPTH, gallery_rows - 1 - self_search))
 
 
-def _graded_names(k: int, depth: int) -> tuple[str, ...]:
-    """The graded metrics' names: nDCG and MRR at ``k``, MAP and recall at ``depth``."""
-    return (f"ndcg@{k}", f"mrr@{k}", f"map@{depth}", f"recall@{depth}")
-
-
-def _graded(plan: _Plan, deep: dict[str, np.ndarray]) -> tuple[_Section, list]:
-    """nDCG@k, MRR@k, MAP@depth and recall@depth (:mod:`embdiag.metrics.graded`) of every
-    representation over the scored queries (every query with a relevant judgment; a quick run: a
-    sample of them), and the paired samples of each condition's changes (in percent)."""
-    if plan.qrels is None:
-        return _Section(False), []
-    judged = []
-    for q in plan.q_sel[plan.scored]:
-        rows = np.array(sorted(plan.qrels[q]), dtype=np.int64)
-        pos = np.searchsorted(plan.g_idx, rows)
-        inside = (pos < len(plan.g_idx)) & (plan.g_idx[np.minimum(pos, len(plan.g_idx) - 1)] == rows)
-        judged.append({int(p): plan.qrels[q][int(r)] for p, r in zip(pos[inside], rows[inside])})
-    has = plan.scored[[any(g >= 1 for g in j.values()) for j in judged]]
-    notes = _self_match_note("--qrels", plan.self_matches)
-    if has.size < 2:
-        note = f"--qrels: only {has.size} query(ies) have a relevant judgment; graded relevance skipped"
-        return _Section(False, notes=notes + [note], inputs=_self_match_inputs(plan)), []
-    qrels = [j for j in judged if any(g >= 1 for g in j.values())]
-    names = _graded_names(plan.k, plan.depth)
-    measures = dict(zip(names, (ndcg_at_k, mrr_at_k, average_precision_at_k, graded_recall_at_k)))
-    cut = dict(zip(names, (plan.k, plan.k, plan.depth, plan.depth)))
-    vals = {
-        rep: {m: 100.0 * f(nb[has], qrels, k=cut[m], per_query=True) for m, f in measures.items()}
-        for rep, nb in deep.items()
-    }
-    rows = [_record("relevance", m, rep, vals[rep][m].mean() / 100.0) for rep in vals for m in names]
-    draws = [
-        (
-            {"condition": c.name, "attribute": "", "metric": f"delta_{m}", "informative": True},
-            vals[c.name][m],
-            vals["reference"][m],
-        )
-        for c in plan.conds
-        for m in names
-    ]
-    inputs = {"n_queries_judged": int(has.size), "qrels_depth": plan.depth} | _self_match_inputs(plan)
-    return _Section(False, rows, notes=notes, inputs=inputs), draws
-
-
-def _relevance(
-    plan: _Plan, neighbours: dict[str, np.ndarray], deep: dict[str, np.ndarray], intervals: Callable, sample
-) -> _Section:
-    """With pairs, Hit@k and recall@k of every representation over the scored queries; with qrels,
-    its graded relevance (:func:`_graded`, on the ``deep`` lists); each condition's ΔP@k per column
-    (over the query sample: ``sample`` is its plan and neighbour lists) and its changes of these
-    with paired bootstrap intervals over the queries (all drawn by one ``intervals`` call)."""
-    pairs, pair_draws = _pairs(plan, neighbours)
-    graded, graded_draws = _graded(plan, deep)
-    pairs = _Section(
-        False, pairs.rows + graded.rows, notes=pairs.notes + graded.notes, inputs=pairs.inputs | graded.inputs
-    )
-    draws = _delta_p_draws(*sample) + pair_draws + graded_draws
-    ivs = intervals([(a, b, None, plan.n_draws, 0.95, plan.seed) for _, a, b in draws])
-    rel = [
-        {**row, "value": iv.mean, "low": iv.low, "high": iv.high, "n_queries": iv.n}
-        for (row, _, _), iv in zip(draws, ivs)
-    ]
-    rows = pairs.rows + [
-        _record("relevance", r["metric"], r["condition"], r["value"], r["attribute"], r["low"], r["high"]) for r in rel
-    ]
-    return _Section(bool(rel), rows, {"relevance": pd.DataFrame(rel)} if rel else {}, pairs.notes, pairs.inputs)
-
-
-def _stress_records(condition: str, row: dict) -> list[dict]:
-    """Metric records of one stress grid row (``"<column> BA"`` -> ``probe_ba`` of that column, ...)."""
-    out = []
-    for key, value in row.items():
-        m = re.fullmatch(r"(.*) (BA|accuracy|P@\d+)", key)
-        if m:
-            metric = {"BA": "probe_ba", "accuracy": "probe_accuracy"}.get(m.group(2), m.group(2).lower())
-            out.append(_record("stress", metric, condition, value, m.group(1)))
-        else:
-            out.append(_record("stress", key, condition, value))
-    return out
-
-
-def _stress(plan: _Plan) -> _Section:
-    """The stress grid on the first :data:`STRESS_ROWS` rows of the probe split (70/30 of them), over the
-    label columns with two classes of at least 10 items in its evaluation rows."""
-    if not plan.stress:
-        return _Section(False)
-    tr, va = _probe_split(plan)
-    tr, va = np.sort(tr[: int(0.7 * STRESS_ROWS)]), np.sort(va[: STRESS_ROWS - int(0.7 * STRESS_ROWS)])
-    ys = _label_arrays(plan.labels)
-    cols = [
-        c
-        for c, y in ys.items()
-        if len(_present(y[tr])) >= 2 and labelled(y[va]).any() and len(eligible_classes(y[va], 10)) >= 2
-    ]
-    notes = []
-    if len(cols) < len(ys):
-        notes.append(
-            f"--stress: columns without 2 classes of at least 10 items in the stress evaluation rows "
-            f"left out: {[c for c in ys if c not in cols]}"
-        )
-    if not cols:
-        return _Section(
-            True,
-            tables={"stress": pd.DataFrame()},
-            notes=notes + ["--stress: no label column usable; stress grid skipped"],
-        )
-    Xtr, Xva = take_rows(plan.V, tr).astype(np.float64), take_rows(plan.V, va).astype(np.float64)
-    rows, table = [], []
-    for name, s, _, row, _ in measure_grid(
-        Xtr, {c: ys[c][tr] for c in cols}, Xva, {c: ys[c][va] for c in cols}, k=plan.k, seed=plan.seed
-    ):
-        rows += _stress_records(f"{name}@{s:g}", row)
-        table.append({"intervention": name, "severity": s, **row})
-    return _Section(True, rows, {"stress": pd.DataFrame(table)}, notes)
-
-
 # ----------------------------------------------------------------------------- the report
 
 
-def _probe_statement(plan: _Plan) -> str:
-    """Which rows fit the probes and which score them, and how C is chosen."""
-    grid = LinearProbe.Cs_default
-    how = (
-        f"; C picked from {grid[0]:g} to {grid[-1]:g} (x10, strongest regularization first) on a seeded "
-        f"stratified fifth of the training rows, stopping {PROBE_PATIENCE} values past the best"
-    )
-    if plan.is_train is None:
-        return f"a seeded 70/30 split of at most {plan.probe_rows:,} labelled rows" + how
-    tr, va = _probe_split(plan)
-    n_tr, n_va = int(plan.is_train.sum()), int((~plan.is_train).sum())
-    return (
-        f"the labels' split column: {len(tr):,} of its {n_tr:,} training rows fit them, {len(va):,} of its "
-        f"{n_va:,} evaluation rows score them" + (" (seeded samples)" if len(tr) + len(va) < n_tr + n_va else "") + how
-    )
-
-
-def _scored_statement(plan: _Plan) -> dict[str, str]:
+def _scored_statement(plan: Plan) -> dict[str, str]:
     """``{"scored": which queries relevance scores, with its metrics}`` (empty without pairs or qrels)."""
     if plan.scored is None:
         return {}
@@ -1498,7 +828,7 @@ def _scored_statement(plan: _Plan) -> dict[str, str]:
     return {"scored": f"{metrics} over {which} queries with {what}{outside}"}
 
 
-def _sampling(plan: _Plan, backend: _Backend) -> dict[str, str]:
+def _sampling(plan: Plan, backend: _Backend) -> dict[str, str]:
     """One statement per sample: queries, gallery, geometry rows, probes, bootstrap, PCA fit, and with
     pairs or qrels the queries relevance scores (``scored``)."""
     n, N, pool = len(plan.V), len(plan.G), plan.n_pool
@@ -1516,7 +846,7 @@ def _sampling(plan: _Plan, backend: _Backend) -> dict[str, str]:
             else f"a seeded sample of {N:,} of {n:,} rows (containing every searched query and its positives)"
         ),
         "geometry": geometry + backend.geometry_note,
-        "probes": _probe_statement(plan),
+        "probes": sections.labels.probe_statement(plan),
         "bootstrap": (
             f"{plan.n_draws:,} paired bootstrap draws over queries (seed {plan.seed})" + backend.bootstrap_note
         ),
@@ -1524,7 +854,7 @@ def _sampling(plan: _Plan, backend: _Backend) -> dict[str, str]:
     } | _scored_statement(plan)
 
 
-def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -> dict:
+def _inputs(plan: Plan, backend: _Backend, parts: list[Section], sources) -> dict:
     """The report's description of its inputs, samples, conditions and notes; ``sources`` (the
     files read, or a future of them) is awaited here, after every section."""
     inputs = {
@@ -1541,12 +871,12 @@ def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -
         "label_columns": [] if plan.labels is None else [str(c) for c in plan.labels.columns],
         "missing_labels": {}
         if plan.labels is None
-        else {col: int((~labelled(y)).sum()) for col, y in _label_arrays(plan.labels).items()},
+        else {col: int((~labelled(y)).sum()) for col, y in label_arrays(plan.labels).items()},
         "split_column": plan.is_train is not None,
         "conditions": [{"name": c.name, "kind": c.kind, "description": c.description} for c in plan.conds],
         "exact_search": "embdiag.metrics.retrieval.topk, cosine in float32" + backend.search_note,
         "versions": _versions(),
-        "notes": [note for s in sections for note in s.notes],
+        "notes": [note for s in parts for note in s.notes],
     }
     if plan.quick:
         inputs["quick_statement"] = (
@@ -1554,13 +884,13 @@ def _inputs(plan: _Plan, backend: _Backend, sections: list[_Section], sources) -
             f"{QUICK_GALLERY_ROWS:,} rows, {QUICK_GEOMETRY_ROWS:,} rows for geometry, {QUICK_PROBE_ROWS:,} for "
             f"probes, {QUICK_DRAWS:,} bootstrap draws); rerun without --quick for the full measurement."
         )
-    for s in sections:
+    for s in parts:
         inputs.update(s.inputs)
     inputs["files"] = dict((sources.result() if isinstance(sources, Future) else sources) or {})
     return inputs
 
 
-def _workers(plan: _Plan, backend: _Backend) -> int:
+def _workers(plan: Plan, backend: _Backend) -> int:
     """How many of the report's steps run at once: the backend's workers, when that many float32
     copies of the gallery fit in :data:`PARALLEL_BYTES` each (a condition's step holds one)."""
     copy = 4 * plan.G.shape[0] * plan.G.shape[1]
@@ -1576,7 +906,7 @@ def _measured(results: dict, cannot: dict[str, str]):
     return results
 
 
-def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str, _Section], dict[str, str]]:
+def _sections(plan: Plan, backend: _Backend, progress: bool) -> tuple[dict[str, Section], dict[str, str]]:
     """Every section, in order, and the conditions that cannot represent the rows (name -> why;
     the sections measure the others); the searches between geometry and identity find the
     neighbour lists that identity, labels and relevance read. Progress: one step per search and
@@ -1590,22 +920,26 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
         bar.set_postfix_str(f"{desc} done")  # names the step just finished
         bar.update(1)
 
-    Xg = _geometry_rows(plan)
-    geo = {"reference": _both_spaces(Xg, backend.geometry, own=False)}
+    Xg = sections.geometry.rows(plan)
+    geo = {"reference": sections.geometry.both_spaces(Xg, backend.geometry, own=False)}
     step("geometry")
     ref_S, ref_I = _exact(plan.Q, plan.G, max(plan.k + 1, plan.depth), plan.self_pos, backend.search)
     deep = {"reference": ref_I[:, : plan.depth]}
     step("exact search")
     # every condition's steps, which read only the plan: index builds first (the longest)
-    probes = _Probes.of(plan)
+    probes = sections.labels.Probes.of(plan)
     sample = plan.on_sample()  # identity, labels, index curves and certificates read the query sample
-    cert = _cert_sample(sample) if any(c.certified for c in plan.conds) else None
+    cert = sections.identity.cert_sample(sample) if any(c.certified for c in plan.conds) else None
     tasks = {("build", c.name): functools.partial(c.ann, plan.G) for c in plan.conds if not c.has_vectors}
     tasks |= {("condition", c.name): functools.partial(_condition, plan, c, backend, Xg) for c in plan.conds}
     if probes is not None:
         tasks |= {("probe", "reference"): functools.partial(probes.accuracy, plan, None)}
         tasks |= {("probe", c.name): functools.partial(probes.accuracy, plan, c) for c in plan.conds if c.has_vectors}
-    tasks |= {("cert", c.name): functools.partial(_certificate, cert, c, plan.fit) for c in plan.conds if c.certified}
+    tasks |= {
+        ("cert", c.name): functools.partial(sections.identity.certificate, cert, c, plan.fit)
+        for c in plan.conds
+        if c.certified
+    }
     pending = {("build", c.name): ("condition", c.name) for c in plan.conds if not c.has_vectors}
     results = run_tasks(
         {key: task for key, task in tasks.items() if key not in pending.values()},
@@ -1632,40 +966,40 @@ def _sections(plan: _Plan, backend: _Backend, progress: bool) -> tuple[dict[str,
     neighbours = {name: nb[:, : plan.k] for name, nb in deep.items()}
     sample = replace(sample, conds=plan.conds)
     on_sample = neighbours if sample is plan else {name: nb[plan.sample] for name, nb in neighbours.items()}
-    out = {"geometry": _geometry(plan, geo)}
-    out["identity"] = _identity(sample, on_sample, boundary_margin(ref_S[plan.sample], plan.k), certs)
-    out["indexes"] = _index_curves(sample, on_sample)
+    out = {"geometry": sections.geometry.measure(plan, geo)}
+    out["identity"] = sections.identity.measure(sample, on_sample, boundary_margin(ref_S[plan.sample], plan.k), certs)
+    out["indexes"] = sections.indexes.measure(sample, on_sample)
     if out["indexes"].measured:
         step("index curves")
-    out["labels"] = _labels(sample, on_sample, probes, ba)
+    out["labels"] = sections.labels.measure(sample, on_sample, probes, ba)
     if out["labels"].measured:
         step("labels")
-    out["relevance"] = _relevance(plan, neighbours, deep, backend.intervals, (sample, on_sample))
-    out["stress"] = _stress(plan)
+    out["relevance"] = sections.relevance.measure(plan, neighbours, deep, backend.intervals, (sample, on_sample))
+    out["stress"] = sections.stress.measure(plan)
     if out["stress"].measured:
         step("stress")
     bar.close()
     return out, cannot
 
 
-def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
+def _report(plan: Plan, backend: _Backend, progress: bool, sources) -> Report:
     """The sections measured and put together: tables and metric records in section order, the
     scope sentences of the sections measured."""
-    sections, cannot = _sections(plan, backend, progress)
-    inputs = _inputs(plan, backend, list(sections.values()), sources)
+    parts, cannot = _sections(plan, backend, progress)
+    inputs = _inputs(plan, backend, list(parts.values()), sources)
     inputs["notes"] += [f"{name} {CANNOT_REPRESENT}: {why}; not measured." for name, why in cannot.items()]
     tables = {"conditions": pd.DataFrame(inputs["conditions"], columns=["name", "kind", "description"])}
-    for s in sections.values():
+    for s in parts.values():
         tables.update(s.tables)
-    metrics = pd.DataFrame([r for s in sections.values() for r in s.rows], columns=METRIC_COLUMNS)
+    metrics = pd.DataFrame([r for s in parts.values() for r in s.rows], columns=METRIC_COLUMNS)
     suffix = " Quick run: from subsamples." if plan.quick else ""
     measured_conds = [c for c in plan.conds if c.name not in cannot]
     summary = summarize(
         measured_conds, tables.get("identity"), tables.get("relevance"), tables.get("labels"), plan.k, plan.margin
     )
     summary = with_unrepresented(summary, plan.conds, cannot, plan.k)
-    measured = {name: s.measured for name, s in sections.items()} | {"summary": bool(summary)}
-    scope = {name: text + suffix for name, text in SCOPE.items() if measured.get(name)}
+    measured = {name: s.measured for name, s in parts.items()} | {"summary": bool(summary)}
+    scope = {name: getattr(sections, name).SCOPE + suffix for name in _SCOPED if measured.get(name)}
     gates = rules_of.outcomes(plan.rules, metrics, strict=False)
     if summary:
         tables["summary"] = summary_table(summary, plan.k)
@@ -1673,10 +1007,10 @@ def _report(plan: _Plan, backend: _Backend, progress: bool, sources) -> Report:
         inputs["bytes_per_vector"] = reference_bytes  # the reference as float32 rows, what exact search compares
     if measured_conds:  # a condition that cannot represent the rows has no bytes, identity or relevance to weigh
         tables["frontier"] = frontier_table(summary, tables["identity"], gates, reference_bytes, plan.k)
-        scope["frontier"] = SCOPE["frontier"] + suffix
+        scope["frontier"] = sections.frontier.SCOPE + suffix
     if gates:
         tables["gates"] = pd.DataFrame(gates)
-    timings = {key: value for s in sections.values() for key, value in s.timings.items()}
+    timings = {key: value for s in parts.values() for key, value in s.timings.items()}
     return Report(inputs, scope, tables, metrics, summary, gates, timings)
 
 

@@ -21,6 +21,8 @@ from embdiag.report.measurement import METRIC_COLUMNS, Report, measure
 from embdiag.report.summary import verdict
 
 from embdiag.report import measurement as measure_mod
+from embdiag.report import streams
+from embdiag.report.sections import identity
 
 K = 5
 N, D = 500, 16
@@ -123,7 +125,7 @@ def test_identity_overlap_equals_overlap_at_k_against_exact_topk(report):
 def test_storage_certificate_has_no_violations(report):
     row = report.tables["identity"].set_index("condition").loc["fp16"]
     assert row.cert_violations == 0 and 0 < row.cert_coverage <= 1
-    assert row.cert_queries == min(N, measure_mod.CERT_QUERIES) and row.cert_gallery == N
+    assert row.cert_queries == min(N, identity.CERT_QUERIES) and row.cert_gallery == N
     assert value(report, "identity", "cert_violations", "int8").value == 0
     assert np.isnan(report.tables["identity"].set_index("condition").loc["hnsw"].cert_coverage)
 
@@ -698,7 +700,7 @@ def test_every_query_with_a_positive_is_scored_whatever_the_query_sample(monkeyp
     )
     assert rep.inputs["n_queries_with_positives"] == len(which)
     assert set(rep.tables["relevance"].query("metric == 'delta_hit@5'").n_queries) == {len(which)}
-    sample = measure_mod._sample_rows(N, 50, 0, measure_mod._QUERIES)
+    sample = measure_mod._sample_rows(N, 50, 0, streams.QUERIES)
     assert rep.inputs["n_queries"] == 50 and rep.inputs["n_queries_searched"] == len(np.union1d(sample, which))
     outside = len(np.setdiff1d(which, sample))
     assert rep.inputs["sampling"]["scored"] == (
@@ -736,15 +738,15 @@ def test_one_rule_for_k_measures_up_to_its_limit_and_refuses_past_it(n, separate
 
 def test_a_report_whose_every_condition_cannot_represent_the_rows_is_measured(tmp_path):
     """float32 rows beyond float16's 65,504 with fp16 alone: a result (no identity, no frontier), no failure."""
-    from embdiag.paper import report_view as view
+    from embdiag.report import sections
 
     rep = measure(X * 1e5, compress="fp16", k=K, progress=False)
     assert [(e["condition"], e["verdict"]) for e in rep.summary] == [("fp16", "cannot represent these vectors")]
     assert "identity" not in rep.tables and "frontier" not in rep.tables and "summary" in rep.tables
     rep.save(tmp_path)
-    for name in view.SECTIONS:
-        shown = view.section(rep, name)
-        if name in ("identity", "frontier"):
+    for section in sections.PAGE:
+        shown = section.exhibits(rep)
+        if section.NAME in ("identity", "frontier"):
             assert shown[0].data.startswith("*Not measured:* no condition given can represent these vectors")
 
 

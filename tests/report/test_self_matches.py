@@ -15,7 +15,7 @@ import pytest
 from embdiag.data.files import InputError, file_record
 from embdiag.metrics.graded import ndcg_at_k
 from embdiag.metrics.retrieval import hit_at_k, recall_at_k, topk
-from embdiag.paper import report_view as view
+from embdiag.report import sections
 from embdiag.report import measure
 from embdiag.report import verify as V
 
@@ -61,10 +61,10 @@ def test_self_pairs_are_excluded_counted_and_their_queries_left_unscored():
     assert any(
         s.startswith(note) and "30 queries left with no positive are not scored" in s for s in rep.inputs["notes"]
     )
-    page = view.overview(rep, "test").data  # the note is visible on the page
+    page = sections.overview(rep, "test").data  # the note is visible on the page
     assert "- Note: " + note in page
     assert "**Relevance:** Hit@5 and recall@5 over every one of the 30 queries with a positive." in page
-    shown = [p.data for p in view.section(rep, "relevance") if hasattr(p, "data") and isinstance(p.data, str)]
+    shown = [p.data for p in sections.relevance.exhibits(rep) if hasattr(p, "data") and isinstance(p.data, str)]
     assert "*Queries:* Hit@5 and recall@5 over every one of the 30 queries with a positive." in shown
 
 

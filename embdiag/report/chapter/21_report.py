@@ -54,12 +54,10 @@ fail_if = []  # --fail-if rules, e.g. ["overlap@10<0.95"]: checked before measur
 from IPython.display import display
 
 from embdiag.cluster import maybe_connect
-from embdiag.view import charts
-from embdiag.paper import report_view as view
-from embdiag.report import measure
+from embdiag.report import measure, sections
 from embdiag.report.cli import chapter_inputs
 
-charts.enable()
+sections.enable()
 with maybe_connect(cluster):  # one connection for the input check and the searches (none without a cluster)
     data, source, files = chapter_inputs(
         vectors_path,
@@ -87,101 +85,64 @@ with maybe_connect(cluster):  # one connection for the input check and the searc
         fail_if=fail_if,
     )
 saved = report.save(out_dir) if out_dir else []
-display(view.result(report), view.overview(report, source))
+display(*sections.head(report, source))
 
 # %% [markdown]
 # ## Summary: what each condition changes
-#
-# One row per condition, with a verdict in words by the rule stated under the table; the
-# sections below give every number behind it.
 
 # %%
-display(*view.section(report, "summary"))
+display(*sections.show(report, "summary"))
 
 # %% [markdown]
 # ## Conditions compared
-#
-# The conditions are what the reference vectors are compared with: a second file, a storage
-# format or compression made here, or an approximate index searched instead of exact search.
 
 # %%
-display(*view.section(report, "conditions"))
+display(*sections.show(report, "conditions"))
 
 # %% [markdown]
 # ## Distribution: geometry without labels
-#
-# Geometry needs no labels: how spread the vectors are, how much they share one direction, and
-# how many directions carry their variance. Each representation is measured twice, in tables
-# that are not to be mixed: on its raw rows (as given, or as a storage format or compression makes
-# them) and on its unit rows (each divided by its norm, what cosine search compares). A condition
-# that changes these numbers changes the shape of the space; one that keeps them may still
-# reorder neighbours.
 
 # %%
-display(*view.section(report, "geometry"))
+display(*sections.show(report, "geometry"))
 
 # %% [markdown]
 # ## Recoverable labels: probes and P@k
-#
-# A linear probe's balanced accuracy (fitted on part of the labelled rows, evaluated on
-# the rest) and P@k (the share of each query's k nearest neighbours with its label), each beside
-# its chance floor.
 
 # %%
-display(*view.section(report, "labels"))
+display(*sections.show(report, "labels"))
 
 # %% [markdown]
 # ## Neighbour identity: does the exact top-k survive?
-#
-# The study's finding is that neighbour identity can change while everything above
-# stays put. Queries whose k-th and (k+1)-th reference scores lie close together (a small
-# boundary margin) are the ones that change; for storage formats a float certificate proves
-# which queries cannot.
 
 # %%
-display(*view.section(report, "identity"))
+display(*sections.show(report, "identity"))
 
 # %% [markdown]
 # ## Approximate indexes: recall along each knob
 
 # %%
-display(*view.section(report, "indexes", timings=timings))
+display(*sections.show(report, "indexes", timings=timings))
 
 # %% [markdown]
 # ## Relevance: what the changes cost
-#
-# Whether the changed neighbours are worse ones. Each change is the condition's
-# per-query value minus the reference's, averaged, with a paired bootstrap interval over the
-# searched queries.
 
 # %%
-display(*view.section(report, "relevance"))
+display(*sections.show(report, "relevance"))
 
 # %% [markdown]
 # ## Stress grid
-#
-# On request (`--stress`), the reference vectors go through the study's declared interventions
-# (contraction, common offset, rank restriction, noise) at each severity, and every metric above
-# is measured again: how sensitive each number is, not what the user's pipeline does.
 
 # %%
-display(*view.section(report, "stress"))
+display(*sections.show(report, "stress"))
 
 # %% [markdown]
 # ## The frontier: what each condition keeps for its bytes
-#
-# The Pareto set holds the conditions that no other matches or beats on bytes, identity and
-# relevance at once; with `--fail-if` rules, the smallest condition that passes every one is
-# named.
 
 # %%
-display(*view.section(report, "frontier"))
+display(*sections.show(report, "frontier"))
 
 # %% [markdown]
 # ## Gates: the `--fail-if` rules
-#
-# Each rule given to `embdiag report --fail-if`, checked before anything was measured (its metric,
-# conditions and attributes exist for these inputs) and here on every row it selects.
 
 # %%
-display(*view.section(report, "gates"))
+display(*sections.show(report, "gates"))

@@ -1,0 +1,44 @@
+"""The conditions compared: each second representation with every parameter stated (a
+definition, not a measurement; the report's ``conditions`` table)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from ...view import exhibits as exhibit
+from .presentation import section
+
+if TYPE_CHECKING:
+    from ..measurement import Report
+
+NAME = "conditions"
+TITLE = "Conditions compared"
+INTRO = (
+    "The conditions are what the reference vectors are compared with: a second file, a storage "
+    "format or compression made here, or an approximate index searched instead of exact search."
+)
+#: Why the section can be missing.
+MISSING = "no second representation (--compare, --compress or --index) was given"
+
+
+def exhibits(report: Report, *, timings: bool = False) -> list:
+    """The table of conditions, or why there is none (the report has no scope sentence for it)."""
+    return section(report, NAME, MISSING, _draw)
+
+
+def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
+    return [
+        exhibit.table(
+            table.set_index("name"),
+            name="report-conditions",
+            **mark,
+            extremes=False,
+            caption=(
+                "Each condition compared with the reference VECTORS, with every parameter stated (a definition, "
+                "not a measurement). kind: file (--compare), storage (a number format), compression (fewer "
+                "dimensions) or index (an approximate search over the reference vectors)."
+            ),
+        )
+    ]

@@ -1,0 +1,217 @@
+"""The frontier: what each condition keeps for its bytes, the Pareto set, and the smallest
+condition passing every rule (measured by :func:`~embdiag.report.frontier.frontier_table`)."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from ...view import exhibits as exhibit
+from ...view import theme
+from ...view.markdown import Markdown
+from ...view.result import Result, box
+from ..frontier import smallest_passing
+from ..summary import change_name
+from .presentation import for_reading, kind_colour, provenance, section
+
+if TYPE_CHECKING:
+    from ..measurement import Report
+
+NAME = "frontier"
+TITLE = "The frontier: what each condition keeps for its bytes"
+INTRO = (
+    "The Pareto set holds the conditions that no other matches or beats on bytes, identity and "
+    "relevance at once; with `--fail-if` rules, the smallest condition that passes every one is "
+    "named."
+)
+#: Why the section can be missing.
+MISSING = "no second representation (--compare, --compress or --index) was given"
+#: What the section establishes and what not (the report's ``scope``).
+SCOPE = (
+    "What each condition keeps (identity, and the lowest bound of its relevance intervals) against "
+    "the bytes one vector takes, and which conditions no other beats on all of these at once; the "
+    "bytes count a vector's codes, not the shared tables, and not search speed."
+)
+
+
+def exhibits(report: Report, *, timings: bool = False) -> list:
+    """The scope sentence, the frontier figure and table, or why there are none."""
+    return section(report, NAME, MISSING, _draw)
+
+
+def _lowest_name(row: dict) -> str:
+    """The name of a frontier row's lowest relevance change (``ΔP@10 weather``)."""
+    return change_name({"metric": row["lowest_metric"], "attribute": row["lowest_attribute"]})
+
+
+def result(report: Report) -> Result:
+    """A result box for the frontier: the Pareto set with each member's bytes, overlap and lowest
+    relevance bound, the smallest condition passing every rule, and the frontier figure."""
+    table = report.tables["frontier"]
+    k = report.inputs["k"]
+    reference = int(report.inputs["bytes_per_vector"])
+
+    def member(r) -> str:
+        low = "" if not r["lowest_metric"] else f", {_lowest_name(r)} reaching {r['lowest_low']:+.2f} pp"
+        return (
+            f"<strong>{html.escape(r['condition'])}</strong> ({r['bytes_per_vector']:,.0f} bytes, "
+            f"overlap@{k} {100 * r[f'overlap@{k}']:.1f}%{low})"
+        )
+
+    pareto = table[table["pareto"]]
+    text = (
+        f"Of {len(table)} conditions measured against the reference's {reference:,} bytes per vector (float32), "
+        f"{len(pareto)} form the Pareto set: " + "; ".join(member(r) for r in pareto.to_dict("records")) + "."
+    )
+    if report.gates:
+        best = smallest_passing(table)
+        rules = ", ".join(f"<code>{html.escape(g)}</code>" for g in dict.fromkeys(g["rule"] for g in report.gates))
+        text += f" The smallest condition passing every rule ({rules}, each the failing side): " + (
+            f"<strong>{html.escape(best['condition'])}</strong>, {best['times_smaller']:.3g} times smaller."
+            if best is not None
+            else "none."
+        )
+    figure = exhibit.figure(
+        chart(table, k, reference, room=theme.RESULT_PX),
+        name="frontier-result",
+        caption=(
+            f"Bytes per vector (log axis; dashed: the reference's {reference:,}) against overlap@{k} (left) and the "
+            "lowest relevance change with its 95% interval (right); filled marks are the Pareto set."
+        ),
+    )
+    return box(text, figure=figure)
+
+
+def ranked(report: Report, mark: dict | None = None) -> exhibit.Exhibit:
+    """The frontier as a table, fewest bytes first (:func:`embdiag.report.frontier.frontier_table`)."""
+    table = report.tables["frontier"]
+    k = report.inputs["k"]
+    reference = int(report.inputs["bytes_per_vector"])  # the reference as float32 rows
+    records = table.to_dict("records")
+    shown = table.assign(
+        pareto=table["pareto"].map({True: "yes", False: ""}),
+        lowest=[_lowest_name(r) if r["lowest_metric"] else "—" for r in records],
+        change=[
+            f"{r['lowest_value']:+.2f} [{r['lowest_low']:+.2f}, {r['lowest_high']:+.2f}]" if r["lowest_metric"] else "—"
+            for r in records
+        ],
+    )
+    columns = ["condition", "kind", "bytes_per_vector", "times_smaller", f"overlap@{k}", "lowest", "change", "pareto"]
+    if table["gates"].astype(bool).any():
+        columns.append("gates")
+    shown = for_reading(shown[columns]).rename(
+        columns={
+            "times_smaller": "times smaller",
+            "lowest": "lowest relevance change",
+            "change": "its change, pp [95% interval]",
+            "pareto": "Pareto set",
+        }
+    )
+    return exhibit.table(
+        shown.set_index("condition"),
+        name="report-frontier-table",
+        **(mark if mark is not None else provenance(report)),
+        extremes=[f"overlap@{k} (%)"],
+        caption=(
+            "The frontier, fewest bytes first. bytes per vector: a vector's codes and per-row scale (shared "
+            f"tables not counted); times smaller: the reference's float32 rows ({reference:,} bytes) over it; "
+            "lowest relevance change: of all the condition's changes (per label column, Hit@k, recall@k, nDCG, "
+            "MRR, MAP), the one whose interval reaches lowest; Pareto set: no other condition takes at most as "
+            "many bytes with at least as high an overlap and lowest bound, one strictly"
+            + ("; gates: whether every --fail-if row of the condition passed." if "gates" in columns else ".")
+        ),
+    )
+
+
+def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
+    k = report.inputs["k"]
+    reference = int(report.inputs["bytes_per_vector"])
+    out = [
+        exhibit.figure(
+            chart(table, k, reference),
+            name="report-frontier",
+            **mark,
+            caption=(
+                "Each condition's bytes per vector (log axis; the dashed line is the reference's float32 rows, "
+                f"{reference:,} bytes) against what it keeps: overlap@{k} with exact search on the reference (left) "
+                "and the lowest relevance change with its 95% interval (right, where relevance was measured). Filled "
+                "marks: the Pareto set, conditions that no other matches or beats on bytes, overlap and lowest bound "
+                "at once."
+            ),
+        ),
+        ranked(report, mark),
+    ]
+    best = smallest_passing(table)
+    if best is not None:
+        out.insert(
+            0,
+            Markdown(
+                f"**Smallest condition passing every rule:** `{best['condition']}`, {best['bytes_per_vector']:,.0f} "
+                f"bytes per vector ({best['times_smaller']:.3g} times smaller than the reference)."
+            ),
+        )
+    return out
+
+
+def chart(frontier: pd.DataFrame, k: int, reference_bytes: float, room: int = theme.COLUMN_PX) -> alt.HConcatChart:
+    """Bytes per vector (log x) against overlap@k (left) and against the lowest relevance change
+    with its interval (right, when measured); filled marks and names are the Pareto set (the
+    others are named on hover), the dashed line the reference's bytes; colour is the condition's
+    kind. Two panels share ``room`` pixels."""
+    pareto_rank = frontier["pareto"].cumsum().where(frontier["pareto"], 0)  # 1, 2, ... by bytes
+    data = frontier.assign(
+        set=frontier["pareto"].map({True: "Pareto set", False: "dominated"}),
+        overlap=frontier[f"overlap@{k}"],
+        label=np.where(pareto_rank % 2 == 1, "above", np.where(frontier["pareto"], "below", "")),
+    )
+    low, high = float(data["bytes_per_vector"].min()) / 1.5, reference_bytes * 1.5
+    ticks = [v for e in range(0, 8) for v in (10**e, 3 * 10**e) if low <= v <= high]
+    x = alt.X(
+        "bytes_per_vector:Q",
+        title="bytes per vector (log)",
+        scale=alt.Scale(type="log", domain=[low, high]),
+        axis=alt.Axis(values=ticks, format=",.0f"),
+    )
+    about = ["condition", "kind", alt.Tooltip("bytes_per_vector:Q", format=",.0f"), "set"]
+    shape = alt.Shape(
+        "set:N", title=None, scale=alt.Scale(domain=["Pareto set", "dominated"], range=["circle", "diamond"])
+    )
+    ref = (
+        alt.Chart()
+        .mark_rule(color=theme.PALETTE["grey"], strokeDash=theme.DASHES["reference"])
+        .encode(x=alt.datum(reference_bytes))
+    )
+    width = theme.panel_width(2, gap=70, room=room)
+
+    def points(y: alt.Y, extra=()):
+        base = alt.Chart().encode(x=x, y=y, color=kind_colour(), shape=shape)
+        hollow = base.transform_filter(alt.datum.pareto == False).mark_point(size=70, filled=False)  # noqa: E712
+        solid = base.transform_filter(alt.datum.pareto == True).mark_point(size=70, filled=True)  # noqa: E712
+        labels = [  # the Pareto set named, alternately above and below its marks (neighbours differ)
+            alt.Chart()
+            .transform_filter(alt.datum.label == side)
+            .mark_text(align="left", dx=6, dy=dy)
+            .encode(x=x, y=y, text="condition:N")
+            for side, dy in (("above", -9), ("below", 12))
+        ]
+        return [*extra, hollow.encode(tooltip=about + ["overlap"]), solid.encode(tooltip=about + ["overlap"]), *labels]
+
+    floor = max(0.0, float(np.floor((data["overlap"].min() - 0.02) * 10) / 10))
+    overlap = alt.Y("overlap:Q", title=f"overlap@{k} (share)", scale=alt.Scale(domain=[floor, 1]))
+    left = alt.layer(ref, *points(overlap), data=data).properties(width=width, height=260)
+    measured = data.dropna(subset=["lowest_low"])
+    if measured.empty:
+        return theme.legend_below(alt.hconcat(left))
+    y = alt.Y("lowest_value:Q", title="lowest relevance change (pp)")
+    interval = (
+        alt.Chart().mark_rule(strokeWidth=2).encode(x=x, y="lowest_low:Q", y2="lowest_high:Q", color=kind_colour())
+    )
+    zero = (
+        alt.Chart().mark_rule(color=theme.PALETTE["grey"], strokeDash=theme.DASHES["reference"]).encode(y=alt.datum(0))
+    )
+    right = alt.layer(ref, zero, *points(y, extra=[interval]), data=measured).properties(width=width, height=260)
+    return theme.legend_below(alt.hconcat(left, right))
