@@ -47,11 +47,11 @@ def imported_modules(path: Path, module: str) -> set[str]:
 
 
 def violations(root: Path) -> list[str]:
-    """Every import in the package at ``root`` that goes against :data:`ALLOWED`. A chapter
-    shipped as package data (``*/chapter/NN_name.py``, a notebook, never imported) is at the top
-    of the order, like the book's chapters, and is not checked."""
+    """Every import in the package at ``root`` that goes against :data:`ALLOWED`, in every module
+    and in every chapter shipped as package data (``report/chapter/21_report.py``, a notebook of
+    the part it lies in)."""
     out = []
-    for path in sorted(p for p in root.rglob("*.py") if p.parent.name != "chapter"):
+    for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root.parent).with_suffix("")
         module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
         mine = part_of(module)
@@ -82,8 +82,12 @@ def test_the_check_catches_a_wrong_import(tmp_path):
     (pkg / "metrics" / "__init__.py").write_text("from .geometry import rankme\n")
     (pkg / "metrics" / "geometry.py").write_text("def f():\n    from ..paper import charts\n")
     (pkg / "artifacts.py").write_text("import embdiag.metrics.geometry\n")
+    (pkg / "metrics" / "chapter").mkdir()
+    (pkg / "metrics" / "chapter" / "01_page.py").write_text("# %%\nfrom embdiag.paper import exhibits\n")
     assert violations(pkg) == [
         "embdiag.artifacts imports embdiag.metrics.geometry (shared may not import metrics)",
+        "embdiag.metrics.chapter.01_page imports embdiag.paper (metrics may not import paper)",
+        "embdiag.metrics.chapter.01_page imports embdiag.paper.exhibits (metrics may not import paper)",
         "embdiag.metrics.geometry imports embdiag.paper (metrics may not import paper)",
         "embdiag.metrics.geometry imports embdiag.paper.charts (metrics may not import paper)",
     ]
