@@ -5,11 +5,15 @@ An :class:`AnnIndex` is made from a FAISS ``index_factory`` string (``"HNSW32"``
 ``"IVF1024,PQ64"``, ``"OPQ32,IVF256,PQ32"``, ...), from one of two named configurations
 (:meth:`AnnIndex.hnsw`, :meth:`AnnIndex.ivfpq`, the report's ``hnsw`` and ``ivfpq``) or from a
 prebuilt index file (:meth:`AnnIndex.read`). The metric is the inner product on unit float32
-rows, i.e. cosine. A build (training and adding) runs on one thread: a multi-threaded HNSW build
-differs from run to run. Its **knob** is the search parameter that trades recall for speed:
-``nprobe`` for an IVF index (inverted lists visited), ``efSearch`` for HNSW (candidate list
-length); an index with neither (flat) has none. :meth:`AnnIndex.search` returns results sorted
-like :func:`embdiag.metrics.retrieval.topk` (descending score, ties by lower index).
+rows, i.e. cosine. A build is the same whatever the number of threads: training and adding run on
+one thread, except the rows added to an HNSW graph, which run on every FAISS thread
+(:func:`add_threads`: FAISS from 1.15.1 builds the graph in batches searched against a frozen
+snapshot and linked in a fixed order, so the graph does not depend on the thread count).
+
+Its **knob** is the search parameter that trades recall for speed: ``nprobe`` for an IVF index
+(inverted lists visited), ``efSearch`` for HNSW (candidate list length); an index with neither
+(flat) has none. :meth:`AnnIndex.search` returns results sorted like
+:func:`embdiag.metrics.retrieval.topk` (descending score, ties by lower index).
 
 Checks before a build: :meth:`AnnIndex.check` with the gallery's row count refuses a factory
 string whose parts cannot be trained or filled on those rows (:func:`factory_problems`); a
@@ -49,6 +53,8 @@ __all__ = [
     "MATCH_ROWS",
     "MATCH_TOP",
     "AnnIndex",
+    "add_threads",
+    "deterministic_graph",
     "factory_problems",
     "hnsw_params",
     "ivfpq_params",
@@ -62,6 +68,8 @@ KNOBS = ("nprobe", "efSearch")
 #: Defaults of a factory index's knob (a file index keeps the value saved in it).
 DEFAULT = {"nprobe": 16, "efSearch": 64}
 HNSW_M, HNSW_EF_CONSTRUCTION = 32, 200
+#: The first FAISS whose HNSW graph is the same for any number of threads.
+DETERMINISTIC_HNSW = (1, 15, 1)
 #: FAISS warns below 39 training rows per centroid; IVF-PQ needs codebooks of at least MIN_NBITS bits.
 FAISS_ROWS_PER_CENTROID = 39
 MIN_NBITS = 4
@@ -124,16 +132,49 @@ def unit_f32(X, name: str = "X") -> np.ndarray:
     return (A / np.linalg.norm(A, axis=1)[:, None]).astype(np.float32)
 
 
-class _OneThread:
-    """FAISS on one thread inside the block, the caller's setting restored after."""
+class _Threads:
+    """FAISS on ``threads`` threads inside the block, the caller's setting restored after."""
+
+    def __init__(self, threads: int = 1):
+        self.threads = threads
 
     def __enter__(self):
         faiss = _faiss()
-        self.threads = faiss.omp_get_max_threads()
-        faiss.omp_set_num_threads(1)
+        self.before = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(self.threads)
 
     def __exit__(self, *exc):
-        _faiss().omp_set_num_threads(self.threads)
+        _faiss().omp_set_num_threads(self.before)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """``"1.15.1"`` -> ``(1, 15, 1)`` (the leading numbers of a version string)."""
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def deterministic_graph(index) -> bool:
+    """Whether adding rows to the empty or trained ``index`` gives the same index on any number of
+    threads although FAISS runs it on several: an HNSW graph (``IndexHNSW`` over flat, scalar- or
+    product-quantized storage) with FAISS 1.15.1 or later, which builds the graph in batches
+    searched against a frozen snapshot and linked in a fixed order."""
+    faiss = _faiss()
+    graph = (faiss.IndexHNSWFlat, faiss.IndexHNSWSQ, faiss.IndexHNSWPQ)
+    return type(faiss.downcast_index(index)) in graph and _version(faiss.__version__) >= DETERMINISTIC_HNSW
+
+
+def add_threads(index) -> int:
+    """FAISS threads that adding rows to ``index`` runs on: every FAISS thread
+    (``omp_get_max_threads``) where the result does not depend on their number
+    (:func:`deterministic_graph`), else one.
+
+    Example:
+        >>> import faiss
+        >>> add_threads(faiss.IndexHNSWFlat(8, 16)) == faiss.omp_get_max_threads()
+        True
+        >>> add_threads(faiss.IndexIVFFlat(faiss.IndexFlatIP(8), 8, 4))
+        1
+    """
+    return _faiss().omp_get_max_threads() if deterministic_graph(index) else 1
 
 
 def _knob(index) -> str | None:
@@ -415,7 +456,8 @@ class AnnIndex:
 
     def fit(self, gallery) -> AnnIndex:
         """Build (and train) the index over the unit rows of ``gallery`` (n x d, possibly a
-        memory-map) on one thread; a file index checks that it holds ``n`` rows of ``d``."""
+        memory-map): trained on one thread, rows added on :func:`add_threads` threads; a file index
+        checks that it holds ``n`` rows of ``d``."""
         if np.ndim(gallery) != 2 or not len(gallery):
             as_matrix(gallery, "gallery")  # raises, naming what is wrong
         n, d = np.shape(gallery)
@@ -431,10 +473,11 @@ class AnnIndex:
         index = self._probe(d)
         if self.ef_construction is not None:
             _hnsw(index).efConstruction = self.ef_construction
-        with _OneThread():
+        with _Threads(1):
             if not index.is_trained:
                 self._train(faiss, index, gallery)
-            empty = len(faiss.serialize_index(index))
+        empty = len(faiss.serialize_index(index))
+        with _Threads(add_threads(index)):
             for a in range(0, n, CHUNK_ROWS):
                 b = min(a + CHUNK_ROWS, n)
                 index.add(unit_f32(gallery[a:b], "gallery"))

@@ -45,6 +45,7 @@ from ..interventions.ann import (
     FAISS_ROWS_PER_CENTROID,
     MIN_NBITS,
     AnnIndex,
+    deterministic_graph,
     factory_name,
     file_name,
     hnsw_params,
@@ -420,8 +421,8 @@ class Compression(ReportCondition):
 @dataclass(frozen=True)
 class ApproximateIndex(ReportCondition):
     """An approximate index (:class:`~embdiag.interventions.ann.AnnIndex`) searched instead of exact
-    search: inner product on unit float32 rows, built on one thread (reproducible), training
-    seeded with ``seed``, searched at its knob's default value; :meth:`curve` sweeps the knob.
+    search: inner product on unit float32 rows, built reproducibly (:func:`build_statement`),
+    training seeded with ``seed``, searched at its knob's default value; :meth:`curve` sweeps the knob.
     ``params``: the parameters a named index's description states (for ``ivfpq``, those of the
     gallery size it was parsed for; a build uses :func:`ivfpq_params` of its gallery).
 
@@ -447,13 +448,14 @@ class ApproximateIndex(ReportCondition):
     def hnsw(cls, n: int, d: int, seed: int = 0) -> ApproximateIndex:
         """The ``hnsw`` condition (:func:`hnsw_params`) with its description."""
         p = hnsw_params(n, d)
+        ann = AnnIndex.hnsw(n, d, seed)
         return cls(
             "hnsw",
             f"FAISS HNSW, M={p['M']}, efConstruction={p['efConstruction']}, efSearch={p['efSearch']}, "
-            "inner product on unit float32 rows, built on one thread (reproducible).",
+            f"inner product on unit float32 rows, {build_statement(ann._probe(d))}.",
             p,
             seed,
-            AnnIndex.hnsw(n, d, seed).factory,
+            ann.factory,
             d,
         )
 
@@ -475,7 +477,7 @@ class ApproximateIndex(ReportCondition):
             f"FAISS IVF-PQ, nlist={q['nlist']} (round(sqrt(n)), at most 4096), m={q['m']} sub-quantizers "
             f"of {d // q['m']} dimensions, {q['nbits']} bits per code, nprobe={q['nprobe']}, trained on a "
             f"seeded sample of {q['train_rows']:,} rows (seed {seed}), inner product on unit float32 rows, "
-            "built on one thread (reproducible)."
+            f"{build_statement(None)}."
         )
         return cls("ivfpq", desc, q, seed, AnnIndex.ivfpq(n, d, seed).factory, d)
 
@@ -499,7 +501,7 @@ class ApproximateIndex(ReportCondition):
         desc = (
             f"FAISS index_factory {factory!r}, {knob}, trained (where it needs training) on a seeded sample "
             f"of at most max(40 nlist, 10,000) rows (seed {seed}), inner product on unit float32 rows, "
-            f"built on one thread (reproducible).{advice}"
+            f"{build_statement(ann._probe(d))}.{advice}"
         )
         return cls(factory_name(factory), desc, {}, seed, factory, d)
 
@@ -583,6 +585,21 @@ class ApproximateIndex(ReportCondition):
         coarse quantizer and codebooks, shared by every vector, are not counted."""
         ann = self._cache.get("ann")
         return None if ann is None or ann.index_ is None else float(ann.bytes_per_vector)
+
+
+def build_statement(index) -> str:
+    """How an index is built, as its condition's description says it: an HNSW graph's rows are added
+    on every FAISS thread where that gives the same graph for any number of threads
+    (:func:`~embdiag.interventions.ann.deterministic_graph`: so a report can use the machine's cores
+    and ``embdiag verify`` still rebuilds the graph exactly), anything else on one thread.
+    ``index``: the empty FAISS index (None: not a graph)."""
+    if index is not None and deterministic_graph(index):
+        training = "" if index.is_trained else ", its training on one thread"
+        return (
+            "graph built on every FAISS thread (FAISS's deterministic build: the same graph for any number "
+            f"of threads, rebuilt exactly by embdiag verify){training}"
+        )
+    return "built on one thread (reproducible)"
 
 
 def _item_error(item: str, e: ValueError, subject: str) -> InputError:
@@ -713,7 +730,7 @@ def parse_index(spec: str, n: int, d: int, *, seed: int = 0, vectors=None) -> li
     ``n`` rows (named by its stem). Items are separated by commas, and parts holding a
     ``faiss:`` or ``file:`` item by ``;`` (a factory string has commas of its own). IVF queries
     whose probed lists hold fewer than k vectors are searched again over every list. Results
-    are sorted like ``topk``; indexes are built on one thread (reproducible).
+    are sorted like ``topk``; indexes are built reproducibly (:func:`build_statement`).
 
     Checked before anything is built: a factory string's parameters against ``n`` rows
     (:func:`~embdiag.interventions.ann.factory_problems`: IVF lists and codebook centroids at

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from embdiag.data.files import InputError
-from embdiag.interventions.ann import EF_SEARCH, AnnIndex, factory_name, file_name
+from embdiag.interventions import ann
+from embdiag.interventions.ann import EF_SEARCH, AnnIndex, add_threads, deterministic_graph, factory_name, file_name
 from embdiag.metrics.retrieval import overlap_at_k, topk
 from embdiag.report.conditions import index_files, parse_index, with_index_files
 
@@ -57,6 +58,41 @@ def test_builds_are_reproducible_and_leave_the_callers_threads():
     assert faiss.omp_get_max_threads() == before
     np.testing.assert_array_equal(runs[0], runs[1])
     np.testing.assert_array_equal(runs[2], runs[3])
+
+
+@pytest.mark.parametrize("factory", ["HNSW16", "HNSW16_SQ8", "HNSW16_PQ4x4"])
+def test_an_hnsw_graph_is_added_on_every_thread_and_is_the_same_for_any_thread_count(factory, monkeypatch):
+    Z = np.random.default_rng(4).standard_normal((3000, 16)).astype(np.float32)
+    entered = []
+
+    class Recorded(ann._Threads):
+        def __enter__(self):
+            entered.append(self.threads)
+            return super().__enter__()
+
+    monkeypatch.setattr(ann, "_Threads", Recorded)
+    graphs, before = [], faiss.omp_get_max_threads()
+    try:
+        for threads in (1, 2, 3):
+            faiss.omp_set_num_threads(threads)
+            built = AnnIndex(factory, ef_construction=40).fit(Z)
+            graphs.append(faiss.vector_to_array(faiss.downcast_index(built.index_).hnsw.neighbors))
+            assert entered[-1] == threads  # the rows were added on every thread
+    finally:
+        faiss.omp_set_num_threads(before)
+    assert graphs[0].size > 0 and all(np.array_equal(graphs[0], g) for g in graphs[1:])
+
+
+def test_other_adds_and_older_faiss_run_on_one_thread(monkeypatch):
+    empty = {f: faiss.index_factory(16, f, faiss.METRIC_INNER_PRODUCT) for f in ("HNSW16", "IVF16,Flat", "PCA8,HNSW16")}
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(2)
+    try:
+        assert [add_threads(i) for i in empty.values()] == [2, 1, 1]
+        monkeypatch.setattr(faiss, "__version__", "1.15.0")  # not known to build the same graph on any thread count
+        assert not deterministic_graph(empty["HNSW16"]) and add_threads(empty["HNSW16"]) == 1
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 def test_sizes_are_what_faiss_stores_per_row():

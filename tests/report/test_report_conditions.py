@@ -128,6 +128,8 @@ def test_parse_index_errors_and_parameters():
     assert parse_index("ivfpq", 624, 16)[0].params["nbits"] == 4
     (h,) = parse_index("hnsw", 1000, 16)
     assert h.description.startswith("FAISS HNSW, M=32, efConstruction=200, efSearch=64")
+    assert "graph built on every FAISS thread" in h.description  # the same graph on any number of threads
+    assert "built on one thread (reproducible)" in parse_index("ivfpq", 1000, 16)[0].description
     p = ivfpq_params(1_000_000, 768)
     assert (p["nlist"], p["m"], p["nbits"], p["nprobe"], p["train_rows"]) == (1000, 96, 8, 16, 40000)
     assert ivfpq_params(10**9, 100)["nlist"] == 4096 and ivfpq_params(10**9, 100)["m"] == 10
