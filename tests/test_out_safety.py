@@ -21,7 +21,6 @@ import jupytext
 import numpy as np
 import papermill
 import pytest
-from nbformat.v4 import new_notebook
 
 from embdiag import exits
 from embdiag.paper import cli as paper_cli
@@ -49,14 +48,13 @@ def _must_not_run(*args, **kwargs):
 
 @pytest.fixture
 def no_kernel(monkeypatch):
-    monkeypatch.setattr(cli, "run_chapter", _must_not_run)
+    monkeypatch.setattr(cli, "write_report", _must_not_run)
     monkeypatch.setattr(pipeline, "execute", _must_not_run)
 
 
-def _fake_chapter(chapter, parameters, cwd, *, progress=True):
-    """A stand-in for the report chapter: what it saves, without a kernel."""
-    Path(parameters["out_dir"], "report.json").write_text('{"metrics": []}')
-    return new_notebook()
+def _fake_report(options, folder, *, progress=True):
+    """A stand-in for the report's measurement: what it saves."""
+    Path(folder, "report.json").write_text('{"metrics": []}')
 
 
 @pytest.fixture
@@ -176,7 +174,7 @@ def _holding(out: Path) -> subprocess.Popen:
 
 
 def test_a_second_writer_of_one_out_is_refused_naming_the_first(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "run_chapter", _fake_chapter)
+    monkeypatch.setattr(cli, "write_report", _fake_report)
     monkeypatch.setattr(pipeline, "execute", _must_not_run)
     np.save(tmp_path / "v.npy", X)
     out = tmp_path / "rep"
@@ -238,11 +236,11 @@ def test_a_full_disk_in_the_report_kernel_is_bad_input_naming_out(tmp_path, monk
 
 
 def test_a_full_disk_when_the_page_is_written_names_out(tmp_path, monkeypatch, capsys):
-    def no_room(nb, title):  # report.json is written; the page finds no room (a failed write names no file)
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    def no_room(options, folder, *, progress=True):  # report.json is written; the page finds no room
+        _fake_report(options, folder)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # (a failed write names no file)
 
-    monkeypatch.setattr(cli, "run_chapter", _fake_chapter)
-    monkeypatch.setattr(cli, "_render", no_room)
+    monkeypatch.setattr(cli, "write_report", no_room)
     np.save(tmp_path / "v.npy", X)
     before = _tree(tmp_path)
     assert cli.main([str(tmp_path / "v.npy"), "--out", str(tmp_path / "a" / "rep")]) == exits.BAD_INPUT
@@ -281,19 +279,6 @@ def test_the_kernels_storage_errors_are_read_back():
 
 
 # -- SIGTERM --------------------------------------------------------------------------------------
-WAITING = """\
-# %% tags=["parameters"]
-out_dir = "."
-
-# %%
-import time
-from pathlib import Path
-
-Path(out_dir or ".", "report.json").write_text("half")
-time.sleep(300)
-"""
-
-
 def _children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -305,14 +290,14 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _terminated_while_the_kernel_runs(argv, cwd: Path, env=None, wait_for=lambda: True) -> None:
-    """Run ``argv`` in ``cwd``; once its kernel has started and ``wait_for()`` holds, send SIGTERM:
-    exit 143 within seconds, ``cwd`` as it was, the kernel gone."""
+def _terminated_while_it_runs(argv, cwd: Path, env=None, wait_for=lambda: True, kernel: bool = True) -> None:
+    """Run ``argv`` in ``cwd``; once its kernel has started (``kernel``) and ``wait_for()`` holds,
+    send SIGTERM: exit 143 within seconds, ``cwd`` as it was, the kernel gone."""
     before = _tree(cwd)
     run = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 180
-        while not (_children(run.pid) and wait_for()):
+        while not ((_children(run.pid) or not kernel) and wait_for()):
             assert run.poll() is None and time.monotonic() < deadline, run.communicate()
             time.sleep(0.2)
         kernels = _children(run.pid)
@@ -329,15 +314,17 @@ def _terminated_while_the_kernel_runs(argv, cwd: Path, env=None, wait_for=lambda
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_sigterm_during_a_report_leaves_what_was_there(tmp_path):
     np.save(tmp_path / "v.npy", X)
-    (tmp_path / "chapter.py").write_text(WAITING)
     (tmp_path / "rep").mkdir()
     (tmp_path / "rep" / "report.json").write_text("the previous report")
     code = (
-        "import sys\nfrom pathlib import Path\nfrom embdiag.report import cli\nfrom embdiag.paper.cli import main\n"
-        "cli.CHAPTER = Path('chapter.py').resolve()\nsys.exit(main(['report', 'v.npy', '--out', 'rep']))\n"
+        "import sys, time\nfrom pathlib import Path\n"
+        "from embdiag.report import cli\nfrom embdiag.paper.cli import main\n"
+        "def waiting(options, folder, progress=True):\n"
+        "    Path(folder, 'report.json').write_text('half')\n    time.sleep(300)\n"
+        "cli.write_report = waiting\nsys.exit(main(['report', 'v.npy', '--out', 'rep']))\n"
     )
     half = lambda: any((p / "report.json").exists() for p in tmp_path.glob(".rep.tmp-*"))  # noqa: E731
-    _terminated_while_the_kernel_runs([sys.executable, "-c", code], tmp_path, wait_for=half)
+    _terminated_while_it_runs([sys.executable, "-c", code], tmp_path, wait_for=half, kernel=False)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -354,4 +341,4 @@ def test_sigterm_during_a_chapter_leaves_what_was_there(tmp_path):
     work.mkdir()
     argv = [sys.executable, "-m", "embdiag.paper.cli", "chapter", "wait", "-p", "seconds", "200", "--no-build"]
     env = {**os.environ, "EMBDIAG_ROOT": str(project)}
-    _terminated_while_the_kernel_runs([*argv, "--out", "pages"], work, env=env)
+    _terminated_while_it_runs([*argv, "--out", "pages"], work, env=env)

@@ -1,17 +1,18 @@
-"""``embdiag report``: measure a user's vectors by running the report chapter on them.
+"""``embdiag report``: measure a user's vectors and write the report, in this process.
 
 The command checks its arguments and every input file's type, shape, labels and pairs first
-(a bad file stops it within seconds), then executes the report chapter (:data:`CHAPTER`) with
-papermill in a temporary folder beside ``--out``, passing the inputs as parameters; the chapter
-reads the files, scans every vector row once for NaN, inf and zero rows before it measures
-anything, and saves ``report.json`` and one CSV per table there. The command renders the executed chapter to
-``report.html`` (:func:`embdiag.report.html.render`), tests ``--fail-if`` against the metrics
-records of ``report.json`` (:mod:`embdiag.report.fail_if`) and moves the finished folder into
-place in one rename, so ``--out`` holds a whole report or what it held before, never half of one.
-``--fail-if`` rules are checked before the chapter runs, against the metrics the inputs will give
-(:func:`~embdiag.report.measurement.available_metrics`: metric names, the conditions parsed from
-``--compare`` / ``--compress`` / ``--index``, the label columns), and the chapter records each
-rule's outcome in ``report.json`` and on the page.
+(a bad file stops it within seconds), then reads the files again (memory-mapped), scans every
+vector row once for NaN, inf and zero rows, measures (:func:`~embdiag.report.measure`) and
+saves ``report.json``, one CSV per table and ``report.html`` (:mod:`embdiag.report.page`: the
+same section functions the book's report chapter displays, one file that opens offline) into
+a temporary folder beside ``--out``. It tests ``--fail-if`` against the metrics records of
+``report.json`` (:mod:`embdiag.report.fail_if`) and moves the finished folder into place in
+one rename, so ``--out`` holds a whole report or what it held before, never half of one.
+``--fail-if`` rules are checked before anything is measured, against the metrics the inputs
+will give (:func:`~embdiag.report.measurement.available_metrics`: metric names, the conditions
+parsed from ``--compare`` / ``--compress`` / ``--index``, the label columns), and each rule's
+outcome is recorded in ``report.json`` and on the page. No Jupyter kernel runs: the book
+executes the same measurement and sections in its report chapter (:data:`CHAPTER`).
 
 Exit status (:data:`OK`, :data:`VIOLATED`, :data:`BAD_INPUT`, :data:`FAILED`, the contract of
 every command in :mod:`embdiag.exits`):
@@ -21,16 +22,14 @@ every command in :mod:`embdiag.exits`):
 - 2: bad input: an unusable file or option (the message names it and the problem), including
   a ``--fail-if`` rule naming a metric, condition or attribute the report will not have (refused
   before anything is measured; the message lists what it will have) and an ``InputError`` raised
-  by the chapter;
-- 3: the chapter failed for another reason (a bug, not the user's input): cell and error are
-  printed and ``--out`` is left as it was;
-- 143: stopped by SIGTERM: the kernel is stopped, the temporary folder removed, ``--out`` left
-  as it was.
+  while measuring;
+- 3: the measurement failed for another reason (a bug, not the user's input): the traceback and
+  the error are printed and ``--out`` is left as it was;
+- 143: stopped by SIGTERM: the temporary folder removed, ``--out`` left as it was.
 
 ``--out`` is refused (2) when an input lies inside it or it is, lies inside or holds the book's
 folders (:func:`~embdiag._atomic.out_refusal`), or while another run writes it
-(:func:`~embdiag._atomic.claimed`); a full disk or a read-only folder, met by the command or by
-the chapter's kernel, is 2 naming ``--out``.
+(:func:`~embdiag._atomic.claimed`); a full disk or a read-only folder is 2 naming ``--out``.
 """
 
 from __future__ import annotations
@@ -41,7 +40,8 @@ import os
 import shutil
 import sys
 import time
-from concurrent.futures import Future
+import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -58,14 +58,14 @@ from ..data.files import (
     split_labels,
     write_vector_files,
 )
-from ..exits import BAD_INPUT, FAILED, OK, VIOLATED, is_storage_error, kernel_storage_error  # the statuses
+from ..exits import BAD_INPUT, FAILED, OK, VIOLATED, is_storage_error  # the statuses
 from . import conditions, fail_if
 from .measurement import available_metrics, check_judgments, check_margin, check_quick_index, qrels_depth
 from .options import ReportOptions, add_arguments
 from .sharded import check_address
 
-#: The report chapter: a jupytext notebook with a ``parameters`` cell (see :func:`chapter_parameters`),
-#: package data, so that an installed wheel runs it anywhere (``notebooks/21_report.py`` links to it).
+#: The book's report chapter: a jupytext notebook with a ``parameters`` cell (:meth:`ReportOptions.parameters
+#: <embdiag.report.options.ReportOptions.parameters>`), package data (``notebooks/21_report.py`` links to it).
 CHAPTER = Path(__file__).resolve().parent / "chapter" / "21_report.py"
 TITLE = "embdiag report"
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
@@ -78,7 +78,7 @@ _DESCRIPTION = (
 )
 _EPILOG = (
     "exit status: 0 written, no --fail-if violated; 1 written, a --fail-if violated; 2 bad input "
-    "(file or option named); 3 the report chapter failed; 143 stopped by SIGTERM (nothing left behind). "
+    "(file or option named); 3 the measurement failed (a bug); 143 stopped by SIGTERM (nothing left behind). "
     "--fail-if grammar: " + fail_if.GRAMMAR + "; a qualifier in brackets matches the condition "
     "or the attribute (e.g. probe_ba[weather]<0.5); NaN values count as violations."
 )
@@ -230,31 +230,39 @@ def chapter_inputs(
     cluster: str | None = None,
     index: str = "",
 ) -> tuple[dict, str, Future | dict]:
-    """What the report chapter measures: ``measure``'s data arguments (:func:`read_inputs`), one
-    sentence naming the data, and the files read (a future of option ->
+    """What the report chapter measures: ``measure``'s data arguments, one sentence naming the
+    data, and the files read (:func:`report_inputs`, a future of option ->
     :func:`~embdiag.data.files.file_record`: name, size and SHA-256, hashed in a background
     thread while the report is measured; :func:`~embdiag.report.measure` waits for it).
     Without ``vectors_path``, the project's cached ``encoder`` embeddings of the procedural
-    driving scenes with their labels (:func:`project_vectors`) and no files. With ``cluster``
-    (connected: :func:`embdiag.cluster.maybe_connect`) the vector files' check for NaN, inf and
-    zero rows runs as Ray tasks over row shards (:func:`~embdiag.report.sharded.sharded_check`).
-    The prebuilt index files named in ``index`` (``file:`` items) are recorded with the others."""
+    driving scenes with their labels (:func:`project_vectors`) and no files."""
     if vectors_path is None:
         vectors, labels, source = project_vectors(encoder)
         data = {"vectors": vectors, "labels": labels, "compare": None, "pairs": None, "qrels": None, "queries": None}
         return data, source, {}
-    options = ReportOptions(
-        vectors=vectors_path,
-        labels=labels_path,
-        compare=compare_path,
-        pairs=pairs_path,
-        qrels=qrels_path,
-        queries=queries_path,
+    return report_inputs(
+        ReportOptions(
+            vectors=vectors_path,
+            labels=labels_path,
+            compare=compare_path,
+            pairs=pairs_path,
+            qrels=qrels_path,
+            queries=queries_path,
+            cluster=cluster,
+            index=index,
+        )
     )
-    data = read_inputs(**options.inputs(), scan=cluster is None)
+
+
+def report_inputs(options: ReportOptions) -> tuple[dict, str, Future]:
+    """What the report of ``options`` measures: its files read and scanned (:func:`read_inputs`;
+    on ``options.cluster``, connected, as Ray tasks over row shards:
+    :func:`~embdiag.report.sharded.sharded_check`), one sentence naming them, and a future of
+    their records (name, size, SHA-256), the prebuilt index files of ``--index`` included."""
+    data = read_inputs(**options.inputs(), scan=options.cluster is None)
     given = options.files()
-    files = file_records_later(given | conditions.index_files(index))
-    if cluster is not None:
+    files = file_records_later(given | conditions.index_files(options.index))
+    if options.cluster is not None:
         from .sharded import sharded_check
 
         for key, option in (("vectors", "VECTORS"), ("compare", "--compare"), ("queries", "--queries")):
@@ -316,72 +324,38 @@ def _given(args: argparse.Namespace) -> dict:
         return given
 
 
-def chapter_parameters(args: argparse.Namespace, out_dir: Path, progress: bool = True) -> dict:
-    """The parameters the chapter is executed with: the options' (:meth:`ReportOptions.parameters
-    <embdiag.report.options.ReportOptions.parameters>`: file paths as absolute strings, None when
-    absent), ``out_dir`` (where the chapter saves report.json and the CSVs), ``progress`` (bars on
-    the kernel's stderr, which the command shows as it runs) and ``timings`` (the page shows this
-    run's speeds).
-
-    Example:
-        >>> args = build_parser().parse_args(["/embdiag-example/v.npy", "--index", "hnsw", "--out", "r"])
-        >>> p = chapter_parameters(args, Path("/embdiag-example/.r.tmp"), progress=False)
-        >>> p["vectors_path"], p["labels_path"], p["compress"], p["index"], p["out_dir"]
-        ('/embdiag-example/v.npy', None, '', 'hnsw', '/embdiag-example/.r.tmp')
-    """
-    return ReportOptions.from_namespace(args).parameters() | {
-        "out_dir": str(out_dir),
-        "progress": progress,
-        "timings": True,
-    }
+class ReportFailed(RuntimeError):
+    """The measurement failed for a reason other than the input (an ``InputError`` stays one)."""
 
 
-# -- running -----------------------------------------------------------------------------------
-class ChapterFailed(RuntimeError):
-    """The chapter raised (an ``InputError`` is re-raised as such, not as this)."""
-
-
-def _read_chapter(chapter: Path):
-    import nbformat
-
-    chapter = Path(chapter)
-    if chapter.suffix == ".ipynb":
-        nb = nbformat.read(chapter, as_version=4)
-    else:
-        import jupytext
-
-        nb = jupytext.read(chapter)
-    nb.metadata.setdefault("kernelspec", {"display_name": "Python 3", "language": "python", "name": "python3"})
-    return nb
-
-
-def run_chapter(chapter, parameters: dict, cwd: Path, *, progress: bool = True):
-    """Execute ``chapter`` with papermill (working directory ``cwd``); return the executed notebook.
-
-    The kernel's stderr (progress bars) is streamed to ours when ``progress``.
+def write_report(options: ReportOptions, folder: Path, *, progress: bool = True) -> None:
+    """Measure ``options``' inputs in this process and save ``report.json``, one CSV per table and
+    ``report.html`` (:func:`embdiag.report.page.render`, index speeds shown) into ``folder``.
 
     Raises:
-        InputError: the chapter raised an ``InputError`` (its message).
-        OSError: the chapter could not write (a full disk, a read-only folder:
-            :func:`~embdiag.exits.kernel_storage_error`).
-        ChapterFailed: the chapter raised anything else (cell number, error name and message).
+        InputError: the inputs' (read, scanned and measured here).
+        OSError: ``folder`` cannot be written.
+        ReportFailed: anything else (the traceback is printed to stderr).
     """
-    import papermill
+    from ..cluster import maybe_connect
+    from . import html
+    from .measurement import measure
+    from .page import render
 
-    from .._papermill import run_notebook
-
-    nb = _read_chapter(chapter)
-    try:  # the chapter's own parameters, set by chapter_parameters
-        return run_notebook(nb, None, parameters, cwd, stderr=sys.stderr if progress else None)
-    except papermill.PapermillExecutionError as e:
-        if e.ename == "InputError":
-            raise InputError(e.evalue) from None
-        full = kernel_storage_error(e.ename, e.evalue)
-        if full is not None:
-            raise full from None
-        raise ChapterFailed(
-            f"the report chapter {Path(chapter).name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}"
-        ) from None
+    try:
+        with maybe_connect(options.cluster), ThreadPoolExecutor(1) as pool:  # one connection for all searches
+            bundle = pool.submit(html.prepare)  # the page's chart bundle, made while the report is measured
+            data, source, files = report_inputs(options)
+            report = measure(**data, **options.measure_arguments(), progress=progress, sources=files)
+            bundle.result()
+        report.save(folder)
+        page = render(report, source, title=f"{TITLE}: {Path(options.vectors).name}", arguments=options.command_line())
+        (folder / REPORT_HTML).write_text(page, encoding="utf-8")
+    except (InputError, OSError, KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:
+        traceback.print_exc(file=sys.stderr)
+        raise ReportFailed(f"the measurement failed: {type(e).__name__}: {e}") from None
 
 
 def read_metrics(path: Path) -> pd.DataFrame:
@@ -389,15 +363,13 @@ def read_metrics(path: Path) -> pd.DataFrame:
     try:
         records = json.loads(Path(path).read_text(encoding="utf-8"))["metrics"]
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ChapterFailed(f"the report chapter wrote no usable {path.name} ({type(e).__name__}: {e})") from None
+        raise ReportFailed(f"the report wrote no usable {path.name} ({type(e).__name__}: {e})") from None
     frame = pd.DataFrame.from_records(records)
     if frame.empty:
         frame = pd.DataFrame(columns=["section", "metric", "condition", "attribute", "value", "low", "high"])
     missing = {"metric", "value"} - set(frame.columns)
     if missing:
-        raise ChapterFailed(
-            f"the report chapter wrote {path.name} whose metrics records lack {', '.join(sorted(missing))}"
-        )
+        raise ReportFailed(f"the report wrote {path.name} whose metrics records lack {', '.join(sorted(missing))}")
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce")  # anything but a number: NaN, a violation
     return frame
 
@@ -439,14 +411,14 @@ def main(argv=None, *, progress: bool = True) -> int:
         _check_rules(rules, conds, data, args)
         if args.cluster is not None:
             check_address(args.cluster)
-        del data  # the chapter reads the files again; memory-mapped arrays cost nothing here
+        del data  # read again to measure: memory-mapped arrays cost nothing here
         if progress:
-            _say(f"inputs checked in {time.perf_counter() - start:.1f} s ({n} x {d}); running the report ...")
+            _say(f"inputs checked in {time.perf_counter() - start:.1f} s ({n} x {d}); measuring ...")
         violated, passing = _write(out, args, rules, progress)
     except (InputError, Busy) as e:
         _say(str(e))
         return BAD_INPUT
-    except ChapterFailed as e:
+    except ReportFailed as e:
         _say(str(e))
         return FAILED
     if progress:
@@ -460,22 +432,20 @@ def main(argv=None, *, progress: bool = True) -> int:
 
 
 def _write(out: Path, args: argparse.Namespace, rules, progress: bool) -> tuple[list[str], str | None]:
-    """Run the chapter into a temporary folder beside ``out`` and put the finished report in its
-    place (one run at a time: :func:`~embdiag._atomic.claimed`; SIGTERM removes the temporary:
-    :func:`~embdiag._atomic.terminable`); return the ``--fail-if`` violations and the smallest
-    passing condition's line.
+    """Write the report into a temporary folder beside ``out`` (:func:`write_report`) and put the
+    finished report in its place (one run at a time: :func:`~embdiag._atomic.claimed`; SIGTERM
+    removes the temporary: :func:`~embdiag._atomic.terminable`); return the ``--fail-if``
+    violations and the smallest passing condition's line.
 
     Raises:
-        InputError: the chapter's; or a full disk or read-only folder (the command's or the
-            kernel's), naming ``--out``, what it held kept.
-        ChapterFailed: the chapter failed.
+        InputError: the inputs'; or a full disk or read-only folder, naming ``--out``, what it held kept.
+        ReportFailed: the measurement failed.
     """
     try:
         with terminable(), claimed(out):
             tmp = _workspace(out)
             try:
-                nb = run_chapter(CHAPTER, chapter_parameters(args, tmp, progress), tmp, progress=progress)
-                (tmp / REPORT_HTML).write_text(_render(nb, f"{TITLE}: {Path(args.vectors).name}"), encoding="utf-8")
+                write_report(ReportOptions.from_namespace(args), tmp, progress=progress)
                 violated = fail_if.violations(rules, read_metrics(tmp / REPORT_JSON), strict=False)
                 passing = _smallest_passing(tmp / REPORT_JSON) if rules else None
                 os.chmod(tmp, 0o755)  # mkdtemp makes it private; the report is an ordinary folder
@@ -516,12 +486,6 @@ def _workspace(out: Path) -> Path:
         return workspace(out)
     except OSError as e:
         raise InputError(f"{out} (--out): cannot write in {out.parent}: {e.strerror or e}") from None
-
-
-def _render(nb, title: str) -> str:
-    from .html import render
-
-    return render(nb, title)
 
 
 if __name__ == "__main__":

@@ -1,28 +1,29 @@
-"""An executed notebook as ONE self-contained HTML file that opens offline.
+"""Pages as ONE self-contained HTML file that opens offline: an executed notebook, or display objects.
 
-:func:`render` writes markdown cells as HTML (``markdown_it``), hides every code input, and
-shows each output once, by its richest type: ``text/html`` as is (tables, exhibits, Altair
-charts drawn by :mod:`embdiag.paper.charts`' renderer), ``text/markdown`` rendered, images as
+:func:`render` writes an executed notebook's markdown cells as HTML (``markdown_it``), hides every
+code input, and shows each output once, by its richest type: ``text/html`` as is (tables, exhibits, Altair
+charts drawn by :mod:`embdiag.view.charts`' renderer), ``text/markdown`` rendered, images as
 ``data:`` URIs, ``text/plain`` and ``stdout`` in ``<pre>``; ``stderr`` streams (progress bars,
 warnings) are dropped. The page carries, inline, the Vega + Vega-Lite + vega-embed bundle that
-``vl-convert-python`` ships for the installed Altair (the bundle
-``embdiag.paper.charts.bundle_js`` returns, read here from ``vl_convert`` itself because the
-report package does not import ``paper``) and the book's stylesheet
+``vl-convert-python`` ships for the installed Altair (made once per version and kept between runs:
+:func:`bundle_cache`) and the book's stylesheet
 (``embdiag/static/embdiag.css``, package data that ``book/_static/`` links to: exhibit captions,
 extreme marks), so nothing is fetched.
 Cells tagged ``remove-cell`` are left out, and the outputs of cells tagged ``remove-output``.
+:func:`outputs` shows display objects (what a notebook would display: tables, exhibits, charts,
+markdown) the same way from their own representations, without a kernel, and :func:`document`
+wraps any body in the page.
 """
 
 from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import html
+import os
 import re
 from pathlib import Path
-
-import nbformat
-
 
 #: The book's stylesheet, inlined into every report (package data).
 STYLESHEET = Path(__file__).resolve().parents[1] / "static" / "embdiag.css"
@@ -44,11 +45,41 @@ main.embdiag-report .embdiag-error { color: #a40e26; }
 """
 
 
+def bundle_cache() -> Path:
+    """Where the chart bundle is kept between runs: ``$XDG_CACHE_HOME/embdiag`` (default ``~/.cache/embdiag``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "embdiag"
+
+
 @functools.lru_cache(maxsize=1)
 def _bundle() -> str:
+    """The Vega + Vega-Lite + vega-embed bundle of the installed ``vl-convert-python`` (seconds to make),
+    kept in :func:`bundle_cache` under the version's name beside its SHA-256: a file whose digest
+    differs is made again, and a cache that cannot be written is skipped."""
     import vl_convert
 
-    return vl_convert.javascript_bundle()
+    path = bundle_cache() / f"vega-bundle-{vl_convert.__version__}.js"
+    digest = path.with_name(path.name + ".sha256")
+    try:
+        text = path.read_text(encoding="utf-8")
+        if hashlib.sha256(text.encode("utf-8")).hexdigest() == digest.read_text(encoding="ascii").strip():
+            return text
+    except (OSError, UnicodeDecodeError):
+        pass
+    text = vl_convert.javascript_bundle()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for target, content in ((path, text), (digest, hashlib.sha256(text.encode("utf-8")).hexdigest())):
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            tmp.write_text(content, encoding="utf-8")
+            os.replace(tmp, target)
+    except OSError:
+        pass
+    return text
+
+
+def prepare() -> None:
+    """Make (or read) the chart bundle now, e.g. in a thread while a report is measured."""
+    _bundle()
 
 
 def _stylesheet() -> str:
@@ -125,6 +156,45 @@ def _cell(cell) -> str:
     return "\n".join(f'<div class="cell_output">\n{s}\n</div>' for s in shown)
 
 
+def bundle(obj) -> dict:
+    """The MIME bundle a notebook would show for ``obj``, from its own representations (no IPython):
+    ``_repr_mimebundle_`` (Altair charts) first, then ``_repr_html_``, ``_repr_markdown_``,
+    ``_repr_svg_`` and ``_repr_png_``; a string is markdown; anything else its ``repr`` as text.
+
+    Example:
+        >>> import pandas as pd
+        >>> sorted(bundle(pd.DataFrame({"a": [1]})))
+        ['text/html']
+        >>> bundle("*x*"), bundle(3)
+        ({'text/markdown': '*x*'}, {'text/plain': '3'})
+    """
+    if isinstance(obj, str):
+        return {"text/markdown": obj}
+    if hasattr(obj, "_repr_mimebundle_"):
+        data = obj._repr_mimebundle_(include=None, exclude=None)
+        data = data[0] if isinstance(data, tuple) else data
+        if data:
+            return dict(data)
+    for method, mime in (
+        ("_repr_html_", "text/html"),
+        ("_repr_markdown_", "text/markdown"),
+        ("_repr_svg_", "image/svg+xml"),
+        ("_repr_png_", "image/png"),
+    ):
+        value = getattr(obj, method, lambda: None)()
+        if value is not None:
+            if mime == "image/png" and isinstance(value, bytes):
+                value = base64.b64encode(value).decode("ascii")
+            return {mime: value}
+    return {"text/plain": repr(obj)}
+
+
+def outputs(objects) -> str:
+    """``objects`` shown as a notebook shows displayed outputs, each by its richest type (:func:`bundle`)."""
+    shown = [s for s in (_rich(bundle(o)) for o in objects) if s]
+    return "\n".join(f'<div class="cell_output">\n{s}\n</div>' for s in shown)
+
+
 def _inline(text: str, tag: str) -> str:
     """``text`` safe to place inside ``<tag>...</tag>`` (no early closing tag)."""
     return re.sub(rf"</({tag})", r"<\\/\1", text, flags=re.IGNORECASE)
@@ -137,8 +207,14 @@ def render(nb, title: str) -> str:
     references no external file or URL: scripts and styles are inline, images are ``data:`` URIs.
     """
     if isinstance(nb, (str, Path)):
+        import nbformat
+
         nb = nbformat.read(nb, as_version=4)
-    body = "\n".join(s for s in map(_cell, nb.get("cells", ())) if s)
+    return document("\n".join(s for s in map(_cell, nb.get("cells", ())) if s), title)
+
+
+def document(body: str, title: str) -> str:
+    """``body`` (HTML) as one page titled ``title``, with the stylesheet and the chart bundle inline."""
     css = _inline(_PAGE_CSS + "\n" + _stylesheet(), "style")
     js = _inline(_bundle(), "script")
     return (

@@ -1,8 +1,7 @@
-"""embdiag report: arguments, input checks, the chapter run, outputs and exit codes.
+"""embdiag report: arguments, input checks, the in-process measurement, outputs and exit codes.
 
-The report chapter itself (notebooks/report.py) is not needed: a tiny chapter written here
-stands in for it (cli.CHAPTER monkeypatched). Four tests start a kernel; the rest replace
-the chapter run by a function that writes what a chapter writes.
+Most tests replace :func:`cli.write_report` by a function that writes what a report writes; the
+end-to-end tests measure for real, in this process (no kernel).
 """
 
 from __future__ import annotations
@@ -10,80 +9,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from embdiag import _atomic
+from embdiag.data.files import InputError
 from embdiag.paper import cli as paper_cli
 from embdiag.paper.pipeline import REPO
-from embdiag.report import cli
-
-TEST_CHAPTER = """\
-# %% [markdown]
-# # Test report
-#
-# A **tiny** chapter standing in for `notebooks/report.py`.
-
-# %% tags=["parameters"]
-vectors_path = None
-labels_path = None
-compare_path = None
-pairs_path = None
-queries_path = None
-k = 10
-stress = False
-quick = False
-compress = ""
-index = ""
-seed = 0
-out_dir = "."
-
-# %%
-import json, sys
-from pathlib import Path
-
-import altair as alt
-import pandas as pd
-
-from embdiag.paper import charts
-from embdiag.report.cli import read_inputs
-
-charts.enable()
-data = read_inputs(vectors_path, labels=labels_path, compare=compare_path, pairs=pairs_path, queries=queries_path)
-X = data["vectors"]
-print("stderr_marker", file=sys.stderr)
-hidden_code_marker = 1
-metrics = pd.DataFrame([
-    {"section": "identity", "metric": f"overlap@{k}", "condition": "int8", "attribute": None,
-     "value": float(X[0, 0]), "low": None, "high": None},
-    {"section": "geometry", "metric": "total_variance", "condition": "reference", "attribute": "raw",
-     "value": float(len(X)), "low": None, "high": None},
-])
-parameters = dict(vectors_path=vectors_path, labels_path=labels_path, compare_path=compare_path,
-                  pairs_path=pairs_path, queries_path=queries_path, k=k, stress=stress, quick=quick,
-                  compress=compress, index=index, seed=seed, out_dir=out_dir, cwd=str(Path.cwd()),
-                  labels=None if data["labels"] is None else list(data["labels"].columns),
-                  pairs=None if data["pairs"] is None else [p.tolist() for p in data["pairs"][0]])
-Path(out_dir, "report.json").write_text(json.dumps({"inputs": parameters, "metrics": metrics.to_dict("records")}))
-metrics.to_csv(Path(out_dir, "metrics.csv"), index=False)
-
-# %% [markdown]
-# ## A chart
-
-# %%
-alt.Chart(metrics).mark_bar().encode(x="metric", y="value")
-"""
-
-
-def write_chapter(tmp_path: Path, body: str = TEST_CHAPTER, name: str = "chapter.py") -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(body))
-    return path
+from embdiag.report import cli, measurement
+from embdiag.report.options import ReportOptions
 
 
 @pytest.fixture
@@ -95,20 +32,17 @@ def vectors(tmp_path) -> Path:
     return path
 
 
-def fake_chapter(metrics: list[dict], calls: list | None = None):
-    """A stand-in for run_chapter: writes report.json with ``metrics`` and a CSV, returns a notebook."""
+def fake_report(metrics: list[dict], calls: list | None = None):
+    """A stand-in for write_report: writes report.json with ``metrics``, a CSV and a page."""
 
-    def run(chapter, parameters, cwd, *, progress=True):
+    def write(options, folder, *, progress=True):
         if calls is not None:
-            calls.append(parameters)
-        out = Path(parameters["out_dir"])
-        (out / "report.json").write_text(json.dumps({"metrics": metrics}))
-        pd.DataFrame(metrics).to_csv(out / "metrics.csv", index=False)
-        cell = new_code_cell("x")
-        cell.outputs = [new_output("display_data", data={"text/markdown": "fake **report**"})]
-        return new_notebook(cells=[cell])
+            calls.append((options, folder))
+        (folder / "report.json").write_text(json.dumps({"metrics": metrics}))
+        pd.DataFrame(metrics).to_csv(folder / "metrics.csv", index=False)
+        (folder / "report.html").write_text("fake <strong>report</strong>")
 
-    return run
+    return write
 
 
 METRICS = [
@@ -121,12 +55,12 @@ METRICS = [
 @pytest.fixture
 def fake(monkeypatch):
     calls = []
-    monkeypatch.setattr(cli, "run_chapter", fake_chapter(METRICS, calls))
+    monkeypatch.setattr(cli, "write_report", fake_report(METRICS, calls))
     return calls
 
 
-def no_chapter(*args, **kwargs):
-    raise AssertionError("the chapter must not run")
+def no_report(*args, **kwargs):
+    raise AssertionError("nothing must be measured")
 
 
 def leftovers(parent: Path) -> list[str]:
@@ -134,103 +68,68 @@ def leftovers(parent: Path) -> list[str]:
 
 
 # -- end to end with a kernel ----------------------------------------------------------------
-def test_end_to_end_with_a_test_chapter(tmp_path, vectors, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "CHAPTER", write_chapter(tmp_path))
+def test_end_to_end_in_this_process(tmp_path, vectors, capsys):
     labels = tmp_path / "labels.csv"
     labels.write_text("id,weather\n" + "".join(f"item{i},{'sun' if i % 2 else 'rain'}\n" for i in range(30)))
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("query,target\nitem0,item1\nitem0,item2\nitem5,item7\n")
     out = tmp_path / "reports" / "run1"
-
-    code = cli.main(
-        [
-            str(vectors),
-            "--labels",
-            str(labels),
-            "--pairs",
-            str(pairs),
-            "--k",
-            "5",
-            "--quick",
-            "--seed",
-            "3",
-            "--compress",
-            "int8",
-            "--fail-if",
-            "overlap@5<0.4",
-            "--fail-if",
-            "total_variance[reference,raw]!=30",
-            "--out",
-            str(out),
-        ]
-    )
+    args = [
+        *(str(vectors), "--labels", str(labels), "--pairs", str(pairs), "--k", "5", "--quick", "--seed", "3"),
+        *("--compress", "int8", "--fail-if", "overlap@5<0.1", "--fail-if", "total_variance[reference,raw]<0"),
+        *("--out", str(out)),
+    ]
+    code = cli.main(args)
     captured = capsys.readouterr()
     assert code == cli.OK, captured.err
-    assert captured.out.strip() == str(out / "report.html")
-    assert "stderr_marker" in captured.err  # the kernel's stderr (progress bars) is streamed
+    assert captured.out.splitlines() == [
+        str(out / "report.html"),
+        "smallest condition passing every rule: int8 (8 bytes per vector, 2 times smaller than VECTORS as float32)",
+    ]
+    assert "measuring ..." in captured.err and "wrote " in captured.err
 
-    assert sorted(p.name for p in out.iterdir()) == ["metrics.csv", "report.html", "report.json"]
+    assert {"report.html", "report.json", "identity.csv", "geometry.csv"} <= {p.name for p in out.iterdir()}
     assert leftovers(out.parent) == []
     report = json.loads((out / "report.json").read_text())
-    inputs = report["inputs"]
-    assert inputs["vectors_path"] == str(vectors.resolve()) and inputs["labels_path"] == str(labels.resolve())
-    assert inputs["compare_path"] is None and inputs["queries_path"] is None
-    assert (inputs["k"], inputs["quick"], inputs["stress"], inputs["seed"], inputs["compress"], inputs["index"]) == (
-        5,
-        True,
-        False,
-        3,
-        "int8",
-        "",
-    )
-    assert Path(inputs["out_dir"]).parent == out.parent and Path(inputs["cwd"]) == Path(inputs["out_dir"])
-    assert inputs["labels"] == ["weather"] and inputs["pairs"] == [[1, 2], [7]]
+    assert report["inputs"]["files"]["VECTORS"]["path"] == str(vectors.resolve())
+    assert (report["inputs"]["k"], report["inputs"]["quick"], report["inputs"]["seed"]) == (5, True, 3)
+    assert report["inputs"]["options"]["compress"] == "int8"
+    want = measurement.measure(
+        **cli.read_inputs(vectors, labels=labels, pairs=pairs),
+        compress="int8",
+        k=5,
+        quick=True,
+        seed=3,
+        progress=False,
+    ).metrics
+    got = pd.DataFrame(report["metrics"])
+    np.testing.assert_allclose(got["value"].astype(float), want["value"], rtol=0, atol=0)
 
     page = (out / "report.html").read_text()
     assert "<title>embdiag report: emb.npy</title>" in page
-    assert "<strong>tiny</strong>" in page and "<h2>A chart</h2>" in page
-    assert page.count('class="embdiag-chart"') == 1 and page.count("window.vegaEmbed=") == 1
-    assert "hidden_code_marker" not in page and "stderr_marker" not in page and "read_inputs" not in page
-    assert "vectors_path" not in page  # the injected parameters cell is code too
+    assert "embdiag report " + str(vectors) + " --labels" in page and "&#x27;overlap@5&lt;0.1&#x27;" in page
+    assert page.index("Distribution: geometry without labels") < page.index("Neighbour identity")
+    assert page.count("window.vegaEmbed=") == 1 and not re.search(r"""(src|href)=["']https?:""", page)
 
 
-def test_a_chapter_raising_input_error_exits_2_and_leaves_out_alone(tmp_path, vectors, monkeypatch, capsys):
-    chapter = write_chapter(
-        tmp_path,
-        """\
-        # %% tags=["parameters"]
-        out_dir = "."
-        # %%
-        from embdiag.data.files import InputError
-        raise InputError("labels.csv (--labels): column 'weather' has too little support")
-        """,
-    )
-    monkeypatch.setattr(cli, "CHAPTER", chapter)
+def test_an_input_error_while_measuring_exits_2_and_leaves_out_alone(tmp_path, vectors, monkeypatch, capsys):
+    monkeypatch.setattr(measurement, "measure", _raise(InputError("labels.csv (--labels): too little support")))
     out = tmp_path / "out"
     out.mkdir()
     (out / "report.json").write_text("previous")
     assert cli.main([str(vectors), "--out", str(out)]) == cli.BAD_INPUT
     err = capsys.readouterr().err
-    assert "embdiag report: labels.csv (--labels): column 'weather' has too little support" in err
+    assert "embdiag report: labels.csv (--labels): too little support" in err and "Traceback" not in err
     assert sorted(p.name for p in out.iterdir()) == ["report.json"] and (out / "report.json").read_text() == "previous"
     assert leftovers(tmp_path) == []
 
 
-def test_a_crashing_chapter_exits_3_naming_cell_and_error(tmp_path, vectors, monkeypatch, capsys):
-    chapter = write_chapter(
-        tmp_path,
-        """\
-        # %% tags=["parameters"]
-        out_dir = "."
-        # %%
-        1 / 0
-        """,
-    )
-    monkeypatch.setattr(cli, "CHAPTER", chapter)
+def test_a_failing_measurement_exits_3_with_its_traceback(tmp_path, vectors, monkeypatch, capsys):
+    monkeypatch.setattr(measurement, "measure", lambda *a, **k: 1 / 0)
     out = tmp_path / "out"
     assert cli.main([str(vectors), "--out", str(out)]) == cli.FAILED
     err = capsys.readouterr().err
-    assert "the report chapter chapter.py failed in cell 3: ZeroDivisionError: division by zero" in err
+    assert "Traceback" in err and "embdiag report: the measurement failed: ZeroDivisionError: division by zero" in err
     assert not out.exists() and leftovers(tmp_path) == []
 
 
@@ -302,7 +201,7 @@ def test_a_rule_naming_what_the_report_will_not_have_exits_2_before_anything_is_
     tmp_path, vectors, weather, monkeypatch, capsys, rule, message
 ):
     """Issue #25, point 5: metric, attribute and condition names are checked before the chapter runs."""
-    monkeypatch.setattr(cli, "run_chapter", no_chapter)
+    monkeypatch.setattr(cli, "write_report", no_report)
     labels = tmp_path / "weather.csv"
     labels.write_text("weather,split\n" + "sun,train\nrain,val\n" * 15)
     out = tmp_path / "out"
@@ -312,61 +211,31 @@ def test_a_rule_naming_what_the_report_will_not_have_exits_2_before_anything_is_
 
 
 def test_a_malformed_rule_exits_2_before_anything_runs(tmp_path, vectors, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "run_chapter", no_chapter)
+    monkeypatch.setattr(cli, "write_report", no_report)
     assert cli.main([str(vectors), "--fail-if", "overlap@10 < ninety", "--out", str(tmp_path / "o")]) == cli.BAD_INPUT
     assert "--fail-if 'overlap@10 < ninety': expected NAME[QUALIFIER] OP NUMBER" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 
-def test_parameters_passed_to_the_chapter(tmp_path, vectors, fake):
+def test_the_options_reach_the_report(tmp_path, vectors, fake):
     compare = tmp_path / "v2.npy"
     np.save(compare, np.ones((30, 7), np.float32))
     queries = tmp_path / "q.npy"
     np.save(queries, np.ones((5, 4), np.float32))
     labels = tmp_path / "labels.csv"
     labels.write_text("a\n" + "x\ny\n" * 15)
-    assert (
-        cli.main(
-            [
-                str(vectors),
-                "--compare",
-                str(compare),
-                "--queries",
-                str(queries),
-                "--labels",
-                str(labels),
-                "--stress",
-                "--out",
-                str(tmp_path / "o"),
-            ]
-        )
-        == cli.OK
+    args = [str(vectors), "--compare", str(compare), "--queries", str(queries), "--labels", str(labels), "--stress"]
+    assert cli.main([*args, "--out", str(tmp_path / "o")]) == cli.OK
+    ((options, folder),) = fake
+    assert options == ReportOptions(
+        vectors=str(vectors),
+        compare=str(compare),
+        queries=str(queries),
+        labels=str(labels),
+        stress=True,
+        out=str(tmp_path / "o"),
     )
-    (params,) = fake
-    assert set(params) == {
-        "vectors_path",
-        "labels_path",
-        "compare_path",
-        "pairs_path",
-        "qrels_path",
-        "queries_path",
-        "k",
-        "stress",
-        "quick",
-        "compress",
-        "index",
-        "seed",
-        "margin",
-        "out_dir",
-        "progress",
-        "timings",
-        "cluster",
-        "fail_if",
-    }
-    assert params["compare_path"] == str(compare.resolve()) and params["queries_path"] == str(queries.resolve())
-    assert params["pairs_path"] is None and params["stress"] is True and params["k"] == 10 and params["seed"] == 0
-    assert params["cluster"] is None and params["fail_if"] == [] and params["margin"] == 1.0
-    assert Path(params["out_dir"]).parent == tmp_path and Path(params["out_dir"]).name.startswith(".o.tmp-")
+    assert folder.parent == tmp_path and folder.name.startswith(".o.tmp-")
 
 
 def test_a_previous_report_is_replaced_whole(tmp_path, vectors, fake):
@@ -380,7 +249,7 @@ def test_a_previous_report_is_replaced_whole(tmp_path, vectors, fake):
 
 
 def test_a_folder_that_is_not_a_report_is_never_replaced(tmp_path, vectors, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "run_chapter", no_chapter)
+    monkeypatch.setattr(cli, "write_report", no_report)
     out = tmp_path / "mine"
     out.mkdir()
     (out / "thesis.tex").write_text("precious")
@@ -395,7 +264,7 @@ def test_a_folder_that_is_not_a_report_is_never_replaced(tmp_path, vectors, monk
 def test_an_out_inside_a_file_or_an_unwritable_folder_is_bad_input(tmp_path, vectors, monkeypatch, capsys):
     # Issue #30: --out <a regular file>/out was a FileExistsError traceback and exit 1, which a
     # CI job reads as a violated threshold.
-    monkeypatch.setattr(cli, "run_chapter", no_chapter)
+    monkeypatch.setattr(cli, "write_report", no_report)
     (tmp_path / "file").write_text("kept")
     for out in (tmp_path / "file" / "out", tmp_path / "file" / "a" / "b"):
         assert cli.main([str(vectors), "--out", str(out)]) == cli.BAD_INPUT
@@ -426,10 +295,10 @@ def test_an_empty_existing_folder_and_missing_parents_are_fine(tmp_path, vectors
     assert (tmp_path / "a" / "b" / "c" / "report.html").is_file()
 
 
-def test_a_chapter_that_writes_no_report_json_exits_3(tmp_path, vectors, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "run_chapter", lambda *a, **k: new_notebook())
+def test_a_report_that_writes_no_report_json_exits_3(tmp_path, vectors, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "write_report", lambda *a, **k: None)
     assert cli.main([str(vectors), "--out", str(tmp_path / "o")]) == cli.FAILED
-    assert "the report chapter wrote no usable report.json" in capsys.readouterr().err
+    assert "the report wrote no usable report.json" in capsys.readouterr().err
     assert not (tmp_path / "o").exists() and leftovers(tmp_path) == []
 
 
@@ -442,11 +311,10 @@ def test_a_chapter_that_writes_no_report_json_exits_3(tmp_path, vectors, monkeyp
     ],
 )
 def test_an_unusable_report_json_exits_3(tmp_path, vectors, monkeypatch, capsys, content, message):
-    def run(chapter, parameters, cwd, *, progress=True):
-        Path(parameters["out_dir"], "report.json").write_text(content)
-        return new_notebook()
+    def write(options, folder, *, progress=True):
+        (folder / "report.json").write_text(content)
 
-    monkeypatch.setattr(cli, "run_chapter", run)
+    monkeypatch.setattr(cli, "write_report", write)
     assert cli.main([str(vectors), "--out", str(tmp_path / "o")]) == cli.FAILED
     assert message in capsys.readouterr().err
     assert not (tmp_path / "o").exists() and leftovers(tmp_path) == []
@@ -459,20 +327,19 @@ def test_read_metrics_reads_non_numbers_as_nan(tmp_path):
     assert frame["value"].isna().tolist() == [True, False] and frame["value"].dtype == float
 
 
-def test_a_failure_while_rendering_leaves_nothing_behind(tmp_path, vectors, fake, monkeypatch):
-    def broken(nb, title):
-        raise RuntimeError("render failed")
+def test_a_failure_while_rendering_exits_3_and_leaves_nothing_behind(tmp_path, vectors, monkeypatch, capsys):
+    from embdiag.report import page
 
-    monkeypatch.setattr(cli, "_render", broken)
-    with pytest.raises(RuntimeError, match="render failed"):
-        cli.main([str(vectors), "--out", str(tmp_path / "o")])
+    monkeypatch.setattr(page, "render", _raise(RuntimeError("render failed")))
+    assert cli.main([str(vectors), "--out", str(tmp_path / "o")]) == cli.FAILED
+    assert "the measurement failed: RuntimeError: render failed" in capsys.readouterr().err
     assert not (tmp_path / "o").exists() and leftovers(tmp_path) == []
 
 
 # -- bad input: exit 2 before the chapter runs ------------------------------------------------
 @pytest.fixture
 def refuse(monkeypatch):
-    monkeypatch.setattr(cli, "run_chapter", no_chapter)
+    monkeypatch.setattr(cli, "write_report", no_report)
 
 
 def run_bad(args, capsys) -> str:
@@ -486,18 +353,17 @@ def test_missing_vectors(tmp_path, refuse, capsys):
     assert not (tmp_path / "o").exists()
 
 
-def test_nan_rows_are_found_once_by_the_chapter(tmp_path, monkeypatch, capsys):
+def test_nan_rows_are_found_once_while_measuring(tmp_path, monkeypatch, capsys):
     """The command checks type and shape only (its scan would be a second pass over every row);
-    the chapter's read scans, and its InputError exits 2 with nothing written."""
+    the measurement's read scans, and its InputError exits 2 with nothing written."""
     X = np.ones((13, 3))  # k = 10 needs 13 rows (measurement.check_k)
     X[3, 1] = np.nan
     np.save(tmp_path / "v.npy", X)
     calls = []
-    monkeypatch.setattr(cli, "run_chapter", fake_chapter(METRICS, calls))
+    monkeypatch.setattr(cli, "write_report", fake_report(METRICS, calls))
     assert cli.main([str(tmp_path / "v.npy"), "--out", str(tmp_path / "o")], progress=False) == cli.OK
-    assert len(calls) == 1  # the command's own checks let the file through to the chapter
+    assert len(calls) == 1  # the command's own checks let the file through to the measurement
     monkeypatch.undo()
-    monkeypatch.setattr(cli, "CHAPTER", write_chapter(tmp_path))
     err = run_bad([str(tmp_path / "v.npy"), "--out", str(tmp_path / "o2")], capsys)
     assert "v.npy (VECTORS): contains NaN or infinite values (1 bad row(s), first at index 3)" in err
     assert not (tmp_path / "o2").exists() and leftovers(tmp_path) == []
@@ -712,12 +578,11 @@ def test_the_report_chapter_on_a_users_files(tmp_path, capsys):
     assert not re.search(r"""(src|href)=["']https?:""", page)  # opens offline
 
 
-def test_the_chapter_declares_every_parameter_the_command_passes(tmp_path):
+def test_the_chapter_declares_every_option_as_a_parameter():
     from embdiag.paper import pipeline
 
-    args = cli.build_parser().parse_args(["v.npy", "--out", str(tmp_path / "o")])
     declared = pipeline.parameters(cli.CHAPTER.stem)
-    assert set(cli.chapter_parameters(args, tmp_path)) <= set(declared)
+    assert set(ReportOptions(vectors="v.npy").parameters()) <= set(declared)
 
 
 @pytest.mark.slow
@@ -738,3 +603,4 @@ def test_the_command_on_a_local_ray_cluster_gives_the_local_numbers(tmp_path):
 def test_a_bad_cluster_address_is_bad_input(tmp_path, vectors, refuse, capsys):
     err = run_bad([str(vectors), "--cluster", "somewhere", "--out", str(tmp_path / "o")], capsys)
     assert "--cluster: expected auto, local, local:N or ray://HOST:PORT, got 'somewhere'" in err
+

@@ -22,7 +22,7 @@ from embdiag import exits
 from embdiag.paper import pipeline
 from embdiag.report import cli
 
-from test_cli import METRICS, fake_chapter  # tests/report is on the path (rootdir-relative, no package)
+from test_cli import METRICS, fake_report  # tests/report is on the path (rootdir-relative, no package)
 
 N, D = 30, 4
 
@@ -165,7 +165,7 @@ def test_report_exits_0_1_or_2_without_a_traceback_and_a_refusal_writes_nothing(
         argv += ["--out", str(out)]
         before = _state(root)
         err = io.StringIO()
-        with mock.patch.object(cli, "run_chapter", fake_chapter(METRICS)), contextlib.redirect_stderr(err):
+        with mock.patch.object(cli, "write_report", fake_report(METRICS)), contextlib.redirect_stderr(err):
             status = exits.guarded(lambda: cli.main(argv, progress=False))
         text = err.getvalue()
         assert status in (exits.OK, exits.VIOLATED, exits.BAD_INPUT), f"{argv}: exit {status}\n{text}"

@@ -10,6 +10,7 @@ import altair as alt
 import nbformat
 import pandas as pd
 import pytest
+import vl_convert
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from embdiag._project import project_root
@@ -262,3 +263,55 @@ def test_the_page_draws_its_charts_offline_in_chromium(tmp_path):
         driver.quit()
     assert states == [["true", None, 1], ["true", None, 1]]
     assert severe == []
+
+
+# -- display objects without a kernel, and the chart bundle's cache ------------------------------
+class _Markdown:
+    def _repr_markdown_(self):
+        return "*made here*"
+
+
+class _Bundled:
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/html": "<b>chart</b>", "text/plain": "<chart>"}, {}
+
+
+def test_display_objects_are_shown_by_their_richest_representation():
+    shown = report_html.outputs([_Markdown(), _Bundled(), pd.DataFrame({"x": [1]}), "**text**", 7])
+    assert shown.count('<div class="cell_output">') == 5
+    assert "<em>made here</em>" in shown and "<b>chart</b>" in shown and "<chart>" not in shown
+    assert "<table" in shown and "<strong>text</strong>" in shown and "<pre>7</pre>" in shown
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    report_html._bundle.cache_clear()
+    calls = []
+    monkeypatch.setattr(vl_convert, "javascript_bundle", lambda: calls.append(1) or "var made = 1;")
+    yield calls
+    report_html._bundle.cache_clear()
+
+
+def test_the_chart_bundle_is_made_once_and_read_back(cache):
+    assert report_html._bundle() == "var made = 1;"
+    report_html._bundle.cache_clear()
+    assert report_html._bundle() == "var made = 1;" and len(cache) == 1
+    assert sorted(p.name for p in report_html.bundle_cache().iterdir()) == [
+        f"vega-bundle-{vl_convert.__version__}.js",
+        f"vega-bundle-{vl_convert.__version__}.js.sha256",
+    ]
+
+
+def test_a_corrupt_chart_bundle_is_made_again(cache):
+    report_html._bundle()
+    report_html._bundle.cache_clear()
+    (report_html.bundle_cache() / f"vega-bundle-{vl_convert.__version__}.js").write_text("var made = 2;")
+    assert report_html._bundle() == "var made = 1;" and len(cache) == 2
+
+
+def test_a_cache_that_cannot_be_written_is_skipped(cache, tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    assert report_html._bundle() == "var made = 1;"
+    assert (tmp_path / "file").read_text() == ""

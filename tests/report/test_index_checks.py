@@ -38,7 +38,7 @@ def _file(factory: str, rows, path) -> str:
 
 def _report(tmp_path, monkeypatch, capsys, index: str) -> tuple[int, str]:
     """``embdiag report`` on X with ``--index index`` (no chapter may run): its status and stderr."""
-    monkeypatch.setattr(cli, "run_chapter", _must_not_run)
+    monkeypatch.setattr(cli, "write_report", _must_not_run)
     np.save(tmp_path / "vectors.npy", X)
     status = cli.main([str(tmp_path / "vectors.npy"), "--index", index, "--out", str(tmp_path / "out")], progress=False)
     return status, capsys.readouterr().err

@@ -46,7 +46,7 @@ def test_the_command_refuses_a_bad_margin_before_the_kernel(tmp_path, monkeypatc
     def must_not_run(*args, **kwargs):
         raise AssertionError("the chapter ran")
 
-    monkeypatch.setattr(cli, "run_chapter", must_not_run)
+    monkeypatch.setattr(cli, "write_report", must_not_run)
     np.save(tmp_path / "v.npy", _vectors_and_labels()[0])
     status = cli.main([str(tmp_path / "v.npy"), "--margin", margin, "--out", str(tmp_path / "r")], progress=False)
     assert status == exits.BAD_INPUT and "--margin" in capsys.readouterr().err

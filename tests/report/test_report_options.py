@@ -85,8 +85,8 @@ def test_a_value_of_every_action_input_reaches_the_command():
 def test_the_report_page_takes_every_option_it_is_given_and_measures_with_it():
     declared = pipeline.parameters(cli.CHAPTER.stem)
     args = cli.build_parser().parse_args(_others(ON_COMMAND_LINE).command_line())
-    given = cli.chapter_parameters(args, REPO / "o")
-    assert {o.parameter for o in OPTIONS if o.parameter} <= set(given) <= set(declared)
+    given = ReportOptions.from_namespace(args).parameters()
+    assert {o.parameter for o in OPTIONS if o.parameter} == set(given) and set(given) <= set(declared)
     calls = {
         node.func.id: node
         for node in ast.walk(ast.parse(cli.CHAPTER.read_text(encoding="utf-8")))

@@ -133,7 +133,7 @@ def test_a_file_of_self_matches_is_refused_before_the_kernel(tmp_path, monkeypat
     def must_not_run(*args, **kwargs):
         raise AssertionError("the chapter ran")
 
-    monkeypatch.setattr(cli, "run_chapter", must_not_run)
+    monkeypatch.setattr(cli, "write_report", must_not_run)
     np.save(tmp_path / "v.npy", X)
     rows = np.arange(N)
     table = {"query": rows, "target": rows} if option == "--pairs" else {"query": rows, "document": rows, "grade": 1}

@@ -130,7 +130,8 @@ def test_report_runs_from_the_wheel_outside_a_checkout(wheel, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     page = (work / "report" / "report.html").read_text(encoding="utf-8")
-    assert "can you trust these vectors?" in page and ".embdiag-max" in page  # the chapter, styled
+    assert "<title>embdiag report: vectors.npy</title>" in page and ".embdiag-max" in page  # the page, styled
+    assert "Distribution: geometry without labels" in page
     assert (work / "report" / "report.json").is_file()
     assert sorted(p.name for p in work.iterdir()) == ["labels.csv", "report", "vectors.npy"]
     checked = subprocess.run(

@@ -1,0 +1,45 @@
+"""The report's page: :mod:`embdiag.report.sections` in order, as one offline HTML file.
+
+``embdiag report`` writes it from the measured :class:`~embdiag.report.measurement.Report` in the
+same process, from the same section functions the book's report chapter displays: the page
+opens with the section head (result and overview) and the command that made it, then each
+section of :data:`~embdiag.report.sections.PAGE` under its title, its introduction and its
+exhibits.
+"""
+
+from __future__ import annotations
+
+import html
+import shlex
+
+from . import html as pages
+from . import sections
+
+
+def command(arguments: list[str]) -> str:
+    """The shell command line ``embdiag report ARGUMENTS``, each argument quoted where a shell needs it.
+
+    Example:
+        >>> command(["v.npy", "--fail-if", "overlap@10<0.95"])
+        "embdiag report v.npy --fail-if 'overlap@10<0.95'"
+    """
+    return shlex.join(["embdiag", "report", *arguments])
+
+
+def _section(section, report, timings: bool) -> str:
+    head = f"<h2>{html.escape(section.TITLE)}</h2>\n{pages.markdown(section.INTRO)}"
+    body = pages.outputs(section.exhibits(report, timings=timings))
+    return f'<section class="embdiag-section" id="{section.NAME}">\n{head}{body}\n</section>'
+
+
+def render(report, source: str, *, title: str, arguments: list[str], timings: bool = True) -> str:
+    """The page of ``report`` (measured on ``source``, one sentence naming the data) made by
+    ``embdiag report ARGUMENTS``; ``timings``: show this run's index speeds."""
+    sections.enable()
+    parts = [
+        f"<h1>{html.escape(title)}</h1>",
+        f'<pre class="embdiag-command"><code>{html.escape(command(arguments))}</code></pre>',
+        pages.outputs(sections.head(report, source)),
+        *(_section(s, report, timings) for s in sections.PAGE),
+    ]
+    return pages.document("\n".join(parts), title)
