@@ -1,5 +1,5 @@
-"""``pip install embdiag`` (the base dependencies) pulls no model library (that the report and verify
-import none is tests/report/test_wheel.py's check, with every extra blocked)."""
+"""``pip install embdiag`` (the base dependencies) pulls no model library and no Jupyter (that the report
+and verify import none is tests/report/test_wheel.py's check, with every extra blocked)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from embdiag.paper.pipeline import REPO
 
 #: Distributions of the extras (encoders, train) that the base must not pull, with their top-level modules.
 HEAVY = {"torch": "torch", "transformers": "transformers", "wordllama": "wordllama", "pillow": "PIL"}
+#: The Jupyter distributions that execute the book's chapters (the book extra), which the base must not pull.
+JUPYTER = {"papermill", "ipykernel", "ipython", "nbclient", "nbformat", "jupytext", "jupyter-client"}
 
 
 def closure(requirements: list[str]) -> set[str]:
@@ -32,10 +34,14 @@ def closure(requirements: list[str]) -> set[str]:
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 
 
-def test_the_base_install_pulls_no_model_library():
+def test_the_base_install_pulls_no_model_library_and_no_jupyter():
     pulled = closure(PROJECT["dependencies"])
-    assert {"numpy", "faiss-cpu", "papermill", "ipython"} <= pulled
-    assert not pulled & set(HEAVY), sorted(pulled & set(HEAVY))
+    assert {"numpy", "faiss-cpu", "altair", "markdown-it-py"} <= pulled
+    assert not pulled & (set(HEAVY) | JUPYTER), sorted(pulled & (set(HEAVY) | JUPYTER))
+
+
+def test_the_book_extra_pulls_jupyter():
+    assert JUPYTER <= closure(PROJECT["optional-dependencies"]["book"])
 
 
 def test_the_encoders_extra_pulls_every_model_library():
