@@ -56,8 +56,8 @@ def environment() -> dict[str, str]:
 
 def arguments(env: Mapping[str, str]) -> list[str]:
     """``embdiag report``'s arguments from the action's inputs in ``env`` (``EMBDIAG_VECTORS``, ...;
-    blank inputs are left out; a switch is ``true`` or ``false``; ``EMBDIAG_FAIL_IF`` holds one
-    rule per line).
+    blank inputs are left out; a switch is ``true`` or ``false``; an option given more than once,
+    ``EMBDIAG_FAIL_IF`` or ``EMBDIAG_COMPARE``, holds one rule or path per line).
 
     Example:
         >>> arguments({"EMBDIAG_VECTORS": "v.npy", "EMBDIAG_COMPRESS": "int8,int4", "EMBDIAG_QUICK": "true",
@@ -67,8 +67,8 @@ def arguments(env: Mapping[str, str]) -> list[str]:
     out = []
     for o in in_action():
         value = env.get(o.env, "")
-        if o.kind == "rules":
-            out += [part for rule in value.splitlines() if rule.strip() for part in (o.flag, rule.strip())]
+        if o.many:
+            out += [part for line in value.splitlines() if line.strip() for part in (o.flag, line.strip())]
             continue
         value = value.strip()
         if o.kind == "switch":

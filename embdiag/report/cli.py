@@ -102,7 +102,9 @@ def read_inputs(vectors, *, labels=None, compare=None, pairs=None, qrels=None, q
     """Read and cross-check the report's files; return ``measure``'s data arguments.
 
     Returns ``{"vectors", "labels", "compare", "pairs", "qrels", "queries"}`` (absent inputs are
-    None). ``qrels`` is :func:`~embdiag.data.files.read_qrels`'s list of judgments per query.
+    None). ``compare`` (a path or several) becomes a list of
+    :class:`~embdiag.report.conditions.CompareFile`, each named by its file's stem. ``qrels`` is
+    :func:`~embdiag.data.files.read_qrels`'s list of judgments per query.
     ``pairs`` is ``(positives, query_indices)`` as :func:`~embdiag.data.files.read_pairs`
     returns it with ``allow_missing=True``: the positives of the queries that have any, and
     those queries' row indices (queries are VECTORS' rows, or ``--queries``' rows). Ids in the
@@ -112,20 +114,30 @@ def read_inputs(vectors, *, labels=None, compare=None, pairs=None, qrels=None, q
     :func:`~embdiag.data.files.read_vectors`).
 
     Raises:
-        InputError: any reader's error; ``--compare`` with another number of rows than VECTORS;
-            ``--queries`` with another dimension than VECTORS.
+        InputError: any reader's error; ``--compare`` with another number of rows than VECTORS, or
+            two of them with one stem; ``--queries`` with another dimension than VECTORS.
     """
     X = read_vectors(vectors, "VECTORS", scan=scan)
     n, d = X.shape
     out = {"vectors": X, "labels": None, "compare": None, "pairs": None, "qrels": None, "queries": None}
-    if compare is not None:
-        Y = read_vectors(compare, "--compare", scan=scan)
+    compared = [compare] if isinstance(compare, (str, os.PathLike)) else list(compare or ())
+    stems = [Path(path).stem for path in compared]
+    if len(set(stems)) < len(stems):
+        same = next(stem for stem in stems if stems.count(stem) > 1)
+        files = ", ".join(str(p) for p in compared if Path(p).stem == same)
+        raise InputError(
+            f"--compare: two files named {same!r} ({files}); each --compare is a condition named by its file's "
+            "stem: rename one"
+        )
+    for path in compared:
+        Y = read_vectors(path, "--compare", scan=scan)
         if len(Y) != n:
             raise InputError(
-                f"{compare} (--compare): has {len(Y)} rows, VECTORS ({vectors}) has {n}; "
+                f"{path} (--compare): has {len(Y)} rows, VECTORS ({vectors}) has {n}; "
                 "--compare must hold a second representation of the same items, in the same order"
             )
-        out["compare"] = Y
+        file = conditions.file_condition(Y, name=Path(path).stem, source=Path(path).name)
+        out["compare"] = [*(out["compare"] or []), file]
     if queries is not None:
         Q = read_vectors(queries, "--queries", scan=scan)
         if Q.shape[1] != d:
@@ -235,7 +247,8 @@ def chapter_inputs(
     :func:`~embdiag.data.files.file_record`: name, size and SHA-256, hashed in a background
     thread while the report is measured; :func:`~embdiag.report.measure` waits for it).
     Without ``vectors_path``, the project's cached ``encoder`` embeddings of the procedural
-    driving scenes with their labels (:func:`project_vectors`) and no files."""
+    driving scenes with their labels (:func:`project_vectors`) and no files. ``compare_path``:
+    one path or a list of them."""
     if vectors_path is None:
         vectors, labels, source = project_vectors(encoder)
         data = {"vectors": vectors, "labels": labels, "compare": None, "pairs": None, "qrels": None, "queries": None}
@@ -244,7 +257,7 @@ def chapter_inputs(
         ReportOptions(
             vectors=vectors_path,
             labels=labels_path,
-            compare=compare_path,
+            compare=(compare_path,) if isinstance(compare_path, (str, os.PathLike)) else tuple(compare_path or ()),
             pairs=pairs_path,
             qrels=qrels_path,
             queries=queries_path,
@@ -265,9 +278,11 @@ def report_inputs(options: ReportOptions) -> tuple[dict, str, Future]:
     if options.cluster is not None:
         from .sharded import sharded_check
 
-        for key, option in (("vectors", "VECTORS"), ("compare", "--compare"), ("queries", "--queries")):
+        for key, option in (("vectors", "VECTORS"), ("queries", "--queries")):
             if data[key] is not None:
                 sharded_check(data[key], f"{given[option]} ({option})")
+        for file in data["compare"] or ():
+            sharded_check(file.array, f"{given[f'--compare {file.name}']} (--compare)")
     source = "the user's vectors " + ", ".join(f"{Path(path).name} ({option})" for option, path in given.items())
     return data, source, files
 

@@ -763,10 +763,11 @@ def parse_index(spec: str, n: int, d: int, *, seed: int = 0, vectors=None) -> li
     return out
 
 
-def file_condition(path_or_array, name: str | None = None) -> CompareFile:
+def file_condition(path_or_array, name: str | None = None, source: str | None = None) -> CompareFile:
     """The ``--compare`` representation: a path (read with :func:`~embdiag.data.files.read_vectors`)
     or an n x d' array of the same items as VECTORS (row i is item i). ``name`` defaults to the
-    file's stem (``"compare"`` for an array).
+    file's stem (``"compare"`` for an array); ``source``, the file an array was read from, to the
+    file's name (``"an array"``).
 
     Example:
         >>> c = file_condition(np.ones((3, 2)))
@@ -782,7 +783,7 @@ def file_condition(path_or_array, name: str | None = None) -> CompareFile:
         if A.ndim != 2 or A.shape[0] < 2 or not np.issubdtype(A.dtype, np.number):
             raise InputError(f"--compare: expected an n x d numeric array, got shape {A.shape} dtype {A.dtype}")
         name = name or "compare"
-        where = "an array"
+        where = source or "an array"
     desc = (
         f"Second representation {name!r} from {where}: {A.shape[0]:,} x {A.shape[1]} rows, "
         "item i is row i of VECTORS; exact cosine search in float32."
@@ -805,9 +806,10 @@ def parse_conditions(
     ``compress`` and ``index``: spec strings (:func:`parse_compress`, :func:`parse_index`; a
     blank string means none, as the command passes an absent option) or lists of conditions;
     ``compare``: a path, an n x d' array or a :class:`CompareFile` of the ``n`` reference rows
-    (``d`` columns); ``vectors``: those reference rows (e.g. a memory-map), which an
-    ``--index file:`` is checked against (a sample of :data:`~embdiag.interventions.ann.MATCH_ROWS`
-    rows). PCA descriptions, index training and that sample use ``seed``.
+    (``d`` columns), or a list of them (one condition each); ``vectors``: those reference rows
+    (e.g. a memory-map), which an ``--index file:`` is checked against (a sample of
+    :data:`~embdiag.interventions.ann.MATCH_ROWS` rows). PCA descriptions, index training and
+    that sample use ``seed``.
 
     Raises:
         InputError: a bad spec, a ``compare`` without ``n`` rows, or names that repeat or are
@@ -821,7 +823,8 @@ def parse_conditions(
         ...
         embdiag.data.files.InputError: --compare: has 999 row(s), expected 1000 (one per vector)
     """
-    conds = [] if compare is None else [_compare(compare, n)]
+    many = isinstance(compare, (list, tuple))
+    conds = [_compare(c, n) for c in (compare if many else [] if compare is None else [compare])]
     conds += _from_spec(compress, lambda s: parse_compress(s, d, seed=seed))
     conds += _from_spec(index, lambda s: parse_index(s, n, d, seed=seed, vectors=vectors))
     names = [c.name for c in conds]

@@ -50,8 +50,9 @@ class Option:
     """One option of ``embdiag report`` and the places it appears (module doc).
 
     ``kind``: ``file`` (a path), ``spec`` (conditions, :func:`~embdiag.report.conditions.parse_conditions`),
-    ``int``, ``number``, ``switch``, ``rules`` (``--fail-if``, repeatable), ``address`` (a Ray
-    cluster) or ``folder`` (the output).
+    ``int``, ``number``, ``switch``, ``rules`` (``--fail-if``), ``address`` (a Ray cluster) or
+    ``folder`` (the output). ``many``: the option may be given more than once (its value is a
+    tuple; in the Action, one per line).
     """
 
     kind: str
@@ -66,6 +67,7 @@ class Option:
     action_default: str | None = None
     recorded: str | None = None
     recorded_key: str | None = None
+    many: bool = False
     name: str = ""
 
     @property
@@ -89,6 +91,14 @@ class Option:
         if self.flag is None or self.kind == "folder":
             return None
         return f"{self.name}_path" if self.kind == "file" else self.name
+
+    def keys(self, value) -> dict[str, object]:
+        """A file option's entries in report.json's ``inputs.files`` (as the user writes it -> path):
+        ``{flag: path}``, or for an option given more than once ``{"FLAG STEM": path}`` per file,
+        each named by its file's stem as its condition is."""
+        if not self.many:
+            return {} if value is None else {self.flag: value}
+        return {f"{self.flag} {Path(path).stem}": path for path in value}
 
     def to_json(self, value):
         """``value`` as report.json records it: a spec string (a list of conditions as its names
@@ -142,14 +152,17 @@ class ReportOptions:
         action="CSV or parquet, one row per vector, one column per attribute (optional `split` column).",
         recorded="files",
     )
-    compare: str | None = _declare(
-        None,
+    compare: tuple[str, ...] = _declare(
+        (),
         "file",
         "--compare",
-        "a second representation of the same n items (d may differ)",
+        "a second representation of the same n items (d may differ), a condition named by the file's stem "
+        "(repeatable: one condition per file)",
         metavar="VECTORS2",
-        action="A second representation of the same items (another model, a quantized copy).",
+        action="Second representations of the same items (another model, a quantized copy), one path per line; "
+        "each is a condition named by its file's stem.",
         recorded="files",
+        many=True,
     )
     pairs: str | None = _declare(
         None,
@@ -276,6 +289,7 @@ class ReportOptions:
         metavar="EXPR",
         action="The gates, one rule per line, e.g. overlap@10<0.95 or delta_p@10<-1.",
         recorded="options",
+        many=True,
     )
     out: str | None = _declare(
         None,
@@ -300,15 +314,21 @@ class ReportOptions:
         (option as the user writes it -> path)."""
         where = {"inputs": inputs, "options": inputs["options"]}
         values = {o.name: _frozen(where[o.recorded][o.key]) for o in OPTIONS if o.recorded in where}
-        files = {o.name: str(paths[o.flag]) for o in file_options() if o.flag in paths}
-        return cls(**values, **files)
+        files = {o.name: str(paths[o.flag]) for o in file_options() if not o.many and o.flag in paths}
+        many = {
+            o.name: tuple(str(p) for key, p in paths.items() if key.startswith(o.flag + " "))
+            for o in file_options()
+            if o.many
+        }
+        return cls(**values, **files, **many)
 
     def files(self) -> dict[str, str]:
-        """The input files given: option as the user writes it -> path as given."""
-        return {o.flag: getattr(self, o.name) for o in file_options() if getattr(self, o.name) is not None}
+        """The input files given: option as the user writes it (:meth:`Option.keys`) -> path as given."""
+        return {key: path for o in file_options() for key, path in o.keys(getattr(self, o.name)).items()}
 
     def inputs(self) -> dict[str, str | None]:
-        """:func:`~embdiag.report.cli.read_inputs`'s file arguments (None where absent)."""
+        """:func:`~embdiag.report.cli.read_inputs`'s file arguments (None where absent, a tuple where
+        an option may be given more than once)."""
         return {o.name: getattr(self, o.name) for o in file_options()}
 
     def measure_arguments(self) -> dict:
@@ -317,15 +337,22 @@ class ReportOptions:
         return {o.name: getattr(self, o.name) for o in OPTIONS if o.kind not in ("file", "folder")}
 
     def parameters(self) -> dict:
-        """The report chapter's parameters: file paths as absolute strings (None where absent),
-        the other values as they are (rules as a list)."""
+        """The report chapter's parameters: file paths as absolute strings (None where absent; a list
+        of them, or None, where an option may be given more than once), the other values as they
+        are (rules as a list)."""
+
+        def absolute(path) -> str:
+            return str(Path(path).expanduser().resolve())
+
         out = {}
         for o in OPTIONS:
             if o.parameter is None:
                 continue
             value = getattr(self, o.name)
-            if o.kind == "file":
-                value = None if value is None else str(Path(value).expanduser().resolve())
+            if o.kind == "file" and o.many:
+                value = [absolute(p) for p in value] or None
+            elif o.kind == "file":
+                value = None if value is None else absolute(value)
             out[o.parameter] = list(value) if o.kind == "rules" else value
         return out
 
@@ -340,8 +367,8 @@ class ReportOptions:
                 out.append(str(value))
             elif o.kind == "switch":
                 out.append(o.flag)
-            elif o.kind == "rules":
-                out += [part for rule in value for part in (o.flag, str(rule))]
+            elif o.many:
+                out += [part for item in value for part in (o.flag, str(item))]
             else:
                 out += [o.flag, str(value)]
         return out
@@ -374,7 +401,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(o.name, metavar=o.metavar, help=o.help)
         elif o.kind == "switch":
             parser.add_argument(o.flag, action="store_true", help=o.help)
-        elif o.kind == "rules":
+        elif o.many:
             parser.add_argument(o.flag, metavar=o.metavar, action="append", default=[], dest=o.name, help=o.help)
         else:
             extra = {"required": True} if o.required else {"default": o.default}

@@ -229,7 +229,7 @@ def test_the_options_reach_the_report(tmp_path, vectors, fake):
     ((options, folder),) = fake
     assert options == ReportOptions(
         vectors=str(vectors),
-        compare=str(compare),
+        compare=(str(compare),),
         queries=str(queries),
         labels=str(labels),
         stress=True,
@@ -604,3 +604,42 @@ def test_a_bad_cluster_address_is_bad_input(tmp_path, vectors, refuse, capsys):
     err = run_bad([str(vectors), "--cluster", "somewhere", "--out", str(tmp_path / "o")], capsys)
     assert "--cluster: expected auto, local, local:N or ray://HOST:PORT, got 'somewhere'" in err
 
+
+# -- --compare, more than once ---------------------------------------------------------------------
+def test_each_compare_is_a_condition_named_by_its_files_stem(tmp_path, vectors):
+    rng = np.random.default_rng(1)
+    for name in ("model_b", "model_c"):
+        np.save(tmp_path / f"{name}.npy", rng.normal(size=(30, 6)).astype(np.float32))
+    data = cli.read_inputs(vectors, compare=[tmp_path / "model_b.npy", tmp_path / "model_c.npy"])
+    assert [(c.name, c.array.shape) for c in data["compare"]] == [("model_b", (30, 6)), ("model_c", (30, 6))]
+    assert "from model_b.npy" in data["compare"][0].description
+    report = measurement.measure(**data, k=5, progress=False)
+    assert list(report.tables["identity"]["condition"]) == ["model_b", "model_c"]
+    one = cli.read_inputs(vectors, compare=tmp_path / "model_b.npy")["compare"]  # one path, as the chapter gives it
+    assert [c.name for c in one] == ["model_b"]
+
+
+def test_compare_files_reach_the_report_and_report_json_by_stem(tmp_path, vectors, fake):
+    for name in ("b", "c"):
+        np.save(tmp_path / f"{name}.npy", np.ones((30, 3), np.float32))
+    argv = [str(vectors), "--compare", str(tmp_path / "b.npy"), "--compare", str(tmp_path / "c.npy")]
+    assert cli.main([*argv, "--out", str(tmp_path / "o")]) == cli.OK
+    ((options, _),) = fake
+    assert options.compare == (str(tmp_path / "b.npy"), str(tmp_path / "c.npy"))
+    assert list(options.files()) == ["VECTORS", "--compare b", "--compare c"]
+
+
+def test_two_compare_files_with_one_stem_are_refused(tmp_path, vectors, refuse, capsys):
+    for folder in ("x", "y"):
+        (tmp_path / folder).mkdir()
+        np.save(tmp_path / folder / "model.npy", np.ones((30, 3), np.float32))
+    argv = [
+        str(vectors),
+        "--compare",
+        str(tmp_path / "x" / "model.npy"),
+        "--compare",
+        str(tmp_path / "y" / "model.npy"),
+    ]
+    err = run_bad([*argv, "--out", str(tmp_path / "o")], capsys)
+    assert "--compare: two files named 'model' (" in err and "rename one" in err
+    assert not (tmp_path / "o").exists()

@@ -32,6 +32,8 @@ def _other(option):
         return SPECS[option.name]
     if option.kind in ("int", "number"):
         return default + 2 if option.kind == "int" else default / 2
+    if option.kind == "file" and option.many:
+        return (f"{option.name}.npy", f"{option.name}_2.npy")
     return {
         "file": f"{option.name}.npy",
         "switch": not default,
@@ -77,7 +79,7 @@ def test_a_value_of_every_action_input_reaches_the_command():
     env = {}
     for o in in_action():
         value = getattr(given, o.name)
-        env[o.env] = "\n".join(value) if o.kind == "rules" else "true" if o.kind == "switch" else str(value)
+        env[o.env] = "\n".join(value) if o.many else "true" if o.kind == "switch" else str(value)
     parsed = ReportOptions.from_namespace(cli.build_parser().parse_args(action.arguments(env)))
     assert parsed == given
 
@@ -121,8 +123,9 @@ def test_report_json_and_its_schema_record_what_the_declaration_says(tmp_path, w
     assert set(schema["properties"]["options"]["properties"]) == set(inputs["options"])
     assert set(schema["properties"]["options"]["required"]) == set(inputs["options"])
     assert {o.key for o in OPTIONS if o.recorded == "inputs"} <= set(schema["required"])
-    enum = schema["properties"]["files"]["propertyNames"]["anyOf"][0]["enum"]
-    assert enum == [o.flag for o in file_options() if o.recorded == "files"]
+    names = schema["properties"]["files"]["propertyNames"]["anyOf"]
+    assert names[0]["enum"] == [o.flag for o in file_options() if o.recorded == "files" and not o.many]
+    assert [f"^{o.flag} .+$" for o in file_options() if o.many] == [n["pattern"] for n in names[1:-1]]
 
 
 def test_the_docstring_examples_of_the_declaration_and_the_action_hold():

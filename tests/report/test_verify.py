@@ -36,10 +36,13 @@ def _report(files, out, **options):
         "--labels": "labels",
         "--pairs": "pairs",
         "--qrels": "qrels",
-        "--compare": "compare",
         "--queries": "queries",
     }
-    data = read_inputs(given["VECTORS"], **{keys[o]: p for o, p in given.items() if o in keys})
+    data = read_inputs(
+        given["VECTORS"],
+        **{keys[o]: p for o, p in given.items() if o in keys},
+        compare=[p for o, p in given.items() if o.startswith("--compare ")],
+    )
     report = measure(**data, k=5, progress=False, sources={o: file_record(p) for o, p in given.items()}, **options)
     report.save(out)
     return out
@@ -129,7 +132,9 @@ def test_inputs_are_found_by_name_in_another_folder(files, folder, tmp_path):
 
 
 def test_a_second_representation_and_the_stress_grid_are_recomputed(files, tmp_path):
-    folder = _report(files, tmp_path / "r", given={"--compare": files / "other.npy"}, stress=True, compress="prefix6")
+    folder = _report(
+        files, tmp_path / "r", given={"--compare other": files / "other.npy"}, stress=True, compress="prefix6"
+    )
     assert V.verify(folder) == ([], [])
 
 
@@ -229,3 +234,4 @@ def test_a_prebuilt_index_file_is_an_input_found_again_and_checked(files, tmp_pa
     faiss.write_index(built.index_, str(moved / "ivf.faiss"))
     found, _ = V.verify(out, inputs=moved)
     assert len(found) == 1 and found[0].startswith("--index ivf ") and "(the input changed)" in found[0]
+
