@@ -217,12 +217,13 @@ def write_vector_files(out_dir, vectors, labels: pd.DataFrame) -> dict[str, Path
     return paths
 
 
-def file_record(path) -> dict:
+def file_record(path, sha256: str | None = None) -> dict:
     """``{"file": name, "path": absolute path, "bytes": size, "sha256": hex digest}`` of a file:
     what a report names as its input (``sha256sum FILE`` prints the same digest) and where
-    ``embdiag verify`` looks for it first."""
+    ``embdiag verify`` looks for it first. ``sha256``: the digest, when it is already known."""
     path = Path(path)
-    return {"file": path.name, "path": str(path.resolve()), "bytes": path.stat().st_size, "sha256": sha256_of(path)}
+    digest = sha256 or sha256_of(path)
+    return {"file": path.name, "path": str(path.resolve()), "bytes": path.stat().st_size, "sha256": digest}
 
 
 def sha256_of(path) -> str:

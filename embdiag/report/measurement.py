@@ -416,7 +416,8 @@ class Plan:
     ``qrels``: per query of the pool, its graded judgments ``{VECTORS row: grade}`` (None without);
     ``depth``: how many neighbours each search keeps (``k``, or :data:`QRELS_DEPTH` with qrels);
     ``labels``: the attribute columns (the ``split`` column taken out), ``is_train``: that
-    column parsed (None without one); ``rules``: the ``--fail-if`` rules, checked.
+    column parsed (None without one); ``rules``: the ``--fail-if`` rules, checked; ``timed``: index
+    searches are timed (a short one repeated for its fastest run), else each runs once.
     """
 
     V: np.ndarray
@@ -445,6 +446,7 @@ class Plan:
     min_support: int
     stress: bool
     margin: float
+    timed: bool = True
 
     @property
     def self_search(self) -> bool:
@@ -1035,6 +1037,7 @@ def measure(
     shard_rows: int = SHARD_ROWS,
     fail_if=(),
     margin: float = MARGIN_PP,
+    timed: bool = True,
 ) -> Report:
     """Measure a report on ``vectors`` (n x d; a memmap stays a memmap).
 
@@ -1069,6 +1072,9 @@ def measure(
             outcomes (:attr:`Report.gates`).
         margin: the loss margin of every relevance change, in percentage points (> 0), against
             which each condition's verdict is decided (:func:`~embdiag.report.summary.verdict`).
+        timed: time each index search for the report's speeds (a search shorter than
+            :data:`~embdiag.report.sections.indexes.TIMING_S` is repeated for its fastest run);
+            False: each search runs once (``embdiag verify``, which compares no speed).
         sources: the files read, recorded as ``inputs["files"]`` (option -> name, size and
             SHA-256), or a future of them (:func:`~embdiag.data.files.file_records_later`, as
             :func:`~embdiag.report.cli.chapter_inputs` gives them), awaited once all else is measured.
@@ -1112,7 +1118,7 @@ def measure(
             fail_if=fail_if,
             margin=margin,
         )
-        report = _report(plan, backend, progress, sources)
+        report = _report(replace(plan, timed=bool(timed)), backend, progress, sources)
         report.inputs["options"] = recorded(
             "options", {"compress": compress, "index": index, "stress": stress, "fail_if": fail_if}
         )

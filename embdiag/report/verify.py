@@ -7,8 +7,9 @@ measured with (``inputs.options``, ``k``, ``seed``, ``quick``, ``min_support``).
    version named in its ``schema`` field);
 2. each input is found (``--inputs FOLDER``/name first, else the path the report recorded) and
    its SHA-256 compared with the recorded one: a changed input is a difference;
-3. the report is measured again with :func:`~embdiag.report.measure`, as the report chapter
-   measures it, and every value of the two JSON documents is compared (:func:`differences`):
+3. the report is measured again with :func:`~embdiag.report.measure`, as ``embdiag report``
+   measures it (each input hashed once, each index search run once: no speed is compared), and
+   every value of the two JSON documents is compared (:func:`differences`):
    numbers within ``atol + rtol * |recorded|``, everything else exactly, except the package
    versions (printed when they differ), the files (step 2) and the run's ``timings`` (index
    build seconds and queries per second, which no rerun reproduces).
@@ -88,8 +89,9 @@ def _located(files: dict, inputs: Path | None) -> dict[str, Path]:
     return out
 
 
-def _measured_again(document: dict, paths: dict[str, Path]) -> dict:
-    """The report's JSON measured again from the files ``paths`` with its recorded options."""
+def _measured_again(document: dict, paths: dict[str, Path], digests: dict[str, str]) -> dict:
+    """The report's JSON measured again from the files ``paths`` (SHA-256 ``digests``, computed
+    once) with its recorded options; each index search runs once (no speed is compared)."""
     from ..data.files import file_record
     from .cli import read_inputs
     from .conditions import with_index_files
@@ -100,8 +102,9 @@ def _measured_again(document: dict, paths: dict[str, Path]) -> dict:
     report = measure(
         **read_inputs(**options.inputs()),
         **replace(options, index=with_index_files(options.index, index_files)).measure_arguments(),
-        sources={option: file_record(path) for option, path in paths.items()},
+        sources={option: file_record(path, digests[option]) for option, path in paths.items()},
         progress=False,
+        timed=False,
     )
     again = json.loads(json.dumps(report.to_json(), allow_nan=False))  # as saved: tuples become lists
     again["inputs"]["options"]["index"] = options.index  # index files found elsewhere: checked by SHA-256
@@ -176,14 +179,15 @@ def verify(folder, *, inputs=None, rtol: float = RTOL, atol: float = ATOL) -> tu
             "the book's report chapter re-executes those (embdiag chapter report)"
         )
     paths = _located(files, None if inputs is None else Path(inputs))
+    digests = {option: sha256_of(path) for option, path in paths.items()}
     changed = [
-        f"{option} {path}: SHA-256 {sha} now, {files[option]['sha256']} recorded (the input changed)"
+        f"{option} {path}: SHA-256 {digests[option]} now, {files[option]['sha256']} recorded (the input changed)"
         for option, path in paths.items()
-        if (sha := sha256_of(path)) != files[option]["sha256"]
+        if digests[option] != files[option]["sha256"]
     ]
     if changed:
         return changed, []
-    again = _measured_again(document, paths)
+    again = _measured_again(document, paths, digests)
     untimed = lambda doc: {key: value for key, value in doc.items() if key != "timings"}  # noqa: E731
     found = differences(untimed(document), untimed(again), rtol=rtol, atol=atol)
     versions = document["inputs"]["versions"]

@@ -235,3 +235,36 @@ def test_a_prebuilt_index_file_is_an_input_found_again_and_checked(files, tmp_pa
     found, _ = V.verify(out, inputs=moved)
     assert len(found) == 1 and found[0].startswith("--index ivf ") and "(the input changed)" in found[0]
 
+
+def test_verify_hashes_each_input_once_and_runs_each_index_search_once(folder, monkeypatch):
+    from embdiag.data import files as data_files
+    from embdiag.report import measurement
+    from embdiag.report.conditions import ApproximateIndex
+
+    hashed, searched, timed = [], [], []
+    real_hash, real_search, real_measure = data_files.sha256_of, ApproximateIndex.search, measurement.measure
+    monkeypatch.setattr(V, "sha256_of", lambda path: hashed.append(path) or real_hash(path))
+    monkeypatch.setattr(data_files, "sha256_of", lambda path: hashed.append(path) or real_hash(path))
+    monkeypatch.setattr(
+        ApproximateIndex, "search", lambda self, *a, **k: searched.append(1) or real_search(self, *a, **k)
+    )
+    monkeypatch.setattr(measurement, "measure", lambda *a, **k: timed.append(k["timed"]) or real_measure(*a, **k))
+    assert V.verify(folder) == ([], [])
+    document = json.loads((folder / "report.json").read_text())
+    assert len(hashed) == len(document["inputs"]["files"]) and timed == [False]
+    # one search per knob value, and the identity section's search at the default
+    assert len(searched) == len(document["tables"]["index_curves"]) + 1
+
+
+def test_a_timed_report_repeats_a_short_search_for_its_speed(files, monkeypatch):
+    from embdiag.report.cli import read_inputs
+    from embdiag.report.conditions import ApproximateIndex
+    from embdiag.report.sections.indexes import TIMING_REPEATS
+
+    searched = []
+    real = ApproximateIndex.search
+    monkeypatch.setattr(ApproximateIndex, "search", lambda self, *a, **k: searched.append(1) or real(self, *a, **k))
+    data = read_inputs(files / "vectors.npy")
+    curves = measure(**data, index="hnsw", k=5, progress=False).tables["index_curves"]
+    # searches of a few hundred rows take microseconds; the identity section's search is not timed
+    assert len(searched) == TIMING_REPEATS * len(curves) + 1
