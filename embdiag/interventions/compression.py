@@ -56,6 +56,7 @@ __all__ = [
     "centring_effect",
     "compression_grid",
     "compression_items",
+    "compression_tables",
     "dims_ladder",
     "make_compression",
     "numerical_rank",
@@ -327,31 +328,7 @@ def compression_grid(
     >>> table.representation.tolist(), float(table["overlap@3"][0]), float(table["changed@3"][0])
     (['native 6', 'MRL 3', 'PCA 3', 'PCA uncentred 3'], 1.0, 0.0)
     """
-    train, val = _pair(train, val)
-    d = train.shape[1]
-    dims = _check_dims(dims, d)
-    for m in methods:
-        make_compression(m, 1)  # raises on an unknown name (k is not read until fit: mutants of 1 are equivalent)
-    # frozen once; evaluate would freeze the same classes from the same val_labels if not given (those
-    # mutants are equivalent: time only)
-    classes = frozen_classes(val_labels)
-    native = _neighbors(val, k)
-    rows = []
-    for method, dim, Ztr, Zva in _representations(train, val, dims, methods):
-        nb = _neighbors(Zva, k)  # one exact search per representation, for P@k and overlap@k
-        row = evaluate(Ztr, train_labels, Zva, val_labels, k=k, classes=classes, probes=probes, neighbors=nb)
-        overlap = overlap_at_k(native, nb, per_query=True)
-        rows.append(
-            {
-                "representation": f"{method} {dim}",
-                "method": method,
-                "dim": dim,
-                **row,
-                f"overlap@{k}": float(overlap.mean()),
-                f"changed@{k}": float(np.mean(overlap < 1)),
-            }
-        )
-    return pd.DataFrame(rows)
+    return _tables(train, train_labels, val, val_labels, dims, k, probes, grid_methods=methods)[0]
 
 
 def compression_items(
@@ -384,27 +361,105 @@ def compression_items(
     >>> items.shape, list(items.columns.get_level_values(0).unique())
     ((30, 7), ['class', 'native 6', 'MRL 3', 'PCA 3'])
     """
+    return _tables(train, train_labels, val, val_labels, dims, k, True, item_methods=methods)[1]
+
+
+def compression_tables(
+    train,
+    train_labels: Mapping[str, np.ndarray],
+    val,
+    val_labels: Mapping[str, np.ndarray],
+    *,
+    dims=DIMS,
+    methods=METHODS,
+    item_methods=("MRL", "PCA"),
+    k: int = 10,
+    progress=None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(compression_grid(..., methods=methods), compression_items(..., methods=item_methods))``
+    of the same arguments, measured in one pass: each representation's probes are fitted once
+    and its evaluation rows searched once for both tables. ``progress``, given, is called with
+    each representation's name once it is measured.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.tile([0, 1], 30)
+    >>> X = rng.normal(size=(60, 6)) + 4 * y[:, None]
+    >>> args = X[:30], {"a": y[:30]}, X[30:], {"a": y[30:]}
+    >>> grid, items = compression_tables(*args, dims=[3], k=3)
+    >>> grid.equals(compression_grid(*args, dims=[3], k=3)), items.equals(compression_items(*args, dims=[3], k=3))
+    (True, True)
+    """
+    return _tables(
+        train,
+        train_labels,
+        val,
+        val_labels,
+        dims,
+        k,
+        True,
+        grid_methods=methods,
+        item_methods=item_methods,
+        progress=progress,
+    )
+
+
+def _tables(
+    train, train_labels, val, val_labels, dims, k, probes, *, grid_methods=None, item_methods=None, progress=None
+):
+    """The grid's rows of ``grid_methods`` and the items' columns of ``item_methods`` (an empty
+    table for None) from one pass over the representations of both (native first)."""
     train, val = _pair(train, val)
     dims = _check_dims(dims, train.shape[1])
+    methods = tuple(dict.fromkeys((*(grid_methods or ()), *(item_methods or ()))))
     for m in methods:
-        make_compression(m, 1)
-    check_inputs(train, train_labels, val, val_labels)
+        make_compression(m, 1)  # raises on an unknown name (k is not read until fit: mutants of 1 are equivalent)
+    check_inputs(train, train_labels, val, val_labels, probes=probes or item_methods is not None)
     classes = frozen_classes(val_labels)
-    codes = {a: class_codes(y, classes[a]) for a, y in val_labels.items()}
-    columns = {("class", a): c for a, c in codes.items()}
+    codes = {a: class_codes(y, classes[a]) for a, y in val_labels.items()} if item_methods is not None else {}
+    labels = {a: train_labels[a] for a in val_labels}
+    rows, columns, native = [], {("class", a): c for a, c in codes.items()}, None
     for method, dim, Ztr, Zva in _representations(train, val, dims, methods):
-        rep = f"{method} {dim}"
-        fitted = fit_probes(Ztr, {a: train_labels[a] for a in val_labels})
-        nb = _neighbors(Zva, k)
-        for a, y in val_labels.items():
-            values, keep = labelled_values(y)
-            hit = np.full(len(val), np.nan)
-            hit[keep] = fitted[a].predict(Zva)[keep] == values
-            hit[np.isnan(codes[a])] = np.nan
-            columns[(rep, f"{a} BA")] = hit
-        for a, y in val_labels.items():
-            columns[(rep, f"{a} P@{k}")] = precision_at_k(nb, y, per_query=True)
-    return pd.DataFrame(columns)
+        in_grid = grid_methods is not None and (method == "native" or method in grid_methods)
+        in_items = item_methods is not None and (method == "native" or method in item_methods)
+        fitted = fit_probes(Ztr, labels) if (probes and in_grid) or in_items else None
+        nb = _neighbors(Zva, k)  # one exact search per representation, for P@k and overlap@k
+        native = nb if native is None else native
+        if in_grid:
+            row = evaluate(
+                Ztr, train_labels, Zva, val_labels, k=k, classes=classes, probes=probes, neighbors=nb, fitted=fitted
+            )
+            overlap = overlap_at_k(native, nb, per_query=True)
+            rows.append(
+                {
+                    "representation": f"{method} {dim}",
+                    "method": method,
+                    "dim": dim,
+                    **row,
+                    f"overlap@{k}": float(overlap.mean()),
+                    f"changed@{k}": float(np.mean(overlap < 1)),
+                }
+            )
+        if in_items:
+            columns.update(_item_columns(f"{method} {dim}", Zva, val_labels, codes, fitted, nb, k))
+        if progress is not None:
+            progress(f"{method} {dim}")
+    return pd.DataFrame(rows), pd.DataFrame(columns if item_methods is not None else {})
+
+
+def _item_columns(rep: str, Zva, val_labels, codes, fitted, nb, k: int) -> dict:
+    """:func:`compression_items`' columns of one representation."""
+    columns = {}
+    for a, y in val_labels.items():
+        values, keep = labelled_values(y)
+        hit = np.full(len(Zva), np.nan)
+        hit[keep] = fitted[a].predict(Zva)[keep] == values
+        hit[np.isnan(codes[a])] = np.nan
+        columns[(rep, f"{a} BA")] = hit
+    for a, y in val_labels.items():
+        columns[(rep, f"{a} P@{k}")] = precision_at_k(nb, y, per_query=True)
+    return columns
 
 
 def overlap_curve(train, val, *, dims, methods=METHODS, k: int = 10) -> pd.DataFrame:

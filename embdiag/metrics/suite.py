@@ -75,6 +75,7 @@ def evaluate(
     standardize: bool = True,
     probes: bool = True,
     neighbors=None,
+    fitted=None,
 ) -> dict:
     """Metrics of one representation as a flat dict.
 
@@ -84,7 +85,9 @@ def evaluate(
     ``"{a} P@{k}"``; all shares in [0, 1]. ``probes=False`` skips the probe columns.
     P@k reads ``neighbors``, the ``(len(val), k)`` top-k indices of ``topk(val, val, k,
     exclude_self=True, dtype=np.float64)``: pass them when already computed (e.g. for
-    overlap@k as well), else they are computed here.
+    overlap@k as well), else they are computed here. ``fitted``: the probes of
+    :func:`~embdiag.metrics.probe.fit_probes` on ``train`` for every attribute of ``val_labels``
+    (with ``standardize``), when already fitted, else they are fitted here.
 
     Missing labels (None, NaN, pandas NA) drop that row for that attribute only: its probe
     is fitted on the training rows labelled for it, accuracy and BA are over the evaluation
@@ -110,7 +113,8 @@ def evaluate(
         raise ValueError(f"classes: has no classes for {', '.join(map(repr, missing))} (val_labels has)")
     row = summary(val)
     if probes:  # one call: the attributes share the training vectors' standardization and basis
-        fitted = fit_probes(train, {a: train_labels[a] for a in val_labels}, standardize=standardize)
+        if fitted is None:
+            fitted = fit_probes(train, {a: train_labels[a] for a in val_labels}, standardize=standardize)
         for a, y in val_labels.items():
             y, keep = labelled_values(y, f"val_labels[{a!r}]")
             pred = fitted[a].predict(val)[keep]
