@@ -221,8 +221,13 @@ def _full_in_the_kernel(*args, **kwargs):
     raise papermill.PapermillExecutionError(2, 3, "", "OSError", "[Errno 28] No space left on device", [])
 
 
-def test_a_full_disk_in_the_report_kernel_is_bad_input_naming_out(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(papermill, "execute_notebook", _full_in_the_kernel)
+def test_a_full_disk_while_the_report_is_saved_is_bad_input_naming_out(tmp_path, monkeypatch, capsys):
+    from embdiag.report.measurement import Report
+
+    def no_room(self, folder):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Report, "save", no_room)
     np.save(tmp_path / "v.npy", X)
     out = tmp_path / "previous"
     out.mkdir()
