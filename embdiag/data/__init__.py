@@ -6,45 +6,20 @@ WordNet 3.0 (:mod:`.wordnet`, :mod:`.wordnet_sample`) gives texts instead: gloss
 part of speech and lexicographer category, with their examples, as a :class:`WordNetSample`.
 """
 
-from .dataset import SPLITS, Dataset, attribute_frame, concat
-from .errors import DataError, DataFileNotFoundError, DataFormatError, ImageReadError
-from .images import LazyImages, read_image
-from .loaders import SOURCES, load_captions, load_dataset, load_study
-from .bdd100k import load_bdd100k
-from .coco import load_coco
-from .procedural import GENERATOR_VERSION, generate_split, load_procedural
-from .vocab import ATTRIBUTES, DEFAULT_SHARES, DEFAULT_VAL_ABSENT, OBJECT_CATEGORIES, VOCAB
-from .wordnet import LEXNAMES, Synset, read_wordnet
-from .wordnet_sample import WordNetSample, load_wordnet
+from .._lazy import exports
 
-__all__ = [
-    "ATTRIBUTES",
-    "DEFAULT_SHARES",
-    "DEFAULT_VAL_ABSENT",
-    "GENERATOR_VERSION",
-    "LEXNAMES",
-    "OBJECT_CATEGORIES",
-    "SOURCES",
-    "SPLITS",
-    "VOCAB",
-    "DataError",
-    "DataFileNotFoundError",
-    "DataFormatError",
-    "Dataset",
-    "ImageReadError",
-    "LazyImages",
-    "Synset",
-    "WordNetSample",
-    "attribute_frame",
-    "concat",
-    "generate_split",
-    "load_bdd100k",
-    "load_captions",
-    "load_coco",
-    "load_dataset",
-    "load_procedural",
-    "load_study",
-    "load_wordnet",
-    "read_image",
-    "read_wordnet",
-]
+__all__, __getattr__, __dir__ = exports(
+    __name__,
+    {
+        "dataset": ("SPLITS", "Dataset", "attribute_frame", "concat"),
+        "errors": ("DataError", "DataFileNotFoundError", "DataFormatError", "ImageReadError"),
+        "images": ("LazyImages", "read_image"),
+        "loaders": ("SOURCES", "load_captions", "load_dataset", "load_study"),
+        "bdd100k": ("load_bdd100k",),
+        "coco": ("load_coco",),
+        "procedural": ("GENERATOR_VERSION", "generate_split", "load_procedural"),
+        "vocab": ("ATTRIBUTES", "DEFAULT_SHARES", "DEFAULT_VAL_ABSENT", "OBJECT_CATEGORIES", "VOCAB"),
+        "wordnet": ("LEXNAMES", "Synset", "read_wordnet"),
+        "wordnet_sample": ("WordNetSample", "load_wordnet"),
+    },
+)

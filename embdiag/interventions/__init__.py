@@ -12,54 +12,34 @@ FAISS indexes, built reproducibly and searched at each value of their knob). Mea
 :mod:`embdiag.metrics`; imports nothing else of the package but the shared helpers.
 """
 
-from .ann import AnnIndex
-from .codes import calibration_ranges, sign_topk
-from .compression import MatryoshkaPrefix, PCACompression
-from .precision import (
-    STUDY_CONDITIONS,
-    StorageCondition,
-    bytes_per_vector,
-    compare_conditions,
-    compare_storage,
-    store,
-)
-from .truncation import TruncationResult, compare_truncation, truncation_bound
-from .stress import (
-    INTERVENTIONS,
-    SEVERITIES,
-    CommonOffset,
-    Contraction,
-    Noise,
-    RankRestriction,
-    grid,
-    make_intervention,
-    measure_grid,
-    stress_grid,
-)
+from .._lazy import exports
 
-__all__ = [
-    "AnnIndex",
-    "INTERVENTIONS",
-    "SEVERITIES",
-    "STUDY_CONDITIONS",
-    "CommonOffset",
-    "Contraction",
-    "MatryoshkaPrefix",
-    "Noise",
-    "PCACompression",
-    "RankRestriction",
-    "StorageCondition",
-    "TruncationResult",
-    "bytes_per_vector",
-    "calibration_ranges",
-    "compare_conditions",
-    "compare_storage",
-    "compare_truncation",
-    "grid",
-    "make_intervention",
-    "measure_grid",
-    "sign_topk",
-    "store",
-    "stress_grid",
-    "truncation_bound",
-]
+__all__, __getattr__, __dir__ = exports(
+    __name__,
+    {
+        "ann": ("AnnIndex",),
+        "codes": ("calibration_ranges", "sign_topk"),
+        "compression": ("MatryoshkaPrefix", "PCACompression"),
+        "precision": (
+            "STUDY_CONDITIONS",
+            "StorageCondition",
+            "bytes_per_vector",
+            "compare_conditions",
+            "compare_storage",
+            "store",
+        ),
+        "truncation": ("TruncationResult", "compare_truncation", "truncation_bound"),
+        "stress": (
+            "INTERVENTIONS",
+            "SEVERITIES",
+            "CommonOffset",
+            "Contraction",
+            "Noise",
+            "RankRestriction",
+            "grid",
+            "make_intervention",
+            "measure_grid",
+            "stress_grid",
+        ),
+    },
+)

@@ -65,7 +65,6 @@ from .codes import (
     pack_nibbles,
     unpack_nibbles,
 )
-from .stress import CommonOffset
 
 __all__ = [
     "FORMATS",
@@ -735,6 +734,8 @@ def compare_study_conditions(
     """
     # Equivalent mutants: STUDY_CONDITIONS is the default; chunk_size left out of the second call
     # only changes its chunking (an invalid one was rejected by the first call).
+    from .stress import CommonOffset  # the stress module imports the metrics suite and scikit-learn
+
     native = compare_conditions(evaluation, STUDY_CONDITIONS, k=k, chunk_size=chunk_size)
     moved = CommonOffset(offset_severity, seed=offset_seed).fit(train).transform(evaluation)
     return native + compare_conditions(moved, OFFSET_CONDITIONS, k=k, chunk_size=chunk_size)

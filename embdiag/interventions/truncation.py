@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._validate import as_matrix, check_int, nonzero_rows
 from ..metrics.retrieval import boundary_margin, overlap_at_k, topk
-from .compression import MatryoshkaPrefix, PCACompression
 from .precision import (
     _U64,
     _error_upper,
@@ -48,6 +48,9 @@ from .precision import (
     reference_ranking,
     scoring_bound,
 )
+
+if TYPE_CHECKING:
+    from .compression import PCACompression
 
 __all__ = ["TruncationResult", "truncation_bound", "compare_truncation"]
 
@@ -173,6 +176,8 @@ def _pca(X: np.ndarray, model: PCACompression) -> _Kept:
 
 
 def _kept(X: np.ndarray, model, name: str) -> _Kept:
+    from .compression import MatryoshkaPrefix, PCACompression  # imports scikit-learn, which a model has loaded
+
     if isinstance(model, (MatryoshkaPrefix, PCACompression)) and not hasattr(model, "n_features_in_"):
         raise ValueError(f"model: {type(model).__name__} is not fitted; call fit first")
     if isinstance(model, MatryoshkaPrefix):
@@ -197,6 +202,7 @@ def compare_truncation(
     (:func:`~embdiag.interventions.precision.compare_conditions` takes the same).
 
     Example:
+        >>> from embdiag.interventions import MatryoshkaPrefix
         >>> rng = np.random.default_rng(0)
         >>> X = np.hstack([rng.normal(size=(200, 4)), 0.01 * rng.normal(size=(200, 12))])  # little beyond 4 dims
         >>> r = compare_truncation(X, MatryoshkaPrefix(4).fit(X), k=3)

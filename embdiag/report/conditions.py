@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -52,10 +52,12 @@ from ..interventions.ann import (
     ivfpq_params,
 )
 from ..interventions.codes import calibration_ranges, sign_topk
-from ..interventions.compression import MatryoshkaPrefix, PCACompression
 from ..interventions.precision import CALIBRATED, StorageCondition, bytes_per_vector, compare_conditions, store
 from ..interventions.truncation import compare_truncation
 from ..metrics.retrieval import topk
+
+if TYPE_CHECKING:
+    from ..interventions.compression import MatryoshkaPrefix, PCACompression
 
 __all__ = [
     "CHUNK_ROWS",
@@ -390,6 +392,8 @@ class Compression(ReportCondition):
     def model(self, X, fit=None) -> MatryoshkaPrefix | PCACompression:
         """The fitted transformer: a prefix of ``X``'s width, or PCA fitted on ``fit`` (default: a
         seeded sample of ``X``)."""
+        from ..interventions.compression import MatryoshkaPrefix, PCACompression  # imports scikit-learn
+
         if self.method == "prefix":
             return MatryoshkaPrefix(self.dim).fit(np.asarray(X[:1]))
         if fit is None:
