@@ -6,8 +6,9 @@ real-encoder comparison alike; it measures once and :func:`memo` keeps each resu
 (arrays by content, bound to the signature with its defaults) and of :func:`state`: the SHA-256
 of every source file of the ``embdiag`` package, the float path's variables and the numeric
 packages' versions. A change of code, of float path or of a package is a new key, never a stale
-hit; a file whose checksum does not match is measured again. ``EMBDIAG_MEMO=off`` turns the
-memo off.
+hit; a file whose checksum does not match is measured again. An argument named ``progress``
+(what a measurement reports while it runs, not what it measures) is left out of the key.
+``EMBDIAG_MEMO=off`` turns the memo off.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ def memo(fn):
 
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        key = joblib.hash((fn.__module__, fn.__qualname__, state(), dict(bound.arguments)))
+        arguments = {name: value for name, value in bound.arguments.items() if name != "progress"}
+        key = joblib.hash((fn.__module__, fn.__qualname__, state(), arguments))
         path = data_dir() / "cache" / "memo" / f"{fn.__module__}.{fn.__qualname__}" / f"{key}.pkl"
         found = _read(path)
         if found is not _MISSING:

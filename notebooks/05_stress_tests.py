@@ -33,7 +33,9 @@ labels_path = None  # CSV with a split column (train / val) and one column per a
 k = 10  # neighbours per query for P@k and overlap@k
 severities = [0.0, 0.25, 0.5, 0.75, 0.9, 0.99]  # the declared grid; the most severe is the headline (.99)
 attribute: str | None = None  # attribute of the headline figure, severe table, findings; None: weather, else the first
-seed = 0  # seed of the random interventions (offset direction, noise draws)
+seed = 0  # seed of the random interventions (offset direction, noise draws) and of the row sample
+max_rows: int | None = 5000  # the most rows measured of each split; a larger one is sampled (None: every row)
+progress = False  # one line per grid point on stderr while measuring (set by `embdiag chapter --out`)
 
 # %%
 from IPython.display import Markdown, display
@@ -47,16 +49,19 @@ from embdiag.paper.real_encoder import variant_note
 
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, vectors_path=vectors_path, labels_path=labels_path)
-measured = stress_tests.run(vectors, stress_tests.Settings(severities=severities, k=k, attribute=attribute, seed=seed))
+measured = stress_tests.run(vectors, stress_tests.Settings(severities=severities, k=k, attribute=attribute, seed=seed,
+                                                           max_rows=max_rows), progress=progress)
+sampled = measured.rows.note()  # "" when every row is measured
 attribute = measured.attribute  # the headline attribute (the default resolved)
 top = f"s = {measured.top:g}"  # the most severe setting, the headline
 exact = (f"One measurement of these vectors: every change is deterministic except the offset's direction and the "
          f"noise, one seeded draw each (seed {seed}); single values, no intervals (the findings' intervals are "
-         f"in the last table).")
+         f"in the last table)." + (f" {sampled}" if sampled else ""))
 display(Markdown(
     variant_note(dataset, "stress tests") + f"**Vectors in this run:** {vectors.source}; {vectors.dim}-dimensional, attributes "
     f"{', '.join(vectors.attributes)}. Probes and every fitted change use the training rows only; all "
-    f"measurements are on the evaluation rows. Severity grid: {', '.join(f'{s:g}' for s in sorted(set(severities)))}."))
+    f"measurements are on the evaluation rows. Severity grid: {', '.join(f'{s:g}' for s in sorted(set(severities)))}."
+    + (f" **{sampled}**" if sampled else "")))
 
 # %%
 verdicts = stress_tests.findings(measured)

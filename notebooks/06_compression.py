@@ -38,7 +38,9 @@ labels_path = None  # CSV with a "split" column (train / val) and one column per
 k = 10  # neighbours per query for P@k and overlap@k
 dims: list | None = None  # dimensions to keep; None: the study's 512, 256, 128 of 768, in proportion to d
 attribute: str | None = None  # the attribute in the weather finding's place; None: weather, else the first
-seed = 0  # dataset seed (procedural scenes)
+seed = 0  # dataset seed (procedural scenes) and seed of the row sample
+max_rows: int | None = 5000  # the most rows measured of each split; a larger one is sampled (None: every row)
+progress = False  # one line per measured representation on stderr (set by `embdiag chapter --out`)
 
 # %%
 from IPython.display import Markdown, display
@@ -53,16 +55,19 @@ from embdiag.paper.real_encoder import variant_note
 charts.enable()
 vectors = driving_vectors(encoder, dataset, data_dir=data_dir, seed=seed, vectors_path=vectors_path,
                           labels_path=labels_path)
-measured = compression.run(vectors, compression.Settings(k=k, dims=dims, attribute=attribute))
+measured = compression.run(vectors, compression.Settings(k=k, dims=dims, attribute=attribute, seed=seed,
+                                                         max_rows=max_rows), progress=progress)
+sampled = measured.rows.note()  # "" when every row is measured
 grid, centring, curve = measured.grid, measured.centring, measured.curve  # what the exhibits draw
 study = compression.read_study()
 trained = figures.trained_prefixes(encoder, vectors_path)  # None: not known (a user's vectors, another encoder)
 single = ("One measurement per representation (probes and PCA bases fitted once on the training vectors); the "
-          "findings' paired intervals over the evaluation images are in the table at the end of the page.")
+          "findings' paired intervals over the evaluation images are in the table at the end of the page."
+          + (f" {sampled}" if sampled else ""))
 published = "the study's published values (EmbeddingGemma on BDD100K, data/study/compression.csv)"
 display(Markdown(variant_note(dataset, "compression") + f"**Data and encoder:** {vectors.source}. The study's numbers beside ours come from the "
                  f"EmbeddingGemma 2 encoder on its BDD100K subset: they are published values, not reproduced "
-                 f"here.  \n" + figures.prefix_note(trained, measured.dims)))
+                 f"here.  \n" + figures.prefix_note(trained, measured.dims) + (f"  \n**{sampled}**" if sampled else "")))
 
 # %%
 verdicts = compression.findings(measured, study)
@@ -194,7 +199,7 @@ exhibits.table(findings.table(verdicts), name="findings", collapsed="Each findin
                caption=f"Each finding of the compression section (and this project's centring finding): its kind, "
                        f"criterion, margin and why (embdiag.study.compression.CRITERIA), the point estimates in "
                        f"{published} and in this run, the verdict on each (the study's: not testable, point estimates "
-                       f"only) with the paired 95% bootstrap intervals over the {len(vectors.val)} evaluation images "
+                       f"only) with the paired 95% bootstrap intervals over the {len(measured.items)} evaluation images "
                        f"({measured.n_draws} draws) that decided this run's, and the old point-estimate criterion "
                        f"with its verdict.")
 

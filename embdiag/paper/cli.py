@@ -29,7 +29,11 @@ def _run_elsewhere(pipeline, name: str, parameters: dict, out: Path) -> None:
     """Execute chapter ``name`` into the folder ``out`` and render it there as one offline HTML
     page, both or neither. ``out`` is refused (:class:`~embdiag.paper.pipeline.ChapterInputError`)
     where it is, lies inside or holds the book's folders, or holds an input (a ``*_path`` or
-    ``*_dir`` parameter; :func:`~embdiag._atomic.out_refusal`), and while another run writes it."""
+    ``*_dir`` parameter; :func:`~embdiag._atomic.out_refusal`), and while another run writes it.
+    A chapter that reports its progress (:data:`~embdiag.paper.pipeline.PROGRESS`) does, on stderr,
+    unless the parameter is given."""
+    if pipeline.PROGRESS in pipeline.parameters(name):
+        parameters = {pipeline.PROGRESS: True, **parameters}
     values = pipeline.check_parameters(name, parameters)
     inputs = {
         f"-p {key}": parameters[key]
@@ -43,13 +47,14 @@ def _run_elsewhere(pipeline, name: str, parameters: dict, out: Path) -> None:
     if blocked is not None:
         raise pipeline.ChapterInputError(f"cannot make the output folder {out} (--out): {blocked} is a file")
     start = time.perf_counter()
-    print(f"executing {name} ...", end=" ", file=sys.stderr, flush=True)
+    streamed = values.get(pipeline.PROGRESS) is True  # the chapter's lines come between these two
+    print(f"executing {name} ...", end="\n" if streamed else " ", file=sys.stderr, flush=True)
     try:
         with terminable(), claimed(out, make=True):
             path = pipeline.execute(name, parameters, out_dir=out, beside=_page)
     except Busy as e:
         raise pipeline.ChapterInputError(str(e)) from None
-    print(f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
+    print((f"{name}: " if streamed else "") + f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     print(path)
     print(path.with_suffix(".html"))
 
@@ -215,7 +220,8 @@ def _dispatch(argv: list) -> int:
         "--out",
         metavar="DIR",
         help="write the executed chapter and its one-file HTML page into DIR "
-        "(needed when parameters differ from the book's: the book keeps its own pages)",
+        "(needed when parameters differ from the book's: the book keeps its own pages); a chapter that "
+        "reports its progress prints it on stderr (-p progress false: quiet)",
     )
     ch.add_argument("--no-build", action="store_true", help="execute only (the book is not built with --out)")
     bk = sub.add_parser(

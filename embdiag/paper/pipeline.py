@@ -11,7 +11,9 @@ for byte. A *variant* re-executes a chapter with other parameters into an output
 own name (``notebooks/variants.yml``), e.g. the appendix's chapters on a second encoder.
 The kernel is told which chapter source it runs, and with which non-default parameters
 (:data:`~embdiag.view.exhibits.CHAPTER_ENV`, :data:`~embdiag.view.exhibits.PARAMETERS_ENV`), so
-that its exhibits can name their source.
+that its exhibits can name their source. A chapter that declares the parameter :data:`PROGRESS`
+reports its long steps on stderr when it is true; the kernel's stderr is then streamed to ours
+while the chapter runs.
 """
 
 from __future__ import annotations
@@ -68,6 +70,11 @@ class ChapterInputError(ChapterError):
     """Bad input: an unknown chapter or parameter, a value of the wrong type, a missing file, or a
     cell that refused its input (raised :data:`INPUT_ERRORS`)."""
 
+
+#: A chapter's parameter that says how it reports while it runs, never what it measures: when true,
+#: the kernel's stderr (the chapter's progress lines) is streamed to ours, and the page's provenance
+#: does not name it.
+PROGRESS = "progress"
 
 #: Exceptions a chapter's cell raises when its input is bad (the library's contract for bad input).
 INPUT_ERRORS = ("InputError", "ValueError", "FileNotFoundError", "NotADirectoryError")
@@ -423,7 +430,8 @@ def execute(
     :func:`check_parameters`) or a cell refused its input (:data:`INPUT_ERRORS`); ``OSError``
     naming the output folder when a cell could not write (a full disk, a read-only folder:
     :func:`~embdiag.exits.kernel_storage_error`). The previously executed chapter is then left
-    as it was. SIGTERM stops the kernel too (:func:`embdiag._papermill.run_notebook`).
+    as it was. SIGTERM stops the kernel too (:func:`embdiag._papermill.run_notebook`). With
+    :data:`PROGRESS` true, the kernel's stderr is streamed to ours as the chapter runs.
     """
     import papermill
 
@@ -444,8 +452,9 @@ def execute(
     tmp = str(work / target.name)
     try:
         try:
-            with _chapter_environment(name, changed):
-                run_notebook(str(layout.notebooks / f"{name}.ipynb"), tmp, values, out)
+            stderr = sys.stderr if values.get(PROGRESS) is True else None
+            with _chapter_environment(name, {key: v for key, v in changed.items() if key != PROGRESS}):
+                run_notebook(str(layout.notebooks / f"{name}.ipynb"), tmp, values, out, stderr=stderr)
         except papermill.PapermillExecutionError as e:
             if e.ename in INPUT_ERRORS:  # the message names the parameter and the file
                 raise ChapterInputError(f"chapter {name} refused its input (cell {e.exec_count}): {e.evalue}") from None

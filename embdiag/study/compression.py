@@ -24,11 +24,13 @@ import numpy as np
 import pandas as pd
 
 from .._memo import memo
+from .._progress import Steps
 from .._validate import check_int
 from ..interventions import compression
 from ..metrics.inference import Decision, all_of, any_of, at_least, at_least_of, at_most, not_testable, within
 from ..metrics.stats import ItemIntervals
 from .findings import ADDITION, Claim, read_published, verdicts
+from .sampling import RowSample, sample_rows
 from . import check_attribute
 
 __all__ = [
@@ -133,11 +135,15 @@ class Settings:
     ``dims`` the dimensions to keep (None: the study's 512, 256, 128 of 768, in proportion to the
     vectors' dimension, :func:`~embdiag.interventions.compression.study_dims`); ``attribute`` the
     attribute in the weather finding's place (None: weather, else the first,
-    :func:`~embdiag.study.check_attribute`)."""
+    :func:`~embdiag.study.check_attribute`); ``max_rows`` the most rows measured of each split (a
+    larger split is measured on a sample of this many drawn with ``seed``,
+    :mod:`embdiag.study.sampling`; None: every row)."""
 
     k: int = 10
     dims: list | None = None
     attribute: str | None = None
+    seed: int = 0
+    max_rows: int | None = 5000
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,7 +161,8 @@ class CompressionResults:
     standardization on ``checked`` (the largest PCA), where ``checked_attribute`` is the
     attribute whose standardized BA ``checked`` loses most (:func:`largest_loss`). ``dims``, ``k``,
     ``attribute`` (resolved), ``n_draws`` and ``seed`` (of the bootstrap intervals): what
-    :func:`findings` reads."""
+    :func:`findings` reads; ``rows``: which rows were measured
+    (:class:`~embdiag.study.sampling.RowSample`)."""
 
     grid: pd.DataFrame
     items: pd.DataFrame
@@ -170,16 +177,28 @@ class CompressionResults:
     attribute: str
     n_draws: int = N_DRAWS
     seed: int = SEED
+    rows: RowSample | None = None
 
 
-def run(vectors, settings: Settings = Settings()) -> CompressionResults:
+def run(vectors, settings: Settings = Settings(), *, progress: bool = False) -> CompressionResults:
     """The section measured on ``vectors`` (a :class:`~embdiag.encoders.vectors.LabelledVectors`)
-    with ``settings``: each setting checked and resolved (``ValueError`` naming a bad one), then
-    measured once and kept on disk under the vectors' content and the resolved settings."""
+    with ``settings``: each setting checked and resolved (``ValueError`` naming a bad one), each
+    split cut to ``settings.max_rows`` rows (:func:`~embdiag.study.sampling.sample_rows`), then
+    measured once and kept on disk under the rows' content and the resolved settings.
+    ``progress``: one line per measured representation on stderr (:class:`~embdiag._progress.Steps`)."""
     attribute = check_attribute(settings.attribute, vectors.attributes)
     k = check_int(settings.k, "k", minimum=1)
     dims = _check_dims(settings.dims, vectors.dim)
-    return _measured(vectors.train, vectors.train_labels, vectors.val, vectors.val_labels, dims, k, attribute)
+    vectors, sample = sample_rows(vectors, settings.max_rows, settings.seed)
+    ladder = compression.dims_ladder(vectors.dim, dims)
+    total = 1 + len(dims) * len(compression.METHODS) + 1 + 3  # the tables, the curve, centring, spectrum, raw BA
+    steps = Steps("compression", total, enabled=progress)
+    steps.say(
+        f"{1 + len(dims) * len(compression.METHODS)} representations, overlap over {len(ladder)} dimensions; "
+        f"{sample.describe()}"
+    )
+    args = vectors.train, vectors.train_labels, vectors.val, vectors.val_labels
+    return _measured(*args, dims, k, attribute, sample, progress=steps)
 
 
 def _check_dims(dims, d: int) -> tuple[int, ...]:
@@ -198,20 +217,36 @@ def _check_dims(dims, d: int) -> tuple[int, ...]:
 
 
 @memo
-def _measured(train, train_labels, val, val_labels, dims, k, attribute) -> CompressionResults:
-    """:func:`run` on checked settings."""
+def _measured(train, train_labels, val, val_labels, dims, k, attribute, sample, progress=None) -> CompressionResults:
+    """:func:`run` on checked settings (``sample``: the rows measured; ``progress``: a
+    :class:`~embdiag._progress.Steps`, or None)."""
+    steps = progress or Steps("compression", 0, enabled=False)
     args = (train, train_labels, val, val_labels)
     d = int(np.shape(val)[1])
-    grid = compression.compression_grid(*args, dims=list(dims), k=k)
-    items = compression.compression_items(*args, dims=list(dims), k=k)
+    grid, items = compression.compression_tables(*args, dims=list(dims), k=k, progress=steps.done)
     curve = compression.overlap_curve(train, val, dims=compression.dims_ladder(d, dims), k=k)
+    steps.done("overlap over dimensions")
     centring = compression.centring_effect(train, val, val_labels, k=k)
+    steps.done("centring at the full dimension")
     spectrum = compression.variance_spectrum(train, sorted(dims, reverse=True))
+    steps.done("variance spectrum")
     checked = f"PCA {max(dims)}"
     checked_attribute = largest_loss(grid, checked)
     raw_ba = compression.unstandardized_ba(*args, method="PCA", dim=max(dims), attribute=checked_attribute)
+    steps.done("probe without standardization")
     return CompressionResults(
-        grid, items, curve, centring, spectrum, float(raw_ba), checked, checked_attribute, dims, k, attribute
+        grid,
+        items,
+        curve,
+        centring,
+        spectrum,
+        float(raw_ba),
+        checked,
+        checked_attribute,
+        dims,
+        k,
+        attribute,
+        rows=sample,
     )
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._memo import memo
+from .._progress import Steps
 from .._validate import as_matrix, check_int
 from ..interventions.stress import INTERVENTIONS, SEVERITIES, check_severity, measure_grid, n_kept
 from ..metrics import paired_bootstrap, precision_at_k, random_floor
@@ -30,6 +31,7 @@ from ..metrics.probe import fit_probes, labelled_values
 from ..metrics.stats import Interval
 from ..metrics.suite import frozen_classes
 from .findings import Claim, read_published, verdicts
+from .sampling import RowSample, sample_rows
 from . import check_attribute
 
 __all__ = [
@@ -120,12 +122,15 @@ class Settings:
     the unchanged vectors, is always measured; the most severe is the headline); ``k``, neighbours
     per query for P@k and overlap@k; ``attribute``, the headline attribute of the findings (None:
     see :func:`~embdiag.study.check_attribute`); ``seed``, of the random interventions (offset
-    direction, noise draws) and of the findings' bootstrap intervals."""
+    direction, noise draws), of the findings' bootstrap intervals and of the row sample;
+    ``max_rows``, the most rows measured of each split (a larger split is measured on a seeded
+    sample of this many, :mod:`embdiag.study.sampling`; None: every row)."""
 
     severities: tuple = SEVERITIES
     k: int = 10
     attribute: str | None = None
     seed: int = 0
+    max_rows: int | None = 5000
 
 
 @dataclass(frozen=True)
@@ -141,7 +146,8 @@ class StressResults:
     attribute, the 95% bootstrap interval (over queries, :data:`N_DRAWS` draws) of P@k minus
     the random floor at the grid's top noise severity (shares), which decides the noise finding;
     ``ba_drops``: per attribute, :func:`balanced_accuracy_drop` of rank restriction at the top
-    severity (shares; empty without probes), which decides the rank-restriction finding.
+    severity (shares; empty without probes), which decides the rank-restriction finding;
+    ``rows``: which rows were measured (:class:`~embdiag.study.sampling.RowSample`).
     """
 
     grid: pd.DataFrame
@@ -153,6 +159,7 @@ class StressResults:
     d: int
     noise_gaps: dict
     ba_drops: dict = field(default_factory=dict)
+    rows: RowSample | None = None
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -196,29 +203,48 @@ def _size(change) -> tuple[str, float]:
     return "noise total variance", float(change.noise_variance_)
 
 
-def run(vectors, settings: Settings = Settings(), *, probes: bool = True) -> StressResults:
+def run(vectors, settings: Settings = Settings(), *, probes: bool = True, progress: bool = False) -> StressResults:
     """Every intervention x severity of ``settings``' grid on ``vectors.val``, each fitted on
-    ``vectors.train`` only (``vectors``: a :class:`~embdiag.encoders.vectors.LabelledVectors`).
+    ``vectors.train`` only (``vectors``: a :class:`~embdiag.encoders.vectors.LabelledVectors`),
+    each split cut to ``settings.max_rows`` rows (:func:`~embdiag.study.sampling.sample_rows`).
 
     Severity 0 (the identity for every intervention) is always included and measured once.
     Balanced accuracy uses the eligible classes of ``val_labels``, frozen once; ``probes=False``
     measures no probe (no accuracy, no balanced accuracy). Raises ``ValueError`` naming the
     setting for an ``attribute`` not in ``val_labels`` (before any measurement), a severity
-    outside [0, 1) or a bad ``k`` or ``seed``. The result is kept on disk
+    outside [0, 1) or a bad ``k``, ``seed`` or ``max_rows``. The result is kept on disk
     (:mod:`embdiag._memo`) under the checked settings (the attribute resolved, the severities
-    sorted), so every reader of the section reads one grid.
+    sorted), so every reader of the section reads one grid. ``progress``: one line per grid
+    point on stderr (:class:`~embdiag._progress.Steps`).
     """
     attribute = check_attribute(settings.attribute, vectors.val_labels)
     values = tuple(_check_severities(settings.severities))
     k, seed = check_int(settings.k, "k", minimum=1), check_int(settings.seed, "seed", minimum=0)
+    vectors, sample = sample_rows(vectors, settings.max_rows, seed)
+    steps = Steps("stress tests", len(INTERVENTIONS) * len(values) + bool(probes), enabled=progress)
+    steps.say(f"{len(INTERVENTIONS)} interventions x {len(values)} severities; {sample.describe()}")
     return _measured(
-        vectors.train, vectors.train_labels, vectors.val, vectors.val_labels, values, k, attribute, seed, bool(probes)
+        vectors.train,
+        vectors.train_labels,
+        vectors.val,
+        vectors.val_labels,
+        values,
+        k,
+        attribute,
+        seed,
+        bool(probes),
+        sample,
+        progress=steps,
     )
 
 
 @memo
-def _measured(train, train_labels, val, val_labels, values, k, attribute, seed, probes) -> StressResults:
-    """:func:`run` of checked arguments (``values``: the sorted severities, 0 included)."""
+def _measured(
+    train, train_labels, val, val_labels, values, k, attribute, seed, probes, sample, progress=None
+) -> StressResults:
+    """:func:`run` of checked arguments (``values``: the sorted severities, 0 included; ``sample``:
+    the rows measured; ``progress``: a :class:`~embdiag._progress.Steps`, or None)."""
+    steps = progress or Steps("stress tests", 0, enabled=False)
     rows, sizes, gaps, drops = [], [], {}, {}
     floors = {a: random_floor(y) for a, y in val_labels.items()}
     classes = frozen_classes(val_labels)
@@ -235,6 +261,7 @@ def _measured(train, train_labels, val, val_labels, values, k, attribute, seed, 
     ):
         sizes.append((name, s, *_size(change)))
         rows.append({"intervention": name, "severity": s, **row})
+        steps.done(f"{name} s={s:g}")
         if name == "noise" and s == values[-1]:
             for a, y in val_labels.items():
                 per_query = precision_at_k(neighbors, y, per_query=True)
@@ -246,6 +273,7 @@ def _measured(train, train_labels, val, val_labels, values, k, attribute, seed, 
             after = probe_correctness(change.transform(train), train_labels, moved, val_labels)
             for a, (y, right) in before.items():
                 drops[a] = balanced_accuracy_drop(y, right, after[a][1], classes[a], n_draws=N_DRAWS, seed=seed)
+            steps.done(f"balanced-accuracy drop of rank restriction s={s:g}")
     return StressResults(
         pd.DataFrame(rows),
         pd.DataFrame(sizes, columns=["intervention", "severity", "quantity", "value"]),
@@ -256,6 +284,7 @@ def _measured(train, train_labels, val, val_labels, values, k, attribute, seed, 
         int(np.shape(val)[1]),
         gaps,
         drops,
+        sample,
     )
 
 
