@@ -17,7 +17,8 @@ import pandas as pd
 
 from .. import artifacts
 from ..metrics.geometry import covariance_eigenvalues
-from ..metrics.probe import class_codes, fit_probes, labelled_values
+from ..metrics.labels import class_codes, labelled_values
+from ..metrics.probe import fit_probes
 from ..metrics.suite import frozen_classes
 
 __all__ = ["card", "spanned_directions", "pooled_pixels", "probe_items", "probe_table"]

@@ -44,7 +44,8 @@ from sklearn.exceptions import NotFittedError
 from .._blas import single_thread
 from .._scaling import unit_rows
 from .._validate import as_matrix, check_int, nonzero_rows, squarable
-from ..metrics.probe import LinearProbe, balanced_accuracy, class_codes, fit_probes, labelled_values
+from ..metrics.labels import balanced_accuracy, class_codes, labelled_values
+from ..metrics.probe import LinearProbe, fit_probes
 from ..metrics.retrieval import overlap_at_k, precision_at_k, topk
 from ..metrics.suite import check_inputs, evaluate, frozen_classes
 

@@ -1,13 +1,14 @@
 """The four instruments, as pure functions on arrays: one module per property.
 
-``geometry`` (distribution, no labels), ``probe`` (recoverable labels), ``retrieval``
+``geometry`` (distribution, no labels), ``labels`` (which rows carry a label, their classes,
+balanced accuracy), ``probe`` (recoverable labels: the linear probe), ``retrieval``
 (neighbour identity and relevance), ``graded`` (graded relevance: nDCG, MRR, MAP, recall, as
 trec_eval defines them), ``stats`` (paired intervals), ``inference`` (verdicts from an
 interval and a declared margin), and ``suite``, which runs them together for one
 representation. Imports only the shared helpers of :mod:`embdiag`.
 
-Importing the package loads numpy and no model library: ``probe`` (scikit-learn, pandas,
-scipy.linalg) and ``suite`` (which fits probes) load on first use of one of their names
+Importing the package loads numpy and no model library: ``labels`` (pandas), ``probe``
+(scikit-learn, scipy.linalg) and ``suite`` (which fits probes) load on first use of one of their names
 (``benchmarks/bench_import.py``).
 """
 
@@ -20,7 +21,8 @@ from .stats import paired_bootstrap, paired_t_interval
 
 #: The names loaded on first use, and their modules.
 _LAZY = {
-    **dict.fromkeys(["LinearProbe", "balanced_accuracy", "eligible_classes", "fit_probes", "majority_floor"], "probe"),
+    **dict.fromkeys(["balanced_accuracy", "eligible_classes"], "labels"),
+    **dict.fromkeys(["LinearProbe", "fit_probes", "majority_floor"], "probe"),
     **dict.fromkeys(["evaluate", "frozen_classes"], "suite"),
 }
 

@@ -461,7 +461,7 @@ def _reduce(values: np.ndarray, per_query: bool):
 
 def _label_array(labels, name: str) -> tuple[np.ndarray, np.ndarray]:
     """``labels`` as one 1-D array (missing entries kept in place) and the mask of labelled ones."""
-    from .probe import labelled_values  # (imported here: the probe module loads scikit-learn)
+    from .labels import labelled_values  # (imported here: the labels module loads pandas)
 
     a = np.asarray(labels)
     keep = labelled_values(a, name)[1]
@@ -524,7 +524,7 @@ def random_floor(labels) -> float:
     >>> random_floor([0, 0, 1, 1]), random_floor([0, 0, 0, 1]), random_floor(["a", None, "b"])
     (0.5, 0.625, 0.5)
     """
-    from .probe import labelled_values  # (imported here: the probe module loads scikit-learn)
+    from .labels import labelled_values  # (imported here: the labels module loads pandas)
 
     lab = labelled_values(labels, "labels")[0]
     _, counts = np.unique(lab, return_counts=True)

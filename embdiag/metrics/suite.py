@@ -16,7 +16,7 @@ import numpy as np
 
 from .._validate import as_matrix, check_bool, check_mapping, nonzero_rows, same_length, squarable
 from .geometry import summary
-from .probe import balanced_accuracy, eligible_classes, fit_probes, labelled_values
+from .labels import balanced_accuracy, eligible_classes, labelled_values
 from .retrieval import precision_at_k, topk
 
 
@@ -114,6 +114,8 @@ def evaluate(
     row = summary(val)
     if probes:  # one call: the attributes share the training vectors' standardization and basis
         if fitted is None:
+            from .probe import fit_probes  # imports scikit-learn
+
             fitted = fit_probes(train, {a: train_labels[a] for a in val_labels}, standardize=standardize)
         for a, y in val_labels.items():
             y, keep = labelled_values(y, f"val_labels[{a!r}]")

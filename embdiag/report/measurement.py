@@ -50,9 +50,8 @@ from .._mapped import take_rows
 from .._validate import SQUARABLE, as_float, check_int, check_number
 from ..cluster import connect
 from ..data.files import InputError, split_labels
-from ..interventions.stress import INTERVENTIONS, SEVERITIES
 from ..metrics.geometry import summary
-from ..metrics.probe import eligible_classes, labelled
+from ..metrics.labels import eligible_classes, labelled
 from ..metrics.retrieval import (
     boundary_margin,
     topk,
@@ -570,6 +569,8 @@ def available_metrics(
         add(graded, ["reference"] + names)
         add([f"delta_{m}" for m in graded], names)
     if stress and attributes:
+        from ..interventions.stress import INTERVENTIONS, SEVERITIES  # imports scikit-learn
+
         grid = [f"{name}@{s:g}" for name in INTERVENTIONS for s in SEVERITIES]
         add(sections.geometry.GEOMETRY_KEYS + (f"overlap@{k}",), grid)
         add(("probe_ba", "probe_accuracy", f"p@{k}"), grid, attributes)

@@ -37,4 +37,13 @@ def test_its_light_names_load_none_either(name):
 def test_a_probe_loads_scikit_learn_on_first_use():
     # the check can fail: the names loaded on first use do load it
     assert "sklearn" in loaded_by("import embdiag.metrics as m; m.LinearProbe")
-    assert "sklearn" in loaded_by("from embdiag.metrics import evaluate")
+    assert "sklearn" in loaded_by("from embdiag.metrics import fit_probes")
+
+
+def test_labels_and_the_suite_load_scikit_learn_only_when_a_probe_is_fitted():
+    assert loaded_by("from embdiag.metrics import balanced_accuracy, eligible_classes, evaluate") == ["pandas"]
+    fitted = (
+        "import numpy as np; from embdiag.metrics import evaluate; X = np.random.default_rng(0).normal(size=(40, 4)); "
+    )
+    fitted += "y = {'a': np.arange(40) % 2}; evaluate(X[:20], {'a': y['a'][:20]}, X[20:], {'a': y['a'][20:]}, k=3)"
+    assert "sklearn" in loaded_by(fitted)

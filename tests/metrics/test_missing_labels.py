@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from embdiag.metrics import balanced_accuracy, eligible_classes, evaluate, fit_probes, precision_at_k, random_floor
-from embdiag.metrics.probe import labelled
+from embdiag.metrics.labels import labelled
 from embdiag.metrics.retrieval import topk
 
 

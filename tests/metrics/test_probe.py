@@ -101,6 +101,7 @@ from sklearn.metrics import balanced_accuracy_score
 from sklearn.preprocessing import StandardScaler
 
 from embdiag.metrics import probe as probe_module
+from embdiag.metrics.labels import balanced_accuracy, eligible_classes
 from embdiag.metrics.probe import (
     LinearProbe,
     _objective,
@@ -108,8 +109,6 @@ from embdiag.metrics.probe import (
     _Representation,
     _row_space,
     _stratified_split,
-    balanced_accuracy,
-    eligible_classes,
     fit_probes,
     majority_floor,
 )

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from embdiag.metrics import suite
+from embdiag.metrics.probe import fit_probes
 from embdiag.interventions import stress_grid
 from embdiag.synthetic import labelled_clusters
 from embdiag.synthetic import float32_near_tie
@@ -90,7 +91,7 @@ def test_accuracy_and_ba_are_those_of_the_fitted_probes(data):
     rows = {}
     for std in (True, False):
         row = suite.evaluate(tr, ytr, va, yva, k=5, standardize=std)
-        fitted = suite.fit_probes(tr, ytr, standardize=std)
+        fitted = fit_probes(tr, ytr, standardize=std)
         for a, y in yva.items():
             pred = fitted[a].predict(va)
             assert row[f"{a} accuracy"] == np.count_nonzero(pred == y) / len(y), (std, a)
@@ -107,7 +108,7 @@ def test_given_classes_replace_the_frozen_ones(data):
     classes = {a: np.array([0, 1]) for a in yva}
     row = suite.evaluate(tr, ytr, va, yva, k=5, classes=classes)
     default = suite.evaluate(tr, ytr, va, yva, k=5)
-    fitted = suite.fit_probes(tr, ytr)
+    fitted = fit_probes(tr, ytr)
     for a, y in yva.items():
         pred = fitted[a].predict(va)
         assert row[f"{a} BA"] == suite.balanced_accuracy(y, pred, [0, 1]), a

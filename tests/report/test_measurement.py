@@ -13,7 +13,8 @@ from embdiag.interventions.compression import MatryoshkaPrefix, PCACompression
 from embdiag.interventions.truncation import compare_truncation
 from embdiag.interventions.precision import store
 from embdiag.metrics import geometry
-from embdiag.metrics.probe import balanced_accuracy, eligible_classes, fit_probes
+from embdiag.metrics.labels import balanced_accuracy, eligible_classes
+from embdiag.metrics.probe import fit_probes
 from embdiag.metrics.retrieval import hit_at_k, overlap_at_k, precision_at_k, random_floor, topk
 from embdiag.report.conditions import parse_index
 from embdiag.data.files import InputError

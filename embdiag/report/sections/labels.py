@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..._mapped import take_rows
-from ...metrics.probe import LinearProbe, balanced_accuracy, fit_probes, labelled, labelled_values
+from ...metrics.labels import balanced_accuracy, labelled, labelled_values
 from ...metrics.retrieval import precision_at_k, random_floor
 from ...metrics.suite import frozen_classes
 from ...view import exhibits as exhibit
@@ -150,6 +150,8 @@ class Probes:
         Xtr = take_rows(V, tr) if c is None else c.vectors(take_rows(V, tr), plan.fit, rows=tr)
         Xva = take_rows(V, va) if c is None else c.vectors(take_rows(V, va), plan.fit, rows=va)
         cols = {col: ys[col][tr] for col in self.ba_classes}
+        from ...metrics.probe import fit_probes  # imports scikit-learn
+
         probes = fit_probes(Xtr, cols, random_state=plan.seed, patience=PROBE_PATIENCE)
         return {col: balanced_accuracy(ys[col][va], p.predict(Xva), self.ba_classes[col]) for col, p in probes.items()}
 
@@ -190,6 +192,8 @@ def measure(plan: Plan, neighbours: dict[str, np.ndarray], probes: Probes | None
 
 def probe_statement(plan: Plan) -> str:
     """Which rows fit the probes and which score them, and how C is chosen."""
+    from ...metrics.probe import LinearProbe  # imports scikit-learn
+
     grid = LinearProbe.Cs_default
     how = (
         f"; C picked from {grid[0]:g} to {grid[-1]:g} (x10, strongest regularization first) on a seeded "

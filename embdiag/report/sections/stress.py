@@ -12,8 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..._mapped import take_rows
-from ...interventions.stress import measure_grid
-from ...metrics.probe import eligible_classes, labelled
+from ...metrics.labels import eligible_classes, labelled
 from ...view import exhibits as exhibit
 from .labels import classes_of, probe_split
 from .measured import Section, label_arrays, record
@@ -86,6 +85,8 @@ def measure(plan: Plan) -> Section:
         )
     Xtr, Xva = take_rows(plan.V, tr).astype(np.float64), take_rows(plan.V, va).astype(np.float64)
     rows, table = [], []
+    from ...interventions.stress import measure_grid  # imports scikit-learn
+
     for name, s, _, row, _ in measure_grid(
         Xtr, {c: ys[c][tr] for c in cols}, Xva, {c: ys[c][va] for c in cols}, k=plan.k, seed=plan.seed
     ):
