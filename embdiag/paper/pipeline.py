@@ -37,7 +37,7 @@ import nbformat
 
 from .._atomic import workspace, write_file, write_files
 from ..exits import is_storage_error, kernel_storage_error, storage_error_at
-from .._papermill import run_notebook
+from .kernel import run_notebook
 from .._project import project_root
 
 if TYPE_CHECKING:
@@ -430,7 +430,7 @@ def execute(
     :func:`check_parameters`) or a cell refused its input (:data:`INPUT_ERRORS`); ``OSError``
     naming the output folder when a cell could not write (a full disk, a read-only folder:
     :func:`~embdiag.exits.kernel_storage_error`). The previously executed chapter is then left
-    as it was. SIGTERM stops the kernel too (:func:`embdiag._papermill.run_notebook`). With
+    as it was. SIGTERM stops the kernel too (:func:`embdiag.paper.kernel.run_notebook`). With
     :data:`PROGRESS` true, the kernel's stderr is streamed to ours as the chapter runs.
     """
     import papermill

@@ -1,8 +1,9 @@
-"""How embdiag runs a chapter with papermill: quietly, and so that SIGTERM stops its kernel.
+"""How the book runs a chapter in a Jupyter kernel with papermill: quietly, and so that SIGTERM
+stops its kernel.
 
-:func:`run_notebook` is the one call of ``papermill.execute_notebook`` (the book's pipeline and
-``embdiag report`` both use it); :func:`checked_parameters` quiets papermill's logging where
-embdiag has already checked what it warns of."""
+:func:`run_notebook` is the one call of ``papermill.execute_notebook`` (the book's pipeline);
+:func:`checked_parameters` quiets papermill's logging where embdiag has already checked what it
+warns of."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def run_notebook(notebook, output, parameters: dict, cwd, *, stderr=None):
     kernel too. Returns the executed notebook; raises papermill's ``PapermillExecutionError``."""
     import papermill
 
-    from ._atomic import in_worker
+    from .._atomic import in_worker
 
     with checked_parameters(parameters):
         return in_worker(
