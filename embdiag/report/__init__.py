@@ -7,8 +7,9 @@ builds the conditions compared with the reference (``--compare``, ``--compress``
 option of the command once (:class:`ReportOptions`); ``measurement``
 computes every number of a report as a :class:`Report` (:func:`measure`), each section measured
 and shown by its own module of ``sections``; ``fail_if``
-checks thresholds on it, ``html`` renders the executed report chapter as one offline page and
-``cli`` is the ``embdiag report`` command. Imports
+checks thresholds on it, ``page`` writes the report as one offline page from the sections
+(``html``: display objects and executed notebooks as HTML) and ``cli`` is the ``embdiag report``
+command, which measures in its own process. Imports
 ``metrics``, ``data``, ``interventions``, ``training``, ``encoders``, ``view`` and the shared
 helpers; the book (``embdiag.paper``) imports it.
 """

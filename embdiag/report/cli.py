@@ -478,9 +478,9 @@ def _write(out: Path, args: argparse.Namespace, rules, progress: bool) -> tuple[
 
 
 def _smallest_passing(path: Path) -> str | None:
-    """The line naming :func:`~embdiag.report.frontier.smallest_passing` of a saved report's
+    """The line naming :func:`~embdiag.report.sections.frontier.smallest_passing` of a saved report's
     frontier (``none`` when no condition passes every rule), or None when it has no frontier."""
-    from .frontier import smallest_passing
+    from .sections.frontier import smallest_passing
 
     frontier = json.loads(path.read_text(encoding="utf-8")).get("tables", {}).get("frontier")
     if not frontier:

@@ -7,9 +7,9 @@ this order, each only when its inputs exist (its ``measure``, recorded in the me
 this order): ``geometry``, ``identity`` (with the certificates), ``indexes``, ``labels``,
 ``relevance``, ``stress``.
 
-Then :func:`~embdiag.report.summary.summarize` puts identity, relevance and the probe change of
-each condition side by side with a verdict in words (:func:`~embdiag.report.summary.verdict`),
-:func:`~embdiag.report.frontier.frontier_table` weighs each condition against its bytes, and
+Then :func:`~embdiag.report.sections.summary.summarize` puts identity, relevance and the probe change of
+each condition side by side with a verdict in words (:func:`~embdiag.report.sections.summary.verdict`),
+:func:`~embdiag.report.sections.frontier.frontier_table` weighs each condition against its bytes, and
 the ``--fail-if`` rules, checked against :func:`available_metrics` before anything is
 measured, are recorded with their outcomes (:func:`~embdiag.report.fail_if.outcomes`).
 
@@ -67,11 +67,11 @@ from .conditions import (
     _sample_rows,
     parse_conditions,
 )
-from .frontier import frontier_table
-from .options import recorded
+from .options import MARGIN_PP, recorded
+from .sections.frontier import frontier_table
+from .sections.summary import CANNOT_REPRESENT, summarize, summary_table, with_unrepresented
 from .sections.measured import Section, drop_self, label_arrays
 from .sharded import SHARD_ROWS, block_mapper, check_address, sharded_topk
-from .summary import CANNOT_REPRESENT, MARGIN_PP, summarize, summary_table, with_unrepresented
 from .tasks import outcome, run_tasks
 
 __all__ = [
@@ -1072,7 +1072,7 @@ def measure(
             against :func:`available_metrics` before anything is measured and recorded with their
             outcomes (:attr:`Report.gates`).
         margin: the loss margin of every relevance change, in percentage points (> 0), against
-            which each condition's verdict is decided (:func:`~embdiag.report.summary.verdict`).
+            which each condition's verdict is decided (:func:`~embdiag.report.sections.summary.verdict`).
         timed: time each index search for the report's speeds (a search shorter than
             :data:`~embdiag.report.sections.indexes.TIMING_S` is repeated for its fastest run);
             False: each search runs once (``embdiag verify``, which compares no speed).

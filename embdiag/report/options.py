@@ -25,9 +25,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
 
-from .summary import MARGIN_PP
 
-__all__ = ["Option", "ReportOptions", "OPTIONS", "add_arguments", "recorded", "in_action", "file_options"]
+#: The default loss margin of a relevance change, in percentage points (``embdiag report --margin``):
+#: a loss smaller than one point of P@k, Hit@k or nDCG@k is what a user of the study would accept.
+MARGIN_PP = 1.0
+
+__all__ = ["MARGIN_PP", "Option", "ReportOptions", "OPTIONS", "add_arguments", "recorded", "in_action", "file_options"]
 
 
 def _int_at_least(minimum: int, what: str):

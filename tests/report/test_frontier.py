@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from embdiag.report import measure
-from embdiag.report.frontier import frontier_table, smallest_passing
+from embdiag.report.sections.frontier import frontier_table, smallest_passing
 
 
 def _summary(rows, k=10):

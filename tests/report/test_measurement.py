@@ -19,7 +19,7 @@ from embdiag.metrics.retrieval import hit_at_k, overlap_at_k, precision_at_k, ra
 from embdiag.report.conditions import parse_index
 from embdiag.data.files import InputError
 from embdiag.report.measurement import METRIC_COLUMNS, Report, measure
-from embdiag.report.summary import verdict
+from embdiag.report.sections.summary import verdict
 
 from embdiag.report import measurement as measure_mod
 from embdiag.report import streams

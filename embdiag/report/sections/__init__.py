@@ -9,8 +9,9 @@ timings=False)``: the display objects of the section of a :class:`~embdiag.repor
 own ``_repr_html_``, ``_repr_markdown_`` or ``_repr_mimebundle_``, so that Jupyter and a plain
 renderer (:mod:`embdiag.report.page`) show them alike, without IPython. A measured section has
 ``SCOPE`` (what it establishes and what not) and ``measure(plan, ...)``, which
-:func:`~embdiag.report.measurement.measure` calls; the summary, frontier and gates are measured
-by :mod:`embdiag.report.summary`, :mod:`embdiag.report.frontier` and :mod:`embdiag.report.fail_if`.
+:func:`~embdiag.report.measurement.measure` calls; the summary and the frontier are measured
+from the other sections' tables (:func:`summary.summarize`, :func:`frontier.frontier_table`), the
+gates by :mod:`embdiag.report.fail_if`.
 
 :data:`PAGE` is the page's order; :func:`head` opens the page (the result box and the overview),
 :func:`show` gives a section as the page shows it. Every caption names the data, the uncertainty

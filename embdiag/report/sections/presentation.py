@@ -17,7 +17,6 @@ import pandas as pd
 from ...artifacts import Read
 from ...view import theme
 from ...view.markdown import Markdown
-from ..summary import CANNOT_REPRESENT
 
 if TYPE_CHECKING:
     from ..measurement import Report
@@ -63,6 +62,8 @@ def scope(report: Report, name: str, missing: str) -> list[Markdown]:
     if name in report.tables and not report.tables[name].empty:
         scope = report.scope.get(name)
         return [Markdown(f"*Scope:* {scope}")] if scope else []
+    from .summary import CANNOT_REPRESENT  # the summary section imports this module
+
     unmeasurable = report.summary and all(e["verdict"] == CANNOT_REPRESENT for e in report.summary)
     if unmeasurable and name in ("identity", "relevance", "frontier"):
         return [Markdown("*Not measured:* no condition given can represent these vectors (see the summary).")]

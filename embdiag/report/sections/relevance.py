@@ -21,7 +21,7 @@ from ...metrics.stats import paired_t_interval
 from ...view import exhibits as exhibit
 from ...view import theme
 from ...view.markdown import Markdown
-from ..summary import change_name
+from .summary import change_name
 from .measured import Section, label_arrays, record
 from .presentation import LONG_TABLE, for_reading, kind_colour, kinds, section
 
@@ -216,7 +216,7 @@ def measure(
 
 
 def _change_of(row: dict) -> str:
-    """:func:`~embdiag.report.summary.change_name` of a relevance table's row (no attribute: NaN)."""
+    """:func:`~embdiag.report.sections.summary.change_name` of a relevance table's row (no attribute: NaN)."""
     return change_name({**row, "attribute": row["attribute"] if isinstance(row["attribute"], str) else ""})
 
 

@@ -1,21 +1,220 @@
-"""The summary: each condition's identity, relevance and probe change side by side with a verdict
-in words (measured by :func:`~embdiag.report.summary.summarize`), and the page's result box
-(:func:`result`)."""
+"""The report's summary: one entry per condition, its identity, relevance and probe changes side
+by side, and its verdict in words (:func:`verdict`: non-inferiority of its relevance changes
+against a declared margin; identity is stated beside it and the probe change is shown, neither
+judged), measured by :func:`summarize` (pure functions of the measured tables, read by the summary
+table, the frontier and the pages); and what the page shows of it: the summary table and the
+result box (:func:`result`)."""
 
 from __future__ import annotations
 
 import html
+import math
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
+from ...metrics.inference import NOT_TESTABLE, non_inferiority, queries_needed
 from ...view import exhibits as exhibit
 from ...view.result import Result, box
-from ..summary import CANNOT_REPRESENT, VERDICTS, change_name
+from ..options import MARGIN_PP
 from .presentation import for_reading, section
 
 if TYPE_CHECKING:
     from ..measurement import Report
+
+
+#: The verdict of a condition that cannot represent the rows
+#: (:class:`~embdiag.report.measurement.CannotRepresent`).
+CANNOT_REPRESENT = "cannot represent these vectors"
+#: A condition's verdicts, worst first (:func:`verdict`), then the two without a decision.
+VERDICTS = (
+    "costs relevance",
+    "inconclusive",
+    "within margin",
+    "gains relevance",
+    "relevance not informative",
+    "relevance not measured",
+)
+
+
+def change_verdict(change: dict, margin: float) -> str:
+    """One relevance change's verdict against the loss ``margin`` (pp): *gains*, *within margin*,
+    *costs*, *inconclusive* or *not testable* (:func:`embdiag.metrics.inference.non_inferiority`
+    of its interval ``low``, ``high``)."""
+    return non_inferiority(change["low"], change["high"], margin)
+
+
+def verdict(changes, margin: float = MARGIN_PP) -> str:
+    """One condition's verdict in words, from its relevance changes (dicts with ``low`` and
+    ``high``, the 95% interval in pp, and ``informative``: False for ΔP@k on an attribute whose
+    reference P@k is not clearly above its random floor, which decides nothing) against the loss
+    ``margin`` in pp. The first rule that holds:
+
+    - ``"costs relevance"``: some informative change's interval lies wholly below ``-margin``;
+    - ``"inconclusive"``: some informative change's interval straddles ``-margin`` (or has none):
+      a loss of the margin is as compatible with the data as none;
+    - ``"gains relevance"``: every informative change's interval lies wholly above 0;
+    - ``"within margin"``: every informative change's interval lies above ``-margin``;
+    - ``"relevance not informative"``: relevance was measured on uninformative attributes only;
+    - ``"relevance not measured"``: there is no relevance change.
+
+    Identity (the share of queries whose top-k changed) is stated beside the verdict, never
+    folded into it; the probe change is shown beside it (one probe split, no interval).
+
+    Example:
+        >>> verdict([{"low": -0.5, "high": 0.2}]), verdict([{"low": -1.75, "high": 0.63}])
+        ('within margin', 'inconclusive')
+        >>> verdict([{"low": -0.5, "high": 0.2}, {"low": -3.0, "high": -1.2}]), verdict([])
+        ('costs relevance', 'relevance not measured')
+        >>> verdict([{"low": -9.0, "high": -2.0, "informative": False}])
+        'relevance not informative'
+    """
+    changes = list(changes)
+    decisive = [c for c in changes if c.get("informative", True)]
+    if not decisive:
+        return "relevance not informative" if changes else "relevance not measured"
+    words = {change_verdict(c, margin) for c in decisive}
+    if "costs" in words:
+        return "costs relevance"
+    if "inconclusive" in words or NOT_TESTABLE in words:
+        return "inconclusive"
+    return "gains relevance" if words == {"gains"} else "within margin"
+
+
+def _queries_needed(changes: list[dict], margin: float) -> float:
+    """How many queries the inconclusive informative changes would need for each interval to clear
+    ``-margin`` at the observed mean and spread, at most (NaN: none is inconclusive, or every
+    inconclusive mean already lies past the margin, where more queries would not clear it)."""
+    needs = [
+        queries_needed(c["low"], c["high"], int(c["n_queries"]), margin)
+        for c in changes
+        if c.get("informative", True) and change_verdict(c, margin) == "inconclusive" and c.get("n_queries", 0) >= 1
+    ]
+    needs = [n for n in needs if math.isfinite(n)]
+    return float(max(needs)) if needs else math.nan
+
+
+def _probe_changes(labels: pd.DataFrame | None, name: str) -> list[dict]:
+    """Per attribute, the probe's balanced accuracy under condition ``name`` minus the reference's, in pp."""
+    if labels is None or "probe_ba" not in labels:
+        return []
+    ba = labels.set_index(["representation", "attribute"])["probe_ba"]
+    return [
+        {
+            "attribute": a,
+            "probe_ba": float(ba[(name, a)]),
+            "reference_probe_ba": float(ba[("reference", a)]),
+            "change_pp": 100.0 * float(ba[(name, a)] - ba[("reference", a)]),
+        }
+        for a in dict.fromkeys(labels["attribute"])
+        if (name, a) in ba.index and np.isfinite(ba[(name, a)])
+    ]
+
+
+def summarize(
+    conditions,
+    identity: pd.DataFrame | None,
+    relevance: pd.DataFrame | None,
+    labels: pd.DataFrame | None,
+    k: int,
+    margin: float = MARGIN_PP,
+) -> list[dict]:
+    """One entry per condition: ``condition``, ``kind``; identity: ``changed_queries`` (share of
+    searched queries whose top-k set changed) and ``overlap@k``; ``relevance``: each change of
+    the condition (``metric``, ``attribute``, ``value``, ``low``, ``high`` in pp, ``n_queries``,
+    ``informative`` and its own ``verdict`` against ``margin``, :func:`change_verdict`);
+    ``labels``: per attribute its probe change (:func:`_probe_changes`; none for an index);
+    ``verdict`` (:func:`verdict` of the relevance changes against ``margin``, in pp) and
+    ``queries_needed`` (for an inconclusive verdict, how many queries would decide it at the
+    observed spread; NaN otherwise). Empty without conditions."""
+    if identity is None or identity.empty:
+        return []
+    ident = identity.set_index("condition")
+    out = []
+    for c in conditions:
+        rel = (
+            []
+            if relevance is None
+            else [
+                {key: r[key] for key in ("metric", "attribute", "value", "low", "high", "n_queries")}
+                | {"informative": bool(r.get("informative", True))}
+                for r in relevance.to_dict("records")
+                if r["condition"] == c.name
+            ]
+        )
+        for r in rel:
+            r["verdict"] = change_verdict(r, margin)
+        changed = float(ident.loc[c.name, "changed_queries"])
+        out.append(
+            {
+                "condition": c.name,
+                "kind": c.kind,
+                "changed_queries": changed,
+                f"overlap@{k}": float(ident.loc[c.name, f"overlap@{k}"]),
+                "relevance": rel,
+                "labels": _probe_changes(labels, c.name),
+                "verdict": verdict(rel, margin),
+                "queries_needed": _queries_needed(rel, margin),
+            }
+        )
+    return out
+
+
+def with_unrepresented(summary: list[dict], conditions, cannot: dict[str, str], k: int) -> list[dict]:
+    """:func:`summarize`'s entries with one for each condition that cannot represent the rows
+    (verdict :data:`CANNOT_REPRESENT`, ``reason``: why; nothing measured), in the conditions' order."""
+    by_name = {e["condition"]: e for e in summary}
+    for c in conditions:
+        if c.name in cannot:
+            by_name[c.name] = {
+                "condition": c.name,
+                "kind": c.kind,
+                "changed_queries": np.nan,
+                f"overlap@{k}": np.nan,
+                "relevance": [],
+                "labels": [],
+                "verdict": CANNOT_REPRESENT,
+                "queries_needed": np.nan,
+                "reason": cannot[c.name],
+            }
+    return [by_name[c.name] for c in conditions if c.name in by_name]
+
+
+def change_name(r: dict) -> str:
+    """The name of a relevance change of :func:`summarize`: ``ΔP@10 digit``, ``ΔHit@10``."""
+    what = r["metric"].replace("delta_", "Δ")
+    for short, name in (("ndcg@", "nDCG@"), ("mrr@", "MRR@"), ("map@", "MAP@"), ("hit@", "Hit@"), ("p@", "P@")):
+        if what.lstrip("Δ").startswith(short):
+            what = what.replace(short, name, 1)
+            break
+    return f"{what} {r['attribute']}" if r["attribute"] else what
+
+
+def _change(r: dict) -> str:
+    """``ΔP@10 digit -0.31 [-0.90, +0.22]`` (pp), with ``(uninformative)`` when it decides nothing."""
+    said = "" if r.get("informative", True) else " (uninformative)"
+    return f"{change_name(r)} {r['value']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]{said}"
+
+
+def summary_table(summary: list[dict], k: int) -> pd.DataFrame:
+    """:func:`summarize`'s entries as one row per condition (changes and probe changes in words)."""
+    return pd.DataFrame(
+        [
+            {
+                "condition": e["condition"],
+                "kind": e["kind"],
+                "changed_queries": e["changed_queries"],
+                f"overlap@{k}": e[f"overlap@{k}"],
+                "relevance_change_pp": "; ".join(map(_change, e["relevance"])) or "not measured",
+                "probe_ba_change_pp": "; ".join(f"{p['attribute']} {p['change_pp']:+.2f}" for p in e["labels"]) or "—",
+                "verdict": e["verdict"],
+                "queries_needed": e["queries_needed"],
+            }
+            for e in summary
+        ]
+    )
+
 
 NAME = "summary"
 TITLE = "Summary: what each condition changes"
