@@ -41,18 +41,13 @@ def kinds(report: Report) -> dict[str, str]:
 
 def provenance(report: Report) -> dict:
     """The provenance arguments of a report's exhibits: for a user's files, made by
-    ``embdiag report`` from those files (name, option, SHA-256); else (the book's run on the
-    project's cached vectors) the chapter pipeline's own line."""
+    ``embdiag report`` (its version) from those files (name, option, SHA-256); else (the book's
+    run on the project's cached vectors) the chapter pipeline's own line."""
     files = report.inputs.get("files") or {}
     if not files:
         return {}
-    from ..cli import CHAPTER  # the command line's module imports the measurement, which imports the sections
-
     version = report.inputs.get("versions", {}).get("embdiag", "")
-    made = (
-        f"Made by <code>embdiag report</code>{' ' + html.escape(version) if version else ''} "
-        f"(the book's chapter notebooks/{CHAPTER.name})"
-    )
+    made = f"Made by <code>embdiag report</code>{' ' + html.escape(version) if version else ''}"
     return {"made": made, "reads": [Read(f"{r['file']} ({option})", r["sha256"]) for option, r in files.items()]}
 
 
