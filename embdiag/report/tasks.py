@@ -23,7 +23,8 @@ def outcome(task: Callable):
 def run_tasks(tasks: dict, workers: int, done: Callable) -> dict:
     """Each task's result (or the exception it raised), by key; ``done(key)`` as each finishes.
     With ``workers`` > 1 the tasks run that many at a time on threads, each single-threaded (BLAS
-    limited to one thread; FAISS builds run on one thread anyway), one per core; else one after
+    limited to one thread; FAISS builds run on one thread, except an HNSW graph, built on every
+    FAISS thread with the same result), one per core; else one after
     another here, BLAS on every core. A task's result does not depend on which way it ran, nor on
     the others (no task reads another's).
 

@@ -177,7 +177,12 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict, timings: bool) -> lis
             caption=(
                 "Each index: knob and default, rows, serialized size, what each row adds (codes, ids, links; "
                 "shared codebooks not counted), and its FAISS factory string"
-                + ("; build: this run's seconds on one thread (a timing, not verified)." if builds else ".")
+                + (
+                    "; build: this run's seconds (an HNSW graph on every FAISS thread, the rest on one; a timing, "
+                    "not verified)."
+                    if builds
+                    else "."
+                )
             ),
         ),
     ]
