@@ -14,7 +14,7 @@ LABELS --compare SECOND --out DIR`` (and with ``--quick``), as a subprocess, and
 wall time and its memory:
 
 - ``peak RSS``: the largest resident set of the command or any process it waited for (the
-  chapter's kernel), from ``wait4``: every resident page, including the pages of the
+  ``embdiag`` command re-executes itself on the pinned float path), from ``wait4``: every resident page, including the pages of the
   memory-mapped input files while they are mapped (file-backed: the operating system can drop
   them without writing anything; the library releases them once read). The inputs are written
   by a process of their own: Linux carries the peak of the process that starts the command
@@ -142,7 +142,7 @@ def run_report(paths: dict[str, Path], quick: bool) -> tuple[float, dict[str, fl
     sampler = PeakSampler(child.pid)
     sampler.start()
     # this run's own figure: wait4 reports the largest RSS of the child and of the processes it
-    # waited for (the chapter's kernel), in KiB on Linux
+    # waited for, in KiB on Linux
     _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - start
     sampler.done.set()
