@@ -10,6 +10,7 @@ MODULES = [
     "embdiag.metrics.geometry",
     "embdiag.metrics.retrieval",
     "embdiag.metrics.probe",
+    "embdiag.metrics.labels",
     "embdiag.metrics.stats",
     "embdiag.metrics.inference",
     "embdiag.metrics.suite",

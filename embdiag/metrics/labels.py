@@ -55,9 +55,13 @@ def class_codes(y, classes) -> np.ndarray:
 
     >>> class_codes(["b", None, "a", "z"], ["a", "b"]).tolist()
     [1.0, nan, 0.0, nan]
+    >>> class_codes(["b", "a"], []).tolist()  # no class: every entry outside
+    [nan, nan]
     """
     values, keep = labelled_values(y)
     classes = np.unique(classes)
+    if classes.size == 0:
+        return np.full(len(keep), np.nan)
     pos = np.clip(np.searchsorted(classes, values), 0, len(classes) - 1)
     hit = classes[pos] == values
     codes = np.full(len(keep), np.nan)
