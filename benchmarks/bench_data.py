@@ -52,7 +52,8 @@ def shares(ds) -> pd.DataFrame:
 
 
 def probe_check(ds) -> pd.DataFrame:
-    from embdiag.metrics.probe import LinearProbe, balanced_accuracy, eligible_classes, majority_floor
+    from embdiag.metrics.labels import balanced_accuracy, eligible_classes
+    from embdiag.metrics.probe import LinearProbe, majority_floor
 
     tr, va = ds.subset("train"), ds.subset("val")
     Xtr, Xva = pooled_pixels(tr.images), pooled_pixels(va.images)

@@ -59,7 +59,8 @@ import numpy as np
 
 from embdiag._blas import single_thread
 from embdiag.metrics import geometry, retrieval, stats
-from embdiag.metrics.probe import LinearProbe, _Representation, balanced_accuracy, eligible_classes, fit_probes
+from embdiag.metrics.labels import balanced_accuracy, eligible_classes
+from embdiag.metrics.probe import LinearProbe, _Representation, fit_probes
 
 D = 768
 K = 10

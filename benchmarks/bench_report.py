@@ -14,7 +14,8 @@ LABELS --compare SECOND --out DIR`` (and with ``--quick``), as a subprocess, and
 wall time and its memory:
 
 - ``peak RSS``: the largest resident set of the command or any process it waited for (the
-  ``embdiag`` command re-executes itself on the pinned float path), from ``wait4``: every resident page, including the pages of the
+  ``embdiag`` command re-executes itself on the pinned float path), from ``wait4``: every
+  resident page, including the pages of the
   memory-mapped input files while they are mapped (file-backed: the operating system can drop
   them without writing anything; the library releases them once read). The inputs are written
   by a process of their own: Linux carries the peak of the process that starts the command
