@@ -16,15 +16,16 @@
 # application needs? This chapter answers it on any set of vectors, for the four properties of
 # the study: the distribution of the vectors (no labels), the labels a linear probe recovers,
 # whether each query keeps its exact top-k neighbours, and what a change costs in relevance,
-# with paired intervals. It is the chapter that `embdiag report` runs on your files:
+# with paired intervals. `embdiag report` measures your files with the same code and draws the
+# same sections, in its own process:
 #
 # ```
 # embdiag report vectors.npy --labels labels.csv \
 #     --compress fp16,int8,pca256 --index hnsw --out report/
 # ```
 #
-# writes `report/report.html` (this page for your vectors, one file that opens offline),
-# `report/report.json` (every number) and one CSV per table. Without a file, as in the book, it
+# writes `report/report.html` (this page's sections for your vectors, one file that opens
+# offline), `report/report.json` (every number) and one CSV per table. Without a file, as in the book, it
 # measures the project's own cached embeddings: the reference encoder on the procedural driving
 # scenes, not BDD100K or COCO. The **Data** line below names the vectors that produced every
 # number on this page.
