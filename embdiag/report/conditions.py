@@ -17,7 +17,7 @@ A :class:`ReportCondition` is one of four kinds, each a class:
   reference rows (no vectors of its own; its search is compared with exact search).
 
 :func:`parse_conditions` is the one parser of ``--compare``, ``--compress`` and ``--index``: the
-command checks its options with it before the report chapter runs, and
+command checks its options with it before anything is measured, and
 :func:`~embdiag.report.measure` builds the report's conditions with it.
 
 Exact search is always :func:`embdiag.metrics.retrieval.topk` in float32 (cosine: rows are
