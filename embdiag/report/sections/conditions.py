@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ...view import exhibits as exhibit
-from .presentation import section
+from .presentation import NO_CONDITION, section
 
 if TYPE_CHECKING:
     from ..measurement import Report
@@ -20,7 +20,7 @@ INTRO = (
     "format or compression made here, or an approximate index searched instead of exact search."
 )
 #: Why the section can be missing.
-MISSING = "no second representation (--compare, --compress or --index) was given"
+MISSING = NO_CONDITION
 
 
 def exhibits(report: Report, *, timings: bool = False) -> list:

@@ -25,7 +25,7 @@ from ...view import exhibits as exhibit
 from ...view import theme
 from ...view.markdown import Markdown
 from ...view.result import Result, box
-from .presentation import for_reading, kind_colour, provenance, section
+from .presentation import NO_CONDITION, for_reading, kind_colour, provenance, section
 from .summary import change_name
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ INTRO = (
     "named."
 )
 #: Why the section can be missing.
-MISSING = "no second representation (--compare, --compress or --index) was given"
+MISSING = NO_CONDITION
 #: What the section establishes and what not (the report's ``scope``).
 SCOPE = (
     "What each condition keeps (identity, and the lowest bound of its relevance intervals) against "

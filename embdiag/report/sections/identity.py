@@ -24,7 +24,7 @@ from ...view import exhibits as exhibit
 from .. import streams
 from ..conditions import ReportCondition, _sample_rows
 from .measured import Section, median, record
-from .presentation import for_reading, kind_colour, section
+from .presentation import NO_CONDITION, for_reading, kind_colour, section
 
 if TYPE_CHECKING:
     from ..measurement import Plan, Report
@@ -37,7 +37,7 @@ INTRO = (
     "are the ones that change; for storage formats a float certificate proves which queries cannot."
 )
 #: Why the section can be missing.
-MISSING = "no second representation (--compare, --compress or --index) was given"
+MISSING = NO_CONDITION
 #: What the section establishes and what not (the report's ``scope``).
 SCOPE = (
     "Whether each condition returns the same top-k neighbours as exact search on the reference "

@@ -25,6 +25,8 @@ __all__ = ["KIND_COLOURS", "LONG_TABLE", "kind_colour", "kinds", "provenance", "
 
 
 #: One colour per kind of representation, used by every chart of the report.
+#: Why a section that compares conditions is missing: there are none.
+NO_CONDITION = "no second representation (--compare, --compress or --index) was given"
 KIND_COLOURS = {kind: theme.colour(kind) for kind in ("reference", "file", "storage", "compression", "index")}
 
 

@@ -18,7 +18,7 @@ from ...metrics.inference import NOT_TESTABLE, non_inferiority, queries_needed
 from ...view import exhibits as exhibit
 from ...view.result import Result, box
 from ..options import MARGIN_PP
-from .presentation import for_reading, section
+from .presentation import NO_CONDITION, for_reading, section
 
 if TYPE_CHECKING:
     from ..measurement import Report
@@ -223,7 +223,7 @@ INTRO = (
     "sections below give every number behind it."
 )
 #: Why the section can be missing.
-MISSING = "no second representation (--compare, --compress or --index) was given"
+MISSING = NO_CONDITION
 #: What the section establishes and what not (the report's ``scope``).
 SCOPE = (
     "Each condition's identity, relevance and probe change side by side, read from the sections below, "
