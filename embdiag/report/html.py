@@ -144,6 +144,11 @@ def _output(out) -> str:
     return ""
 
 
+def _shown(outputs) -> str:
+    """Each non-empty output's HTML in its own ``cell_output`` block, as a notebook page shows it."""
+    return "\n".join(f'<div class="cell_output">\n{s}\n</div>' for s in outputs if s)
+
+
 def _cell(cell) -> str:
     tags = cell.get("metadata", {}).get("tags", ())
     if HIDDEN_CELL in tags:
@@ -152,8 +157,7 @@ def _cell(cell) -> str:
         return f'<section class="embdiag-markdown">\n{markdown(_text(cell.get("source", "")))}</section>'
     if cell.get("cell_type") != "code" or HIDDEN_OUTPUT in tags:
         return ""
-    shown = [s for s in map(_output, cell.get("outputs", ())) if s]
-    return "\n".join(f'<div class="cell_output">\n{s}\n</div>' for s in shown)
+    return _shown(map(_output, cell.get("outputs", ())))
 
 
 def bundle(obj) -> dict:
@@ -191,8 +195,7 @@ def bundle(obj) -> dict:
 
 def outputs(objects) -> str:
     """``objects`` shown as a notebook shows displayed outputs, each by its richest type (:func:`bundle`)."""
-    shown = [s for s in (_rich(bundle(o)) for o in objects) if s]
-    return "\n".join(f'<div class="cell_output">\n{s}\n</div>' for s in shown)
+    return _shown(_rich(bundle(o)) for o in objects)
 
 
 def _inline(text: str, tag: str) -> str:
