@@ -9,12 +9,14 @@ a module ``__getattr__`` that imports a name's module when the name is first rea
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 
 
 def exports(package: str, modules: Mapping[str, tuple[str, ...]]) -> tuple[list[str], Callable, Callable]:
     """``(__all__, __getattr__, __dir__)`` for ``package`` whose submodule ``m`` exports the names
-    ``modules[m]``.
+    ``modules[m]``: the names loaded on first use, the module ``__getattr__`` that loads one, and a
+    ``__dir__`` listing them with the package's own names.
 
     Example:
         >>> all_, getattr_, _ = exports("embdiag", {"synthetic": ("anisotropic_gaussian",)})
@@ -29,6 +31,6 @@ def exports(package: str, modules: Mapping[str, tuple[str, ...]]) -> tuple[list[
         return getattr(importlib.import_module(f"{package}.{where[name]}"), name)
 
     def __dir__() -> list[str]:
-        return sorted(where)
+        return sorted({*vars(sys.modules[package]), *where})
 
     return sorted(where), __getattr__, __dir__

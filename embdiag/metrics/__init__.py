@@ -12,19 +12,22 @@ Importing the package loads numpy and no model library: ``labels`` (pandas), ``p
 (``benchmarks/bench_import.py``).
 """
 
-from importlib import import_module
+from .._lazy import exports
 
 from .graded import average_precision_at_k, graded_recall_at_k, mrr_at_k, ndcg_at_k
 from .geometry import mean_cosine, participation_ratio, rankme, summary, total_variance
 from .retrieval import boundary_margin, hit_at_k, overlap_at_k, precision_at_k, random_floor, recall_at_k, topk
 from .stats import paired_bootstrap, paired_t_interval
 
-#: The names loaded on first use, and their modules.
-_LAZY = {
-    **dict.fromkeys(["balanced_accuracy", "eligible_classes"], "labels"),
-    **dict.fromkeys(["LinearProbe", "fit_probes", "majority_floor"], "probe"),
-    **dict.fromkeys(["evaluate", "frozen_classes"], "suite"),
-}
+#: The names loaded on first use (:mod:`embdiag._lazy`), with the module's ``__getattr__`` and ``__dir__``.
+_lazy, __getattr__, __dir__ = exports(
+    __name__,
+    {
+        "labels": ("balanced_accuracy", "eligible_classes"),
+        "probe": ("LinearProbe", "fit_probes", "majority_floor"),
+        "suite": ("evaluate", "frozen_classes"),
+    },
+)
 
 __all__ = [
     "LinearProbe",
@@ -53,15 +56,3 @@ __all__ = [
     "topk",
     "total_variance",
 ]
-
-
-def __getattr__(name: str):
-    """A name of :data:`_LAZY`, imported from its module on first use."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{_LAZY[name]}", __name__), name)
-
-
-def __dir__() -> list[str]:
-    """The module's names with the ones loaded on first use."""
-    return sorted({*globals(), *__all__})
