@@ -60,7 +60,14 @@ from ..data.files import (
 )
 from ..exits import BAD_INPUT, FAILED, OK, VIOLATED, is_storage_error  # the statuses
 from . import conditions, fail_if
-from .measurement import available_metrics, check_judgments, check_margin, check_quick_index, qrels_depth
+from .measurement import (
+    available_metrics,
+    check_judgments,
+    check_margin,
+    check_quick_index,
+    check_target_recall,
+    qrels_depth,
+)
 from .options import ReportOptions, add_arguments
 from .sharded import check_address
 
@@ -421,6 +428,7 @@ def main(argv=None, *, progress: bool = True) -> int:
         )
         check_quick_index(conds, n, args.quick)
         check_margin(args.margin)
+        check_target_recall(args.target_recall)
         n_pool = n if data["queries"] is None else len(data["queries"])
         check_judgments(data["pairs"], data["qrels"], n_pool, n, self_search=args.queries is None)
         _check_rules(rules, conds, data, args)

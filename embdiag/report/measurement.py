@@ -67,7 +67,7 @@ from .conditions import (
     _sample_rows,
     parse_conditions,
 )
-from .options import MARGIN_PP, recorded
+from .options import MARGIN_PP, TARGET_RECALL, recorded
 from .sections.frontier import frontier_table
 from .sections.summary import CANNOT_REPRESENT, summarize, summary_table, with_unrepresented
 from .sections.measured import Section, drop_self, label_arrays
@@ -91,6 +91,7 @@ __all__ = [
     "check_k",
     "check_quick_index",
     "check_margin",
+    "check_target_recall",
     "check_judgments",
 ]
 
@@ -109,7 +110,18 @@ PARALLEL_BYTES = 2**30
 QRELS_DEPTH = 100
 N_DRAWS, QUICK_DRAWS = 5_000, 1_000
 #: The sections with a scope sentence (report.json's ``scope``, in this order).
-_SCOPED = ("summary", "geometry", "labels", "identity", "relevance", "stress", "indexes", "frontier")
+_SCOPED = (
+    "hygiene",
+    "summary",
+    "geometry",
+    "labels",
+    "identity",
+    "hubness",
+    "relevance",
+    "stress",
+    "indexes",
+    "frontier",
+)
 
 
 # ----------------------------------------------------------------------------- Report
@@ -415,7 +427,8 @@ class Plan:
     ``qrels``: per query of the pool, its graded judgments ``{VECTORS row: grade}`` (None without);
     ``depth``: how many neighbours each search keeps (``k``, or :data:`QRELS_DEPTH` with qrels);
     ``labels``: the attribute columns (the ``split`` column taken out), ``is_train``: that
-    column parsed (None without one); ``rules``: the ``--fail-if`` rules, checked; ``timed``: index
+    column parsed (None without one); ``rules``: the ``--fail-if`` rules, checked;
+    ``target_recall``: the recall@k an index setting must reach; ``timed``: index
     searches are timed (a short one repeated for its fastest run), else each runs once.
     """
 
@@ -445,6 +458,7 @@ class Plan:
     min_support: int
     stress: bool
     margin: float
+    target_recall: float = TARGET_RECALL
     timed: bool = True
 
     @property
@@ -568,6 +582,12 @@ def available_metrics(
         graded = sections.relevance.graded_names(k, qrels_depth)
         add(graded, ["reference"] + names)
         add([f"delta_{m}" for m in graded], names)
+    for part in (
+        sections.hygiene.available(self_search),
+        sections.hubness.available(conditions, attributes, k=k, pairs=pairs, self_search=self_search),
+    ):
+        for metric, rows in part.items():
+            out.setdefault(metric, set()).update(rows)
     if stress and attributes:
         from ..interventions.stress import INTERVENTIONS, SEVERITIES  # imports scikit-learn
 
@@ -632,6 +652,17 @@ def check_margin(margin) -> float:
     return value
 
 
+def check_target_recall(target) -> float:
+    """``target`` (``--target-recall``: the recall@k an index setting must reach) as a float in (0, 1]."""
+    try:
+        value = check_number(target, "target_recall")
+    except ValueError:
+        raise InputError(f"--target-recall {target!r}: expected a recall between 0 and 1") from None
+    if not 0 < value <= 1:
+        raise InputError(f"--target-recall {target!r}: must lie in (0, 1] (a share of the exact top-k)")
+    return value
+
+
 def check_quick_index(conds, n: int, quick: bool) -> None:
     """Refuse a prebuilt index file (``--index file:``) in a quick run whose gallery is a sample
     (more than :data:`QUICK_GALLERY_ROWS` rows): the file holds every row and cannot be searched
@@ -662,6 +693,7 @@ def _plan(
     min_support,
     fail_if,
     margin,
+    target_recall,
 ) -> Plan:
     """:func:`measure`'s arguments checked (the ``--fail-if`` rules against :func:`available_metrics`,
     before any measurement), its conditions parsed and its samples drawn."""
@@ -669,6 +701,7 @@ def _plan(
     seed = check_int(seed, "seed", minimum=0)
     min_support = check_int(min_support, "min_support", minimum=1)
     margin = check_margin(margin)
+    target_recall = check_target_recall(target_recall)
     V = _array(vectors, "VECTORS")
     n, d = V.shape
     self_search = queries is None
@@ -748,6 +781,7 @@ def _plan(
         min_support=min_support,
         stress=bool(stress),
         margin=margin,
+        target_recall=target_recall,
     )
 
 
@@ -929,6 +963,7 @@ def _sections(plan: Plan, backend: _Backend, progress: bool) -> tuple[dict[str, 
     ref_S, ref_I = _exact(plan.Q, plan.G, max(plan.k + 1, plan.depth), plan.self_pos, backend.search)
     deep = {"reference": ref_I[:, : plan.depth]}
     step("exact search")
+    hygiene = sections.hygiene.measure(plan, ref_S, backend.search)
     # every condition's steps, which read only the plan: index builds first (the longest)
     probes = sections.labels.Probes.of(plan)
     sample = plan.on_sample()  # identity, labels, index curves and certificates read the query sample
@@ -969,8 +1004,9 @@ def _sections(plan: Plan, backend: _Backend, progress: bool) -> tuple[dict[str, 
     neighbours = {name: nb[:, : plan.k] for name, nb in deep.items()}
     sample = replace(sample, conds=plan.conds)
     on_sample = neighbours if sample is plan else {name: nb[plan.sample] for name, nb in neighbours.items()}
-    out = {"geometry": sections.geometry.measure(plan, geo)}
+    out = {"hygiene": hygiene, "geometry": sections.geometry.measure(plan, geo)}
     out["identity"] = sections.identity.measure(sample, on_sample, boundary_margin(ref_S[plan.sample], plan.k), certs)
+    out["hubness"] = sections.hubness.measure(plan, neighbours, (sample, on_sample), backend.intervals, backend.search)
     out["indexes"] = sections.indexes.measure(sample, on_sample)
     if out["indexes"].measured:
         step("index curves")
@@ -1038,6 +1074,7 @@ def measure(
     shard_rows: int = SHARD_ROWS,
     fail_if=(),
     margin: float = MARGIN_PP,
+    target_recall: float = TARGET_RECALL,
     timed: bool = True,
 ) -> Report:
     """Measure a report on ``vectors`` (n x d; a memmap stays a memmap).
@@ -1073,6 +1110,8 @@ def measure(
             outcomes (:attr:`Report.gates`).
         margin: the loss margin of every relevance change, in percentage points (> 0), against
             which each condition's verdict is decided (:func:`~embdiag.report.sections.summary.verdict`).
+        target_recall: the recall@k an index setting must reach, in (0, 1]: the indexes section
+            names the cheapest swept setting of each index whose recall interval reaches it.
         timed: time each index search for the report's speeds (a search shorter than
             :data:`~embdiag.report.sections.indexes.TIMING_S` is repeated for its fastest run);
             False: each search runs once (``embdiag verify``, which compares no speed).
@@ -1118,6 +1157,7 @@ def measure(
             min_support=min_support,
             fail_if=fail_if,
             margin=margin,
+            target_recall=target_recall,
         )
         report = _report(replace(plan, timed=bool(timed)), backend, progress, sources)
         report.inputs["options"] = recorded(

@@ -29,8 +29,21 @@ from pathlib import Path
 #: The default loss margin of a relevance change, in percentage points (``embdiag report --margin``):
 #: a loss smaller than one point of P@k, Hit@k or nDCG@k is what a user of the study would accept.
 MARGIN_PP = 1.0
+#: The default recall an index setting must reach (``embdiag report --target-recall``): the share of
+#: the exact top-k an approximate search returns, a common service-level target for vector search.
+TARGET_RECALL = 0.95
 
-__all__ = ["MARGIN_PP", "Option", "ReportOptions", "OPTIONS", "add_arguments", "recorded", "in_action", "file_options"]
+__all__ = [
+    "MARGIN_PP",
+    "TARGET_RECALL",
+    "Option",
+    "ReportOptions",
+    "OPTIONS",
+    "add_arguments",
+    "recorded",
+    "in_action",
+    "file_options",
+]
 
 
 def _int_at_least(minimum: int, what: str):
@@ -265,6 +278,17 @@ class ReportOptions:
         "is decided.",
         recorded="inputs",
         recorded_key="margin_pp",
+    )
+    target_recall: float = _declare(
+        TARGET_RECALL,
+        "number",
+        "--target-recall",
+        "the recall@k an index setting must reach (default 0.95): the indexes section names the cheapest "
+        "swept setting of each --index whose recall interval lies wholly at or above it",
+        metavar="R",
+        parse=float,
+        action="The recall@k an index setting must reach; the report names the cheapest swept setting that does.",
+        recorded="inputs",
     )
     stress: bool = _declare(
         False,

@@ -91,7 +91,7 @@ def test_the_chapter_shows_each_section_under_its_title_in_page_order():
 
 def test_every_section_has_its_page_parts_and_a_unique_name():
     names = [s.NAME for s in sections.PAGE]
-    assert len(set(names)) == len(names) == 10
+    assert len(set(names)) == len(names) == 12
     for s in sections.PAGE:
         assert s.TITLE and isinstance(s.INTRO, str) and isinstance(s.MISSING, str) and callable(s.exhibits), s.NAME
         assert s.__doc__, s.NAME

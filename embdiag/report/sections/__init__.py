@@ -1,6 +1,6 @@
 """The sections of an ``embdiag report``, one module each, each holding what it measures and
-what it shows: ``summary``, ``conditions``, ``geometry``, ``labels``, ``identity`` (with the
-certificates), ``indexes``, ``relevance``, ``stress``, ``frontier``, ``gates``.
+what it shows: ``hygiene``, ``summary``, ``conditions``, ``geometry``, ``labels``, ``identity`` (with
+the certificates), ``hubness``, ``indexes``, ``relevance``, ``stress``, ``frontier``, ``gates``.
 
 Each section module has ``NAME``, ``TITLE`` (its heading on the page), ``INTRO`` (the Markdown
 paragraph under the heading), ``MISSING`` (why it can be missing) and ``exhibits(report, *,
@@ -25,7 +25,20 @@ from typing import TYPE_CHECKING
 
 from ...view import charts
 from ...view.markdown import Markdown
-from . import conditions, frontier, gates, geometry, identity, indexes, labels, relevance, stress, summary
+from . import (
+    conditions,
+    frontier,
+    gates,
+    geometry,
+    hubness,
+    hygiene,
+    identity,
+    indexes,
+    labels,
+    relevance,
+    stress,
+    summary,
+)
 
 if TYPE_CHECKING:
     from ..measurement import Report
@@ -33,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["PAGE", "head", "overview", "show", "enable"]
 
 #: The sections in the order the report's page shows them.
-PAGE = (summary, conditions, geometry, labels, identity, indexes, relevance, stress, frontier, gates)
+PAGE = (hygiene, summary, conditions, geometry, labels, identity, hubness, indexes, relevance, stress, frontier, gates)
 _BY_NAME = {s.NAME: s for s in PAGE}
 
 
