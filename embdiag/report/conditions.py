@@ -52,6 +52,7 @@ from ..interventions.ann import (
     ivfpq_params,
 )
 from ..interventions.codes import calibration_ranges, sign_topk
+from ..interventions.conventions import MTEB_BATCH, MTEB_FORMATS, mteb_quantize, st_dequantize, st_quantize, st_topk
 from ..interventions.precision import CALIBRATED, StorageCondition, bytes_per_vector, compare_conditions, store
 from ..interventions.truncation import compare_truncation
 from ..metrics.retrieval import topk
@@ -66,7 +67,9 @@ __all__ = [
     "ApproximateIndex",
     "CompareFile",
     "Compression",
+    "DeployedCodes",
     "ReportCondition",
+    "STORAGE_CONVENTIONS",
     "Storage",
     "file_condition",
     "index_files",
@@ -95,7 +98,9 @@ _STORAGE = {
 RESCORE = 4
 _COMPRESS_FORMS = (
     "fp16 (or float16), int8, fp8, int8cal, int4, binary, binary-rescore[<M>], pca<DIM> (centred PCA), "
-    "upca<DIM> (uncentred PCA), prefix<DIM> (DIM an integer below d)"
+    "upca<DIM> (uncentred PCA), prefix<DIM> (DIM an integer below d), st-int8[-rescore[<M>]], "
+    "st-uint8[-rescore[<M>]] (sentence-transformers codes scored as usearch / FAISS score them), int8floor, "
+    "mteb-int8[-b<B>], mteb-int4[-b<B>], mteb-binary, mteb-fp8 (mteb's codes, B rows calibrated at a time)"
 )
 #: Compression methods of ``--compress``: spec prefix -> what its description calls it.
 COMPRESSION_METHODS = {
@@ -150,6 +155,8 @@ class ReportCondition:
     ``name``: ``"int8"``, ``"fp16"``, ``"pca256"``, ``"prefix256"``, ``"hnsw"``, ``"ivfpq"`` or
     the ``--compare`` file's stem; ``description``: one sentence stating every parameter;
     ``kind`` (per class): ``"file"``, ``"storage"``, ``"compression"`` or ``"index"``;
+    ``convention``: a short phrase naming the stack whose codes and scores the condition
+    reproduces (``"embdiag (decoded to bin centres)"``, ``"sentence-transformers/usearch"``, ``"mteb"``);
     ``has_vectors``: whether the condition is a representation (all kinds but ``"index"``).
     Build conditions with :func:`parse_conditions` (or :func:`parse_compress`,
     :func:`parse_index` and :func:`file_condition`).
@@ -157,6 +164,7 @@ class ReportCondition:
 
     kind: ClassVar[str]
     has_vectors: ClassVar[bool] = True
+    convention: ClassVar[str] = ""
 
     name: str
     description: str
@@ -194,11 +202,11 @@ class ReportCondition:
         ``topk(queries, gallery, k + 1)`` when already computed (shared by the conditions)."""
         return None
 
-    def search(self, queries, gallery, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, queries, gallery, k: int, fit=None) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, indices)`` of each query's top ``k`` gallery rows, sorted like ``topk``:
         exact float32 search of the condition's representations of ``queries`` and ``gallery``
-        (each made by :meth:`vectors` with its defaults)."""
-        return topk(self.vectors(queries), self.vectors(gallery), k)
+        (each made by :meth:`vectors`, fitted on ``fit``)."""
+        return topk(self.vectors(queries, fit), self.vectors(gallery, fit), k)
 
 
 @dataclass(frozen=True)
@@ -212,6 +220,7 @@ class CompareFile(ReportCondition):
     """
 
     kind: ClassVar[str] = "file"
+    convention: ClassVar[str] = "as given (--compare)"
 
     array: np.ndarray = field(compare=False, repr=False)
 
@@ -245,6 +254,18 @@ _STORAGE_HOW = {
     "to its maximum (round to nearest, clipped)",
     "int4": "int4 codes on per-dimension calibration ranges, 15 equal steps from each dimension's minimum "
     "to its maximum (round to nearest, clipped), two codes to a byte",
+}
+
+
+#: The stack whose codes and scores each storage format reproduces.
+STORAGE_CONVENTIONS = {
+    "float16": "IEEE float16 (numpy astype, PyTorch half, mteb float16)",
+    "int8": "embdiag (per-row scale, decoded)",
+    "fp8": "embdiag (per-row scale, decoded)",
+    "int8cal": "embdiag (decoded to bin centres)",
+    "int4": "embdiag (decoded to bin centres)",
+    "binary": "Hamming (FAISS IndexBinaryFlat, usearch b1)",
+    "binary-rescore": "embdiag (Hamming candidates rescored on +-1 vectors)",
 }
 
 
@@ -329,11 +350,17 @@ class Storage(ReportCondition):
         R = self.ranges(X, fit)
         return _map_rows(X, lambda c: store(c, self.format, R).reconstruct(), np.shape(X)[1])
 
-    def search(self, queries, gallery, k: int) -> tuple[np.ndarray, np.ndarray]:
+    @property
+    def convention(self) -> str:
+        """The stack whose codes and scores the format reproduces (:data:`STORAGE_CONVENTIONS`)."""
+        return STORAGE_CONVENTIONS["binary-rescore" if self.rescore else self.format]
+
+    def search(self, queries, gallery, k: int, fit=None) -> tuple[np.ndarray, np.ndarray]:
         """Binary: :func:`~embdiag.interventions.codes.sign_topk` of the rows (rescored with
-        :attr:`rescore`); the other formats: exact float32 cosine search of their reconstructions."""
+        :attr:`rescore`); the other formats: exact float32 cosine search of their reconstructions
+        (a calibrated format on the ranges of ``fit``)."""
         if self.format != "binary":
-            return super().search(queries, gallery, k)
+            return super().search(queries, gallery, k, fit)
         return sign_topk(np.asarray(queries), np.asarray(gallery), k, rescore=self.rescore)
 
     def cannot_store(self, X) -> str | None:
@@ -353,6 +380,165 @@ class Storage(ReportCondition):
     def bytes_per_vector(self, d: int) -> float:
         """:func:`~embdiag.interventions.precision.bytes_per_vector` of the format."""
         return float(bytes_per_vector(self.format, d))
+
+
+#: Candidates per result the ``st-*-rescore`` conditions rescore by default (sentence-transformers'
+#: ``rescore_multiplier`` default).
+ST_RESCORE = 2
+_ST_CODES = (
+    "per-dimension ranges from a seeded sample of at most {fit_rows:,} rows (seed {seed}) cast to float32, "
+    "255 steps (max - min) / 255, code floor((x - min) / step) clipped to [0, 255]{less}"
+)
+_MTEB_CODES = (
+    "each run of {batch:,} consecutive rows coded calibrated on its own per-dimension minimum and maximum "
+    "(mteb encodes a corpus in runs of 50,000 rows, the queries in one call), code floor((x - min) / step) "
+    "- {half} with step (max - min) / {top} in float32, not clipped"
+)
+
+
+@dataclass(frozen=True)
+class DeployedCodes(ReportCondition):
+    """Codes made and scored as a deployed stack does (:mod:`embdiag.interventions.conventions`):
+    :meth:`vectors` returns the codes themselves as float32 (or, for ``int8floor``, their decoding),
+    so the report's search and geometry see what the stack scores.
+
+    ``scheme``: ``"st-int8"`` / ``"st-uint8"`` (sentence-transformers' ``quantize_embeddings``
+    codes on calibration ranges, searched by the inner product of the raw codes as
+    ``semantic_search_usearch`` / ``semantic_search_faiss`` do, ``rescore`` = M re-ranking the
+    M k best with the float query), ``"int8floor"`` (the same int8 codes decoded at each bin's
+    floor, cosine), ``"mteb-int8"``, ``"mteb-int4"`` (mteb's codes, each run of ``batch`` rows
+    calibrated on itself), ``"mteb-binary"`` (0/1 vectors), ``"mteb-fp8"`` (float8 e4m3, no
+    scale), each scored by cosine as mteb scores them. The sentence-transformers schemes take
+    their ranges from ``fit`` rows, by default from a seeded sample of at most ``fit_rows`` of
+    the rows coded (``seed``, stream 11).
+
+    Example:
+        >>> c = DeployedCodes.of("mteb-binary")
+        >>> c.convention, c.vectors(np.array([[0.5, -1.0, 0.0]]))
+        ('mteb', array([[1., 0., 0.]], dtype=float32))
+    """
+
+    kind: ClassVar[str] = "storage"
+
+    scheme: str
+    rescore: int = 0
+    batch: int = MTEB_BATCH
+    fit_rows: int = FIT_ROWS
+    seed: int = 0
+
+    @classmethod
+    def of(
+        cls, scheme: str, rescore: int = 0, batch: int = MTEB_BATCH, fit_rows: int = FIT_ROWS, seed: int = 0
+    ) -> DeployedCodes:
+        """The condition of ``scheme`` with its name and description."""
+        if scheme.startswith("st-"):
+            precision = scheme[3:]
+            less = ", less 128 (int8)" if precision == "int8" else " (uint8)"
+            codes = _ST_CODES.format(fit_rows=fit_rows, seed=seed, less=less)
+            how = (
+                'semantic_search_usearch scores them (a usearch Index(metric="ip", dtype="i8"), exact=True)'
+                if precision == "int8"
+                else "semantic_search_faiss scores them (a FAISS IndexFlatIP over the codes, exact=True)"
+            )
+            decode = "min + (code + 128) step" if precision == "int8" else "min + code step"
+            rescored = (
+                f"; the {rescore} k best by code rescored by the float query's dot product with each candidate "
+                f"decoded at its bin floor {decode} (rescore=True, rescore_multiplier={rescore})"
+                if rescore
+                else ""
+            )
+            name = f"{scheme}-rescore{rescore}" if rescore else scheme
+            desc = (
+                f"{precision} codes as sentence-transformers quantize_embeddings(precision={precision!r}) makes them: "
+                f"{codes}; searched by the inner product of the raw codes as {how}{rescored}; ties by lower index; "
+                "one shared table of 2 x d float32 not counted per vector."
+            )
+            return cls(name, desc, scheme, rescore, batch, fit_rows, seed)
+        if scheme == "int8floor":
+            desc = (
+                "int8 codes as sentence-transformers quantize_embeddings(precision='int8') makes them: "
+                f"{_ST_CODES.format(fit_rows=fit_rows, seed=seed, less=', less 128')}; decoded at each bin's floor "
+                "min + (code + 128) step in float64, as its rescoring decodes them; exact cosine search in float32."
+            )
+            return cls(scheme, desc, scheme, 0, batch, fit_rows, seed)
+        fmt = scheme[5:]
+        if fmt in ("int8", "int4"):
+            bits = MTEB_FORMATS[fmt]
+            codes = _MTEB_CODES.format(batch=batch, half=2 ** (bits - 1), top=2**bits - 1)
+            what = f"{fmt} codes as mteb's CompressionWrapper makes them: {codes}"
+            name = scheme if batch == MTEB_BATCH else f"{scheme}-b{batch}"
+        elif fmt == "binary":
+            what = (
+                "0/1 vectors (x > 0) as mteb's CompressionWrapper makes them, scored by cosine (not Hamming distance)"
+            )
+            name = scheme
+        else:
+            what = (
+                "each value cast to float8 e4m3fn with no per-row scale (round to nearest, ties to even, saturating "
+                "at 448) as mteb's CompressionWrapper casts it"
+            )
+            name = scheme
+        desc = (
+            f"{what}; the codes scored by cosine, as mteb scores a model whose similarity is cosine; exact cosine "
+            "search in float32."
+        )
+        return cls(name, desc, scheme, 0, batch, fit_rows, seed)
+
+    @property
+    def convention(self) -> str:
+        """The stack whose codes and scores the condition reproduces."""
+        if self.scheme == "int8floor":
+            return "sentence-transformers codes decoded at the bin floor"
+        if self.scheme == "st-uint8":
+            return "sentence-transformers/FAISS"
+        return "sentence-transformers/usearch" if self.scheme == "st-int8" else "mteb"
+
+    @property
+    def fitted(self) -> bool:
+        return not self.scheme.startswith("mteb-")
+
+    @property
+    def cosine_search(self) -> bool:
+        return not self.scheme.startswith("st-")
+
+    def ranges(self, X, fit=None) -> np.ndarray | None:
+        """The calibration ranges of a sentence-transformers scheme (of ``fit``, by default of a
+        seeded sample of ``X``); None for mteb's, calibrated on the rows coded."""
+        if not self.fitted:
+            return None
+        if fit is None:
+            fit = np.asarray(X[_sample_rows(len(X), self.fit_rows, self.seed, 11)])
+        return calibration_ranges(fit)
+
+    def vectors(self, X, fit=None, rows=None) -> np.ndarray:
+        """The codes of ``X`` as float32 (``int8floor``: decoded at the bin floor); mteb's schemes
+        calibrate each run of :attr:`batch` rows of ``X`` on itself."""
+        if self.scheme.startswith("mteb-"):
+            out = np.empty(np.shape(X), dtype=np.float32)
+            for a in range(0, len(X), self.batch):
+                b = min(len(X), a + self.batch)
+                out[a:b] = mteb_quantize(np.asarray(X[a:b]), self.scheme[5:], batch=self.batch)
+                release_rows(X, a, b)
+            return out
+        R = self.ranges(X, fit)
+        if self.scheme == "int8floor":
+            return _map_rows(X, lambda c: st_dequantize(st_quantize(c, R), R), np.shape(X)[1])
+        return _map_rows(X, lambda c: st_quantize(c, R, self.scheme[3:]), np.shape(X)[1])
+
+    def search(self, queries, gallery, k: int, fit=None) -> tuple[np.ndarray, np.ndarray]:
+        """sentence-transformers' schemes: :func:`~embdiag.interventions.conventions.st_topk` on the
+        ranges of ``fit`` (by default of a seeded sample of ``gallery``); the others: exact float32
+        cosine search of their vectors."""
+        if self.cosine_search:
+            return super().search(queries, gallery, k, fit)
+        R = self.ranges(gallery, fit)
+        return st_topk(np.asarray(queries), np.asarray(gallery), k, R, precision=self.scheme[3:], rescore=self.rescore)
+
+    def bytes_per_vector(self, d: int) -> float:
+        """Bytes of the codes a vector store keeps: one per value (int4: two to a byte, binary: eight);
+        calibration tables, shared, not counted."""
+        bits = {"mteb-int4": 4, "mteb-binary": 1}.get(self.scheme, 8)
+        return float(-(-d * bits // 8))
 
 
 @dataclass(frozen=True)
@@ -388,6 +574,11 @@ class Compression(ReportCondition):
                 f"most {fit_rows:,} rows (seed {seed}); exact cosine search in float32."
             )
         return cls(f"{method}{dim}", desc, method, dim, fit_rows, seed)
+
+    @property
+    def convention(self) -> str:
+        """Matryoshka truncation for a prefix; embdiag's own fit for PCA."""
+        return "Matryoshka (first coordinates)" if self.method == "prefix" else "embdiag (PCA fitted here)"
 
     def model(self, X, fit=None) -> MatryoshkaPrefix | PCACompression:
         """The fitted transformer: a prefix of ``X``'s width, or PCA fitted on ``fit`` (default: a
@@ -438,6 +629,7 @@ class ApproximateIndex(ReportCondition):
     """
 
     kind: ClassVar[str] = "index"
+    convention: ClassVar[str] = "FAISS"
     has_vectors: ClassVar[bool] = False
     cosine_search: ClassVar[bool] = False
 
@@ -628,6 +820,9 @@ def _compress_item(item: str, d: int, fit_rows: int, seed: int) -> ReportConditi
     """The condition of one ``--compress`` item."""
     if item in _STORAGE:
         return Storage.of(_STORAGE[item], fit_rows=fit_rows, seed=seed)
+    deployed = _deployed_item(item, fit_rows, seed)
+    if deployed is not None:
+        return deployed
     rescored = re.fullmatch(r"binary-rescore(\d*)", item)
     if rescored:
         m = int(rescored.group(1) or RESCORE)
@@ -646,6 +841,25 @@ def _compress_item(item: str, d: int, fit_rows: int, seed: int) -> ReportConditi
     return Compression.of(m.group(1), dim, d, fit_rows, seed)
 
 
+def _deployed_item(item: str, fit_rows: int, seed: int) -> DeployedCodes | None:
+    """The :class:`DeployedCodes` condition of one ``--compress`` item, or None for another item."""
+    if item in ("int8floor", "mteb-binary", "mteb-fp8"):
+        return DeployedCodes.of(item, fit_rows=fit_rows, seed=seed)
+    st = re.fullmatch(r"(st-u?int8)(-rescore(\d*))?", item)
+    if st:
+        m = int(st.group(3) or ST_RESCORE) if st.group(2) else 0
+        if st.group(2) and m < 1:
+            raise InputError(f"--compress: {item!r} rescores M k candidates; M must be at least 1")
+        return DeployedCodes.of(st.group(1), rescore=m, fit_rows=fit_rows, seed=seed)
+    mteb = re.fullmatch(r"(mteb-int[48])(-b(\d+))?", item)
+    if mteb:
+        batch = int(mteb.group(3)) if mteb.group(2) else MTEB_BATCH
+        if batch < 2:
+            raise InputError(f"--compress: {item!r} calibrates B rows at a time; B must be at least 2")
+        return DeployedCodes.of(mteb.group(1), batch=batch)
+    return None
+
+
 def parse_compress(spec: str, d: int, *, fit_rows: int = FIT_ROWS, seed: int = 0) -> list[ReportCondition]:
     """Conditions of a ``--compress`` spec such as ``"fp16,int8,pca256,prefix256"``.
 
@@ -653,7 +867,14 @@ def parse_compress(spec: str, d: int, *, fit_rows: int = FIT_ROWS, seed: int = 0
     :class:`Storage` (int8: symmetric per-row scale ``max|x| / 127``; fp8: float8 e4m3 with a
     per-row scale; int8cal and int4: per-dimension calibration ranges from a seeded sample of at
     most ``fit_rows`` rows; binary: sign bits searched by Hamming distance, ``binary-rescore<M>``
-    with the M k nearest rescored by the float query, M = 4 when omitted). ``pca<DIM>``:
+    with the M k nearest rescored by the float query, M = 4 when omitted). Codes made and scored
+    as a deployed stack does (:class:`DeployedCodes`): ``st-int8`` and ``st-uint8``
+    (sentence-transformers' codes searched by the inner product of the raw codes, as usearch and
+    FAISS score them; ``-rescore<M>`` rescoring the M k best with the float query, M = 2 when
+    omitted), ``int8floor`` (those int8 codes decoded at the bin floor, cosine), ``mteb-int8`` and
+    ``mteb-int4`` (mteb's codes, each run of B rows calibrated on itself, ``-b<B>``, B = 50,000
+    when omitted), ``mteb-binary`` (0/1 vectors) and ``mteb-fp8`` (float8 without a scale), scored
+    by cosine as mteb scores them. ``pca<DIM>``:
     centred PCA to ``DIM`` dimensions,
     ``upca<DIM>``: uncentred PCA (no mean subtracted), each fitted on a seeded sample of at most
     ``fit_rows`` rows; ``prefix<DIM>``: the first ``DIM`` coordinates (Matryoshka prefix); all
