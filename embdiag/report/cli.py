@@ -68,7 +68,7 @@ from .measurement import (
     check_target_recall,
     qrels_depth,
 )
-from .options import ReportOptions, add_arguments
+from .options import ReportOptions, add_arguments, paths
 from .sharded import check_address
 
 #: The book's report chapter: a jupytext notebook with a ``parameters`` cell (:meth:`ReportOptions.parameters
@@ -127,7 +127,7 @@ def read_inputs(vectors, *, labels=None, compare=None, pairs=None, qrels=None, q
     X = read_vectors(vectors, "VECTORS", scan=scan)
     n, d = X.shape
     out = {"vectors": X, "labels": None, "compare": None, "pairs": None, "qrels": None, "queries": None}
-    compared = [compare] if isinstance(compare, (str, os.PathLike)) else list(compare or ())
+    compared = paths(compare)
     stems = [Path(path).stem for path in compared]
     if len(set(stems)) < len(stems):
         same = next(stem for stem in stems if stems.count(stem) > 1)
@@ -264,7 +264,7 @@ def chapter_inputs(
         ReportOptions(
             vectors=vectors_path,
             labels=labels_path,
-            compare=(compare_path,) if isinstance(compare_path, (str, os.PathLike)) else tuple(compare_path or ()),
+            compare=compare_path,
             pairs=pairs_path,
             qrels=qrels_path,
             queries=queries_path,

@@ -21,6 +21,7 @@ metadata, listed in order by :data:`OPTIONS`) says where it appears:
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
@@ -43,6 +44,7 @@ __all__ = [
     "recorded",
     "in_action",
     "file_options",
+    "paths",
 ]
 
 
@@ -349,6 +351,11 @@ class ReportOptions:
         }
         return cls(**values, **files, **many)
 
+    def __post_init__(self):
+        for o in file_options():  # a file option given more than once holds a tuple, even of one path
+            if o.many:
+                object.__setattr__(self, o.name, paths(getattr(self, o.name)))
+
     def files(self) -> dict[str, str]:
         """The input files given: option as the user writes it (:meth:`Option.keys`) -> path as given."""
         return {key: path for o in file_options() for key, path in o.keys(getattr(self, o.name)).items()}
@@ -399,6 +406,18 @@ class ReportOptions:
             else:
                 out += [o.flag, str(value)]
         return out
+
+
+def paths(value) -> tuple:
+    """One path or several (a list or tuple of them; None: none) as a tuple.
+
+    Example:
+        >>> paths("b.npy"), paths(["b.npy", "c.npy"]), paths(None)
+        (('b.npy',), ('b.npy', 'c.npy'), ())
+    """
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, (str, os.PathLike)) else tuple(value)
 
 
 def _frozen(value):

@@ -139,3 +139,13 @@ def test_measure_defaults_to_the_declared_defaults():
     for name, value in ReportOptions().measure_arguments().items():
         option = next(o for o in OPTIONS if o.name == name)
         assert option.to_json(signature[name].default) == option.to_json(value), name
+
+
+def test_a_file_option_given_more_than_once_holds_a_tuple_even_of_one_path():
+    assert ReportOptions(vectors="v.npy", compare="b.npy").compare == ("b.npy",)
+    assert ReportOptions(vectors="v.npy", compare=["b.npy", "c.npy"]).files() == {
+        "VECTORS": "v.npy",
+        "--compare b": "b.npy",
+        "--compare c": "c.npy",
+    }
+    assert ReportOptions(vectors="v.npy").compare == ()
