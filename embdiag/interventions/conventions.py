@@ -86,7 +86,8 @@ def st_quantize(X, ranges, precision: str = "int8") -> np.ndarray:
     precision = _check_precision(precision)
     X = _floats(X, "X")
     starts, steps = _st_steps(ranges, X.shape[1])
-    q = np.clip(np.floor((X - starts) / steps), 0, 255)
+    with np.errstate(over="ignore"):  # a tiny step: beyond the top code, clipped to it as in sentence-transformers
+        q = np.clip(np.floor((X - starts) / steps), 0, 255)
     return q.astype(np.uint8) if precision == "uint8" else (q - 128).astype(np.int8)
 
 

@@ -237,3 +237,138 @@ def test_index_builds_are_reproducible_whatever_the_thread_count(kind):
     finally:
         faiss.omp_set_num_threads(before)
     assert all(np.array_equal(runs[0], r) for r in runs[1:])
+
+
+# ----------------------------------------------------------------------------- deployed stacks' codes
+
+
+def test_deployed_codes_parse_with_names_conventions_and_bytes():
+    conds = parse_compress(
+        "st-int8,st-int8-rescore,st-uint8-rescore3,int8floor,mteb-int8-b100,mteb-int4,mteb-binary,mteb-fp8", 16
+    )
+    got = [(c.name, c.kind, c.convention, c.bytes_per_vector(16)) for c in conds]
+    assert got == [
+        ("st-int8", "storage", "sentence-transformers/usearch", 16.0),
+        ("st-int8-rescore2", "storage", "sentence-transformers/usearch", 16.0),
+        ("st-uint8-rescore3", "storage", "sentence-transformers/FAISS", 16.0),
+        ("int8floor", "storage", "sentence-transformers codes decoded at the bin floor", 16.0),
+        ("mteb-int8-b100", "storage", "mteb", 16.0),
+        ("mteb-int4", "storage", "mteb", 8.0),
+        ("mteb-binary", "storage", "mteb", 2.0),
+        ("mteb-fp8", "storage", "mteb", 16.0),
+    ]
+    c = by_name(conds)
+    assert 'Index(metric="ip", dtype="i8")' in c["st-int8"].description
+    assert "rescore_multiplier=2" in c["st-int8-rescore2"].description
+    assert "IndexFlatIP" in c["st-uint8-rescore3"].description
+    assert "each run of 100 consecutive rows" in c["mteb-int8-b100"].description
+    assert "each run of 50,000 consecutive rows" in c["mteb-int4"].description
+    assert "not Hamming" in c["mteb-binary"].description and "no per-row scale" in c["mteb-fp8"].description
+    assert [x.fitted for x in conds] == [True] * 4 + [False] * 4
+    assert [x.cosine_search for x in conds] == [False] * 3 + [True] * 5
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("st-int8-rescore0", r"^--compress: 'st-int8-rescore0' rescores M k candidates; M must be at least 1$"),
+        ("mteb-int8-b1", r"^--compress: 'mteb-int8-b1' calibrates B rows at a time; B must be at least 2$"),
+        ("st-int8-rescore,st-int8-rescore2", r"same condition \(st-int8-rescore2\)"),
+        ("mteb-uint8", r"^--compress: unknown item 'mteb-uint8'; accepted: .* st-int8\[-rescore\[<M>\]\]"),
+    ],
+)
+def test_deployed_codes_errors(spec, message):
+    with pytest.raises(InputError, match=message):
+        parse_compress(spec, 16)
+
+
+def test_every_condition_names_its_convention():
+    conds = by_name(
+        parse_conditions("fp16,int8,fp8,int8cal,int4,binary,binary-rescore,pca4,prefix4", "hnsw", n=400, d=16)
+    )
+    assert all(c.convention for c in conds.values())
+    assert conds["int8cal"].convention == conds["int4"].convention == "embdiag (decoded to bin centres)"
+    assert conds["binary"].convention == "Hamming (FAISS IndexBinaryFlat, usearch b1)"
+    assert conds["fp16"].convention.startswith("IEEE float16")
+    assert conds["hnsw"].convention == "FAISS" and file_condition(X).convention == "as given (--compare)"
+
+
+def test_existing_storage_descriptions_are_unchanged():
+    c = by_name(parse_compress("int8cal,binary,binary-rescore", 16))
+    assert c["int8cal"].description == (
+        "Vectors stored as int8 codes on per-dimension calibration ranges, 255 equal steps from each dimension's "
+        "minimum to its maximum (round to nearest, clipped) and reconstructed; exact cosine search in float32; "
+        "ranges from a seeded sample of at most 20,000 rows (seed 0), one shared table of 2 x d float64 not counted "
+        "per vector."
+    )
+    assert (
+        c["binary"].description
+        == "Vectors stored as sign bits (x > 0), eight to a byte; searched by Hamming distance (ties by lower index)."
+    )
+    assert c["binary-rescore4"].name == "binary-rescore4"
+
+
+def test_deployed_vectors_are_the_stacks_codes():
+    from embdiag.interventions.codes import calibration_ranges
+    from embdiag.interventions.conventions import mteb_quantize, st_dequantize, st_quantize
+
+    quantization = pytest.importorskip("sentence_transformers.util.quantization")
+    c = by_name(parse_compress("st-int8,st-uint8,int8floor,mteb-int8-b150,mteb-binary", 16))
+    fit = X[:100]
+    R = calibration_ranges(fit)
+    st8 = quantization.quantize_embeddings(X, precision="int8", calibration_embeddings=fit)
+    np.testing.assert_array_equal(c["st-int8"].vectors(X, fit), st8.astype(np.float32))
+    st_u8 = quantization.quantize_embeddings(X, precision="uint8", ranges=R)
+    np.testing.assert_array_equal(c["st-uint8"].vectors(X, fit), st_u8.astype(np.float32))
+    floor = quantization._dequantize_embeddings(st8.astype(int), "int8", R)
+    np.testing.assert_array_equal(c["int8floor"].vectors(X, fit), floor.astype(np.float32))
+    np.testing.assert_array_equal(
+        c["int8floor"].vectors(X, fit), st_dequantize(st_quantize(X, R), R).astype(np.float32)
+    )
+    runs = np.concatenate([mteb_quantize(X[a : a + 150], "int8") for a in (0, 150, 300)])
+    np.testing.assert_array_equal(c["mteb-int8-b150"].vectors(X), runs)
+    np.testing.assert_array_equal(c["mteb-binary"].vectors(X), (X > 0).astype(np.float32))
+    assert c["st-int8"].vectors(X).tolist() == c["st-int8"].vectors(X, X).tolist()  # default: all 400 rows
+
+
+@pytest.mark.parametrize("item, rescore", [("st-int8", False), ("st-int8-rescore3", True)])
+def test_st_int8_search_is_semantic_search_usearch(item, rescore):
+    quantization = pytest.importorskip("sentence_transformers.util.quantization")
+    (c,) = parse_compress(item, 16)
+    G, Q = unit(X).astype(np.float32), unit(RNG.standard_normal((12, 16))).astype(np.float32)
+    _, ours = c.search(Q, G, 10, fit=G[:200])
+    codes = quantization.quantize_embeddings(G, precision="int8", calibration_embeddings=G[:200])
+    query = Q if rescore else quantization.quantize_embeddings(Q, precision="int8", calibration_embeddings=G[:200])
+    results, _ = quantization.semantic_search_usearch(
+        query,
+        corpus_embeddings=codes,
+        corpus_precision="int8",
+        top_k=10,
+        calibration_embeddings=G[:200],
+        rescore=rescore,
+        rescore_multiplier=3,
+    )
+    np.testing.assert_array_equal(ours, [[r["corpus_id"] for r in row] for row in results])
+
+
+def test_mteb_conditions_search_the_cosine_of_their_codes():
+    (c,) = parse_compress("mteb-int8", 16)
+    codes = c.vectors(X)
+    np.testing.assert_array_equal(c.search(X[:20], X, 5)[1], topk(c.vectors(X[:20]), codes, 5)[1])
+
+
+def test_deployed_codes_in_a_report():
+    """Measured end to end: the raw-code search and its geometry, with their conventions' names."""
+    from embdiag.interventions.conventions import code_topk, st_quantize
+    from embdiag.interventions.codes import calibration_ranges
+    from embdiag.report import measure
+
+    V = unit(X).astype(np.float32)
+    report = measure(V, compress="st-int8,mteb-binary", progress=False)
+    rows = report.tables["identity"].set_index("condition")
+    codes = st_quantize(V, calibration_ranges(V))
+    _, idx = code_topk(codes, codes, 10, exclude_self=True)
+    _, ref = topk(V, V, 10, exclude_self=True, dtype=np.float64)
+    changed = np.mean(np.any(np.sort(idx, axis=1) != np.sort(ref, axis=1), axis=1))
+    assert rows.loc["st-int8", "changed_queries"] == pytest.approx(changed)
+    assert set(report.tables["conditions"]["name"]) == {"st-int8", "mteb-binary"}
