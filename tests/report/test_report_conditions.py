@@ -372,3 +372,19 @@ def test_deployed_codes_in_a_report():
     changed = np.mean(np.any(np.sort(idx, axis=1) != np.sort(ref, axis=1), axis=1))
     assert rows.loc["st-int8", "changed_queries"] == pytest.approx(changed)
     assert set(report.tables["conditions"]["name"]) == {"st-int8", "mteb-binary"}
+
+
+def test_conditions_exhibit_shows_the_convention_column_when_the_table_has_one():
+    import pandas as pd
+
+    from embdiag.report.sections import conditions as section
+
+    conds = parse_compress("int8cal,st-int8", 16)
+    rows = [{"name": c.name, "kind": c.kind, "description": c.description} for c in conds]
+    (plain,) = section._draw(None, pd.DataFrame(rows), {})
+    assert "convention" not in plain.html and section.CONVENTION.strip() not in plain.html
+    for row, c in zip(rows, conds):
+        row["convention"] = c.convention
+    (shown,) = section._draw(None, pd.DataFrame(rows), {})
+    assert "sentence-transformers/usearch" in shown.html and "embdiag (decoded to bin centres)" in shown.html
+    assert shown.html.index(">convention<") < shown.html.index(">description<")

@@ -28,17 +28,22 @@ def exhibits(report: Report, *, timings: bool = False) -> list:
     return section(report, NAME, MISSING, _draw)
 
 
+#: What the ``convention`` column says, where the table has one.
+CONVENTION = (
+    " convention: the stack whose codes and scores the condition reproduces (sentence-transformers/usearch, mteb, "
+    "FAISS, ...; embdiag: this library's own decoding)."
+)
+
+
 def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
-    return [
-        exhibit.table(
-            table.set_index("name"),
-            name="report-conditions",
-            **mark,
-            extremes=False,
-            caption=(
-                "Each condition compared with the reference VECTORS, with every parameter stated (a definition, "
-                "not a measurement). kind: file (--compare), storage (a number format), compression (fewer "
-                "dimensions) or index (an approximate search over the reference vectors)."
-            ),
-        )
-    ]
+    caption = (
+        "Each condition compared with the reference VECTORS, with every parameter stated (a definition, "
+        "not a measurement). kind: file (--compare), storage (a number format), compression (fewer "
+        "dimensions) or index (an approximate search over the reference vectors)."
+    )
+    if "convention" in table.columns:
+        caption += CONVENTION
+        table = table[
+            ["name", "kind", "convention"] + [c for c in table.columns if c not in ("name", "kind", "convention")]
+        ]
+    return [exhibit.table(table.set_index("name"), name="report-conditions", **mark, extremes=False, caption=caption)]
