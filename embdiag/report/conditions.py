@@ -8,7 +8,9 @@ A :class:`ReportCondition` is one of four kinds, each a class:
   e4m3, int8 or int4 on per-dimension calibration ranges, or sign bits, and reconstructed
   (:func:`embdiag.interventions.precision.store`); sign bits are searched by Hamming distance,
   optionally rescoring the best candidates with the float query
-  (:func:`embdiag.interventions.codes.sign_topk`);
+  (:func:`embdiag.interventions.codes.sign_topk`); or, as :class:`DeployedCodes`, codes made and
+  scored as sentence-transformers/usearch or mteb make and score them
+  (:mod:`embdiag.interventions.conventions`);
 - :class:`Compression` (``"compression"``): PCA, centred (``pca<DIM>``) or uncentred
   (``upca<DIM>``), fitted by :class:`~embdiag.interventions.compression.PCACompression`, or a
   Matryoshka prefix (``prefix<DIM>``; :class:`~embdiag.interventions.compression.MatryoshkaPrefix`
