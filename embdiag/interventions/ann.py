@@ -52,12 +52,24 @@ __all__ = [
     "KNOBS",
     "MATCH_ROWS",
     "MATCH_TOP",
+    "SWEEP_M",
+    "SWEEP_EF_CONSTRUCTION",
+    "SWEEP_NLIST",
+    "SWEEP_EF_SEARCH",
+    "SWEEP_NPROBE",
+    "RECALL_LEVEL",
     "AnnIndex",
     "add_threads",
+    "cheapest",
     "deterministic_graph",
     "factory_problems",
     "hnsw_params",
     "ivfpq_params",
+    "recall_interval",
+    "search_work",
+    "sweep",
+    "sweep_builds",
+    "sweep_values",
 ]
 
 #: Knob values an index is swept over (``nprobe`` capped at the number of lists).
@@ -82,6 +94,19 @@ NSG_MIN_ROWS = 100
 #: Gallery rows a prebuilt index file is compared with (a seeded sample), and the results searched
 #: for a sampled row's own id where the index cannot reconstruct its rows.
 MATCH_ROWS, MATCH_TOP = 64, 10
+
+#: The builds an index family's sweep tries (:func:`sweep_builds`): HNSW's links per node M times
+#: its build effort efConstruction (the named ``hnsw``, M 32 and efConstruction 200, among them);
+#: IVF-PQ's inverted lists as multiples of the named ``ivfpq``'s ``round(sqrt(n))``, each with the
+#: ``ivfpq``'s codes.
+SWEEP_M = (8, 16, 32)
+SWEEP_EF_CONSTRUCTION = (40, 200)
+SWEEP_NLIST = (0.5, 1, 2, 4)
+#: The knob values a sweep searches each build at (:func:`sweep_values`; nprobe capped at nlist).
+SWEEP_EF_SEARCH = (16, 32, 64, 128, 256, 512, 1024)
+SWEEP_NPROBE = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+#: The level of the recall interval (:func:`recall_interval`) a setting reaches a target with.
+RECALL_LEVEL = 0.95
 
 
 def hnsw_params(n: int, d: int) -> dict:
@@ -623,6 +648,255 @@ class AnnIndex:
         if self.index_.metric_type == faiss.METRIC_L2:
             S = 1.0 - S / 2.0  # squared distance of unit rows -> cosine
         return sort_like_topk(S.astype(np.float32), I.astype(np.int64))
+
+
+# ---------------------------------------------------------------------- a setting for a target recall
+
+
+def sweep_builds(
+    family: str, n: int, d: int, seed: int = 0, built: AnnIndex | None = None
+) -> list[tuple[dict, AnnIndex]]:
+    """The builds a sweep of the named index ``family`` (``"hnsw"`` or ``"ivfpq"``) over an ``n`` x
+    ``d`` gallery tries, as ``(settings, index)`` pairs in order of build effort, not yet built.
+
+    ``hnsw``: ``HNSW{M}`` for each M of :data:`SWEEP_M` and efConstruction of
+    :data:`SWEEP_EF_CONSTRUCTION`. ``ivfpq``: ``IVF{nlist},PQ{m}x{nbits}np`` with the ``m`` and
+    ``nbits`` of :func:`ivfpq_params` (the same codes: the same bytes per vector) for each ``nlist
+    = round(f * sqrt(n))``, f in :data:`SWEEP_NLIST`, at most ``n // 39`` (FAISS's advice of 39
+    training rows per list), the named ``ivfpq``'s own nlist always among them; each trained on
+    ``min(n, max(40 nlist, 10000))`` seeded rows. ``built``: the named index already built over the
+    gallery (:meth:`AnnIndex.hnsw`, :meth:`AnnIndex.ivfpq`), which takes its own place in the list.
+
+    Example:
+        >>> [s for s, _ in sweep_builds("hnsw", 1000, 64)][:3]
+        [{'M': 8, 'efConstruction': 40}, {'M': 8, 'efConstruction': 200}, {'M': 16, 'efConstruction': 40}]
+        >>> [(s["nlist"], a.factory) for s, a in sweep_builds("ivfpq", 10_000, 64)]
+        [(50, 'IVF50,PQ8x8np'), (100, 'IVF100,PQ8x8np'), (200, 'IVF200,PQ8x8np')]
+    """
+    if family == "hnsw":
+        out = [
+            ({"M": m, "efConstruction": ef}, AnnIndex(f"HNSW{m}", seed=seed, ef_construction=ef))
+            for m in SWEEP_M
+            for ef in SWEEP_EF_CONSTRUCTION
+        ]
+    elif family == "ivfpq":
+        q = ivfpq_params(n, d)
+        most = n // FAISS_ROWS_PER_CENTROID
+        lists = {max(1, int(round(f * np.sqrt(n)))) for f in SWEEP_NLIST}
+        lists = sorted({v for v in lists if v <= min(most, 4 * q["nlist"])} | {q["nlist"]})
+        out = [
+            (
+                {"nlist": v},
+                AnnIndex(f"IVF{v},PQ{q['m']}x{q['nbits']}np", seed=seed, train_rows=training_rows(n, v)),
+            )
+            for v in lists
+        ]
+    else:
+        raise ValueError(f"family: expected 'hnsw' or 'ivfpq', got {family!r}")
+    if built is not None:
+        same = lambda a: (a.factory, a.ef_construction, a.train_rows, a.seed)  # noqa: E731
+        out = [(s, built if same(a) == same(built) else a) for s, a in out]
+    return out
+
+
+def sweep_values(ann: AnnIndex) -> tuple:
+    """The knob values a sweep searches ``ann`` at: :data:`SWEEP_EF_SEARCH`, or :data:`SWEEP_NPROBE`
+    capped at its lists; ``(None,)`` for an index without a knob.
+
+    Example:
+        >>> sweep_values(AnnIndex("IVF20,Flat")), sweep_values(AnnIndex("Flat"))
+        ((1, 2, 4, 8, 16, 20), (None,))
+    """
+    if ann.knob is None:
+        return (None,)
+    if ann.knob == "nprobe":
+        return tuple(sorted({min(v, ann.nlist) for v in SWEEP_NPROBE}))
+    return SWEEP_EF_SEARCH
+
+
+def recall_interval(per_query, level: float = RECALL_LEVEL) -> tuple[float, float, float]:
+    """``(recall, low, high)``: the mean of per-query recalls (each in [0, 1]) and the Wilson score
+    interval of a share of ``len(per_query)`` trials at ``level``.
+
+    A value in [0, 1] whose mean is p varies at most as much as a 0/1 trial, p (1 - p) (and as much
+    only when every value is 0 or 1), so counting each query as one trial gives an interval at least
+    as wide as the mean's spread calls for: Wilson's exactly at k = 1, wider above (a query's k
+    results are not counted as k independent trials), and never one point: a few perfect queries
+    do not reach a target.
+
+    Example:
+        >>> [round(x, 4) for x in recall_interval([1.0] * 200)]
+        [1.0, 0.9812, 1.0]
+        >>> [round(x, 4) for x in recall_interval([0.9, 1.0] * 500)]
+        [0.95, 0.9347, 0.9619]
+    """
+    from scipy import stats  # (imported here: scipy.stats takes a second to import)
+
+    r = np.asarray(per_query, dtype=np.float64)
+    if r.ndim != 1 or not len(r) or not np.isfinite(r).all() or (r < 0).any() or (r > 1).any():
+        raise ValueError("per_query: expected one recall in [0, 1] per query, at least one")
+    n, p = len(r), float(r.mean())
+    z = float(stats.norm.ppf((1 + level) / 2))
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return p, (0.0 if p == 0 else float(centre - half)), (1.0 if p == 1 else float(centre + half))
+
+
+def _work(index):
+    """``(FAISS's counters, operations of a search from them and its query count)`` for the indexes
+    :func:`search_work` counts, else None."""
+    faiss = _faiss()
+    ix = faiss.downcast_index(index)
+    if type(ix) is faiss.IndexHNSWFlat:
+        return faiss.cvar.hnsw_stats, lambda s, nq: s.ndis * ix.d
+    coarse = (faiss.IndexFlat, faiss.IndexFlatIP, faiss.IndexFlatL2)
+    if type(ix) not in (faiss.IndexIVFPQ, faiss.IndexIVFFlat) or type(faiss.downcast_index(ix.quantizer)) not in coarse:
+        return None
+    tables, per_code = (ix.pq.ksub * ix.d, ix.pq.M) if type(ix) is faiss.IndexIVFPQ else (0, ix.d)
+    return faiss.cvar.indexIVF_stats, lambda s, nq: nq * (ix.nlist * ix.d + tables) + s.ndis * per_code
+
+
+def search_work(ann: AnnIndex, queries, k: int, value: int | None = None):
+    """``(scores, indices, operations per query)``: :meth:`AnnIndex.search` and the arithmetic it
+    took, counted by FAISS, which counts the same on any number of threads. HNSW over float rows:
+    d multiply-adds per distance computed (``hnsw_stats.ndis``); IVF-PQ or IVF-flat over a flat
+    coarse quantizer: ``nlist * d`` for the coarse search, for PQ ``2^nbits * d`` for the query's
+    look-up tables and ``m`` look-ups per code scanned, for flat ``d`` per row scanned
+    (``indexIVF_stats.ndis``); NaN for any other index.
+
+    Example:
+        >>> X = np.random.default_rng(0).standard_normal((500, 16)).astype(np.float32)
+        >>> ann = AnnIndex("IVF8,Flat").fit(X)
+        >>> float(search_work(ann, X[:4], 3, value=8)[2])  # 8 centroids, then all 500 rows: 16 each
+        8128.0
+    """
+    if ann.index_ is None:
+        raise ValueError("the index is not built; call fit first")
+    counted = _work(ann.index_)
+    if counted is None:
+        return (*ann.search(queries, k, value), float("nan"))
+    stats, ops = counted
+    stats.reset()
+    S, I = ann.search(queries, k, value)
+    return S, I, float(ops(stats, len(I))) / len(I)
+
+
+def _own_left_out(I: np.ndarray, own, k: int) -> np.ndarray:
+    """The first ``k`` results of each row other than the query's own row ``own`` (None: all are others)."""
+    if own is None:
+        return I[:, :k]
+    order = np.argsort(I == np.asarray(own)[:, None], axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(I, order, axis=1)
+
+
+def sweep(
+    builds,
+    gallery,
+    queries,
+    exact,
+    ks,
+    *,
+    own=None,
+    target: float | None = None,
+    repeats: int = 0,
+    min_seconds: float = 0.25,
+    level: float = RECALL_LEVEL,
+) -> list[dict]:
+    """Every setting of ``builds`` (``(settings, AnnIndex)`` pairs, e.g. :func:`sweep_builds`; an
+    index not yet built is built over ``gallery`` and let go after its sweep) at each of its
+    :func:`sweep_values`, for each k of ``ks``: one row per build, k and knob value.
+
+    A row: ``build`` (its settings as text, ``""`` for a single build), the settings, ``knob``,
+    ``value``, ``k``; ``recall``, ``low``, ``high``: recall@k (tie-aware,
+    :func:`~embdiag.metrics.retrieval.ann_recall`) of the ``queries`` against ``exact[:, :k]``
+    (their exact neighbours, sorted like ``topk``, at least ``max(ks)`` each) and its interval
+    (:func:`recall_interval`); ``queries``; ``bytes_per_vector``; ``ops_per_query``
+    (:func:`search_work`); ``rank``: the build's place in ``builds``. As timings: ``build_s`` (None
+    for an index read from a file) and ``queries_per_s``: the counted search's, and with a
+    ``target`` only where the row reaches it (or else without one), the fastest of up to ``repeats``
+    searches while one takes less than ``min_seconds`` (NaN with ``repeats`` 0). ``own``: each query's row
+    in ``gallery`` when the queries are gallery rows (searched for k + 1, its own row left out).
+    ``target``: a build is searched at each k up to the first knob value whose recall interval
+    reaches it (``low >= target``; a larger value visits more candidates or lists, so costs more
+    work, and is not searched); ``reaches`` says which rows do.
+    """
+    from ..metrics.retrieval import ann_recall
+
+    ks = sorted({check_int(k, "k", minimum=1) for k in ks})
+    Q = np.asarray(queries)
+    E = np.asarray(exact)
+    if E.ndim != 2 or len(E) != len(Q) or E.shape[1] < ks[-1]:
+        raise ValueError(f"exact: expected {len(Q)} rows of at least {ks[-1]} neighbours, got shape {E.shape}")
+    extra = own is not None
+    rows = []
+    for rank, (settings, ann) in enumerate(builds):
+        fresh = ann.index_ is None
+        if fresh:
+            ann.fit(gallery)
+        label = ", ".join(f"{name}={v}" for name, v in settings.items())
+        for k in ks:
+            for value in sweep_values(ann):
+                start = time.perf_counter()
+                S, I, ops = search_work(ann, Q, k + extra, value)
+                best = time.perf_counter() - start
+                found = _own_left_out(I, own, k)
+                recall, low, high = recall_interval(ann_recall(Q, gallery, found, E[:, :k], per_query=True), level)
+                reaches = target is not None and low >= target
+                for _ in range(repeats - 1 if reaches or target is None else 0):
+                    if best >= min_seconds:
+                        break
+                    start = time.perf_counter()
+                    ann.search(Q, k + extra, value)
+                    best = min(best, time.perf_counter() - start)
+                rows.append(
+                    {
+                        "build": label,
+                        **settings,
+                        "knob": ann.knob or "",
+                        "value": value,
+                        "k": k,
+                        "recall": recall,
+                        "low": low,
+                        "high": high,
+                        "queries": len(Q),
+                        "bytes_per_vector": float(ann.bytes_per_vector),
+                        "ops_per_query": ops,
+                        "rank": rank,
+                        "build_s": ann.build_seconds_,
+                        "queries_per_s": len(Q) / best if repeats else float("nan"),
+                        "reaches": reaches,
+                    }
+                )
+                if reaches:
+                    break
+        if fresh:
+            ann.index_ = None  # let the build go: the next one may be as large
+    return rows
+
+
+def _cost(row: dict) -> tuple:
+    work = row["ops_per_query"]
+    return (work if np.isfinite(work) else (row["value"] or 0), row["bytes_per_vector"], row["rank"], row["value"] or 0)
+
+
+def cheapest(rows: list[dict], target: float) -> tuple[dict | None, dict | None]:
+    """``(the cheapest row reaching target, the best row)`` of ``rows`` (one index at one k, e.g.
+    :func:`sweep`'s). A row reaches ``target`` when its recall interval lies wholly at or above it
+    (``low >= target``: a point estimate alone never does); None when none does. Cheapest: the
+    fewest operations per query (the search's work, which sets its speed), then the fewest bytes
+    per vector, then the earlier build (less build effort), then the lower knob value; an index
+    whose work FAISS does not count is ordered by its knob's value (more candidates or lists visited,
+    more work). The best: the highest recall, the cheapest of equals (None without rows).
+
+    Example:
+        >>> rows = [dict(value=v, recall=r, low=r - 0.01, ops_per_query=float(v), bytes_per_vector=8.0, rank=0)
+        ...         for v, r in [(1, 0.8), (2, 0.955), (4, 0.99)]]
+        >>> [None if r is None else r["value"] for r in cheapest(rows, 0.95)], cheapest(rows, 0.99)[0]
+        ([4, 4], None)
+    """
+    passing = [r for r in rows if r["low"] >= target]
+    best = min(rows, key=lambda r: (-r["recall"], *_cost(r))) if rows else None
+    return (min(passing, key=_cost) if passing else None), best
 
 
 def sort_like_topk(S: np.ndarray, I: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
