@@ -422,8 +422,8 @@ class Plan:
     (:func:`_without_self_pairs`; None with ``--queries`` or without pairs and qrels); ``g_idx``: the
     gallery (sorted indices into ``V``) and ``G`` its rows; ``Q``: the searched query rows;
     ``self_pos``: each query's position in ``G`` when the queries are ``V``'s rows, else None;
-    ``fit``: the rows PCA conditions are fitted on (None without one); ``geo_idx``: the rows
-    geometry is measured on; ``positives``: per query of the pool, its targets (None without pairs);
+    ``fit``: the rows fitted conditions (PCA, calibration ranges) are fitted on (None without
+    one); ``geo_idx``: the rows geometry is measured on; ``positives``: per query of the pool, its targets (None without pairs);
     ``qrels``: per query of the pool, its graded judgments ``{VECTORS row: grade}`` (None without);
     ``depth``: how many neighbours each search keeps (``k``, or :data:`QRELS_DEPTH` with qrels);
     ``labels``: the attribute columns (the ``split`` column taken out), ``is_train``: that
@@ -830,8 +830,8 @@ def _condition(plan: Plan, c: ReportCondition, backend: _Backend, Xg) -> tuple[n
             _represented(c, Qc, "query")
         neighbours = _exact(Qc, Gc, plan.depth, plan.self_pos, backend.search)[1]
         del Qc
-    else:  # its own search (sign bits), on this machine
-        S, I = c.search(plan.Q, plan.G, plan.depth + plan.self_search)
+    else:  # its own search (sign bits, deployed codes), on this machine, calibrated on the fit rows
+        S, I = c.search(plan.Q, plan.G, plan.depth + plan.self_search, fit=plan.fit)
         neighbours = drop_self(S, I, plan.self_pos, plan.depth)[1]
     if plan.geometry_on_gallery:
         return neighbours, sections.geometry.both_spaces(Gc, backend.geometry, own=Gc is not getattr(c, "array", None))
@@ -910,7 +910,10 @@ def _inputs(plan: Plan, backend: _Backend, parts: list[Section], sources) -> dic
         if plan.labels is None
         else {col: int((~labelled(y)).sum()) for col, y in label_arrays(plan.labels).items()},
         "split_column": plan.is_train is not None,
-        "conditions": [{"name": c.name, "kind": c.kind, "description": c.description} for c in plan.conds],
+        "conditions": [
+            {"name": c.name, "kind": c.kind, "convention": c.convention, "description": c.description}
+            for c in plan.conds
+        ],
         "exact_search": "embdiag.metrics.retrieval.topk, cosine in float32" + backend.search_note,
         "versions": _versions(),
         "notes": [note for s in parts for note in s.notes],
@@ -1027,7 +1030,7 @@ def _report(plan: Plan, backend: _Backend, progress: bool, sources) -> Report:
     parts, cannot = _sections(plan, backend, progress)
     inputs = _inputs(plan, backend, list(parts.values()), sources)
     inputs["notes"] += [f"{name} {CANNOT_REPRESENT}: {why}; not measured." for name, why in cannot.items()]
-    tables = {"conditions": pd.DataFrame(inputs["conditions"], columns=["name", "kind", "description"])}
+    tables = {"conditions": pd.DataFrame(inputs["conditions"], columns=["name", "kind", "convention", "description"])}
     for s in parts.values():
         tables.update(s.tables)
     metrics = pd.DataFrame([r for s in parts.values() for r in s.rows], columns=METRIC_COLUMNS)
