@@ -141,7 +141,7 @@ def test_with_queries_the_anti_hub_recall_is_the_share_of_anti_hub_rows_kept():
 
 def test_a_large_gallery_is_graphed_on_a_sample_holding_the_queries(monkeypatch):
     X, _ = _data()
-    monkeypatch.setattr(hubness, "GRAPH_ROWS", 100)
+    monkeypatch.setattr(hubness, "GRAPH_WORK", 100**2 * D)
     monkeypatch.setattr(measurement, "QUERY_ROWS", 40)
     report = measurement.measure(X, compress="int8", k=K, progress=False)
     about = report.inputs["hubness"]
