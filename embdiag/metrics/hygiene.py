@@ -17,6 +17,7 @@
   with one coordinate, Bachrach et al. 2014), to compare with the cosine top-k.
 - :func:`below_quantile`: queries whose nearest-row cosine lies below a low quantile of the
   rows' own nearest-other-row cosine (out of distribution).
+- :func:`islands`: the weakly connected components of a k-nearest-neighbour graph.
 - :func:`median_interval`: a distribution-free interval of a median (binomial order statistics).
 """
 
@@ -47,6 +48,7 @@ __all__ = [
     "contrast",
     "inner_product_topk",
     "below_quantile",
+    "islands",
     "median_interval",
 ]
 
@@ -333,6 +335,30 @@ def below_quantile(query_nearest, row_nearest, quantile: float = 0.01) -> tuple[
     quantile = _number(quantile, "quantile", 0, 1)
     threshold = float(np.quantile(np.asarray(row_nearest, dtype=np.float64), quantile, method="lower"))
     return threshold, np.asarray(query_nearest, dtype=np.float64) < threshold
+
+
+def islands(neighbours) -> np.ndarray:
+    """The weakly connected component of each row of a k-nearest-neighbour graph (``neighbours``:
+    row ``i`` lists the rows ``i`` points to, indices into the same rows), numbered by size,
+    largest first (``0``), ties by their first row.
+
+    Example:
+        >>> islands(np.array([[1], [0], [3], [2], [2]]))
+        array([1, 1, 0, 0, 0], dtype=int32)
+    """
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+
+    nb = np.asarray(neighbours)
+    n = len(nb)
+    graph = csr_array((np.ones(nb.size), (np.repeat(np.arange(n), nb.shape[1]), nb.ravel())), shape=(n, n))
+    _, labels = connected_components(graph, directed=True, connection="weak")
+    sizes = np.bincount(labels)
+    first = np.full(len(sizes), n)
+    np.minimum.at(first, labels, np.arange(n))
+    rank = np.empty(len(sizes), dtype=np.int32)
+    rank[np.lexsort((first, -sizes))] = np.arange(len(sizes), dtype=np.int32)
+    return rank[labels]
 
 
 def median_interval(x, level: float = 0.95) -> tuple[float, float, float]:

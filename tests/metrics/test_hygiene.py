@@ -173,6 +173,22 @@ def test_a_shifted_query_set_is_out_of_distribution():
     assert out[2000:].mean() > 0.9
 
 
+def test_islands_match_networkx():
+    import networkx as nx
+    from sklearn.neighbors import NearestNeighbors
+
+    rng = np.random.default_rng(10)
+    X = np.concatenate([rng.standard_normal((60, 4)) + 30 * rng.standard_normal(4) for _ in range(5)])
+    X = X[rng.permutation(len(X))]
+    I = NearestNeighbors(n_neighbors=4).fit(X).kneighbors(X, return_distance=False)[:, 1:]
+    labels = hy.islands(I)
+    graph = nx.DiGraph([(i, int(j)) for i, row in enumerate(I) for j in row])
+    components = sorted(nx.weakly_connected_components(graph), key=lambda c: (-len(c), min(c)))
+    assert len(components) == 5
+    for number, members in enumerate(components):
+        assert set(np.flatnonzero(labels == number)) == members
+
+
 @pytest.mark.parametrize("n", [10, 57, 100, 1001])
 def test_median_interval_covers_the_median(n):
     rng = np.random.default_rng(n)
