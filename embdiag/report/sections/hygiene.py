@@ -5,7 +5,8 @@ over every row of VECTORS, exact duplicates, zero rows, abnormal norms (with the
 coefficient of variation) and dominant dimensions; from the searched queries' reference scores,
 near duplicates (the seeded query sample's nearest other row; with ``--queries``, a seeded
 sample of :data:`GALLERY_ROWS` gallery rows searched against the gallery) and distance
-concentration (every query of the sample, in closed form); on at most :data:`IP_QUERIES` of
+concentration (every query of the sample, in closed form), the islands of the k-NN graph of
+:data:`ISLAND_ROWS` sampled gallery rows; on at most :data:`IP_QUERIES` of
 the sampled queries, whether the inner-product top-k differs from the cosine top-k; with
 ``--queries``, the shares of queries found in the gallery and out of its distribution. Every threshold is a
 module constant, stated on the page. Shown first: one table of findings."""
@@ -45,7 +46,7 @@ MISSING = ""
 SCOPE = (
     "Duplicates, zero rows, norms and dimensions over every reference row; near duplicates, distance "
     "concentration, the inner-product top-k and (with --queries) out-of-distribution queries on the "
-    "seeded query sample; it says nothing about any condition."
+    "seeded query sample; k-NN graph islands on a sample of gallery rows; it says nothing about any condition."
 )
 
 #: Cosine to the nearest other row at or above which two rows are near duplicates: an angle of about
@@ -68,8 +69,10 @@ IP_QUERIES = 1_000
 #: Norms whose largest and smallest agree to this relative tolerance rank alike by inner product and
 #: cosine for every query (no search is needed); also the score tolerance of a tie.
 TIE = 1e-5
+#: Gallery rows whose k-nearest-neighbour graph (among themselves) is split into islands.
+ISLAND_ROWS = 2_000
 #: Streams of this section's samples (``np.random.default_rng([seed, stream])``).
-GALLERY_STREAM, IP_STREAM = 4601, 4602
+GALLERY_STREAM, IP_STREAM, ISLAND_STREAM = 4601, 4602, 4603
 
 _METRICS = (
     "exact_duplicates",
@@ -82,6 +85,7 @@ _METRICS = (
     "ip_cosine_changed",
     "relative_contrast",
     "concentrated_query_share",
+    "island_share",
 )
 
 
@@ -152,6 +156,15 @@ def _ip_changed(plan: Plan, nearest: np.ndarray, g_norms: np.ndarray, search: Ca
     members = take_rows(plan.G, I.ravel()).astype(np.float64).reshape(len(Q), k, -1)
     cos = np.einsum("qd,qkd->qk", Qu, members) / np.linalg.norm(members, axis=2)
     return cos.min(axis=1) < nearest[pick, k - 1] - TIE, True
+
+
+def _islands(plan: Plan, search: Callable) -> np.ndarray:
+    """The island of each of a seeded sample of :data:`ISLAND_ROWS` gallery rows in their k-NN graph
+    (each row's k nearest other sampled rows; 0 = the largest weakly connected component)."""
+    rows = take_rows(plan.G, _sample_rows(len(plan.G), ISLAND_ROWS, plan.seed, ISLAND_STREAM))
+    k = min(plan.k, len(rows) - 1)
+    S, I = search(rows, rows, k + 1)
+    return hy.islands(drop_self(S, I, np.arange(len(rows)), k)[1])
 
 
 def measure(plan: Plan, nearest: np.ndarray, search: Callable) -> Section:
@@ -272,6 +285,21 @@ def measure(plan: Plan, nearest: np.ndarray, search: Callable) -> Section:
             f"the cosine distances {float(np.median(spread)):.3g}",
         ),
     ]
+    island = _islands(plan, search)
+    findings.append(
+        _share(
+            "island_share",
+            "kNN-graph islands",
+            island > 0,
+            "sampled gallery rows",
+            f"outside the largest weakly connected component of the k = {plan.k} nearest-neighbour graph of "
+            f"{len(island):,} sampled gallery rows",
+            "separate groups that no neighbour list crosses: graph indexes (HNSW) entered elsewhere may not "
+            "reach them, so index recall loss and anti-hubs gather there; shares over all queries mix the groups",
+            "several domains, languages or sources in one set; a cluster of templated or duplicated rows",
+            f"components: {int(island.max()) + 1:,}",
+        )
+    )
     if not plan.self_search:
         threshold, ood = hy.below_quantile(near_q, rows_near, OOD_QUANTILE)
         findings += [

@@ -98,12 +98,23 @@ def test_inner_product_changes_match_brute_force():
     assert rec["ip_cosine_changed"]["value"] == pytest.approx(changed.mean())
 
 
+def test_separate_groups_are_islands():
+    rng = np.random.default_rng(6)
+    V = np.concatenate([rng.standard_normal((150, 8)) + 40 * rng.standard_normal(8) for _ in range(3)])
+    _, sec, rec = _measured(V.astype(np.float32))
+    assert rec["island_share"]["value"] == pytest.approx(300 / 450)  # two of three groups outside the largest
+    row = sec.tables["hygiene"].set_index("metric").loc["island_share"]
+    assert row["found"] and row["detail"] == "components: 3"
+    blob = rng.standard_normal((450, 8)).astype(np.float32)
+    assert _measured(blob)[2]["island_share"]["value"] == 0
+
+
 def test_every_record_is_available_to_fail_if(constructed):
     _, sec, rec = constructed
     assert set(rec) == set(hygiene.available(True))
     assert {r["section"] for r in sec.rows} == {"hygiene"} and {r["condition"] for r in sec.rows} == {"reference"}
     for r in sec.rows:
-        if r["metric"] in ("near_duplicate_share", "ip_cosine_changed", "concentrated_query_share"):
+        if r["metric"] in ("near_duplicate_share", "ip_cosine_changed", "concentrated_query_share", "island_share"):
             assert r["low"] <= r["value"] <= r["high"]
 
 
