@@ -65,7 +65,7 @@ def test_findings_on_constructed_rows(constructed):
     table = sec.tables["hygiene"].set_index("metric")
     assert table.loc["exact_duplicates", "found"] and table.loc["abnormal_norms", "found"]
     assert table.loc["near_duplicate_share", "found"] and not table.loc["rogue_dimensions", "found"]
-    assert "distinct rows with a copy: 1" in table.loc["exact_duplicates", "detail"]
+    assert table.loc["exact_duplicates", "aux"] == 1  # rows 3, 10 and 11 are one row
     assert sec.measured and set(sec.timings) == {"hygiene_s"}
 
 
@@ -104,7 +104,7 @@ def test_separate_groups_are_islands():
     _, sec, rec = _measured(V.astype(np.float32))
     assert rec["island_share"]["value"] == pytest.approx(300 / 450)  # two of three groups outside the largest
     row = sec.tables["hygiene"].set_index("metric").loc["island_share"]
-    assert row["found"] and row["detail"] == "components: 3"
+    assert row["found"] and row["aux"] == 3
     blob = rng.standard_normal((450, 8)).astype(np.float32)
     assert _measured(blob)[2]["island_share"]["value"] == 0
 
@@ -176,6 +176,10 @@ def test_the_report_shows_it_first_and_fail_if_names_it():
     V[7] = V[2]
     report = M.measure(V, k=5, progress=False)
     assert "**Found:** exact duplicates, near duplicates." in hygiene.exhibits(report)[1]._repr_markdown_()
+    shown = hygiene.findings(report)
+    assert shown.loc["exact duplicates", "measured"] == "1 of 300 rows (0.33%); distinct rows with a copy: 1"
+    assert shown.loc["zero rows", "what it does to the report"] == "nothing found"
+    assert list(report.tables["hygiene"].columns) == list(hygiene.COLUMNS)
     html = hygiene.exhibits(report)[2]._repr_html_()
     assert "a duplicate pair&#x27;s members" in html or "a duplicate pair's members" in html
     assert isinstance(report.tables["hygiene"], pd.DataFrame)

@@ -8,8 +8,10 @@ sample of :data:`GALLERY_ROWS` gallery rows searched against the gallery) and di
 concentration (every query of the sample, in closed form), the islands of the k-NN graph of
 :data:`ISLAND_ROWS` sampled gallery rows; on at most :data:`IP_QUERIES` of
 the sampled queries, whether the inner-product top-k differs from the cosine top-k; with
-``--queries``, the shares of queries found in the gallery and out of its distribution. Every threshold is a
-module constant, stated on the page. Shown first: one table of findings."""
+``--queries``, the shares of queries found in the gallery and out of its distribution. Every
+threshold is a module constant, stated on the page. The findings table holds numbers only (what
+``embdiag verify`` compares within a tolerance); its words are :data:`WORDS`. Shown first: one
+table of findings."""
 
 from __future__ import annotations
 
@@ -50,8 +52,9 @@ SCOPE = (
 )
 
 #: Cosine to the nearest other row at or above which two rows are near duplicates: an angle of about
-#: 8 degrees, closer than most rows' nearest neighbour in a trained text embedding, and close enough
-#: that a storage error of 1% of a row's length can swap the pair for any query.
+#: 8 degrees; the two unit rows differ by sqrt(2 (1 - 0.99)) = 0.14, so their cosines with a query
+#: differ by at most that and typically by 0.14 / sqrt(d) (0.009 at d = 256), the order of a lossy
+#: storage format's score error: such a pair is one row twice for the report's rankings.
 NEAR_DUPLICATE = 0.99
 #: A query whose relative contrast (mean cosine distance over nearest) is below this is concentrated:
 #: its nearest row is less than 20% closer than the average row.
@@ -101,35 +104,127 @@ def available(self_search: bool) -> dict[str, set[str]]:
     return {name: {"reference"} for name in names}
 
 
-def _finding(metric, label, value, low, high, count, n, unit, threshold, found, effect, cause, detail=""):
-    return {
-        "metric": metric,
-        "finding": label,
-        "value": float(value),
-        "low": float(low),
-        "high": float(high),
-        "count": int(count),
-        "n": int(n),
-        "unit": unit,
-        "threshold": threshold,
-        "found": bool(found),
-        "detail": detail,
-        "effect": effect,
-        "cause": cause,
-    }
+#: Each finding's name on the page, what it does to the rest of the report, and its likely cause.
+WORDS = {
+    "exact_duplicates": (
+        "exact duplicates",
+        "a duplicate pair's members are each other's nearest neighbour and their order among ties is "
+        "arbitrary: overlap@k and identity count swaps of identical rows, and a query's copy is a trivial "
+        "hit for relevance",
+        "the same text embedded twice: repeated records, boilerplate, a join that duplicates rows",
+    ),
+    "near_duplicate_share": (
+        "near duplicates",
+        "near-tied neighbours: a storage error larger than their difference swaps them, so identity changes "
+        "include swaps between near copies; they are each other's hubs",
+        "near-identical texts (templates, versions, exact duplicates) or duplicated records",
+    ),
+    "zero_rows": (
+        "zero rows",
+        "a zero row has no direction: cosine, unit-row geometry and exact search are undefined on it",
+        "failed or empty inputs written as zeros (an empty string, padding, a failed request)",
+    ),
+    "abnormal_norms": (
+        "abnormal norms",
+        "raw-row geometry and storage calibration ranges (int8, fp8 scales) are set by these rows; an "
+        "inner-product index ranks them first or last whatever their direction",
+        "very short or very long inputs, rows from another model or pipeline, unnormalized rows mixed with "
+        "normalized ones",
+    ),
+    "rogue_dimensions": (
+        "dominant dimensions",
+        "a few coordinates decide every distance: formats with one scale for all dimensions (binary signs, a "
+        "global int8 range) spend their resolution on them, and geometry's effective rank is low",
+        "outlier dimensions of the model (Timkey & van Schijndel 2021); standardizing dimensions or removing "
+        "the top principal directions counters them",
+    ),
+    "ip_cosine_changed": (
+        "inner product differs from cosine",
+        "norms carry ranking information that cosine discards: these cosine neighbours are not what an "
+        "inner-product index (FAISS IndexFlatIP, MIPS) returns on the raw rows",
+        "norms left unnormalized that vary with the input (length, frequency, confidence)",
+    ),
+    "concentrated_query_share": (
+        "distance concentration",
+        "the nearest row is barely closer than an average row: small score errors reorder neighbours (low "
+        "overlap@k under lossy conditions, indexes need more probes) and hubness grows",
+        "high intrinsic dimension for the gallery's size, or rows sharing one direction",
+    ),
+    "island_share": (
+        "kNN-graph islands",
+        "separate groups that no neighbour list crosses: graph indexes (HNSW) entered elsewhere may not reach "
+        "them, so index recall loss and anti-hubs gather there; shares over all queries mix the groups",
+        "several domains, languages or sources in one set; a cluster of templated or duplicated rows",
+    ),
+    "query_in_gallery_share": (
+        "queries found in the gallery",
+        "such a query finds its own copy first: overlap@k and relevance count an easy hit, and a pair or "
+        "judgment of the query with its copy is trivially found",
+        "the query set overlaps the gallery (the same texts on both sides, a split that leaks)",
+    ),
+    "ood_query_share": (
+        "queries out of distribution",
+        "these queries' neighbours are all far: their top-k is decided by small differences and shares over "
+        "all queries mix two populations",
+        "queries from another domain, language, model or query pipeline (instruction prefix, truncation) than "
+        "the gallery",
+    ),
+}
+
+#: The findings table's columns: the finding's metric, its value (a count, or a share with its Wilson
+#: interval low-high), count of n units, the cutoff it is found at, whether it is found, and up to
+#: three numbers of detail (``aux``, ``aux_low``, ``aux_high``; ``aux2``), each finding's own.
+COLUMNS = (
+    "metric",
+    "value",
+    "low",
+    "high",
+    "count",
+    "n",
+    "unit",
+    "cutoff",
+    "found",
+    "aux",
+    "aux_low",
+    "aux_high",
+    "aux2",
+)
 
 
-def _share(metric, label, mask, unit, threshold, effect, cause, detail="", *, flag=0.0):
-    mask = np.asarray(mask, dtype=bool)
-    i = proportion_interval(int(mask.sum()), len(mask))
-    found = i.low > flag if flag > 0 else bool(mask.any())
-    return _finding(
-        metric, label, i.mean, i.low, i.high, mask.sum(), len(mask), unit, threshold, found, effect, cause, detail
+def _finding(
+    metric, value, low, high, count, n, unit, cutoff, found, aux=np.nan, aux_low=np.nan, aux_high=np.nan, aux2=np.nan
+):
+    return dict(
+        zip(
+            COLUMNS,
+            (
+                metric,
+                float(value),
+                float(low),
+                float(high),
+                int(count),
+                int(n),
+                unit,
+                float(cutoff),
+                bool(found),
+                float(aux),
+                float(aux_low),
+                float(aux_high),
+                float(aux2),
+            ),
+        )
     )
 
 
-def _count(metric, label, count, n, unit, threshold, effect, cause, detail=""):
-    return _finding(metric, label, count, np.nan, np.nan, count, n, unit, threshold, count > 0, effect, cause, detail)
+def _share(metric, mask, unit, cutoff, *, flag=0.0, **aux):
+    mask = np.asarray(mask, dtype=bool)
+    i = proportion_interval(int(mask.sum()), len(mask))
+    found = i.low > flag if flag > 0 else bool(mask.any())
+    return _finding(metric, i.mean, i.low, i.high, mask.sum(), len(mask), unit, cutoff, found, **aux)
+
+
+def _count(metric, count, n, unit, cutoff, **aux):
+    return _finding(metric, count, np.nan, np.nan, count, n, unit, cutoff, count > 0, **aux)
 
 
 def _nearest_in_gallery(plan: Plan, search: Callable) -> np.ndarray:
@@ -170,20 +265,18 @@ def _islands(plan: Plan, search: Callable) -> np.ndarray:
 def measure(plan: Plan, nearest: np.ndarray, search: Callable) -> Section:
     """The hygiene findings of the reference rows (``nearest``: each searched query's top cosine
     scores against the gallery, sorted descending, its own row left out; ``search``: ``topk``-like):
-    the records (section ``hygiene``, condition ``reference``) and the findings table."""
+    the records (section ``hygiene``, condition ``reference``) and the findings table (:data:`COLUMNS`)."""
     start = time.perf_counter()
     V, n, d = plan.V, plan.V.shape[0], plan.V.shape[1]
     norms = hy.row_norms(V)
     first = hy.duplicate_rows(V)
-    copies = int((first != np.arange(n)).sum())
-    zero = int((norms == 0).sum())
+    copied = first != np.arange(n)
     usable = norms[np.isfinite(norms) & (norms > 0)]
-    abnormal = hy.abnormal_norms(norms)
     cv = float(usable.std() / usable.mean()) if len(usable) else float("nan")
     moments = hy.unit_moments(V, norms)
     shares = hy.distance_shares(moments)
     bound = hy.rogue_bound(d)
-    rogue = np.flatnonzero(shares > bound)
+    top = int(np.nanargmax(shares)) if np.isfinite(shares).any() else -1
     full = len(plan.g_idx) == n
     g_moments = moments if full else hy.unit_moments(plan.G)
     g_norms = norms if full else norms[plan.g_idx]
@@ -193,142 +286,45 @@ def measure(plan: Plan, nearest: np.ndarray, search: Callable) -> Section:
     rc, spread = hy.contrast(np.asarray(plan.Q[s]), near_q, g_moments, own_rows=plan.self_search)
     med, rc_low, rc_high = hy.median_interval(rc)
     ip, searched = _ip_changed(plan, nearest, g_norms, search)
+    island = _islands(plan, search)
     queries = "sampled queries"
-    gallery = "sampled rows" if plan.self_search else "sampled gallery rows"
-    top = int(np.nanargmax(shares)) if np.isfinite(shares).any() else -1
     findings = [
-        _count(
-            "exact_duplicates",
-            "exact duplicates",
-            copies,
-            n,
-            "rows",
-            "a row identical to an earlier row (every row compared)",
-            "a duplicate pair's members are each other's nearest neighbour and their order among ties is "
-            "arbitrary: overlap@k and identity count swaps of identical rows, and a query's copy is a "
-            "trivial hit for relevance",
-            "the same text embedded twice: repeated records, boilerplate, a join that duplicates rows",
-            f"distinct rows with a copy: {len(np.unique(first[first != np.arange(n)])):,}",
-        ),
+        _count("exact_duplicates", copied.sum(), n, "rows", np.nan, aux=len(np.unique(first[copied]))),
         _share(
             "near_duplicate_share",
-            "near duplicates",
             rows_near >= NEAR_DUPLICATE,
-            gallery,
-            f"cosine to the nearest other row >= {NEAR_DUPLICATE}",
-            "near-tied neighbours: a storage error larger than their difference swaps them, so identity "
-            "changes include swaps between near copies; they are each other's hubs",
-            "near-identical texts (templates, versions, exact duplicates) or duplicated records",
+            "sampled rows" if plan.self_search else "sampled gallery rows",
+            NEAR_DUPLICATE,
         ),
-        _count(
-            "zero_rows",
-            "zero rows",
-            zero,
-            n,
-            "rows",
-            "every coordinate 0 (every row checked)",
-            "a zero row has no direction: cosine, unit-row geometry and exact search are undefined on it",
-            "failed or empty inputs written as zeros (an empty string, padding, a failed request)",
-        ),
-        _count(
-            "abnormal_norms",
-            "abnormal norms",
-            int(abnormal.sum()),
-            n,
-            "rows",
-            f"log norm more than {hy.NORM_BOUND} robust SD from the median (SD: 1.4826 MAD, at least "
-            f"{hy.NORM_SCALE_FLOOR})",
-            "raw-row geometry and storage calibration ranges (int8, fp8 scales) are set by these rows; "
-            "an inner-product index ranks them first or last whatever their direction",
-            "very short or very long inputs, rows from another model or pipeline, unnormalized rows "
-            "mixed with normalized ones",
-            f"norms' coefficient of variation {cv:.3g}",
-        ),
+        _count("zero_rows", (norms == 0).sum(), n, "rows", np.nan),
+        _count("abnormal_norms", hy.abnormal_norms(norms).sum(), n, "rows", hy.NORM_BOUND, aux=cv),
         _count(
             "rogue_dimensions",
-            "dominant dimensions",
-            len(rogue),
+            (shares > bound).sum(),
             d,
             "dimensions",
-            f"share of the mean cosine distance > {bound:.3g} ({hy.ROGUE_MULTIPLE:g}/d, at most 1/2)",
-            "a few coordinates decide every distance: formats with one scale for all dimensions (binary "
-            "signs, a global int8 range) spend their resolution on them, and geometry's effective rank is low",
-            "outlier dimensions of the model (Timkey & van Schijndel 2021); standardizing dimensions or "
-            "removing the top principal directions counters them",
-            f"largest share {shares[top]:.3g} (dimension {top}); even share {1 / d:.3g}" if top >= 0 else "",
+            bound,
+            aux=shares[top] if top >= 0 else np.nan,
+            aux2=top,
         ),
-        _share(
-            "ip_cosine_changed",
-            "inner product differs from cosine",
-            ip,
-            queries,
-            f"a top-{plan.k} member by inner product more than {TIE:g} below the k-th cosine",
-            "norms carry ranking information that cosine discards: these cosine neighbours are not what "
-            "an inner-product index (FAISS IndexFlatIP, MIPS) returns on the raw rows",
-            "norms left unnormalized that vary with the input (length, frequency, confidence)",
-            detail=(
-                f"inner-product top-{plan.k} searched (rows augmented to a cosine search)"
-                if searched
-                else "every norm equal: inner product and cosine rank alike for every query"
-            ),
-        ),
+        _share("ip_cosine_changed", ip, queries, TIE, aux=searched),
         _share(
             "concentrated_query_share",
-            "distance concentration",
             rc < CONCENTRATED,
             queries,
-            f"relative contrast (mean cosine distance / nearest) < {CONCENTRATED}",
-            "the nearest row is barely closer than an average row: small score errors reorder neighbours "
-            "(low overlap@k under lossy conditions, indexes need more probes) and hubness grows",
-            "high intrinsic dimension for the gallery's size, or rows sharing one direction",
-            f"median relative contrast {med:.3g} [{rc_low:.3g}, {rc_high:.3g}]; median spread / mean of "
-            f"the cosine distances {float(np.median(spread)):.3g}",
+            CONCENTRATED,
+            aux=med,
+            aux_low=rc_low,
+            aux_high=rc_high,
+            aux2=float(np.median(spread)),
         ),
+        _share("island_share", island > 0, "sampled gallery rows", np.nan, aux=int(island.max()) + 1),
     ]
-    island = _islands(plan, search)
-    findings.append(
-        _share(
-            "island_share",
-            "kNN-graph islands",
-            island > 0,
-            "sampled gallery rows",
-            f"outside the largest weakly connected component of the k = {plan.k} nearest-neighbour graph of "
-            f"{len(island):,} sampled gallery rows",
-            "separate groups that no neighbour list crosses: graph indexes (HNSW) entered elsewhere may not "
-            "reach them, so index recall loss and anti-hubs gather there; shares over all queries mix the groups",
-            "several domains, languages or sources in one set; a cluster of templated or duplicated rows",
-            f"components: {int(island.max()) + 1:,}",
-        )
-    )
     if not plan.self_search:
         threshold, ood = hy.below_quantile(near_q, rows_near, OOD_QUANTILE)
-        findings += [
-            _share(
-                "query_in_gallery_share",
-                "queries found in the gallery",
-                near_q >= NEAR_DUPLICATE,
-                queries,
-                f"cosine to the nearest gallery row >= {NEAR_DUPLICATE}",
-                "such a query finds its own copy first: overlap@k and relevance count an easy hit, and a "
-                "pair or judgment of the query with its copy is trivially found",
-                "the query set overlaps the gallery (the same texts on both sides, a split that leaks)",
-            ),
-            _share(
-                "ood_query_share",
-                "queries out of distribution",
-                ood,
-                queries,
-                f"nearest gallery cosine < {threshold:.3g}, the {100 * OOD_QUANTILE:g}% quantile of "
-                f"{len(rows_near):,} gallery rows' nearest-other-row cosine; found when the interval lies "
-                f"above {100 * OOD_FLAG:g}%",
-                "these queries' neighbours are all far: their top-k is decided by small differences and "
-                "shares over all queries mix two populations",
-                "queries from another domain, language, model or query pipeline (instruction prefix, "
-                "truncation) than the gallery",
-                flag=OOD_FLAG,
-            ),
-        ]
-    table = pd.DataFrame(findings)
+        findings.append(_share("query_in_gallery_share", near_q >= NEAR_DUPLICATE, queries, NEAR_DUPLICATE))
+        findings.append(_share("ood_query_share", ood, queries, threshold, flag=OOD_FLAG, aux=len(rows_near)))
+    table = pd.DataFrame(findings, columns=list(COLUMNS))
     rows = [record(NAME, f["metric"], "reference", f["value"], "", f["low"], f["high"]) for f in findings]
     rows.append(record(NAME, "norm_cv", "reference", cv))
     rows.append(record(NAME, "top_dimension_share", "reference", shares[top] if top >= 0 else np.nan))
@@ -336,6 +332,61 @@ def measure(plan: Plan, nearest: np.ndarray, search: Callable) -> Section:
     order = {m: i for i, m in enumerate(available(plan.self_search))}
     rows.sort(key=lambda r: order[r["metric"]])
     return Section(True, rows, {NAME: table}, timings={"hygiene_s": round(time.perf_counter() - start, 3)})
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def _threshold(f: pd.Series, k: int) -> str:
+    """The cutoff of finding ``f`` in words."""
+    m, c = f["metric"], f["cutoff"]
+    if m == "exact_duplicates":
+        return "a row identical to an earlier row (every row compared)"
+    if m in ("near_duplicate_share", "query_in_gallery_share"):
+        return f"cosine to the nearest {'other' if m.startswith('near') else 'gallery'} row >= {_g(c)}"
+    if m == "zero_rows":
+        return "every coordinate 0 (every row checked)"
+    if m == "abnormal_norms":
+        return f"log norm more than {_g(c)} robust SD from the median (SD: 1.4826 MAD, at least {hy.NORM_SCALE_FLOOR})"
+    if m == "rogue_dimensions":
+        return f"share of the mean cosine distance > {_g(c)} ({hy.ROGUE_MULTIPLE:g}/d, at most 1/2)"
+    if m == "ip_cosine_changed":
+        return f"a top-{k} member by inner product more than {c:g} below the k-th cosine"
+    if m == "concentrated_query_share":
+        return f"relative contrast (mean cosine distance / nearest) < {_g(c)}"
+    if m == "island_share":
+        return (
+            f"outside the largest weakly connected component of the k = {k} nearest-neighbour graph of "
+            f"{f['n']:,} sampled gallery rows"
+        )
+    return (
+        f"nearest gallery cosine < {_g(c)}, the {100 * OOD_QUANTILE:g}% quantile of {int(f['aux']):,} gallery "
+        f"rows' nearest-other-row cosine; found when the interval lies above {100 * OOD_FLAG:g}%"
+    )
+
+
+def _detail(f: pd.Series, d: int) -> str:
+    """The numbers beside finding ``f``'s count."""
+    m = f["metric"]
+    if m == "exact_duplicates":
+        return f"distinct rows with a copy: {int(f['aux']):,}"
+    if m == "abnormal_norms":
+        return f"norms' coefficient of variation {_g(f['aux'])}"
+    if m == "rogue_dimensions" and np.isfinite(f["aux"]):
+        return f"largest share {_g(f['aux'])} (dimension {int(f['aux2'])}); even share {_g(1 / d)}"
+    if m == "ip_cosine_changed":
+        if f["aux"]:
+            return "inner-product top-k searched (rows augmented to a cosine search)"
+        return "every norm equal: inner product and cosine rank alike for every query"
+    if m == "concentrated_query_share":
+        return (
+            f"median relative contrast {_g(f['aux'])} [{_g(f['aux_low'])}, {_g(f['aux_high'])}]; median spread / "
+            f"mean of the cosine distances {_g(f['aux2'])}"
+        )
+    if m == "island_share":
+        return f"components: {int(f['aux']):,}"
+    return ""
 
 
 def _measured(f: pd.Series) -> str:
@@ -348,27 +399,37 @@ def _measured(f: pd.Series) -> str:
     )
 
 
-def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
-    found = table[table["found"]]
-    if found.empty:
-        line = "Nothing found at these thresholds."
-    else:
-        line = (
-            f"**Found:** {', '.join(found['finding'])}. Each changes what the sections below measure (see the table)."
+def findings(report: Report) -> pd.DataFrame:
+    """The findings as the page shows them: finding, measured (count or share with interval, and
+    its detail), threshold, what it does to the report and the likely cause (found ones only)."""
+    table = report.tables[NAME]
+    k, d = report.inputs["k"], report.inputs["d"]
+    out = []
+    for _, f in table.iterrows():
+        label, effect, cause = WORDS[f["metric"]]
+        detail = _detail(f, d)
+        out.append(
+            {
+                "finding": label,
+                "measured": _measured(f) + (f"; {detail}" if detail else ""),
+                "threshold": _threshold(f, k),
+                "what it does to the report": effect if f["found"] else "nothing found",
+                "likely cause": cause if f["found"] else "",
+            }
         )
-    shown = pd.DataFrame(
-        {
-            "finding": table["finding"],
-            "measured": [_measured(f) + (f"; {f['detail']}" if f["detail"] else "") for _, f in table.iterrows()],
-            "threshold": table["threshold"],
-            "what it does to the report": [f["effect"] if f["found"] else "nothing found" for _, f in table.iterrows()],
-            "likely cause": [f["cause"] if f["found"] else "" for _, f in table.iterrows()],
-        }
-    ).set_index("finding")
+    return pd.DataFrame(out).set_index("finding")
+
+
+def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
+    found = [WORDS[m][0] for m in table.loc[table["found"], "metric"]]
+    if found:
+        line = f"**Found:** {', '.join(found)}. Each changes what the sections below measure (see the table)."
+    else:
+        line = "Nothing found at these thresholds."
     return [
         Markdown(line),
         exhibit.table(
-            shown,
+            findings(report),
             name="report-hygiene",
             **mark,
             caption=(
