@@ -114,8 +114,10 @@ def test_every_record_is_available_to_fail_if(constructed):
     assert set(rec) == set(hygiene.available(True))
     assert {r["section"] for r in sec.rows} == {"hygiene"} and {r["condition"] for r in sec.rows} == {"reference"}
     for r in sec.rows:
-        if r["metric"] in ("near_duplicate_share", "ip_cosine_changed", "concentrated_query_share", "island_share"):
+        if r["metric"] in hygiene.WITH_INTERVAL:
             assert r["low"] <= r["value"] <= r["high"]
+        else:
+            assert np.isnan(r["low"]) and np.isnan(r["high"])
 
 
 def test_row_order_changes_nothing():

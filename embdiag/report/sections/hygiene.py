@@ -91,6 +91,20 @@ _METRICS = (
     "island_share",
 )
 
+#: The metrics recorded with a 95% interval (``low``, ``high``): the shares (Wilson) and the median
+#: relative contrast (binomial order statistics); the others are counts or values over every row.
+WITH_INTERVAL = frozenset(
+    {
+        "near_duplicate_share",
+        "ip_cosine_changed",
+        "concentrated_query_share",
+        "island_share",
+        "query_in_gallery_share",
+        "ood_query_share",
+        "relative_contrast",
+    }
+)
+
 
 def available(self_search: bool) -> dict[str, set[str]]:
     """Each metric the section records -> ``{"reference"}`` (what a ``--fail-if`` rule may name):
