@@ -1,10 +1,15 @@
-"""Approximate indexes: recall along each knob against exact search, and each index's size.
+"""Approximate indexes: the cheapest setting reaching a target recall, recall along each knob
+against exact search, and each index's size.
 
 Measured (:func:`measure`): per index, recall@k (tie-aware) and overlap@k against the exact
 neighbours at each value of its knob, on at most :data:`CURVE_QUERIES` searched queries; its
-size; as timings (not verified), its build time and each search's queries per second. Shown:
-the recall curves (against the knob's value, or with ``timings`` against queries per second)
-and the table of indexes."""
+size; as timings (not verified), its build time and each search's queries per second. Then
+(:func:`tune`) the setting of each index reaching the report's target recall at each k of
+:func:`tuning_ks`, the cheapest of a sweep (:func:`~embdiag.interventions.ann.sweep`: a named
+``hnsw`` over M x efConstruction x efSearch, a named ``ivfpq`` over nlist x nprobe, any other
+index along its knob; :func:`~embdiag.interventions.ann.cheapest` for the test and the cost
+order). Shown: the answer, the sweep, the recall curves (against the knob's value, or with
+``timings`` against queries per second) and the table of indexes."""
 
 from __future__ import annotations
 
@@ -15,9 +20,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ...metrics.retrieval import ann_recall, overlap_at_k
+from ...interventions import ann as ann_sweep
+from ...metrics.retrieval import ann_recall, overlap_at_k, topk
 from ...view import exhibits as exhibit
 from ...view import theme
+from ...view.markdown import Markdown
 from .. import streams
 from ..conditions import ReportCondition, _sample_rows
 from .measured import Section, drop_self, record
@@ -33,13 +40,15 @@ INTRO = ""
 MISSING = "no approximate index (--index) was given"
 #: What the section establishes and what not (the report's ``scope``).
 SCOPE = (
-    "Each index's recall@k against exact search at every value of its knob, with its size; speeds are"
-    " this run's timings, not verified numbers."
+    "Each index's recall@k against exact search at every value of its knob, with its size, and the cheapest swept"
+    " setting whose recall interval reaches the target recall at each k; speeds are this run's timings, not verified"
+    " numbers."
 )
 
 
 def exhibits(report: Report, *, timings: bool = False) -> list:
-    """The scope sentence, the recall curves and the table of indexes, or why there are none;
+    """The scope sentence, each index's setting for the target recall (the answer, its table, the
+    sweep), the recall curves and the table of indexes, or why there are none;
     ``timings``: show this run's speeds (queries per second, build time), which differ from run to
     run (a page that must re-execute byte for byte leaves them out)."""
     return section(report, NAME, MISSING, lambda report, table, mark: _draw(report, table, mark, timings))
@@ -123,9 +132,124 @@ def measure(plan: Plan, neighbours: dict[str, np.ndarray]) -> Section:
     tables = {"indexes": pd.DataFrame(sizes), "index_curves": pd.DataFrame(curves)}
     timings = {"faiss_threads": faiss.omp_get_max_threads(), "index_builds": build, "index_searches": speed}
     sampled = f"{len(Q):,} of the {len(plan.Q):,} searched queries" if len(Q) < len(plan.Q) else "every searched query"
-    return Section(
-        True, rows, tables, inputs={"index_curves": f"index curves on {sampled} (seed {plan.seed})"}, timings=timings
-    )
+    tuned_rows, tuned_tables, tuned_timings = tune(plan, indexes, Q, own)
+    target = getattr(plan, "target_recall", TARGET_RECALL)
+    inputs = {
+        "index_curves": f"index curves on {sampled} (seed {plan.seed})",
+        "index_setting": (
+            f"index settings for recall@k >= {target:g} on the curves' queries, at k = "
+            f"{', '.join(map(str, tuning_ks(plan)))}"
+        ),
+    }
+    return Section(True, rows + tuned_rows, tables | tuned_tables, inputs=inputs, timings=timings | tuned_timings)
+
+
+#: The recall a setting must reach without a target in the plan (``--target-recall``'s default).
+TARGET_RECALL = 0.95
+#: The k a setting is found for besides the report's own, each kept where the gallery allows it.
+TUNING_KS = (1, 10, 100)
+
+
+def tuning_ks(plan: Plan) -> list[int]:
+    """The k a setting is found for: :data:`TUNING_KS` and the report's k, each at most what the
+    report's k may be on this gallery (its rows less 2, less 1 more when the queries are its rows)."""
+    limit = len(plan.G) - 2 - plan.self_search
+    return sorted({k for k in (*TUNING_KS, plan.k) if k <= limit})
+
+
+def _settings_text(row: dict) -> str:
+    """``"M=16, efConstruction=200, efSearch=64"``: a sweep row's build and knob value (``"—"``: neither)."""
+    parts = [row["build"]] if row["build"] else []
+    if row["knob"]:
+        parts.append(f"{row['knob']}={int(row['value'])}")
+    return ", ".join(parts) or "—"
+
+
+#: A sweep row's columns that are this run's timings (kept out of the report's tables).
+_TIMED = ("build_s", "queries_per_s")
+
+
+def tune(plan: Plan, indexes: list[ReportCondition], Q, own) -> tuple[list[dict], dict, dict]:
+    """Each index's cheapest setting reaching the report's target recall at each k of
+    :func:`tuning_ks` (:func:`~embdiag.interventions.ann.cheapest`), from a sweep
+    (:func:`~embdiag.interventions.ann.sweep`) of the queries ``Q`` (the curves' sample; ``own``
+    their rows in the gallery, or None) against their exact neighbours (``topk``): a named
+    ``hnsw`` or ``ivfpq`` over its family's builds (:func:`~embdiag.interventions.ann.sweep_builds`,
+    its own build reused), any other index along its knob.
+
+    Returns the metric records (per index and k: ``tuned_recall@k`` with its interval and
+    ``tuned_bytes_per_vector@k``, NaN where no swept setting reaches the target;
+    ``reaches_target@k``, 1 or 0), the tables ``index_setting`` (per index and k: the setting, or
+    the best swept where none reaches) and ``index_sweep`` (every setting searched), and the
+    timings ``index_tuning_builds`` and ``index_tuning_searches``."""
+    target = float(getattr(plan, "target_recall", TARGET_RECALL))
+    ks = tuning_ks(plan)
+    n, d = np.shape(plan.G)
+    extra = plan.self_search
+    I = topk(Q, plan.G, ks[-1] + extra)[1]
+    exact = drop_self(I, I, own, ks[-1])[1]
+    repeats = TIMING_REPEATS if plan.timed else 0
+    records, chosen, swept, builds, searches = [], [], [], [], []
+    for c in indexes:
+        own_build = c.ann(plan.G)
+        if c.params and c.name in ("hnsw", "ivfpq"):
+            grid = ann_sweep.sweep_builds(c.name, n, d, c.seed, built=own_build)
+        else:
+            grid = [({}, own_build)]
+        rows = ann_sweep.sweep(
+            grid, plan.G, Q, exact, ks, own=own, target=target, repeats=repeats, min_seconds=TIMING_S
+        )
+        seconds = {r["build"]: r["build_s"] for r in rows}
+        builds += [{"condition": c.name, "build": b, "build_s": t} for b, t in seconds.items()]
+        for k in ks:
+            at_k = [r for r in rows if r["k"] == k]
+            pick, best = ann_sweep.cheapest(at_k, target)
+            shown = pick if pick is not None else best
+            for r in at_k:
+                r["chosen"] = r is pick
+            chosen.append(
+                {
+                    "condition": c.name,
+                    "k": k,
+                    "target": target,
+                    "reached": pick is not None,
+                    "setting": _settings_text(shown),
+                    "build": shown["build"],
+                    "nlist": shown.get("nlist", own_build.nlist),
+                    "knob": shown["knob"],
+                    "value": shown["value"],
+                    "recall": shown["recall"],
+                    "low": shown["low"],
+                    "high": shown["high"],
+                    "queries": shown["queries"],
+                    "bytes_per_vector": shown["bytes_per_vector"],
+                    "ops_per_query": shown["ops_per_query"],
+                    "settings_swept": len(at_k),
+                    "settings_reaching": sum(r["reaches"] for r in at_k),
+                }
+            )
+            got = pick or {"recall": np.nan, "low": np.nan, "high": np.nan, "bytes_per_vector": np.nan}
+            records += [
+                record("indexes", f"tuned_recall@{k}", c.name, got["recall"], "", got["low"], got["high"]),
+                record("indexes", f"tuned_bytes_per_vector@{k}", c.name, got["bytes_per_vector"]),
+                record("indexes", f"reaches_target@{k}", c.name, float(pick is not None)),
+            ]
+        searches += [
+            {
+                "condition": c.name,
+                "build": r["build"],
+                "k": r["k"],
+                "value": r["value"],
+                "queries_per_s": r["queries_per_s"],
+            }
+            for r in rows
+        ]
+        swept += [
+            {"condition": c.name, **{key: v for key, v in r.items() if key not in _TIMED and key != "rank"}}
+            for r in rows
+        ]
+    tables = {"index_setting": pd.DataFrame(chosen), "index_sweep": pd.DataFrame(swept)}
+    return records, tables, {"index_tuning_builds": builds, "index_tuning_searches": searches}
 
 
 def curve_table(report: Report, timings: bool = False) -> pd.DataFrame:
@@ -158,7 +282,7 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict, timings: bool) -> lis
     )
     where = report.inputs.get("index_curves", "")
     speed = f", this run's timing with {report.timings['faiss_threads']} FAISS thread(s), not verified" if fast else ""
-    return [
+    return setting_exhibits(report, mark, timings) + [
         exhibit.figure(
             curve_chart(curves, k),
             name="report-index-curves",
@@ -216,3 +340,144 @@ def curve_chart(curves: pd.DataFrame, k: int = 10, room: int = theme.COLUMN_PX) 
     solid = base.transform_filter(alt.datum.default == True).mark_point(size=80, filled=True)  # noqa: E712
     chart = alt.layer(line, hollow.encode(tooltip=about), solid.encode(tooltip=about), data=data)
     return theme.legend_below(chart.properties(width=theme.panel_width(1, room=room), height=260))
+
+
+def _tuned_speeds(report: Report) -> pd.DataFrame | None:
+    """This run's queries per second of each swept setting (None without them)."""
+    speeds = report.timings.get("index_tuning_searches")
+    if not speeds:
+        return None
+    qps = pd.DataFrame(speeds)
+    return qps if qps["queries_per_s"].notna().any() else None
+
+
+def _with_speed(table: pd.DataFrame, report: Report, timings: bool) -> pd.DataFrame:
+    """``table`` (rows of the sweep) with this run's queries per second beside each row when
+    ``timings`` and the report has them."""
+    qps = _tuned_speeds(report) if timings else None
+    if qps is None:
+        return table
+    return table.merge(qps, on=["condition", "build", "k", "value"], how="left")
+
+
+def answer(report: Report, timings: bool = False) -> Markdown:
+    """Per index and k, the cheapest setting reaching the target recall, with its recall interval,
+    bytes per vector, operations per query and (``timings``) this run's queries per second; or
+    that none of the swept settings reaches it, and the best one."""
+    table = _with_speed(report.tables["index_setting"], report, timings)
+    lines = []
+    for _, r in table.iterrows():
+        head = f"For recall@{r['k']} ≥ {r['target']:g}, **{r['condition']}**"
+        recall = f"recall {r['recall']:.3f} [{r['low']:.3f}, {r['high']:.3f}]"
+        if r["reached"]:
+            cost = [f"{r['bytes_per_vector']:,.0f} bytes/vector"]
+            if np.isfinite(r["ops_per_query"]):
+                cost.append(f"{r['ops_per_query']:,.0f} operations/query")
+            if "queries_per_s" in r and np.isfinite(r["queries_per_s"]):
+                cost.append(f"{r['queries_per_s']:,.0f} queries/s (this run)")
+            lines.append(f"- {head}: {r['setting']}: {', '.join(cost)} ({recall}).")
+        else:
+            bound = r["knob"] == "nprobe" and r["value"] == r["nlist"]
+            lines.append(
+                f"- {head}: none of the {r['settings_swept']} swept settings reaches {r['target']:g}; the best, "
+                f"{r['setting']}, has {recall}"
+                + (" with every list visited: its codes bound recall." if bound else ".")
+            )
+    return Markdown("\n".join(lines))
+
+
+def setting_exhibits(report: Report, mark: dict, timings: bool = False) -> list:
+    """The answer (:func:`answer`), the table of settings and the chart of the sweep (nothing for a
+    report without them)."""
+    if "index_setting" not in report.tables or report.tables["index_setting"].empty:
+        return []
+    table = _with_speed(report.tables["index_setting"], report, timings)
+    target = float(table["target"].iloc[0])
+    columns = ["condition", "k", "reached", "setting", "recall", "low", "high", "bytes_per_vector", "ops_per_query"]
+    if "queries_per_s" in table:
+        columns.append("queries_per_s")
+    shown = table[columns].rename(
+        columns={
+            "recall": "recall@k",
+            "low": "low",
+            "high": "high",
+            "bytes_per_vector": "bytes/vector",
+            "ops_per_query": "operations/query",
+            "queries_per_s": "queries/s",
+        }
+    )
+    where = report.inputs.get("index_curves", "")
+    out = [
+        answer(report, timings),
+        exhibit.table(
+            shown.set_index(["condition", "k"]),
+            name="report-index-setting",
+            **mark,
+            extremes=False,
+            caption=(
+                f"The cheapest swept setting of each index whose recall@k interval lies wholly at or above the target "
+                f"{target:g} ({where}; tie-aware recall against exact search, 95% Wilson interval counting each query "
+                "once); cheapest: fewest operations per query (FAISS's count of the search's multiply-adds and "
+                "look-ups), then fewest bytes per vector, then the lesser build; where none reaches, the best swept"
+                + (": queries/s is this run's timing, not verified." if "queries_per_s" in table else ".")
+            ),
+        ),
+    ]
+    sweep = report.tables["index_sweep"]
+    counted = sweep[np.isfinite(sweep["ops_per_query"].astype(float))]
+    if not counted.empty:
+        out.append(
+            exhibit.figure(
+                sweep_chart(counted, target),
+                name="report-index-sweep",
+                **mark,
+                caption=(
+                    f"recall@k (tie-aware) of every swept setting against its operations per query (log), one line "
+                    f"per build through its knob's values, one panel per k; filled: its interval reaches {target:g} "
+                    "(dashed); ringed: the setting chosen."
+                ),
+            )
+        )
+    return out
+
+
+def sweep_chart(sweep: pd.DataFrame, target: float, room: int = theme.COLUMN_PX) -> alt.FacetChart:
+    """recall@k of each swept setting against its operations per query (log x), one colour per
+    index and build, a line through its knob's values; a panel per k, a row per index; the
+    target as a dashed rule, settings reaching it filled, the chosen one ringed."""
+    data = sweep.assign(
+        series=[f"{c} {b}".strip() for c, b in zip(sweep["condition"], sweep["build"])],
+        setting=[f"{knob}={int(v)}" if knob else "no knob" for knob, v in zip(sweep["knob"], sweep["value"])],
+    )
+    ks = sorted(data["k"].unique())
+    floor = max(0.0, float(np.floor((min(data["recall"].min(), target) - 0.02) * 10) / 10))
+    names = list(dict.fromkeys(data["series"]))
+    colour = alt.Color("series:N", title="index and build", scale=theme.scale(names), sort=names)
+    x = alt.X("ops_per_query:Q", title="operations per query (log)", scale=alt.Scale(type="log"))
+    y = alt.Y("recall:Q", title="recall@k (tie-aware)", scale=alt.Scale(domain=[floor, 1]))
+    about = [
+        "condition",
+        "build",
+        "setting",
+        "k",
+        alt.Tooltip("recall:Q", format=".4f"),
+        alt.Tooltip("low:Q", format=".4f"),
+        alt.Tooltip("ops_per_query:Q", format=",.0f"),
+        alt.Tooltip("bytes_per_vector:Q", format=",.1f"),
+    ]
+    base = alt.Chart().encode(x=x, y=y, color=colour)
+    line = base.mark_line(strokeWidth=1.5).encode(order="value:Q", detail="series:N")
+    hollow = base.transform_filter(alt.datum.reaches == False).mark_point(size=40, filled=False)  # noqa: E712
+    solid = base.transform_filter(alt.datum.reaches == True).mark_point(size=50, filled=True)  # noqa: E712
+    ring = base.transform_filter(alt.datum.chosen == True).mark_point(size=260, filled=False, color="black")  # noqa: E712
+    rule = (
+        alt.Chart()
+        .mark_rule(strokeDash=theme.DASHES["reference"], color=theme.PALETTE["grey"])
+        .encode(y=alt.datum(target))
+    )
+    layer = alt.layer(line, hollow.encode(tooltip=about), solid.encode(tooltip=about), ring, rule, data=data)
+    width = theme.panel_width(len(ks), room=room)
+    chart = layer.properties(width=width, height=200).facet(
+        column=alt.Column("k:O", title="k"), row=alt.Row("condition:N", title=None)
+    )
+    return theme.legend_below(chart.resolve_scale(x="independent"))
