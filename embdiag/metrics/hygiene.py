@@ -35,6 +35,7 @@ from .._validate import as_matrix, check_int, check_number
 
 __all__ = [
     "CHUNK_ROWS",
+    "SEARCH_ROWS",
     "NORM_BOUND",
     "NORM_SCALE_FLOOR",
     "ROGUE_MULTIPLE",
@@ -54,6 +55,8 @@ __all__ = [
 
 #: Rows read at a time.
 CHUNK_ROWS = 16384
+#: Rows :func:`inner_product_topk` augments and searches at a time.
+SEARCH_ROWS = 131072
 #: Robust z-score bound of an abnormal log-norm (Iglewicz & Hoaglin's 3.5 for the modified z-score).
 NORM_BOUND = 3.5
 #: Least robust standard deviation of the log-norms: norms within about 1% of each other (unit
@@ -299,8 +302,10 @@ def inner_product_topk(Q, G, k: int, search: Callable, norms=None) -> tuple[np.n
     """Each query's top ``k`` rows of ``G`` by inner product ``q . g``, found by ``search`` (a
     cosine top-k, :func:`~embdiag.metrics.retrieval.topk`'s signature) on augmented rows: ``g ->
     [g, sqrt(M^2 - |g|^2)]`` (``M`` the largest norm) and ``q -> [q, 0]``, whose cosine is ``q . g
-    / (|q| M)``, in the same order as the inner product (Bachrach et al. 2014). Returns the inner
-    products (float64, from the cosines) and the indices. ``norms``: :func:`row_norms` of ``G``.
+    / (|q| M)``, in the same order as the inner product (Bachrach et al. 2014). ``G`` is augmented
+    and searched :data:`SEARCH_ROWS` rows at a time (one float32 copy of a block, whatever its size)
+    and the blocks' lists merged, equal scores by the lower row. Returns the inner products
+    (float64, from the cosines) and the indices. ``norms``: :func:`row_norms` of ``G``.
 
     Example:
         >>> from embdiag.metrics.retrieval import topk
@@ -311,16 +316,26 @@ def inner_product_topk(Q, G, k: int, search: Callable, norms=None) -> tuple[np.n
     """
     Q = as_matrix(Q, "Q")
     G = as_matrix(G, "G")
+    k = check_int(k, "k", minimum=1)
     norms = row_norms(G) if norms is None else np.asarray(norms, dtype=np.float64)
     top = float(norms.max())
-    A = np.empty((len(G), G.shape[1] + 1), dtype=np.float32)
-    for a, b in _chunks(len(G)):
-        A[a:b, :-1] = _read(G, a, b)
-        A[a:b, -1] = np.sqrt(np.clip(top * top - norms[a:b] ** 2, 0.0, None))
     Qa = np.zeros((len(Q), Q.shape[1] + 1), dtype=np.float32)
     Qa[:, :-1] = Q
-    S, I = search(Qa, A, k)
-    return np.asarray(S, dtype=np.float64) * np.linalg.norm(Q.astype(np.float64), axis=1)[:, None] * top, I
+    bounds = list(range(0, len(G), SEARCH_ROWS)) + [len(G)]
+    if len(bounds) > 2 and bounds[-1] - bounds[-2] <= k:  # a last block too short to search: join it
+        del bounds[-2]
+    scores, indices = [], []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        A = np.empty((b - a, G.shape[1] + 1), dtype=np.float32)
+        A[:, :-1] = _read(G, a, b)
+        A[:, -1] = np.sqrt(np.clip(top * top - norms[a:b] ** 2, 0.0, None))
+        S, I = search(Qa, A, k)
+        scores.append(np.asarray(S, dtype=np.float64))
+        indices.append(np.asarray(I) + a)
+    S, I = np.concatenate(scores, axis=1), np.concatenate(indices, axis=1)
+    order = np.lexsort((I, -S), axis=-1)[:, :k] if len(scores) > 1 else np.arange(k)[None].repeat(len(Q), 0)
+    S, I = np.take_along_axis(S, order, axis=1), np.take_along_axis(I, order, axis=1)
+    return S * np.linalg.norm(Q.astype(np.float64), axis=1)[:, None] * top, I
 
 
 def below_quantile(query_nearest, row_nearest, quantile: float = 0.01) -> tuple[float, np.ndarray]:

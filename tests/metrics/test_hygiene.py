@@ -146,7 +146,9 @@ def test_contrast_of_an_exact_copy_is_infinite():
     assert rc[0] == np.inf
 
 
-def test_inner_product_topk_matches_brute_force():
+@pytest.mark.parametrize("block", [1000, 59, 12])  # 59: a last block of 5 rows is joined
+def test_inner_product_topk_matches_brute_force(monkeypatch, block):
+    monkeypatch.setattr(hy, "SEARCH_ROWS", block)  # searched in blocks, merged
     rng = np.random.default_rng(8)
     G = rng.standard_normal((300, 10)) * rng.lognormal(0, 0.5, (300, 1))
     Q = rng.standard_normal((25, 10))
