@@ -45,6 +45,7 @@ stress = False  # also run the stress grid (needs labels)
 quick = False  # subsample for a first look in under a minute (said in the report)
 seed = 0  # seed of every sample, split and bootstrap
 margin = 1.0  # loss margin of every relevance change, in percentage points: the verdicts' non-inferiority margin
+target_recall = 0.95  # the recall@k an index setting must reach: the cheapest swept setting that does is named
 out_dir = None  # where report.json and the CSVs are saved (set by `embdiag report`)
 progress = False  # progress bars on stderr for the long steps (set by `embdiag report`)
 timings = False  # show this run's index speeds (queries/s, build time), not reproducible (set by `embdiag report`)
@@ -80,6 +81,7 @@ with maybe_connect(cluster):  # one connection for the input check and the searc
         quick=quick,
         seed=seed,
         margin=margin,
+        target_recall=target_recall,
         progress=progress,
         sources=files,
         cluster=cluster,
@@ -87,6 +89,12 @@ with maybe_connect(cluster):  # one connection for the input check and the searc
     )
 saved = report.save(out_dir) if out_dir else []
 display(*sections.head(report, source))
+
+# %% [markdown]
+# ## Hygiene: the vectors before they are measured
+
+# %%
+display(*sections.show(report, "hygiene"))
 
 # %% [markdown]
 # ## Summary: what each condition changes
@@ -117,6 +125,12 @@ display(*sections.show(report, "labels"))
 
 # %%
 display(*sections.show(report, "identity"))
+
+# %% [markdown]
+# ## Hubness: where the damage hides
+
+# %%
+display(*sections.show(report, "hubness"))
 
 # %% [markdown]
 # ## Approximate indexes: recall along each knob
