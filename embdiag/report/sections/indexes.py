@@ -138,7 +138,7 @@ def measure(plan: Plan, neighbours: dict[str, np.ndarray]) -> Section:
         "index_curves": f"index curves on {sampled} (seed {plan.seed})",
         "index_setting": (
             f"index settings for recall@k >= {target:g} on the curves' queries, at k = "
-            f"{', '.join(map(str, tuning_ks(plan)))}"
+            f"{', '.join(map(str, tuning_ks(plan.k, len(plan.G), plan.self_search)))}"
         ),
     }
     return Section(True, rows + tuned_rows, tables | tuned_tables, inputs=inputs, timings=timings | tuned_timings)
@@ -150,11 +150,22 @@ TARGET_RECALL = 0.95
 TUNING_KS = (1, 10, 100)
 
 
-def tuning_ks(plan: Plan) -> list[int]:
-    """The k a setting is found for: :data:`TUNING_KS` and the report's k, each at most what the
-    report's k may be on this gallery (its rows less 2, less 1 more when the queries are its rows)."""
-    limit = len(plan.G) - 2 - plan.self_search
-    return sorted({k for k in (*TUNING_KS, plan.k) if k <= limit})
+def tuning_ks(k: int, n_gallery: int, self_search: bool) -> list[int]:
+    """The k a setting is found for in a report of k ``k``: :data:`TUNING_KS` and ``k``, each at
+    most what a report's k may be on a gallery of ``n_gallery`` rows (less 2, less 1 more when the
+    queries are its rows, ``self_search``: :func:`~embdiag.report.measurement.check_k`).
+
+    Example:
+        >>> tuning_ks(5, 3000, True), tuning_ks(10, 60, False)
+        ([1, 5, 10, 100], [1, 10])
+    """
+    limit = n_gallery - 2 - bool(self_search)
+    return sorted({j for j in (*TUNING_KS, k) if j <= limit})
+
+
+def tuning_metrics(k: int) -> tuple[str, ...]:
+    """The metrics an index's setting for the target recall records at ``k`` (:func:`tune`)."""
+    return (f"tuned_recall@{k}", f"tuned_bytes_per_vector@{k}", f"reaches_target@{k}")
 
 
 def _settings_text(row: dict) -> str:
@@ -183,7 +194,7 @@ def tune(plan: Plan, indexes: list[ReportCondition], Q, own) -> tuple[list[dict]
     the best swept where none reaches) and ``index_sweep`` (every setting searched), and the
     timings ``index_tuning_builds`` and ``index_tuning_searches``."""
     target = float(getattr(plan, "target_recall", TARGET_RECALL))
-    ks = tuning_ks(plan)
+    ks = tuning_ks(plan.k, len(plan.G), plan.self_search)
     n, d = np.shape(plan.G)
     extra = plan.self_search
     I = topk(Q, plan.G, ks[-1] + extra)[1]
@@ -229,10 +240,11 @@ def tune(plan: Plan, indexes: list[ReportCondition], Q, own) -> tuple[list[dict]
                 }
             )
             got = pick or {"recall": np.nan, "low": np.nan, "high": np.nan, "bytes_per_vector": np.nan}
+            recall, size, reaches = tuning_metrics(k)
             records += [
-                record("indexes", f"tuned_recall@{k}", c.name, got["recall"], "", got["low"], got["high"]),
-                record("indexes", f"tuned_bytes_per_vector@{k}", c.name, got["bytes_per_vector"]),
-                record("indexes", f"reaches_target@{k}", c.name, float(pick is not None)),
+                record("indexes", recall, c.name, got["recall"], "", got["low"], got["high"]),
+                record("indexes", size, c.name, got["bytes_per_vector"]),
+                record("indexes", reaches, c.name, float(pick is not None)),
             ]
         searches += [
             {
