@@ -147,6 +147,24 @@ def _format(value) -> str:
     return f"{float(value):.6g}"
 
 
+def _hygiene_intervals() -> frozenset[str]:
+    from .sections.hygiene import WITH_INTERVAL  # the sections import this module
+
+    return WITH_INTERVAL
+
+
+def has_interval(metric: str) -> bool:
+    """Whether the records of ``metric`` carry a 95% interval (``.low`` and ``.high``): the
+    relevance changes (``delta_...``), the anti-hub tail (``antihub_overlap@k``,
+    ``antihub_recall@k``) and hygiene's shares.
+
+    Example:
+        >>> has_interval("delta_p@10"), has_interval("antihub_overlap@10"), has_interval("overlap@10")
+        (True, True, False)
+    """
+    return metric.startswith(("delta_", "antihub_overlap@", "antihub_recall@")) or metric in _hygiene_intervals()
+
+
 def check(rules, available) -> list[Rule]:
     """``rules`` (:class:`Rule` objects or expression strings) checked against what a report will
     have, before anything is measured: ``available`` maps each metric name to the conditions and
@@ -164,10 +182,12 @@ def check(rules, available) -> list[Rule]:
     """
     rules = [parse(r) if isinstance(r, str) else r for r in rules]
     for rule in rules:
-        if rule.bound != "value" and not rule.metric.startswith("delta_"):
+        if rule.bound != "value" and not has_interval(rule.metric):
             raise InputError(
                 f"{OPTION} {rule.text!r}: {rule.metric!r} has no interval; .low and .high read the 95% intervals "
-                "of the relevance changes (delta_...)"
+                "of the relevance changes (delta_...), the anti-hub tail (antihub_overlap@k, antihub_recall@k) and the "
+                "hygiene shares "
+                f"({', '.join(sorted(_hygiene_intervals()))})"
             )
         if rule.metric not in available:
             raise InputError(

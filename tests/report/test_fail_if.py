@@ -296,3 +296,11 @@ def test_a_bound_of_a_metric_without_intervals_is_refused_before_measuring():
     with pytest.raises(InputError, match="'overlap@10' has no interval; .low and .high read the 95% intervals"):
         fail_if.check(["overlap@10.low<0.9"], {"overlap@10": {"int8"}})
     assert [r.bound for r in fail_if.check(["delta_p@10.high>1"], {"delta_p@10": {"int8"}})] == ["high"]
+    with pytest.raises(InputError, match="'antihub_share' has no interval"):
+        fail_if.check(["antihub_share.high>0.1"], {"antihub_share": {"reference"}})
+
+
+def test_the_anti_hub_tail_and_hygiene_shares_may_be_gated_on_their_intervals():
+    available = {"antihub_overlap@10": {"int8"}, "near_duplicate_share": {"reference"}}
+    rules = fail_if.check(["antihub_overlap@10.low<0.9", "near_duplicate_share.low>0.01"], available)
+    assert [r.bound for r in rules] == ["low", "low"]
