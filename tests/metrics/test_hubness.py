@@ -99,3 +99,19 @@ def test_permuting_rows_permutes_the_k_occurrence_and_it_sums_to_n_k(seed, n, d,
     occurrence = k_occurrence(knn_graph(X, k), n)
     assert occurrence.sum() == n * k
     assert np.array_equal(k_occurrence(knn_graph(X[perm], k), n), occurrence[perm])
+
+
+def test_the_wordnet_3k_set_gives_vecscope_s_hubness():
+    """On real vectors (WordLlama l2_supercat, WordNet 3.0 train then val glosses, 3,000 x 256, k = 10):
+    the skewness and anti-hub share equal vecscope's, an independent implementation (issue #46 records
+    1.8079 for it)."""
+    diagnostics = pytest.importorskip("vecscope.diagnostics.hubness")
+    from embdiag.artifacts import data_dir
+
+    glosses = "embeddings/wordllama-l2_supercat/wordnet-721d2f37d9ccac73-{}-glosses/vectors.npy"
+    X = np.concatenate([np.load(data_dir() / glosses.format(part)) for part in ("train", "val")])
+    theirs = diagnostics.hubness(X, k=10)
+    ours = hubness(k_occurrence(knn_graph(X, 10), len(X)), 10)
+    assert ours["k_skewness"] == pytest.approx(theirs["skewness"], abs=1e-9)
+    assert round(ours["k_skewness"], 4) == 1.8079
+    assert ours["antihub_share"] == theirs["antihub_ratio"]
