@@ -19,6 +19,15 @@ Checks before a build: :meth:`AnnIndex.check` with the gallery's row count refus
 string whose parts cannot be trained or filled on those rows (:func:`factory_problems`); a
 prebuilt file is compared with the gallery it claims to index (:meth:`AnnIndex.mismatch`).
 
+A setting for a target recall: :func:`sweep` searches builds (:func:`sweep_builds`: HNSW over M x
+efConstruction, IVF-PQ over nlist with the named ``ivfpq``'s codes) at knob values
+(:func:`sweep_values`) and measures, per k, tie-aware recall with its interval
+(:func:`recall_interval`), bytes per vector and the search's work counted by FAISS
+(:func:`search_work`); :func:`cheapest` picks the cheapest setting whose interval lies wholly at
+or above the target. Every number it decides by is the same on any machine and thread count
+(builds as above, FAISS's counters), so a rerun chooses the same setting; queries per second are
+timings beside it.
+
 Size: ``index_bytes`` is the serialized index; ``bytes_per_vector`` what each added row adds
 to it (the serialized index minus the same index emptied, over its rows): a row's codes, id and
 links, not the shared coarse quantizer, codebooks or transforms.
@@ -699,19 +708,21 @@ def sweep_builds(
     return out
 
 
-def sweep_values(ann: AnnIndex) -> tuple:
-    """The knob values a sweep searches ``ann`` at: :data:`SWEEP_EF_SEARCH`, or :data:`SWEEP_NPROBE`
-    capped at its lists; ``(None,)`` for an index without a knob.
+def sweep_values(ann: AnnIndex, k: int = 1) -> tuple:
+    """The knob values a sweep searches ``ann`` at for ``k`` results: :data:`SWEEP_NPROBE` capped at
+    its lists, or :data:`SWEEP_EF_SEARCH` raised to at least ``k`` (FAISS's HNSW keeps ``efSearch``
+    candidates even below ``k``, and may return fewer than ``k``; hnswlib searches ``max(ef, k)``);
+    ``(None,)`` for an index without a knob.
 
     Example:
-        >>> sweep_values(AnnIndex("IVF20,Flat")), sweep_values(AnnIndex("Flat"))
-        ((1, 2, 4, 8, 16, 20), (None,))
+        >>> sweep_values(AnnIndex("IVF20,Flat")), sweep_values(AnnIndex("HNSW8"), 100), sweep_values(AnnIndex("Flat"))
+        ((1, 2, 4, 8, 16, 20), (100, 128, 256, 512, 1024), (None,))
     """
     if ann.knob is None:
         return (None,)
     if ann.knob == "nprobe":
         return tuple(sorted({min(v, ann.nlist) for v in SWEEP_NPROBE}))
-    return SWEEP_EF_SEARCH
+    return tuple(sorted({max(v, k) for v in SWEEP_EF_SEARCH}))
 
 
 def recall_interval(per_query, level: float = RECALL_LEVEL) -> tuple[float, float, float]:
@@ -804,7 +815,8 @@ def sweep(
 ) -> list[dict]:
     """Every setting of ``builds`` (``(settings, AnnIndex)`` pairs, e.g. :func:`sweep_builds`; an
     index not yet built is built over ``gallery`` and let go after its sweep) at each of its
-    :func:`sweep_values`, for each k of ``ks``: one row per build, k and knob value.
+    :func:`sweep_values` (at k, or k + 1 with ``own``), for each k of ``ks``: one row per build, k and
+    knob value.
 
     A row: ``build`` (its settings as text, ``""`` for a single build), the settings, ``knob``,
     ``value``, ``k``; ``recall``, ``low``, ``high``: recall@k (tie-aware,
@@ -835,7 +847,7 @@ def sweep(
             ann.fit(gallery)
         label = ", ".join(f"{name}={v}" for name, v in settings.items())
         for k in ks:
-            for value in sweep_values(ann):
+            for value in sweep_values(ann, k + extra):
                 start = time.perf_counter()
                 S, I, ops = search_work(ann, Q, k + extra, value)
                 best = time.perf_counter() - start
