@@ -192,14 +192,15 @@ def tune(plan: Plan, indexes: list[ReportCondition], Q, own) -> tuple[list[dict]
     ``tuned_bytes_per_vector@k``, NaN where no swept setting reaches the target;
     ``reaches_target@k``, 1 or 0), the tables ``index_setting`` (per index and k: the setting, or
     the best swept where none reaches) and ``index_sweep`` (every setting searched), and the
-    timings ``index_tuning_builds`` and ``index_tuning_searches``."""
+    timings ``index_tuning_builds`` and ``index_tuning_searches`` (each counted search timed once,
+    untimed without ``plan.timed``: the sweep searches many settings)."""
     target = float(getattr(plan, "target_recall", TARGET_RECALL))
     ks = tuning_ks(plan.k, len(plan.G), plan.self_search)
     n, d = np.shape(plan.G)
     extra = plan.self_search
     I = topk(Q, plan.G, ks[-1] + extra)[1]
     exact = drop_self(I, I, own, ks[-1])[1]
-    repeats = TIMING_REPEATS if plan.timed else 0
+    repeats = 1 if plan.timed else 0  # each counted search timed once: a sweep searches many settings
     records, chosen, swept, builds, searches = [], [], [], [], []
     for c in indexes:
         own_build = c.ann(plan.G)
@@ -431,7 +432,11 @@ def setting_exhibits(report: Report, mark: dict, timings: bool = False) -> list:
                 f"{target:g} ({where}; tie-aware recall against exact search, 95% Wilson interval counting each query "
                 "once); cheapest: fewest operations per query (FAISS's count of the search's multiply-adds and "
                 "look-ups), then fewest bytes per vector, then the lesser build; where none reaches, the best swept"
-                + (": queries/s is this run's timing, not verified." if "queries_per_s" in table else ".")
+                + (
+                    ": queries/s is this run's timing of that one search, not verified."
+                    if "queries_per_s" in table
+                    else "."
+                )
             ),
         ),
     ]
