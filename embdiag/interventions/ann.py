@@ -632,6 +632,10 @@ class AnnIndex:
             ValueError: the index is not fitted, ``k`` exceeds its rows, or it returned fewer
                 than ``k`` results for some query.
         """
+        return self._search(queries, k, value)[:2]
+
+    def _search(self, queries, k: int, value: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+        """:meth:`search` and how many queries were searched again over every list."""
         if self.index_ is None:
             raise ValueError("the index is not built; call fit first")
         k = check_int(k, "k", minimum=1)
@@ -645,8 +649,8 @@ class AnnIndex:
         if self.knob is not None:
             faiss.ParameterSpace().set_index_parameter(self.index_, self.knob, value)
         S, I = self.index_.search(Q, k)
-        if self.knob == "nprobe" and (I < 0).any():
-            short = np.flatnonzero((I < 0).any(axis=1))
+        short = np.flatnonzero((I < 0).any(axis=1)) if self.knob == "nprobe" else np.arange(0)
+        if len(short):
             faiss.ParameterSpace().set_index_parameter(self.index_, "nprobe", self.nlist)
             S[short], I[short] = self.index_.search(Q[short], k)
         if (I < 0).any():
@@ -656,7 +660,7 @@ class AnnIndex:
             )
         if self.index_.metric_type == faiss.METRIC_L2:
             S = 1.0 - S / 2.0  # squared distance of unit rows -> cosine
-        return sort_like_topk(S.astype(np.float32), I.astype(np.int64))
+        return (*sort_like_topk(S.astype(np.float32), I.astype(np.int64)), len(short))
 
 
 # ---------------------------------------------------------------------- a setting for a target recall
@@ -768,8 +772,10 @@ def _work(index):
 
 
 def search_work(ann: AnnIndex, queries, k: int, value: int | None = None):
-    """``(scores, indices, operations per query)``: :meth:`AnnIndex.search` and the arithmetic it
-    took, counted by FAISS, which counts the same on any number of threads. HNSW over float rows:
+    """``(scores, indices, operations per query, queries short of k)``: :meth:`AnnIndex.search`,
+    the queries whose visited lists held fewer than ``k`` rows (searched again over every list: at
+    this value the index alone returns fewer than ``k``), and the arithmetic it all took, counted
+    by FAISS, which counts the same on any number of threads. HNSW over float rows:
     d multiply-adds per distance computed (``hnsw_stats.ndis``); IVF-PQ or IVF-flat over a flat
     coarse quantizer: ``nlist * d`` for the coarse search, for PQ ``2^nbits * d`` for the query's
     look-up tables and ``m`` look-ups per code scanned, for flat ``d`` per row scanned
@@ -778,18 +784,16 @@ def search_work(ann: AnnIndex, queries, k: int, value: int | None = None):
     Example:
         >>> X = np.random.default_rng(0).standard_normal((500, 16)).astype(np.float32)
         >>> ann = AnnIndex("IVF8,Flat").fit(X)
-        >>> float(search_work(ann, X[:4], 3, value=8)[2])  # 8 centroids, then all 500 rows: 16 each
-        8128.0
+        >>> search_work(ann, X[:4], 3, value=8)[2:]  # 8 centroids, then all 500 rows: 16 each
+        (8128.0, 0)
     """
     if ann.index_ is None:
         raise ValueError("the index is not built; call fit first")
     counted = _work(ann.index_)
-    if counted is None:
-        return (*ann.search(queries, k, value), float("nan"))
-    stats, ops = counted
-    stats.reset()
-    S, I = ann.search(queries, k, value)
-    return S, I, float(ops(stats, len(I))) / len(I)
+    if counted is not None:
+        counted[0].reset()
+    S, I, short = ann._search(queries, k, value)
+    return S, I, (float("nan") if counted is None else float(counted[1](counted[0], len(I))) / len(I)), short
 
 
 def _own_left_out(I: np.ndarray, own, k: int) -> np.ndarray:
@@ -822,15 +826,16 @@ def sweep(
     ``value``, ``k``; ``recall``, ``low``, ``high``: recall@k (tie-aware,
     :func:`~embdiag.metrics.retrieval.ann_recall`) of the ``queries`` against ``exact[:, :k]``
     (their exact neighbours, sorted like ``topk``, at least ``max(ks)`` each) and its interval
-    (:func:`recall_interval`); ``queries``; ``bytes_per_vector``; ``ops_per_query``
-    (:func:`search_work`); ``rank``: the build's place in ``builds``. As timings: ``build_s`` (None
+    (:func:`recall_interval`); ``queries``; ``bytes_per_vector``; ``ops_per_query`` and
+    ``short_queries`` (:func:`search_work`); ``rank``: the build's place in ``builds``. As timings: ``build_s`` (None
     for an index read from a file) and ``queries_per_s``: the counted search's, and with a
     ``target`` only where the row reaches it (or else without one), the fastest of up to ``repeats``
     searches while one takes less than ``min_seconds`` (NaN with ``repeats`` 0). ``own``: each query's row
     in ``gallery`` when the queries are gallery rows (searched for k + 1, its own row left out).
     ``target``: a build is searched at each k up to the first knob value whose recall interval
     reaches it (``low >= target``; a larger value visits more candidates or lists, so costs more
-    work, and is not searched); ``reaches`` says which rows do.
+    work, and is not searched) with every query's k results found at that value (no
+    ``short_queries``); ``reaches`` says which rows do.
     """
     from ..metrics.retrieval import ann_recall
 
@@ -849,11 +854,11 @@ def sweep(
         for k in ks:
             for value in sweep_values(ann, k + extra):
                 start = time.perf_counter()
-                S, I, ops = search_work(ann, Q, k + extra, value)
+                S, I, ops, short = search_work(ann, Q, k + extra, value)
                 best = time.perf_counter() - start
                 found = _own_left_out(I, own, k)
                 recall, low, high = recall_interval(ann_recall(Q, gallery, found, E[:, :k], per_query=True), level)
-                reaches = target is not None and low >= target
+                reaches = target is not None and low >= target and not short
                 for _ in range(repeats - 1 if reaches or target is None else 0):
                     if best >= min_seconds:
                         break
@@ -873,6 +878,7 @@ def sweep(
                         "queries": len(Q),
                         "bytes_per_vector": float(ann.bytes_per_vector),
                         "ops_per_query": ops,
+                        "short_queries": short,
                         "rank": rank,
                         "build_s": ann.build_seconds_,
                         "queries_per_s": len(Q) / best if repeats else float("nan"),
@@ -894,7 +900,8 @@ def _cost(row: dict) -> tuple:
 def cheapest(rows: list[dict], target: float) -> tuple[dict | None, dict | None]:
     """``(the cheapest row reaching target, the best row)`` of ``rows`` (one index at one k, e.g.
     :func:`sweep`'s). A row reaches ``target`` when its recall interval lies wholly at or above it
-    (``low >= target``: a point estimate alone never does); None when none does. Cheapest: the
+    (``low >= target``: a point estimate alone never does) and the setting found k results for
+    every query (no ``short_queries``); None when none does. Cheapest: the
     fewest operations per query (the search's work, which sets its speed), then the fewest bytes
     per vector, then the earlier build (less build effort), then the lower knob value; an index
     whose work FAISS does not count is ordered by its knob's value (more candidates or lists visited,
@@ -906,7 +913,7 @@ def cheapest(rows: list[dict], target: float) -> tuple[dict | None, dict | None]
         >>> [None if r is None else r["value"] for r in cheapest(rows, 0.95)], cheapest(rows, 0.99)[0]
         ([4, 4], None)
     """
-    passing = [r for r in rows if r["low"] >= target]
+    passing = [r for r in rows if r["low"] >= target and not r.get("short_queries", 0)]
     best = min(rows, key=lambda r: (-r["recall"], *_cost(r))) if rows else None
     return (min(passing, key=_cost) if passing else None), best
 

@@ -175,3 +175,14 @@ def test_a_knob_without_counted_work_is_ordered_by_its_value():
         for v in (32, 8, 16)
     ]
     assert cheapest(rows, 0.95)[0]["value"] == 8
+
+
+def test_a_value_whose_lists_hold_fewer_than_k_rows_is_not_a_setting_for_k(data):
+    """IVF lists of about 19 rows cannot give 20 results at nprobe 1: embdiag searches those
+    queries again over every list (their results exact), but that value is no setting for k = 20."""
+    G, Q, exact = data
+    rows = sweep([({}, AnnIndex("IVF16,Flat"))], G, Q, exact, [20], target=0.5)
+    first = rows[0]
+    assert first["value"] == 1 and first["short_queries"] > 0 and first["low"] >= 0.5 and not first["reaches"]
+    pick = cheapest(rows, 0.5)[0]
+    assert pick["short_queries"] == 0 and pick["value"] > 1 and rows[-1] is pick  # the sweep stops there

@@ -88,7 +88,7 @@ def test_the_answer_comes_first_and_speeds_only_with_timings(reports):
     timed = reports[0]
     plain = sections.indexes.exhibits(timed)
     text = plain[1]._repr_markdown_()
-    assert text.startswith(f"- For recall@1 ≥ 0.95, **hnsw**: M=") and "queries/s" not in text
+    assert text.startswith("- For recall@1 ≥ 0.95, **hnsw**: M=") and "queries/s" not in text
     page = "\n".join(x.html if hasattr(x, "html") else x._repr_markdown_() for x in plain)
     assert "report-index-setting" in page and "report-index-sweep" in page and "report-index-curves" in page
     again = sections.indexes.exhibits(reports[1])
