@@ -133,7 +133,7 @@ def measure(plan: Plan, neighbours: dict[str, np.ndarray]) -> Section:
     timings = {"faiss_threads": faiss.omp_get_max_threads(), "index_builds": build, "index_searches": speed}
     sampled = f"{len(Q):,} of the {len(plan.Q):,} searched queries" if len(Q) < len(plan.Q) else "every searched query"
     tuned_rows, tuned_tables, tuned_timings = tune(plan, indexes, Q, own)
-    target = getattr(plan, "target_recall", TARGET_RECALL)
+    target = plan.target_recall
     inputs = {
         "index_curves": f"index curves on {sampled} (seed {plan.seed})",
         "index_setting": (
@@ -144,8 +144,6 @@ def measure(plan: Plan, neighbours: dict[str, np.ndarray]) -> Section:
     return Section(True, rows + tuned_rows, tables | tuned_tables, inputs=inputs, timings=timings | tuned_timings)
 
 
-#: The recall a setting must reach without a target in the plan (``--target-recall``'s default).
-TARGET_RECALL = 0.95
 #: The k a setting is found for besides the report's own, each kept where the gallery allows it.
 TUNING_KS = (1, 10, 100)
 
@@ -194,7 +192,7 @@ def tune(plan: Plan, indexes: list[ReportCondition], Q, own) -> tuple[list[dict]
     the best swept where none reaches) and ``index_sweep`` (every setting searched), and the
     timings ``index_tuning_builds`` and ``index_tuning_searches`` (each counted search timed once,
     untimed without ``plan.timed``: the sweep searches many settings)."""
-    target = float(getattr(plan, "target_recall", TARGET_RECALL))
+    target = float(plan.target_recall)
     ks = tuning_ks(plan.k, len(plan.G), plan.self_search)
     n, d = np.shape(plan.G)
     extra = plan.self_search
