@@ -303,7 +303,8 @@ def inner_product_topk(Q, G, k: int, search: Callable, norms=None) -> tuple[np.n
     cosine top-k, :func:`~embdiag.metrics.retrieval.topk`'s signature) on augmented rows: ``g ->
     [g, sqrt(M^2 - |g|^2)]`` (``M`` the largest norm) and ``q -> [q, 0]``, whose cosine is ``q . g
     / (|q| M)``, in the same order as the inner product (Bachrach et al. 2014). ``G`` is augmented
-    and searched :data:`SEARCH_ROWS` rows at a time (one float32 copy of a block, whatever its size)
+    and searched :data:`SEARCH_ROWS` rows at a time (one float32 copy of a block, whatever its size;
+    both sides scaled in float64 first, ``q`` to a unit row and ``g`` by ``1 / M``, which keeps every cosine)
     and the blocks' lists merged, equal scores by the lower row. Returns the inner products
     (float64, from the cosines) and the indices. ``norms``: :func:`row_norms` of ``G``.
 
@@ -319,23 +320,24 @@ def inner_product_topk(Q, G, k: int, search: Callable, norms=None) -> tuple[np.n
     k = check_int(k, "k", minimum=1)
     norms = row_norms(G) if norms is None else np.asarray(norms, dtype=np.float64)
     top = float(norms.max())
+    q_norms = np.linalg.norm(Q.astype(np.float64), axis=1)
     Qa = np.zeros((len(Q), Q.shape[1] + 1), dtype=np.float32)
-    Qa[:, :-1] = Q
+    Qa[:, :-1] = Q / np.where(q_norms > 0, q_norms, 1.0)[:, None]  # in float64 first: any finite row fits float32
     bounds = list(range(0, len(G), SEARCH_ROWS)) + [len(G)]
     if len(bounds) > 2 and bounds[-1] - bounds[-2] <= k:  # a last block too short to search: join it
         del bounds[-2]
     scores, indices = [], []
     for a, b in zip(bounds[:-1], bounds[1:]):
         A = np.empty((b - a, G.shape[1] + 1), dtype=np.float32)
-        A[:, :-1] = _read(G, a, b)
-        A[:, -1] = np.sqrt(np.clip(top * top - norms[a:b] ** 2, 0.0, None))
+        A[:, :-1] = _read(G, a, b) / top
+        A[:, -1] = np.sqrt(np.clip(1.0 - (norms[a:b] / top) ** 2, 0.0, None))
         S, I = search(Qa, A, k)
         scores.append(np.asarray(S, dtype=np.float64))
         indices.append(np.asarray(I) + a)
     S, I = np.concatenate(scores, axis=1), np.concatenate(indices, axis=1)
     order = np.lexsort((I, -S), axis=-1)[:, :k] if len(scores) > 1 else np.arange(k)[None].repeat(len(Q), 0)
     S, I = np.take_along_axis(S, order, axis=1), np.take_along_axis(I, order, axis=1)
-    return S * np.linalg.norm(Q.astype(np.float64), axis=1)[:, None] * top, I
+    return S * q_norms[:, None] * top, I
 
 
 def below_quantile(query_nearest, row_nearest, quantile: float = 0.01) -> tuple[float, np.ndarray]:
