@@ -312,6 +312,7 @@ def _check_rules(rules, conds, data: dict, args: argparse.Namespace) -> None:
             qrels_depth=None
             if data["qrels"] is None
             else qrels_depth(args.k, len(data["vectors"]), data["queries"] is None),
+            n_gallery=len(data["vectors"]),
         ),
     )
 

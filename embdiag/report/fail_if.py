@@ -156,13 +156,15 @@ def _hygiene_intervals() -> frozenset[str]:
 def has_interval(metric: str) -> bool:
     """Whether the records of ``metric`` carry a 95% interval (``.low`` and ``.high``): the
     relevance changes (``delta_...``), the anti-hub tail (``antihub_overlap@k``,
-    ``antihub_recall@k``) and hygiene's shares.
+    ``antihub_recall@k``), the recall of an index's setting for the target (``tuned_recall@k``)
+    and hygiene's shares.
 
     Example:
         >>> has_interval("delta_p@10"), has_interval("antihub_overlap@10"), has_interval("overlap@10")
         (True, True, False)
     """
-    return metric.startswith(("delta_", "antihub_overlap@", "antihub_recall@")) or metric in _hygiene_intervals()
+    prefixes = ("delta_", "antihub_overlap@", "antihub_recall@", "tuned_recall@")
+    return metric.startswith(prefixes) or metric in _hygiene_intervals()
 
 
 def check(rules, available) -> list[Rule]:
@@ -185,8 +187,8 @@ def check(rules, available) -> list[Rule]:
         if rule.bound != "value" and not has_interval(rule.metric):
             raise InputError(
                 f"{OPTION} {rule.text!r}: {rule.metric!r} has no interval; .low and .high read the 95% intervals "
-                "of the relevance changes (delta_...), the anti-hub tail (antihub_overlap@k, antihub_recall@k) and the "
-                "hygiene shares "
+                "of the relevance changes (delta_...), the anti-hub tail (antihub_overlap@k, antihub_recall@k), the "
+                "recall of an index's setting for the target (tuned_recall@k) and the hygiene shares "
                 f"({', '.join(sorted(_hygiene_intervals()))})"
             )
         if rule.metric not in available:

@@ -423,7 +423,8 @@ class Plan:
     gallery (sorted indices into ``V``) and ``G`` its rows; ``Q``: the searched query rows;
     ``self_pos``: each query's position in ``G`` when the queries are ``V``'s rows, else None;
     ``fit``: the rows fitted conditions (PCA, calibration ranges) are fitted on (None without
-    one); ``geo_idx``: the rows geometry is measured on; ``positives``: per query of the pool, its targets (None without pairs);
+    one); ``geo_idx``: the rows geometry is measured on; ``positives``: per query of the pool,
+    its targets (None without pairs);
     ``qrels``: per query of the pool, its graded judgments ``{VECTORS row: grade}`` (None without);
     ``depth``: how many neighbours each search keeps (``k``, or :data:`QRELS_DEPTH` with qrels);
     ``labels``: the attribute columns (the ``split`` column taken out), ``is_train``: that
@@ -537,6 +538,7 @@ def available_metrics(
     self_search: bool = True,
     stress: bool = False,
     qrels_depth: int | None = None,
+    n_gallery: int | None = None,
 ) -> dict[str, set[str]]:
     """Each metric a report of these inputs records -> the conditions and attributes of its rows
     (what a ``--fail-if`` qualifier may name), known before anything is measured.
@@ -544,7 +546,9 @@ def available_metrics(
     ``conditions``: the parsed conditions; ``attributes``: the label columns (not ``split``);
     ``pairs``: whether there are retrieval pairs; ``self_search``: whether the queries are the
     vectors' rows (no ``--queries``); ``stress``: whether the stress grid is measured;
-    ``qrels_depth``: with graded judgments, the depth MAP and recall read (None without).
+    ``qrels_depth``: with graded judgments, the depth MAP and recall read (None without);
+    ``n_gallery``: the gallery's rows, which bound the k an index setting is found for
+    (:func:`~embdiag.report.sections.indexes.tuning_ks`; None: the report's k only).
 
     Example:
         >>> conds = parse_conditions("int8", "", n=100, d=8)
@@ -569,6 +573,8 @@ def available_metrics(
         if c.kind == "index":
             add((f"recall@{k}",), [c.name], c.settings())
             add(("index_bytes",), [c.name])
+            ks = sections.indexes.tuning_ks(k, n_gallery, self_search) if n_gallery else [k]
+            add([m for j in ks for m in sections.indexes.tuning_metrics(j)], [c.name])
     if attributes:
         add(("rare_classes", "missing_labels"), ["reference"], attributes)
         add(("probe_ba",), vec, attributes)
@@ -750,6 +756,7 @@ def _plan(
             self_search=self_search,
             stress=stress,
             qrels_depth=None if judged is None else depth,
+            n_gallery=len(G),
         ),
     )
     self_pos = np.searchsorted(g_idx, q_sel) if self_search else None

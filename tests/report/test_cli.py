@@ -181,8 +181,8 @@ def test_no_rule_or_rules_that_hold_exit_0(tmp_path, vectors, weather, fake, cap
     [
         (
             "overlap@5<0.9",
-            "the report has no metric 'overlap@5'; its metrics are: bytes_per_vector, cert_coverage, "
-            "cert_violations, changed_queries, delta_p@10, ",
+            "the report has no metric 'overlap@5'; its metrics are: abnormal_norms, antihub_overlap@10, "
+            "antihub_share, bytes_per_vector, cert_coverage, cert_violations, changed_queries, ",
         ),
         ("ovrlap@10<0.9", "the report has no metric 'ovrlap@10'"),
         (

@@ -300,7 +300,7 @@ def test_a_bound_of_a_metric_without_intervals_is_refused_before_measuring():
         fail_if.check(["antihub_share.high>0.1"], {"antihub_share": {"reference"}})
 
 
-def test_the_anti_hub_tail_and_hygiene_shares_may_be_gated_on_their_intervals():
-    available = {"antihub_overlap@10": {"int8"}, "near_duplicate_share": {"reference"}}
-    rules = fail_if.check(["antihub_overlap@10.low<0.9", "near_duplicate_share.low>0.01"], available)
-    assert [r.bound for r in rules] == ["low", "low"]
+def test_the_anti_hub_tail_hygiene_shares_and_tuned_recall_may_be_gated_on_their_intervals():
+    available = {"antihub_overlap@10": {"int8"}, "near_duplicate_share": {"reference"}, "tuned_recall@10": {"hnsw"}}
+    rules = ["antihub_overlap@10.low<0.9", "near_duplicate_share.low>0.01", "tuned_recall@10.low<0.95"]
+    assert [r.bound for r in fail_if.check(rules, available)] == ["low", "low", "low"]

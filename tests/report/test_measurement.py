@@ -66,7 +66,17 @@ def exact(Z):
 
 def test_sections_tables_and_columns(report):
     assert list(report.metrics.columns) == METRIC_COLUMNS
-    assert set(report.scope) == {"summary", "geometry", "labels", "identity", "indexes", "relevance", "frontier"}
+    assert set(report.scope) == {
+        "hygiene",
+        "summary",
+        "geometry",
+        "labels",
+        "identity",
+        "hubness",
+        "indexes",
+        "relevance",
+        "frontier",
+    }
     assert all(s.endswith(".") for s in report.scope.values())
     assert set(report.tables) == {
         "conditions",
@@ -79,6 +89,11 @@ def test_sections_tables_and_columns(report):
         "frontier",
         "indexes",
         "index_curves",
+        "index_setting",
+        "index_sweep",
+        "hygiene",
+        "hubness",
+        "hubness_tail",
     }
     assert report.inputs["n_queries"] == N and report.inputs["n_gallery"] == N and not report.inputs["quick"]
     assert [c["name"] for c in report.inputs["conditions"]] == ["fp16", "int8", "pca8", "hnsw"]
@@ -391,7 +406,7 @@ def test_a_misspelt_rule_is_refused_before_anything_is_measured(monkeypatch):
     with pytest.raises(
         InputError,
         match=r"^--fail-if 'overlap@50<0.9': the report has no metric 'overlap@50'; "
-        r"its metrics are: bytes_per_vector, cert_coverage, ",
+        r"its metrics are: abnormal_norms, antihub_overlap@5, antihub_share, bytes_per_vector, cert_coverage, ",
     ):
         measure(X, labels=LABELS, compress="fp16", k=K, progress=False, fail_if=["overlap@50<0.9"])
     with pytest.raises(InputError, match=r"'delta_p@5' has no condition or attribute 'clustr'"):
