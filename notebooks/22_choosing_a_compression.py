@@ -32,7 +32,8 @@
 
 # %% tags=["parameters"]
 encoder = "reference-cnn"  # the registered encoder whose cached vectors are measured
-compress = "fp16,fp8,int8,int8cal,int4,binary,binary-rescore,pca256,pca128,prefix256,prefix128"  # conditions made
+# the conditions made from the vectors
+compress = "fp16,fp8,int8,int8cal,st-int8,mteb-int8,int4,binary,binary-rescore,pca256,pca128,prefix256,prefix128"
 index = "hnsw,ivfpq;faiss:IVF64,SQ8"  # approximate indexes compared with exact search (';' before a FAISS factory string)
 k = 10  # neighbours per query
 fail_if = ["overlap@10<0.9", "delta_p@10.low<-1"]  # the gates, each stating its failing side
@@ -55,9 +56,11 @@ display(sections.frontier.result(report), sections.overview(report, source))
 # ## The frontier
 #
 # Fewest bytes first. A storage format keeps every dimension with fewer bits (float16; float8
-# e4m3 and int8 with a per-row scale; int8 and int4 on per-dimension calibration ranges, the
-# sentence-transformers convention; one sign bit per dimension, searched by Hamming distance,
-# alone or with the best 4k candidates rescored by the float query). A truncation keeps fewer
+# e4m3 and int8 with a per-row scale; int8 and int4 on per-dimension calibration ranges, decoded
+# to their bin centres; the same int8 codes scored raw, as sentence-transformers with usearch
+# (`st-int8`, inner product) and mteb (`mteb-int8`, cosine) score them; one sign bit per
+# dimension, searched by Hamming distance, alone or with the best 4k candidates rescored by the
+# float query). The conditions table of `embdiag report` names the stack each one follows. A truncation keeps fewer
 # dimensions as float32 (centred PCA, a Matryoshka prefix); a centred PCA moves neighbours before
 # it drops anything, since subtracting the mean changes every cosine (the Compression chapter). An index keeps its own codes and
 # links and is searched approximately, here at its default knob (a section below sweeps it).
@@ -126,6 +129,17 @@ exhibits.figure(
 
 # %%
 display(*sections.relevance.exhibits(report))
+
+# %% [markdown]
+# ## Where the damage hides: the anti-hub tail
+#
+# An average over queries is dominated by the queries near hubs, the rows that are everyone's
+# neighbour. The queries whose own row is nobody's neighbour (anti-hubs) are where a compression
+# loses neighbours first, and where a gate should look: each condition's overlap@10 on them is shown
+# beside its overlap over all queries, with intervals.
+
+# %%
+display(*sections.hubness.exhibits(report))
 
 # %% [markdown]
 # ## The gates
