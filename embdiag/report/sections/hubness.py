@@ -280,8 +280,9 @@ def _draw(report: Report, hist: pd.DataFrame, mark: dict) -> list:
             name="report-hubness",
             **mark,
             caption=(
-                f"How many gallery rows (log scale) have each k-occurrence N_k in the kNN graph at k = {k} (exact "
-                f"counts, no interval): anti-hubs (N_k = 0) and hubs (N_k ≥ {hub.HUB_FACTOR * k}) coloured apart."
+                f"How many gallery rows (symmetric-log scale, so that one row shows) have each k-occurrence N_k in "
+                f"the kNN graph at k = {k} (exact counts, no interval): anti-hubs (N_k = 0) and hubs "
+                f"(N_k ≥ {hub.HUB_FACTOR * k}) coloured apart."
             ),
         ),
     ]
@@ -331,7 +332,8 @@ def _tail_table(report: Report, tail: pd.DataFrame, mark: dict) -> exhibit.Exhib
 
 
 def chart(hist: pd.DataFrame, k: int) -> alt.Chart:
-    """Rows per k-occurrence (bars, log count), anti-hubs and hubs coloured apart."""
+    """Rows per k-occurrence (bars on a symmetric-log count, which draws them from 0), anti-hubs and
+    hubs coloured apart."""
     group = np.where(
         hist["k_occurrence"] == 0, "anti-hub", np.where(hist["k_occurrence"] >= hub.HUB_FACTOR * k, "hub", "other")
     )
@@ -343,7 +345,7 @@ def chart(hist: pd.DataFrame, k: int) -> alt.Chart:
         .mark_bar()
         .encode(
             x=alt.X("k_occurrence:Q", title=f"k-occurrence N_k (k = {k})", bin=False),
-            y=alt.Y("rows:Q", title="gallery rows", scale=alt.Scale(type="log")),
+            y=alt.Y("rows:Q", title="gallery rows", scale=alt.Scale(type="symlog")),
             color=alt.Color("group:N", title=None, scale=alt.Scale(domain=domain, range=colours)),
             tooltip=["k_occurrence", "rows", "group"],
         )

@@ -467,7 +467,8 @@ def sweep_chart(sweep: pd.DataFrame, target: float, room: int = theme.COLUMN_PX)
     ks = sorted(data["k"].unique())
     floor = max(0.0, float(np.floor((min(data["recall"].min(), target) - 0.02) * 10) / 10))
     names = list(dict.fromkeys(data["series"]))
-    colour = alt.Color("series:N", title="index and build", scale=theme.scale(names), sort=names)
+    legend = alt.Legend(labelLimit=0)  # a build's whole name: M, efConstruction or nlist
+    colour = alt.Color("series:N", title="index and build", scale=theme.scale(names), sort=names, legend=legend)
     x = alt.X("ops_per_query:Q", title="operations per query (log)", scale=alt.Scale(type="log"))
     y = alt.Y("recall:Q", title="recall@k (tie-aware)", scale=alt.Scale(domain=[floor, 1]))
     about = [
@@ -495,4 +496,4 @@ def sweep_chart(sweep: pd.DataFrame, target: float, room: int = theme.COLUMN_PX)
     chart = layer.properties(width=width, height=200).facet(
         column=alt.Column("k:O", title="k"), row=alt.Row("condition:N", title=None)
     )
-    return theme.legend_below(chart.resolve_scale(x="independent"))
+    return theme.legend_below(chart.resolve_scale(x="independent"), columns=2)
