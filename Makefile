@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_import.py
 	$(PY) benchmarks/bench_report_wordnet.py
 	$(PY) benchmarks/bench_user_chapters.py
+	$(PY) benchmarks/bench_deploy_wordnet.py
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml): each module's mutants run
 # against that module's own test file; prints per module the kill rate, the equivalent mutants
