@@ -32,8 +32,7 @@
 
 # %% tags=["parameters"]
 encoder = "reference-cnn"  # the registered encoder whose cached vectors are measured
-# the conditions made from the vectors
-compress = "fp16,fp8,int8,int8cal,st-int8,mteb-int8,int4,binary,binary-rescore,pca256,pca128,prefix256,prefix128"
+compress = "fp16,fp8,int8,int8cal,st-int8,mteb-int8,int4,binary,binary-rescore,pca256,pca128,prefix256,prefix128"  # conditions
 index = "hnsw,ivfpq;faiss:IVF64,SQ8"  # approximate indexes compared with exact search (';' before a FAISS factory string)
 k = 10  # neighbours per query
 fail_if = ["overlap@10<0.9", "delta_p@10.low<-1"]  # the gates, each stating its failing side
