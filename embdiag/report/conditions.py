@@ -150,6 +150,14 @@ def _sample_rows(n: int, m: int, seed: int, stream: int) -> np.ndarray:
     return np.sort(np.random.default_rng([seed, stream]).choice(n, m, replace=False))
 
 
+def _calibration(X, fit, fit_rows: int, seed: int) -> np.ndarray:
+    """Per-dimension calibration ranges of ``fit``, by default of a seeded sample of at most
+    ``fit_rows`` rows of ``X`` (``seed``, stream 11)."""
+    if fit is None:
+        fit = np.asarray(X[_sample_rows(len(X), fit_rows, seed, 11)])
+    return calibration_ranges(fit)
+
+
 @dataclass(frozen=True)
 class ReportCondition:
     """What a report compares with the reference rows: a second representation, or a second search.
@@ -341,11 +349,7 @@ class Storage(ReportCondition):
     def ranges(self, X, fit=None) -> np.ndarray | None:
         """A calibrated format's per-dimension ranges (of ``fit``, by default of a seeded sample
         of ``X``); None for the other formats."""
-        if not self.fitted:
-            return None
-        if fit is None:
-            fit = np.asarray(X[_sample_rows(len(X), self.fit_rows, self.seed, 11)])
-        return calibration_ranges(fit)
+        return _calibration(X, fit, self.fit_rows, self.seed) if self.fitted else None
 
     def vectors(self, X, fit=None, rows=None) -> np.ndarray:
         """:func:`~embdiag.interventions.precision.store` of ``X``, reconstructed (binary: ``+-1``)."""
@@ -506,11 +510,7 @@ class DeployedCodes(ReportCondition):
     def ranges(self, X, fit=None) -> np.ndarray | None:
         """The calibration ranges of a sentence-transformers scheme (of ``fit``, by default of a
         seeded sample of ``X``); None for mteb's, calibrated on the rows coded."""
-        if not self.fitted:
-            return None
-        if fit is None:
-            fit = np.asarray(X[_sample_rows(len(X), self.fit_rows, self.seed, 11)])
-        return calibration_ranges(fit)
+        return _calibration(X, fit, self.fit_rows, self.seed) if self.fitted else None
 
     def vectors(self, X, fit=None, rows=None) -> np.ndarray:
         """The codes of ``X`` as float32 (``int8floor``: decoded at the bin floor); mteb's schemes
