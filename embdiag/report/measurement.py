@@ -1141,8 +1141,10 @@ def measure(
     Example:
         >>> X = np.random.default_rng(0).standard_normal((300, 8)).astype(np.float32)
         >>> report = measure(X, compress="fp16,prefix4", k=5, progress=False)
-        >>> list(report.scope), list(report.tables)
-        (['summary', 'geometry', 'identity', 'frontier'], ['conditions', 'geometry', 'identity', 'summary', 'frontier'])
+        >>> list(report.scope)
+        ['hygiene', 'summary', 'geometry', 'identity', 'hubness', 'frontier']
+        >>> list(report.tables)
+        ['conditions', 'hygiene', 'geometry', 'identity', 'hubness', 'hubness_tail', 'summary', 'frontier']
         >>> report.tables["identity"].set_index("condition")["overlap@5"].round(2).to_dict()
         {'fp16': 1.0, 'prefix4': 0.21}
         >>> [(e["condition"], e["verdict"]) for e in report.summary]
