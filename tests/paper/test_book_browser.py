@@ -698,7 +698,7 @@ def test_a_report_opens_offline_and_draws_every_chart(report_page, browser):
         browser.get(report_page.as_uri())
         _wait_for_charts(browser)
         charts = browser.execute_script(_CHART_STATES)
-        assert len(charts) == 5, charts  # labels, identity, index curves, relevance, frontier
+        assert len(charts) == 7, charts  # labels, identity, hubness, index sweep and curves, relevance, frontier
         assert all(c["rendered"] and not c["error"] and c["marks"] > 0 for c in charts), charts
         links = browser.execute_async_script(_CSV_LINKS)
         assert len(links) >= 8 and not [p for link in links for p in _csv_problems(link)]

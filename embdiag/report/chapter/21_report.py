@@ -11,13 +11,10 @@
 # %% [markdown]
 # # Report: can you trust these vectors?
 #
-# Most people who use embeddings have no JEPA to retrain. They have vectors and a question: did
-# my storage format, my compression, my approximate index or my new model keep what my
-# application needs? This chapter answers it on any set of vectors, for the four properties of
-# the study: the distribution of the vectors (no labels), the labels a linear probe recovers,
-# whether each query keeps its exact top-k neighbours, and what a change costs in relevance,
-# with paired intervals. `embdiag report` measures your files with the same code and draws the
-# same sections, in its own process:
+# Did my storage format, compression, approximate index or new model keep what my application
+# needs? This chapter answers it on any set of vectors for the study's four properties, with
+# paired intervals. `embdiag report` measures your files with the same code and draws the same
+# sections, in its own process:
 #
 # ```
 # embdiag report vectors.npy --labels labels.csv \

@@ -46,4 +46,13 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
         table = table[
             ["name", "kind", "convention"] + [c for c in table.columns if c not in ("name", "kind", "convention")]
         ]
-    return [exhibit.table(table.set_index("name"), name="report-conditions", **mark, extremes=False, caption=caption)]
+    return [
+        exhibit.table(
+            table.set_index("name"),
+            name="report-conditions",
+            **mark,
+            extremes=False,
+            caption=caption,
+            collapsed="Every condition: its kind, the convention it follows and every parameter",
+        )
+    ]

@@ -122,6 +122,7 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
                 part.set_index("representation"),
                 name=f"report-geometry-{space}",
                 **mark,
+                collapsed=f"Geometry of {space} rows: every number",
                 caption=(
                     f"Geometry of {what}, each representation on {which} (embdiag.metrics.geometry.summary): "
                     f"{_GEOMETRY_COLUMNS}. Compare rows within this table only. "

@@ -37,18 +37,15 @@ if TYPE_CHECKING:
 NAME = "hubness"
 TITLE = "Hubness: where the damage hides"
 INTRO = (
-    "Some rows are nearly everyone's neighbour (hubs), others nobody's (anti-hubs). An average over "
-    "all queries can hide a condition that loses the anti-hubs, so each condition's anti-hub values "
-    "stand beside its all-query values, each with a bootstrap interval over the queries."
+    "Some rows are nearly everyone's neighbour (hubs), others nobody's (anti-hubs). An average can "
+    "hide a condition that loses the anti-hubs, so their values stand beside all queries'."
 )
 #: Why the section can be missing.
 MISSING = "the gallery has too few rows for a kNN graph at this k"
 #: What the section establishes and what not (the report's ``scope``).
 SCOPE = (
-    "The k-occurrence of the gallery's rows in its own exact kNN graph (cosine, a row never its own "
-    "neighbour), and each condition's overlap and relevance on the anti-hubs (rows in no other row's "
-    "top k) beside all queries, with intervals over the searched queries only; the anti-hubs are those "
-    "of the reference vectors, not of each condition."
+    "The reference's exact kNN graph and each condition on the reference's anti-hubs, with intervals "
+    "over the searched queries only."
 )
 
 #: The kNN graph is exact over the whole gallery while its search takes at most this many
@@ -322,6 +319,7 @@ def _tail_table(report: Report, tail: pd.DataFrame, mark: dict) -> exhibit.Exhib
         shown,
         name="report-hubness-table",
         **mark,
+        collapsed="Each condition on all queries and on the anti-hubs: every number",
         caption=(
             f"Each condition over all queries and over {what}, with 95% bootstrap intervals over those queries "
             f"(low, high). overlap@{k}: mean percent of the reference's top {k} still returned; ΔP@{k}, ΔHit@{k}: "
@@ -335,12 +333,12 @@ def chart(hist: pd.DataFrame, k: int) -> alt.Chart:
     """Rows per k-occurrence (bars on a symmetric-log count, which draws them from 0), anti-hubs and
     hubs coloured apart."""
     group = np.where(
-        hist["k_occurrence"] == 0, "anti-hub", np.where(hist["k_occurrence"] >= hub.HUB_FACTOR * k, "hub", "other")
+        hist["k_occurrence"] == 0, "anti-hub", np.where(hist["k_occurrence"] >= hub.HUB_FACTOR * k, "hub", "neither")
     )
     data = hist.assign(group=group)
-    domain = ["anti-hub", "other", "hub"]
+    domain = ["anti-hub", "neither", "hub"]
     colours = [theme.PALETTE["vermillion"], theme.PALETTE["grey"], theme.PALETTE["blue"]]
-    return (
+    return theme.legend_below(
         alt.Chart(data)
         .mark_bar()
         .encode(

@@ -37,19 +37,13 @@ if TYPE_CHECKING:
 NAME = "hygiene"
 TITLE = "Hygiene: the vectors before they are measured"
 INTRO = (
-    "Before anything is compared, the reference vectors themselves: copies of one row, rows with no "
-    "direction or an odd length, dimensions that decide every distance, norms that cosine throws "
-    "away, distances too alike to rank, and queries from elsewhere. Each finding names what it does "
-    "to the numbers further down the page."
+    "The reference vectors themselves, before anything is compared: duplicates, odd norms, dominant "
+    "dimensions, distances too alike to rank. Each finding says what it does to the numbers below."
 )
 #: Why the section can be missing (it is always measured).
 MISSING = ""
 #: What the section establishes and what not (the report's ``scope``).
-SCOPE = (
-    "Duplicates, zero rows, norms and dimensions over every reference row; near duplicates, distance "
-    "concentration, the inner-product top-k and (with --queries) out-of-distribution queries on the "
-    "seeded query sample; k-NN graph islands on a sample of gallery rows; it says nothing about any condition."
-)
+SCOPE = "Every reference row, or a seeded sample where a finding says so; nothing about any condition."
 
 #: Cosine to the nearest other row at or above which two rows are near duplicates: an angle of about
 #: 8 degrees; the two unit rows differ by sqrt(2 (1 - 0.99)) = 0.14, so their cosines with a query
@@ -446,6 +440,7 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
             findings(report),
             name="report-hygiene",
             **mark,
+            collapsed="Every hygiene check: measured, threshold, effect, likely cause",
             caption=(
                 "Hygiene of the reference vectors: each finding's count over every row, or its share of the "
                 "seeded sample with a 95% Wilson interval; the threshold it is found at; what it does to the "

@@ -424,6 +424,7 @@ def setting_exhibits(report: Report, mark: dict, timings: bool = False) -> list:
             shown.set_index(["condition", "k"]),
             name="report-index-setting",
             **mark,
+            collapsed="The setting of each index at each k: every number",
             extremes=False,
             caption=(
                 f"The cheapest swept setting of each index whose recall@k interval lies wholly at or above the target "
