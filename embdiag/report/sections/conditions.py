@@ -53,6 +53,6 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
             **mark,
             extremes=False,
             caption=caption,
-            collapsed="Every condition: its kind, the convention it follows and every parameter",
+            collapsed="Every condition in full",
         )
     ]
