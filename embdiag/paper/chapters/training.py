@@ -29,6 +29,8 @@ from ...view.result import Result, box
 ATTRIBUTE_NAMES = {"timeofday": "time of day", "weather": "weather", "scene": "scene"}
 HEADLINE = ("EMA reference", "Contracted control", UNTRAINED)
 FLOORS = {"accuracy": "majority", "BA": None, "P@10": "random P@10"}
+#: The fixed axis of every percent metric (probe accuracy, balanced accuracy, P@10), as the study drew them.
+PERCENT = alt.Scale(domain=[0, 100], nice=False)
 
 
 def _column(stem: str, attribute: str | None) -> str:
@@ -115,8 +117,8 @@ def headline_frame(records: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame
 
 def headline_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
     """EMA reference vs contracted control vs the untrained encoder: total variance (log) beside
-    a grid of probe accuracy and P@10 (rows) per attribute (columns), floors as dashed rules;
-    drawn from :func:`headline_frame`."""
+    a grid of probe accuracy and P@10 (rows, on one fixed 0–100% axis) per attribute (columns),
+    floors as dashed rules; drawn from :func:`headline_frame`."""
     data = headline_frame(records, attributes)
     variance = _seed_and_mean(
         data[data["metric"] == "total variance"],
@@ -126,9 +128,7 @@ def headline_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
         height=300,
     ).properties(title="Spread")
     part = data[data["metric"].isin(["probe accuracy (%)", "P@10 (%)"])]
-    layers = _seed_and_mean(
-        part, alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)), HEADLINE, width=95, height=120
-    )
+    layers = _seed_and_mean(part, alt.Y("value:Q", title=None, scale=PERCENT), HEADLINE, width=95, height=120)
     floor = (
         alt.Chart()
         .mark_rule(strokeDash=theme.DASHES["reference"], color="gray")
@@ -145,7 +145,6 @@ def headline_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
             ),
             column=alt.Column("attribute:N", title=None, sort=[ATTRIBUTE_NAMES[a] for a in attributes]),
         )
-        .resolve_scale(y="independent")
         .properties(title="Labels and neighbours (dashed: floor)")
     )
     return alt.hconcat(variance, grid)
@@ -158,14 +157,15 @@ def variants_frame(records: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame
 
 def variants_chart(records: pd.DataFrame, attributes=ATTRIBUTES) -> alt.Chart:
     """Every condition and the untrained reference: each seed a mark, the mean a tick, one panel
-    per metric (variance on a log axis), an attribute selector for the per-attribute metrics;
-    drawn from :func:`variants_frame`."""
+    per metric (variance on a log axis, percentages on a fixed 0–100% axis), an attribute
+    selector for the per-attribute metrics; drawn from :func:`variants_frame`."""
     data = variants_frame(records, attributes)
     names = [ATTRIBUTE_NAMES[a] for a in attributes]
     pick = alt.param(name="attribute", value=names[0], bind=alt.binding_select(options=names, name="attribute "))
     panels = []
-    for stem, label, per_attr, _, log in METRICS:
-        y = alt.Y("value:Q", title=label, scale=alt.Scale(type="log") if log else alt.Scale(zero=False))
+    for stem, label, per_attr, pct, log in METRICS:
+        scale = alt.Scale(type="log") if log else PERCENT if pct else alt.Scale(zero=False)
+        y = alt.Y("value:Q", title=label, scale=scale)
         panel = _seed_and_mean(data[data["metric"] == label], y, ORDER, width=250, height=170)
         panels.append(
             panel.transform_filter((alt.datum.attribute == pick) | (alt.datum.attribute == "")).properties(
@@ -252,18 +252,18 @@ def trajectories_frame(trajectories: pd.DataFrame, attribute: str = "timeofday")
 
 def trajectories_chart(trajectories: pd.DataFrame, attribute: str = "timeofday") -> alt.Chart:
     """Every run's evaluations over training steps, from its seed's untrained encoder at step 0:
-    prediction loss, total variance (log), RankMe and P@10 of ``attribute``; one line per run,
+    prediction loss, total variance (log), RankMe and P@10 of ``attribute`` (0–100%); one line per run,
     colour by condition; click the legend to isolate a condition. (Probes are fitted only at
     the final step, so they have no trajectory.) Drawn from :func:`trajectories_frame`."""
     data = trajectories_frame(trajectories, attribute)
     pick = alt.selection_point(fields=["condition"], bind="legend")
     conditions = [c.name for c in CONDITIONS]
     panels = []
-    for col, label, log in (
-        ("prediction_loss", "prediction loss", False),
-        ("total_variance", "total variance (log)", True),
-        ("rankme", "RankMe", False),
-        (f"{attribute} P@10 (%)", f"P@10, {ATTRIBUTE_NAMES.get(attribute, attribute)} (%)", False),
+    for col, label, scale in (
+        ("prediction_loss", "prediction loss", alt.Scale(zero=False)),
+        ("total_variance", "total variance (log)", alt.Scale(type="log")),
+        ("rankme", "RankMe", alt.Scale(zero=False)),
+        (f"{attribute} P@10 (%)", f"P@10, {ATTRIBUTE_NAMES.get(attribute, attribute)} (%)", PERCENT),
     ):
         part = data[["condition", "seed", "run", "step", col]].rename(columns={col: "value"}).dropna()
         panels.append(
@@ -271,7 +271,7 @@ def trajectories_chart(trajectories: pd.DataFrame, attribute: str = "timeofday")
             .mark_line(strokeWidth=1.2, point=alt.OverlayMarkDef(size=12))
             .encode(
                 x=alt.X("step:Q"),
-                y=alt.Y("value:Q", title=label, scale=alt.Scale(type="log") if log else alt.Scale(zero=False)),
+                y=alt.Y("value:Q", title=label, scale=scale),
                 color=alt.Color("condition:N", sort=conditions, scale=theme.scale(conditions)),
                 detail="run:N",
                 opacity=alt.condition(pick, alt.value(0.85), alt.value(0.08)),
@@ -376,7 +376,8 @@ def length_frame(records: pd.DataFrame, attribute: str = "timeofday") -> pd.Data
 def length_chart(
     frame: pd.DataFrame, study: pd.DataFrame | None = None, study_steps: int = 4000, attribute: str = "timeofday"
 ) -> alt.HConcatChart:
-    """Each metric of :func:`length_frame` against training steps (log axis): seeds as dots, the
+    """Each metric of :func:`length_frame` against training steps (log axis; percentages on a fixed
+    0–100% axis): seeds as dots, the
     mean over seeds as a line per condition, the untrained encoder as a dashed rule, and the
     study's published time-of-day means (``study``, e.g. ``findings.read_study()``) as diamonds
     at its own ``study_steps`` (drawn only for ``attribute`` time of day)."""
@@ -402,7 +403,7 @@ def length_chart(
         y = alt.Y(
             "value:Q",
             title=metric if metric != "total variance" else "total variance (log)",
-            scale=alt.Scale(type="log" if metric == "total variance" else "linear", zero=False),
+            scale=alt.Scale(type="log") if metric == "total variance" else PERCENT,
         )
         base = alt.Chart(trained)
         layers = [

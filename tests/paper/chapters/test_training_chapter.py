@@ -193,3 +193,25 @@ def test_condition_matrix_is_the_studys():
     assert m.loc["Projector + SIGReg"].tolist() == ["no", "no", "yes", "yes"]
     assert m.loc[CONTROL].tolist() == ["no"] * 4
     assert list(m.index) == [c.name for c in CONDITIONS] and len(m) == 7
+
+
+def test_percent_panels_share_a_fixed_0_to_100_axis(training_records):
+    rec = training_records()
+    for chart in (figures.headline_chart(rec), figures.variants_chart(rec)):
+        scales = [s for s in _scales(chart.to_dict()) if s.get("type") != "log"]
+        assert {"domain": [0, 100], "nice": False} in scales
+    length = figures.length_chart(figures.length_frame(rec.assign(steps=800)))
+    assert sum(s == {"domain": [0, 100], "nice": False} for s in _scales(length.to_dict())) == 2
+
+
+def _scales(spec):
+    """Every ``scale`` of a y encoding in a Vega-Lite spec."""
+    if isinstance(spec, dict):
+        y = spec.get("encoding", {}).get("y", {})
+        if isinstance(y, dict) and "scale" in y:
+            yield y["scale"]
+        for v in spec.values():
+            yield from _scales(v)
+    elif isinstance(spec, list):
+        for v in spec:
+            yield from _scales(v)
