@@ -195,6 +195,34 @@ def test_condition_matrix_is_the_studys():
     assert list(m.index) == [c.name for c in CONDITIONS] and len(m) == 7
 
 
+def _ladder(training_records, control_accuracy):
+    """The ladder's conditions at 800 and 3,200 steps: the control's accuracy per length."""
+    keep = [UNTRAINED, EMA, CONTROL, "SIGReg + stop-gradient"]
+    parts = []
+    for steps, acc in control_accuracy.items():
+        rec = training_records({CONTROL: (1e-5, acc, 0.70)})
+        parts.append(rec[rec["condition"].isin(keep)].assign(steps=steps))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_result_names_the_length_its_verdicts_and_how_the_label_gap_moves(training_records):
+    from embdiag.study import training
+
+    runs = _ladder(training_records, {800: 0.90, 3200: 0.70})
+    records = training_records({CONTROL: (1e-5, 0.70, 0.70)})
+    measured = training.of_runs(records, runs, training.Settings(profile="cpu-steps3200", attribute="weather"))
+    html = figures.result(measured, training.findings(measured)).html
+    assert html.count('class="embdiag-result"') == 1
+    assert "At 3,200 steps, the longest training here," in html and "hold on weather" in html
+    assert "<em>labels survive</em>" in html.split("Contradicted:")[1]  # -22 pp is outside ±3
+    assert "gap to the EMA reference widens: -2.0 pp at 800 steps, -22.0 pp at 3,200." in html
+
+    shorter = training.of_runs(records, runs, training.Settings(profile="cpu", attribute="weather"))
+    assert "At 800 steps (the longest is 3,200)," in figures.result(shorter, training.findings(shorter)).html
+    one = training.of_runs(records, runs[runs["steps"] == 800], training.Settings(profile="cpu"))
+    assert "not yet measured at two training lengths" in figures.ladder_sentence(one)
+
+
 def test_percent_panels_share_a_fixed_0_to_100_axis(training_records):
     rec = training_records()
     for chart in (figures.headline_chart(rec), figures.variants_chart(rec)):
