@@ -63,10 +63,16 @@ COLOURS = {
     "leaves top k": _P["vermillion"],
     "enters top k": _P["green"],
     "stays out": _P["grey"],
+    # verdicts (embdiag.metrics.inference, embdiag.study.findings)
+    "holds": _P["green"],
+    "contradicted": _P["vermillion"],
+    "inconclusive": _P["orange"],
+    "not testable": _P["grey"],
+    "not measured": _P["purple"],
     # compression methods
     "MRL": _P["blue"],
     "PCA": _P["vermillion"],
-    "PCA uncentred": _P["purple"],
+    "PCA uncentred": _P["wine"],
     # storage formats
     "fp32": _P["black"],
     "fp16": _P["blue"],
