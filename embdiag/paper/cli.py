@@ -17,17 +17,17 @@ def _parameters(pairs) -> dict:
     return {key: yaml.safe_load(value) for key, value in pairs or ()}
 
 
-def _run_chapter(pipeline, name: str, parameters=None, variant: bool = False) -> None:
+def _run_chapter(pipeline, name: str, parameters=None) -> None:
     start = time.perf_counter()
     print(f"executing {name} ...", end=" ", file=sys.stderr, flush=True)
-    path = pipeline.execute_variant(name) if variant else pipeline.execute(name, parameters)
+    path = pipeline.execute(name, parameters)
     print(f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     print(path.relative_to(pipeline.REPO))
 
 
-def _run_elsewhere(pipeline, name: str, parameters: dict, out: Path) -> None:
+def _run_elsewhere(pipeline, name: str, parameters: dict, out: Path, output: str | None = None) -> None:
     """Execute chapter ``name`` into the folder ``out`` and render it there as one offline HTML
-    page, both or neither. ``out`` is refused (:class:`~embdiag.paper.pipeline.ChapterInputError`)
+    page, both or neither, named ``output`` (default the chapter's name). ``out`` is refused (:class:`~embdiag.paper.pipeline.ChapterInputError`)
     where it is, lies inside or holds the book's folders, or holds an input (a ``*_path`` or
     ``*_dir`` parameter; :func:`~embdiag._atomic.out_refusal`), and while another run writes it.
     A chapter that reports its progress (:data:`~embdiag.paper.pipeline.PROGRESS`) does, on stderr,
@@ -51,7 +51,7 @@ def _run_elsewhere(pipeline, name: str, parameters: dict, out: Path) -> None:
     print(f"executing {name} ...", end="\n" if streamed else " ", file=sys.stderr, flush=True)
     try:
         with terminable(), claimed(out, make=True):
-            path = pipeline.execute(name, parameters, out_dir=out, beside=_page)
+            path = pipeline.execute(name, parameters, out_dir=out, output=output, beside=_page)
     except Busy as e:
         raise pipeline.ChapterInputError(str(e)) from None
     print((f"{name}: " if streamed else "") + f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
@@ -70,22 +70,28 @@ def _page(nb, path: Path) -> dict:
 
 
 def _chapter(pipeline, args) -> None:
-    """``embdiag chapter``: the book's page when the parameters are the book's (or a variant's),
-    else a page of its own under ``--out``, which the book never holds."""
+    """``embdiag chapter``: the book's page when the parameters are the book's, else a page of its
+    own under ``--out``, which the book never holds; a declared variant is its chapter with the
+    variant's parameters (and any given on top), always under ``--out``."""
     parameters = _parameters(args.parameter)
+    variant = pipeline.variants().get(args.name)
+    if variant is not None and args.out is None:
+        raise pipeline.ChapterInputError(
+            f"variant {args.name} is not a page of the book (its findings are on the book's Across encoders "
+            "page): name a folder for it with --out DIR"
+        )
     if args.out is not None:
-        _run_elsewhere(pipeline, args.name, parameters, Path(args.out).expanduser().resolve())
+        name, output = (variant["chapter"], args.name) if variant else (args.name, None)
+        given = {**variant["parameters"], **parameters} if variant else parameters
+        _run_elsewhere(pipeline, name, given, Path(args.out).expanduser().resolve(), output)
         return
-    if args.name in pipeline.variants() and not parameters:
-        _run_chapter(pipeline, args.name, variant=True)
-    else:
-        changed = pipeline.changed_parameters(args.name, parameters)
-        if changed:
-            raise pipeline.ChapterInputError(
-                f"parameters other than the book's ({', '.join(changed)}) make a page of your own: name a folder "
-                "for it with --out DIR (the book's pages keep their parameters)"
-            )
-        _run_chapter(pipeline, args.name, parameters)
+    changed = pipeline.changed_parameters(args.name, parameters)
+    if changed:
+        raise pipeline.ChapterInputError(
+            f"parameters other than the book's ({', '.join(changed)}) make a page of your own: name a folder "
+            "for it with --out DIR (the book's pages keep their parameters)"
+        )
+    _run_chapter(pipeline, args.name, parameters)
     if not args.no_build:
         _build(pipeline)
 
@@ -224,9 +230,7 @@ def _dispatch(argv: list) -> int:
         "reports its progress prints it on stderr (-p progress false: quiet)",
     )
     ch.add_argument("--no-build", action="store_true", help="execute only (the book is not built with --out)")
-    bk = sub.add_parser(
-        "book", help="execute every chapter with its defaults and every declared variant, then build the book"
-    )
+    bk = sub.add_parser("book", help="execute every chapter with its defaults, then build the book")
     bk.add_argument("--no-execute", action="store_true", help="build from the executed chapters as they are")
     args = parser.parse_args(argv)
 
@@ -241,8 +245,6 @@ def _dispatch(argv: list) -> int:
                 if not args.no_execute:
                     for name in pipeline.chapter_names():
                         _run_chapter(pipeline, name)
-                    for name in pipeline.variants():
-                        _run_chapter(pipeline, name, variant=True)
                 _build(pipeline)
     except pipeline.ChapterError as e:  # bad input, or a chapter that failed: a defect, exit 3
         print(f"\nembdiag: {e}", file=sys.stderr)

@@ -8,7 +8,9 @@ anything runs; execution writes to a temporary file first, so a chapter that rai
 leaves the book's copy untouched; and the executed notebook is normalised (cell ids,
 table ids, no timestamps) so that re-executing an unchanged chapter reproduces it byte
 for byte. A *variant* re-executes a chapter with other parameters into an output of its
-own name (``notebooks/variants.yml``), e.g. the appendix's chapters on a second encoder.
+own name (``notebooks/variants.yml``), e.g. a chapter on a second encoder: the book holds none
+(its comparison page reads the same measurements), so a variant is executed into a folder of
+one's own, beside its offline page (``embdiag chapter VARIANT --out DIR``).
 The kernel is told which chapter source it runs, and with which non-default parameters
 (:data:`~embdiag.view.exhibits.CHAPTER_ENV`, :data:`~embdiag.view.exhibits.PARAMETERS_ENV`), so
 that its exhibits can name their source. A chapter that declares the parameter :data:`PROGRESS`
@@ -118,7 +120,7 @@ def _resolve(name: str, layout: Layout) -> str:
     return hits[0]
 
 
-def cells(nb, *, ignore_tags=("hide-input",)) -> list[tuple]:
+def cells(nb, *, ignore_tags=("hide-input", "remove-input")) -> list[tuple]:
     """(type, source, tags) of each cell, without papermill's injected-parameters cell."""
     return [
         (c.cell_type, c.source.strip(), tuple(t for t in c.metadata.get("tags", ()) if t not in ignore_tags))
@@ -187,22 +189,37 @@ def _stable_styler_ids(html: str) -> str:
 METADATA = "embdiag"
 
 
+#: The class of a page's result box (:func:`embdiag.view.result.box`): no code toggle comes before it.
+RESULT_BOX = 'class="embdiag-result"'
+
+
+def _result_cell(nb) -> int:
+    """Index of the first cell whose output holds the result box (-1 when none does)."""
+    for i, cell in enumerate(nb.cells):
+        if any(RESULT_BOX in _text(o.get("data", {}).get("text/html", "")) for o in cell.get("outputs", ())):
+            return i
+    return -1
+
+
 def _finalize(nb) -> None:
-    """Hide code in the book; drop volatile metadata (timestamps, durations); give cells
-    and tables deterministic ids, so an unchanged chapter re-executes byte for byte; record
-    the float path its kernel ran on (:data:`METADATA`)."""
+    """Hide code in the book (its input removed up to the cell that shows the result box, so the
+    answer comes before any code toggle; folded after it); drop volatile metadata (timestamps,
+    durations); give cells and tables deterministic ids, so an unchanged chapter re-executes
+    byte for byte; record the float path its kernel ran on (:data:`METADATA`)."""
     from ..floatpath import current
 
     nb.metadata.pop("papermill", None)
     nb.metadata[METADATA] = {"float_path": current()}
+    answer = _result_cell(nb)
     for i, cell in enumerate(nb.cells):
         cell.id = f"cell-{i}"
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
             tags = cell.metadata.setdefault("tags", [])
-            if "hide-input" not in tags:
-                tags.append("hide-input")
+            hide = "remove-input" if i <= answer else "hide-input"
+            if not {"hide-input", "remove-input"} & set(tags):
+                tags.append(hide)
             for out in cell.outputs:
                 data = out.get("data", {})
                 if "text/html" in data:
@@ -395,15 +412,6 @@ def _chapter_environment(name: str, changed: Mapping):
                 os.environ[key] = value
 
 
-def execute_variant(output: str, layout: Layout = DEFAULT) -> Path:
-    """Execute the declared variant ``output`` (see :func:`variants`) into ``book/chapters/<output>.ipynb``."""
-    declared = variants(layout)
-    if output not in declared:
-        raise ChapterError(f"unknown variant {output!r}; variants are: {', '.join(declared) or 'none'}")
-    spec = declared[output]
-    return execute(spec["chapter"], spec["parameters"], layout, output=output)
-
-
 def changed_parameters(name: str, parameters: Mapping | None = None, layout: Layout = DEFAULT) -> dict:
     """The checked ``parameters`` (:func:`check_parameters`) that differ from the chapter's defaults."""
     values = check_parameters(name, dict(parameters or {}), layout)
@@ -486,10 +494,8 @@ def committed_float_paths(layout: Layout = DEFAULT) -> set:
 
 def executed(layout: Layout = DEFAULT) -> dict[str, tuple[str, dict]]:
     """Every executed chapter the book holds: ``{output name: (chapter source, parameters)}``,
-    the chapters with their defaults and the declared variants."""
-    out = {name: (name, {}) for name in chapter_names(layout)}
-    out.update({name: (spec["chapter"], spec["parameters"]) for name, spec in variants(layout).items()})
-    return out
+    each chapter with its defaults (a declared variant is no page of the book)."""
+    return {name: (name, {}) for name in chapter_names(layout)}
 
 
 def build(*, output: Path | None = None, strict: bool = True, layout: Layout = DEFAULT) -> Path:

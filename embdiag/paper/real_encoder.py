@@ -110,14 +110,15 @@ def load_vectors(encoder: str, dataset: str) -> tuple:
 
 
 def section_parameters(encoder: str, dataset: str, layout=None) -> dict[str, dict]:
-    """``{section: parameters}`` of each design-B section: the parameters of the book's page that
-    executes the section's chapter on ``encoder`` and ``dataset`` (the chapter itself, or a declared
-    variant of ``notebooks/variants.yml``), or the chapter's defaults with that encoder and dataset
-    where no page does."""
+    """``{section: parameters}`` of each design-B section: the parameters with which the section's
+    chapter runs on ``encoder`` and ``dataset`` (the book's page, or a declared variant of
+    ``notebooks/variants.yml``), or the chapter's defaults with that encoder and dataset where
+    neither does."""
     from . import pipeline
 
     layout = pipeline.DEFAULT if layout is None else layout
-    chapters, pages = dict(conclusions.SECTIONS), pipeline.executed(layout).values()
+    declared = [(spec["chapter"], spec["parameters"]) for spec in pipeline.variants(layout).values()]
+    chapters, pages = dict(conclusions.SECTIONS), [*pipeline.executed(layout).values(), *declared]
     out = {}
     for section in SECTIONS:
         defaults = pipeline.parameters(chapters[section], layout)

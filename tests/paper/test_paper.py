@@ -46,12 +46,12 @@ def test_chapter_has_parameters_cell(name):
     assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
 
 
-@pytest.mark.parametrize("name", NAMES + list(VARIANTS))
+@pytest.mark.parametrize("name", NAMES)
 def test_executed_chapter_is_complete_and_current(name):
     path = pipeline.DEFAULT.chapters / f"{name}.ipynb"
     assert path.exists(), f"{name} was never executed (run: embdiag chapter {name})"
     executed = nbformat.read(path, as_version=4)
-    chapter = VARIANTS[name]["chapter"] if name in VARIANTS else name
+    chapter = name
     source = nbformat.read(pipeline.DEFAULT.notebooks / f"{chapter}.ipynb", as_version=4)
     diff = pipeline.difference(source, executed, "source", "executed chapter")
     assert diff is None, f"{name}: the executed chapter is out of date: {diff}"
@@ -60,7 +60,11 @@ def test_executed_chapter_is_complete_and_current(name):
     assert any(c.outputs for c in code), "the chapter has no outputs"
     errors = [o for c in code for o in c.outputs if o.output_type == "error"]
     assert not errors, f"the chapter recorded an exception: {errors[0].ename}: {errors[0].evalue}"
-    assert all("hide-input" in c.metadata.get("tags", ()) for c in code), "code must be hidden in the book"
+    hidden = [{"hide-input", "remove-input"} & set(c.metadata.get("tags", ())) for c in code]
+    assert all(hidden), "code must be hidden in the book"
+    answer = pipeline._result_cell(executed)
+    before = [c for c in executed.cells[: answer + 1] if c.cell_type == "code"]
+    assert all("remove-input" in c.metadata.get("tags", ()) for c in before), "a code toggle precedes the result"
 
 
 def test_toc_lists_every_executed_chapter_and_nothing_missing():
@@ -68,18 +72,22 @@ def test_toc_lists_every_executed_chapter_and_nothing_missing():
     files = [toc["root"], *_toc_files(toc)]
     for f in files:
         assert any((pipeline.DEFAULT.book / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f
-    for name in NAMES + list(VARIANTS):
+    for name in NAMES:
         assert f"chapters/{name}" in files, f"{name} is not in _toc.yml"
     assert (pipeline.DEFAULT.book / "_toc.yml").resolve() == (pipeline.REPO / "_toc.yml").resolve()
     assert (pipeline.DEFAULT.book / "_config.yml").resolve() == (pipeline.REPO / "_config.yml").resolve()
 
 
-def test_chapters_are_numbered_in_reading_order():
+def test_chapters_are_numbered_in_reading_order_within_each_part():
+    """Page names keep their numbers when a page moves (links outside the site point at them), so
+    numbers rise within each part of _toc.yml, and every chapter is listed once."""
     toc = yaml.safe_load((pipeline.REPO / "_toc.yml").read_text())
-    chapters = [f.removeprefix("chapters/") for f in [toc["root"], *_toc_files(toc)] if f.startswith("chapters/")]
-    numbers = [int(name[:2]) for name in chapters]
-    assert numbers == list(range(len(chapters))), f"_toc.yml reads {chapters}: numbers must run 00, 01, ... in order"
-    assert sorted(NAMES + list(VARIANTS)) == chapters
+    parts = [[toc["root"]]] + [[c["file"] for c in part["chapters"]] for part in toc["parts"]]
+    for files in parts:
+        numbers = [int(f.removeprefix("chapters/")[:2]) for f in files if f.startswith("chapters/")]
+        assert numbers == sorted(numbers), f"_toc.yml reads {files}: numbers must rise within a part"
+    listed = [f.removeprefix("chapters/") for files in parts for f in files if f.startswith("chapters/")]
+    assert sorted(listed) == sorted(NAMES)
 
 
 def test_cli_parameters_are_read_as_yaml():
@@ -164,14 +172,12 @@ def test_declared_variants_name_chapters_and_their_parameters():
 
 
 @pytest.mark.slow
-def test_a_variant_executes_under_its_own_name(layout):
+def test_a_chapter_executes_under_another_name_outside_the_book(layout, tmp_path):
     pipeline.sync("demo", layout)
-    (layout.notebooks / "variants.yml").write_text("demo_big:\n  chapter: 01_demo\n  parameters: {value: 50}\n")
-    out = pipeline.execute_variant("demo_big", layout)
-    assert out.name == "demo_big.ipynb"
+    out = pipeline.execute("demo", {"value": 50}, layout, out_dir=tmp_path / "mine", output="demo_big")
+    assert out == tmp_path / "mine" / "demo_big.ipynb"
     assert nbformat.read(out, as_version=4).cells[-1].outputs[0].text.strip() == "100"
-    with pytest.raises(pipeline.ChapterError, match="unknown variant 'nope'; variants are: demo_big"):
-        pipeline.execute_variant("nope", layout)
+    assert not layout.chapters.exists(), "the book holds no variant"
 
 
 @pytest.mark.parametrize(

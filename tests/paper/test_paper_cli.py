@@ -25,6 +25,7 @@ def _book_state() -> dict:
         (["chapter", "stress_tests", "-p", "kk", "20"], "has no parameter 'kk'"),
         (["chapter", "stress_tests", "-p", "vectors_path", "5", "--out", "x"], "'vectors_path' expects str | None"),
         (["chapter", "no_such_chapter"], "unknown chapter 'no_such_chapter'"),
+        (["chapter", "11_stress_tests_wordnet"], "variant 11_stress_tests_wordnet is not a page of the book"),
     ],
 )
 def test_bad_input_exits_2_and_leaves_the_book_alone(argv, message, capsys, tmp_path, monkeypatch):
