@@ -27,11 +27,12 @@ def _run_chapter(pipeline, name: str, parameters=None) -> None:
 
 def _run_elsewhere(pipeline, name: str, parameters: dict, out: Path, output: str | None = None) -> None:
     """Execute chapter ``name`` into the folder ``out`` and render it there as one offline HTML
-    page, both or neither, named ``output`` (default the chapter's name). ``out`` is refused (:class:`~embdiag.paper.pipeline.ChapterInputError`)
-    where it is, lies inside or holds the book's folders, or holds an input (a ``*_path`` or
-    ``*_dir`` parameter; :func:`~embdiag._atomic.out_refusal`), and while another run writes it.
-    A chapter that reports its progress (:data:`~embdiag.paper.pipeline.PROGRESS`) does, on stderr,
-    unless the parameter is given."""
+    page, both or neither, named ``output`` (default the chapter's name). ``out`` is refused
+    (:class:`~embdiag.paper.pipeline.ChapterInputError`) where it is, lies inside or holds the
+    book's folders, or holds an input (a ``*_path`` or ``*_dir`` parameter;
+    :func:`~embdiag._atomic.out_refusal`), and while another run writes it. A chapter that
+    reports its progress (:data:`~embdiag.paper.pipeline.PROGRESS`) does, on stderr, unless
+    the parameter is given."""
     if pipeline.PROGRESS in pipeline.parameters(name):
         parameters = {pipeline.PROGRESS: True, **parameters}
     values = pipeline.check_parameters(name, parameters)
