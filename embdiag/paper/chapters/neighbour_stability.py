@@ -453,7 +453,8 @@ def certificate_chart(results, conditions=CERTIFICATE_CONDITIONS) -> alt.FacetCh
 
 
 def certificate_explanation(results, d: int, condition: str = "INT8 gallery", fp16: str = "FP16 gallery") -> str:
-    """Why ``condition``'s coverage is low although few of its queries change, in numbers (Markdown)."""
+    """How ``condition``'s certificate bound compares with its margins and its actual score changes,
+    beside ``fp16``'s reconstruction error, in this run's numbers (Markdown)."""
     r, f = result_named(results, condition), result_named(results, fp16)
     g = r.gallery_error[r.gallery_error > 0] if (r.gallery_error > 0).any() else r.query_error
     gf = f.gallery_error[f.gallery_error > 0] if (f.gallery_error > 0).any() else f.query_error
@@ -461,21 +462,39 @@ def certificate_explanation(results, d: int, condition: str = "INT8 gallery", fp
     half = r.margins / 2
     return (
         f"Under **{condition}** a stored vector, normalized, lies a median {np.median(g):.2g} from the original "
-        f"unit vector ({fp16}: {np.median(gf):.2g}, {np.median(g) / np.median(gf):.0f} times less): INT8 rounds each "
-        f"coordinate to a step of 1/127 of the vector's largest coordinate, FP16 to about 1/2048 of the coordinate "
-        f"itself. The certificate must hold whatever direction that error takes, so it assumes the worst: an error "
-        f"pointing straight along the query, which moves the score by the error's full length. Its bound for a "
-        f"query is therefore at least the largest error in the gallery ({g.max():.2g}) plus the query's own; the "
-        f"median bound is {np.median(r.bound):.2g}, above the median half margin ({np.median(half):.2g}), so only "
-        f"{int(r.certified.sum())} of {r.changed.size} queries ({100 * r.coverage:.1f}%) are certified. The actual "
-        f"change of a score is the error's projection on the other vector: spread over {d} coordinates with signs "
-        f"unrelated to the query, it is typically about 1/√{d} ≈ {1 / math.sqrt(d):.3f} of the error's length "
-        f"(the largest of {r.changed.size - 1} such projections is a few times the typical one). "
-        f"The largest actual change over the whole gallery has a median of {np.nanmedian(act):.2g} per query, "
-        f"{np.median(r.bound) / np.nanmedian(act):.0f} times below the bound, and stays below half the margin for "
-        f"{100 * np.mean(act < half):.1f}% of the queries: only {r.n_changed} changed. The certificate is a "
-        f"guarantee, not an estimate; its coverage measures how much of the turnover can be *ruled out* in "
-        f"advance, not how much happens."
+        f"unit vector ({fp16}: {np.median(gf):.2g}). The certificate assumes the worst direction, an error along "
+        f"the query, so its bound is at least the gallery's largest error ({g.max():.2g}) plus the query's own: "
+        f"median {np.median(r.bound):.2g}, against a median half margin of {np.median(half):.2g}; "
+        f"{int(r.certified.sum()):,} of {r.changed.size:,} queries ({100 * r.coverage:.1f}%) are certified. An actual "
+        f"score change is the error's projection on another vector, typically about 1/√{d} ≈ "
+        f"{1 / math.sqrt(d):.3f} of its length: each query's largest has a median of {np.nanmedian(act):.2g}, "
+        f"{np.median(r.bound) / np.nanmedian(act):.0f} times below the median bound, and stays below half the "
+        f"margin for {100 * np.mean(act < half):.1f}% of the queries; {r.n_changed:,} changed. Coverage counts the "
+        f"queries whose top {r.k} can be proved stable in advance, not those that change."
+    )
+
+
+def margin_statement(results, fp16: str = "FP16 gallery", offset: str = OFFSET_FP16) -> str:
+    """The median reference margin of the vectors as embedded and after the common offset, and the
+    queries FP16 storage changes in each (Markdown; empty where either condition is absent)."""
+    names = {r.condition.name for r in results}
+    if fp16 not in names or offset not in names:
+        return ""
+    f, o = result_named(results, fp16), result_named(results, offset)
+    return (
+        f"The median reference margin is {np.median(f.margins):.2g} on the vectors as embedded and "
+        f"{np.median(o.margins):.2g} after the common offset; storing the gallery in FP16 changes "
+        f"{f.n_changed:,} and {o.n_changed:,} of {f.changed.size:,} queries respectively."
+    )
+
+
+def data_statement(vectors, k: int) -> str:
+    """Which data and encoder this run measured, how it searches, and whose the study's values are (Markdown)."""
+    n = len(vectors.val)
+    return (
+        f"**Data and encoder:** {vectors.source}. Each of the {n:,} evaluation vectors ({vectors.dim}-d) queries "
+        f"the other {n - 1:,} for its exact top {k}; the offset is fitted on the {len(vectors.train):,} training "
+        f"vectors. The study's values: EmbeddingGemma 2 on 983 BDD100K validation images (data/study/storage.csv)."
     )
 
 

@@ -192,8 +192,30 @@ def test_certificate_explanation_states_the_computed_numbers(run):
     _, _, results, _ = run
     text = sf.certificate_explanation(results, 24)
     r = sf.result_named(results, "INT8 gallery")
-    assert f"only {int(r.certified.sum())} of {r.changed.size} queries" in text
-    assert f"only {r.n_changed} changed" in text and "1/√24" in text
+    assert f"{int(r.certified.sum())} of {r.changed.size} queries ({100 * r.coverage:.1f}%) are certified" in text
+    assert f"; {r.n_changed} changed" in text and "1/√24" in text and "only" not in text
+
+
+def test_margin_statement_states_this_runs_margins_and_changes(run):
+    _, _, results, _ = run
+    f, o = sf.result_named(results, "FP16 gallery"), sf.result_named(results, ns.OFFSET_FP16)
+    text = sf.margin_statement(results)
+    assert f"{np.median(f.margins):.2g} on the vectors as embedded" in text
+    assert f"{np.median(o.margins):.2g} after the common offset" in text
+    assert f"changes {f.n_changed} and {o.n_changed} of {f.changed.size} queries" in text
+    assert sf.margin_statement([r for r in results if r.condition.name != ns.OFFSET_FP16]) == ""
+
+
+def test_data_statement_names_this_runs_vectors(run):
+    val, labels, _, _ = run
+    vectors = LabelledVectors(np.zeros((7, 24)), val, {}, labels, source="my vectors")
+    text = sf.data_statement(vectors, K)
+    assert text.startswith("**Data and encoder:** my vectors.")
+    assert (
+        f"Each of the {len(val)} evaluation vectors (24-d) queries the other {len(val) - 1} for its exact top {K}"
+        in text
+    )
+    assert "the 7 training vectors" in text
 
 
 def test_scope_note_names_the_scope_statements_apart(run, study):
