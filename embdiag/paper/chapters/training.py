@@ -343,6 +343,33 @@ def result(measured: Training, verdicts: pd.DataFrame) -> Result:
     return Result(f"{body} {html.escape(ladder_sentence(measured), quote=False)}</p>{end}")
 
 
+def variants_result(records: pd.DataFrame, paired: pd.DataFrame, steps: int, attribute: str = "timeofday") -> Result:
+    """The variants page's result box: of the runs in ``records`` (one length, ``steps``), how
+    many finished, which condition has the highest mean total variance, probe accuracy and P@10
+    on ``attribute``, and how many of the declared comparisons' intervals exclude zero
+    (``paired``: :func:`paired_percent`)."""
+    name = ATTRIBUTE_NAMES.get(attribute, attribute)
+    runs = records[records["condition"] != UNTRAINED]
+    m = means(records, attribute).drop(index=UNTRAINED, errors="ignore")
+    top = {label: str(m[label].idxmax()) for label in ("total variance", "probe accuracy (%)", "P@10 (%)")}
+    leaders = (
+        f"Highest mean total variance: <strong>{html.escape(top['total variance'])}</strong>; on {name}, highest "
+        f"probe accuracy: <strong>{html.escape(top['probe accuracy (%)'])}</strong>, highest P@10: "
+        f"<strong>{html.escape(top['P@10 (%)'])}</strong>"
+    )
+    contrasts = paired[paired["attribute"] == attribute].drop_duplicates(["metric", "comparison"])
+    excluded = []
+    for label in ("probe accuracy (%)", "P@10 (%)"):
+        c = contrasts[contrasts["metric"] == label]
+        excluded.append(f"{int(((c['low'] > 0) | (c['high'] < 0)).sum())} of {len(c)} in {label.split(' (')[0]}")
+    n = int(contrasts["n"].min()) if len(contrasts) else 0
+    return box(
+        f"At {steps:,} steps, {int((runs['status'] == 'ok').sum())} of {len(runs)} runs of "
+        f"{runs['condition'].nunique()} conditions finished. {leaders}. Declared comparisons whose interval "
+        f"excludes zero on {name}: {' and '.join(excluded)} (paired Student-t 95% intervals over {n} seeds)."
+    )
+
+
 def headline_result(measured: Training) -> Result:
     """:func:`headline_text` as a result box, for the cover's first screen."""
     return box(headline_text(measured))

@@ -243,3 +243,16 @@ def _scales(spec):
     elif isinstance(spec, list):
         for v in spec:
             yield from _scales(v)
+
+
+def test_variants_result_names_the_leaders_and_the_comparisons_of_the_run(training_records):
+    rec = training_records()
+    rec.loc[(rec["condition"] == CONTROL) & (rec["seed"] == 4), "status"] = "failed"
+    paired = figures.paired_percent(sweep.paired_table(rec))
+    html = figures.variants_result(rec, paired, 3200, attribute="scene").html
+    assert html.count('class="embdiag-result"') == 1
+    assert "At 3,200 steps, 34 of 35 runs of 7 conditions finished." in html
+    assert "Highest mean total variance: <strong>SIGReg + stop-gradient</strong>" in html
+    assert "on scene, highest probe accuracy: <strong>EMA reference</strong>" in html
+    assert "highest P@10: <strong>EMA reference</strong>" in html
+    assert "intervals over 4 seeds" in html  # a comparison with the control lost a seed
