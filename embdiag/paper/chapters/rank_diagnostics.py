@@ -9,6 +9,8 @@ it (:func:`spectra_frame`, :func:`offset_sweep_frame`), which is also its CSV.
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -17,6 +19,7 @@ from ...view import theme
 from ... import synthetic
 from ..._validate import as_matrix
 from ...metrics.geometry import covariance_eigenvalues, participation_ratio, rankme, singular_values, summary
+from ...view.result import Result, box
 
 __all__ = [
     "WORKED_SINGULAR_VALUES",
@@ -25,6 +28,7 @@ __all__ = [
     "offset_direction",
     "variants",
     "summary_table",
+    "result",
     "spectra_frame",
     "spectra_chart",
     "offset_sweep_frame",
@@ -86,6 +90,38 @@ def summary_table(matrices: dict[str, np.ndarray]) -> pd.DataFrame:
     """Total variance, mean cosine, RankMe and participation ratio of each matrix (rows)."""
     table = pd.DataFrame({name: summary(V) for name, V in matrices.items()}).T.rename(columns=_LABELS)
     return table[list(_LABELS.values())].rename_axis("matrix")
+
+
+def _moves(before: float, after: float) -> str:
+    """``unchanged at x`` where ``after`` equals ``before`` to a relative 1e-9, else ``x → y``."""
+    if math.isclose(before, after, rel_tol=1e-9, abs_tol=1e-12):
+        return f"unchanged at {before:.2f}"
+    return f"{before:.2f} → {after:.2f}"
+
+
+def _measure_moves(name: str, original: float, after: pd.Series) -> str:
+    """How measure ``name`` moves under each change (``after``: its value per change)."""
+    if all(math.isclose(original, v, rel_tol=1e-9, abs_tol=1e-12) for v in after):
+        return f"{name} stays at {original:.2f} under all {len(after)}"
+    return f"{name}: " + ", ".join(f"{change} {_moves(original, v)}" for change, v in after.items())
+
+
+def result(table: pd.DataFrame, what: str = "these vectors") -> Result:
+    """The note's result box, read from :func:`summary_table` of :func:`variants` (the original
+    first): on how many of the three changes RankMe and the participation ratio disagree (one
+    moves, the other does not, to a relative 1e-9), then how each moves under each change."""
+    original, changes = table.iloc[0], table.iloc[1:]
+    moved = {
+        m: [not math.isclose(original[m], v, rel_tol=1e-9, abs_tol=1e-12) for v in changes[m]]
+        for m in ("RankMe", "participation ratio")
+    }
+    disagree = sum(a != b for a, b in zip(moved["RankMe"], moved["participation ratio"]))
+    return box(
+        f"On {what}, RankMe and the participation ratio (PR) disagree on {disagree} of the {len(changes)} changes "
+        f"that keep the vectors' relative arrangement. "
+        f"{_measure_moves('RankMe', original['RankMe'], changes['RankMe'])}; "
+        f"{_measure_moves('PR', original['participation ratio'], changes['participation ratio'])}."
+    )
 
 
 def spectra_frame(matrices: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -157,6 +193,6 @@ def offset_sweep_chart(Z, seed: int = 0, ratios=None) -> alt.Chart:
             color=alt.Color("metric:N", scale=theme.scale(["RankMe", "participation ratio"])),
             tooltip=["metric", alt.Tooltip("offset / rms norm:Q", format=".3g"), alt.Tooltip("value:Q", format=".2f")],
         )
-        .properties(width=theme.panel_width(1, gap=120), height=280, title="A common offset lowers RankMe, not PR")
+        .properties(width=theme.panel_width(1, gap=120), height=280, title="RankMe and PR under a common offset")
         .configure_legend(orient="bottom")
     )

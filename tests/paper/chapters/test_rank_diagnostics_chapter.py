@@ -72,3 +72,16 @@ def test_offset_sweep_lowers_rankme_and_keeps_pr():
     drawn = chart_data(rf.offset_sweep_chart(Z, ratios=[0.01, 1.0, 100.0]))[0]
     pd.testing.assert_frame_equal(drawn[frame.columns], frame, check_dtype=False)
     assert len(rf.offset_sweep_frame(Z)) == 2 * 17
+
+
+def test_result_reads_which_measure_each_change_moves():
+    t = rf.summary_table(rf.variants(_Z(), 0.5, 40.0))
+    html = rf.result(t, "the test matrix").html
+    assert html.count('class="embdiag-result"') == 1
+    assert "On the test matrix, RankMe and the participation ratio (PR) disagree on 2 of the 3 changes" in html
+    assert f"scaled by c = 0.5 unchanged at {t.iloc[0]['RankMe']:.2f}" in html
+    assert f"common offset (norm 40) {t.iloc[0]['RankMe']:.2f} → {t.iloc[2]['RankMe']:.2f}" in html
+    assert f"PR stays at {t.iloc[0]['participation ratio']:.2f} under all 3" in html
+    moved = t.copy()
+    moved.iloc[1, moved.columns.get_loc("participation ratio")] += 1.0  # PR moves under scaling too
+    assert "disagree on 3 of the 3" in rf.result(moved).html and "PR: scaled by c = 0.5" in rf.result(moved).html
