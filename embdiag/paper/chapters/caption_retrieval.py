@@ -10,6 +10,8 @@ are :func:`~embdiag.study.caption_retrieval.read_study`'s.
 
 from __future__ import annotations
 
+import colorsys
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -43,17 +45,36 @@ THIS_RUN, STUDY = "this run", "study (COCO)"
 COLOURS = {d: theme.colour(d) for d in (T2I, I2T)}
 PARENT = theme.PALETTE["vermillion"]
 
+#: Hue names by the upper bound of their hue band (degrees), for :func:`colour_name`.
+HUES = ((15, "red"), (45, "orange"), (70, "yellow"), (165, "green"), (200, "cyan"), (255, "blue"), (290, "purple"),
+        (345, "pink"), (360, "red"))  # fmt: skip
+
+
+def colour_name(colour: str) -> str:
+    """A plain name of the ``#RRGGBB`` ``colour`` as drawn: its hue band (:data:`HUES`), or black,
+    white or grey where it has next to no hue."""
+    if not (isinstance(colour, str) and len(colour) == 7 and colour.startswith("#")):
+        raise ValueError(f"colour: expected #RRGGBB, got {colour!r}")
+    h, lightness, saturation = colorsys.rgb_to_hls(*(int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)))
+    if saturation < 0.2 or lightness < 0.08 or lightness > 0.95:
+        return "black" if lightness < 0.2 else "white" if lightness > 0.9 else "grey"
+    return next(name for bound, name in HUES if 360 * h < bound)
+
 
 # ----------------------------------------------------------------------------- the worked example
 
 
 def data_statement(vectors, result: CaptionRetrieval) -> str:
-    """Which data and encoder ran, and, where captions are text with the same count per image,
-    how far exact duplicates can cap text→image Hit@1."""
-    text = (
-        f"**Data and encoder:** {vectors.source}. {len(vectors.group):,} captions, each embedded in the query "
-        f"and in the document role."
+    """Which data and encoder ran, how its captions were embedded, and, where captions are text with
+    the same count per image, how far exact duplicates can cap text→image Hit@1."""
+    queries, documents = getattr(vectors, "queries", None), getattr(vectors, "documents", None)
+    roles = (
+        "embedded once, the same vectors serving as query and as document"
+        if queries is not None and documents is not None and np.array_equal(queries, documents)
+        else "each embedded in the query and in the document role"
     )
+    captions = plural(getattr(vectors, "caption", "caption"))
+    text = f"**Data and encoder:** {vectors.source}. {len(vectors.group):,} {captions}, {roles}."
     stats = vectors.caption_statistics()
     if stats is not None:
         text += (
@@ -169,7 +190,7 @@ def ranking_frame(result: CaptionRetrieval, image: int, slot: int | None = None)
 
 def ranking_chart(result: CaptionRetrieval, vectors, image: int, slot: int | None = None, size: int = 45) -> alt.Chart:
     """:func:`ranking_frame` drawn: one row per representation, best first; the parent image is
-    outlined in red (the row label gives its rank, also when it falls outside the top ``k``).
+    outlined in :data:`PARENT` (the row label gives its rank, also when it falls outside the top ``k``).
     Pictures where ``vectors`` has them, else item numbers (with the item's text on hover)."""
     data = ranking_frame(result, image, slot)
     pixels, texts = vectors.image_pixels, vectors.item_texts
@@ -451,15 +472,20 @@ def control_statement(control: pd.DataFrame, result: CaptionRetrieval, study: pd
     study = read_study() if study is None else study
     k, n = result.k, result.n_images
     n_captions = len(result.group)
-    n_positives = int(np.bincount(result.group).max())  # captions per image (five)
+    sizes = np.bincount(result.group, minlength=n)  # captions per image
     c = control.set_index(["direction", "metric"])
     i2t = c.loc[(I2T, f"Hit@{k}")]
     s_t2i, s_i2t = (study_value(study, "shuffled Hit@10", d, "native 768") for d in (T2I, I2T))
+    draws, few = (float(np.mean([random_hit_chance(g, int(m), k) for m in sizes])) for g in (n_captions, n))
+    positives = (
+        f"{sizes[0]} positives among {n_captions:,} captions"
+        if (sizes == sizes[0]).all()
+        else f"an image's own {sizes.min()} to {sizes.max()} captions among {n_captions:,}, averaged over images"
+    )
     return (
         f"Here the image→text chance is {i2t['chance']:.2%}: the top {k} captions come from "
         f"{i2t['chance'] * n:.2f} images on average. Treating the {k} results as random draws would give "
-        f"{random_hit_chance(n_captions, n_positives, k):.2%} ({n_positives} positives among {n_captions:,} "
-        f"captions), or {random_hit_chance(n, n_positives, k):.2%} if the gallery held only {n:,} items; neither "
+        f"{draws:.2%} ({positives}), or {few:.2%} if the gallery held only {n:,} items; neither "
         f"is the control's chance, because the shuffle moves whole groups past a fixed ranking. The study's one "
         f"shuffle gave {s_i2t:.2f}% image→text, the lowest chance a shuffle of five-caption groups allows "
         f"({100 * np.ceil(10 / 5) / 1000:.2f}%: top ten captions owned by two images) and a plausible single "

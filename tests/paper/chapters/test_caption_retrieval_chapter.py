@@ -128,6 +128,47 @@ def test_control_statement_computes_its_numbers(result, study):
     assert f"{cr.random_hit_chance(150, 5, 4):.2%}" in text and "0.20% image→text" in text
 
 
+def test_control_statement_averages_the_random_draws_over_unequal_groups(study):
+    rng = np.random.default_rng(2)
+    images = rng.standard_normal((20, 8))
+    group = np.repeat(np.arange(20), np.arange(20) % 3 + 1)  # 1 to 3 captions per image
+    queries = images[group] + rng.standard_normal((len(group), 8))
+    result = cr.evaluate(images, queries, queries, group, np.zeros((20, 0), bool), dims=(4,), k=3)
+    text = figures.control_statement(cr.shuffled_control(result, n_permutations=10), result, study)
+    draws = np.mean([cr.random_hit_chance(len(group), m, 3) for m in np.bincount(group)])
+    assert f"{draws:.2%} (an image's own 1 to 3 captions among {len(group)}, averaged over images)" in text
+
+
+def test_the_parent_outline_is_named_by_the_colour_drawn(result):
+    assert figures.colour_name(figures.PARENT) == "orange"  # vermillion, #D55E00, hue 26°
+    assert [figures.colour_name(c) for c in ("#FF0000", "#0072B2", "#009E73", "#767676", "#000000")] == [
+        "red",
+        "blue",
+        "green",
+        "grey",
+        "black",
+    ]
+    spec = figures.ranking_chart(result, _caption_vectors(result), 3).to_dict()
+    assert [layer["mark"]["stroke"] for layer in spec["layer"] if "stroke" in layer["mark"]] == [figures.PARENT]
+    with pytest.raises(ValueError, match="colour: expected #RRGGBB"):
+        figures.colour_name("orange")
+
+
+def test_data_statement_says_whether_queries_and_documents_differ(result):
+    same = _caption_vectors(result)
+    assert "embedded once, the same vectors serving as query and as document" in figures.data_statement(same, result)
+    other = _caption_vectors(result)
+    other = CaptionVectors(
+        *(getattr(other, f) for f in ("images", "queries")),
+        np.ones((result.n_images, 1)),
+        *(getattr(other, f) for f in ("group", "captions", "categories", "category_names", "source")),
+    )
+    text = figures.data_statement(other, result)
+    assert text.startswith(
+        "**Data and encoder:** test data. 150 captions, each embedded in the query and in the document"
+    )
+
+
 def test_statements_without_categories_or_caption_text():
     from types import SimpleNamespace
 
