@@ -1,14 +1,19 @@
 """The stress-test chapter's exhibits, drawn from one measurement of the section.
 
 Every function reads a :class:`~embdiag.study.stress_tests.StressResults` (measured by
-:func:`embdiag.study.stress_tests.run`, which also decides the findings) and computes no metric:
+:func:`embdiag.study.stress_tests.run`, which also decides the findings) or a table of
+:func:`~embdiag.interventions.identities.exact_responses`, and computes no metric:
 the study's headline figure (:func:`headline_chart`, in words :func:`headline_text`), what each
-severity means (:func:`severity_table`), curves over the grid (:func:`curves_chart`), the
-contraction before/after table (:func:`contraction_table`) and the severe rows beside the study's
-(:func:`severe_table`, the study's values as printed in ``data/study/stress_severe.csv``).
+severity means (:func:`severity_table`), curves over the grid (:func:`curves_chart`), the note on the exact
+responses (:func:`exact_note`, :func:`identities_table`, in a :func:`note`) and the severe rows
+beside the study's (:func:`severe_table`, the study's values as printed in
+``data/study/stress_severe.csv``).
 """
 
 from __future__ import annotations
+
+import html
+from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
@@ -28,7 +33,9 @@ __all__ = [
     "headline_text",
     "long_grid",
     "curves_chart",
-    "contraction_table",
+    "exact_note",
+    "identities_table",
+    "note",
     "severe_frame",
     "severe_table",
     "severe_compared",
@@ -149,24 +156,113 @@ def headline_chart(results: StressResults, attribute: str | None = None) -> alt.
     ).properties(title=f"Each intervention at severity {severity_label(results.top)}")
 
 
-def headline_text(results: StressResults, attribute: str | None = None) -> str:
-    """The headline figure in one Markdown sentence per intervention, every number read from ``results``."""
+#: Changes within these are rounding: a share's absolute change, a label-free number's relative one.
+TOL_SHARE, TOL_RELATIVE = 1e-12, 1e-9
+#: The two findings that set a label-free number against retrieval (:data:`~embdiag.study.stress_tests.CRITERIA`).
+CONTRAST = ("noise: RankMe up, retrieval to chance", "common offset: centred spread kept, raw RankMe collapses")
+
+
+def _moved(before: float, after: float, share: bool) -> str:
+    """How ``after`` reads against ``before``: stays (within rounding), rises or falls, to its value."""
+    shown = f"{100 * after:.2f}%" if share else f"{after:.2f}"
+    if abs(after - before) <= (TOL_SHARE if share else TOL_RELATIVE * max(abs(before), abs(after))):
+        return f"stays at {shown}"
+    return f"{'rises' if after > before else 'falls'} to {shown}"
+
+
+def headline_text(results: StressResults, attribute: str | None = None, verdicts: pd.DataFrame | None = None) -> str:
+    """The headline figure in words (Markdown), every number and direction read from ``results``;
+    with ``verdicts`` (:func:`embdiag.study.stress_tests.findings`), a last sentence saying whether
+    the study's contrast (noise and the offset, :data:`CONTRAST`) holds here."""
     attribute = check_attribute(attribute or results.attribute, results.attributes)
     p, k, s = f"{attribute} P@{results.k}", results.k, results.top
     u, floor = results.unchanged, 100 * results.floors[attribute]
-    r = {n: results.row(n, s) for n in INTERVENTIONS}
 
-    def pk(row):
-        return f"{100 * row[p]:.2f}%"
+    def both(name: str) -> str:
+        r = results.row(name, s)
+        return f"RankMe {_moved(u['rankme'], r['rankme'], False)} and P@{k} {_moved(u[p], r[p], True)}"
 
+    gap = 100 * results.row("noise", s)[p] - floor
+    text = (
+        f"Unchanged, RankMe is {u['rankme']:.2f} and {attribute} P@{k} {100 * u[p]:.2f}% (random floor "
+        f"{floor:.2f}%). At s = {severity_label(s)}, under **noise** {both('noise')} ({gap:+.2f} pp from the "
+        f"floor); under the **common offset** {both('common_offset')}; under **rank restriction** to "
+        f"{n_kept(results.d, s)} of {results.d} directions {both('rank_restriction')}; under **contraction** "
+        f"{both('contraction')}."
+    )
+    if verdicts is None:
+        return text
+    verdict = verdicts.set_index("finding")["verdict"]
+    failing = [f for f in CONTRAST if verdict[f] != "holds"]
+    if not failing:
+        offset = results.row("common_offset", s)[p]
+        moved = _moved(u[p], offset, True)
+        moved += "" if moved.startswith("stays") else f" ({100 * (offset - u[p]):+.2f} pp)"
+        return text + (
+            f" As in the study, the offset collapses RankMe while P@{k} {moved}, and noise raises RankMe while "
+            f"P@{k} falls to chance: a label-free number measures the distribution, not the task."
+        )
+    return text + (
+        " The study's contrast between RankMe and retrieval is not fully reproduced here: "
+        + "; ".join(f"*{f}* is {verdict[f]}" for f in failing)
+        + " (see the findings)."
+    )
+
+
+def identities_table(table: pd.DataFrame):
+    """:func:`~embdiag.interventions.identities.exact_responses` as a Styler: an exact identity's
+    relative difference below :data:`TOL_RELATIVE` shows as rounding (its last bits depend on the
+    float path), the noise rows' as a number."""
+
+    def difference(value: float) -> str:
+        return f"below {TOL_RELATIVE:.0e}" if value < TOL_RELATIVE else f"{value:.1e}"
+
+    formats = {"severity": severity_label, "predicted": "{:.6g}", "measured": "{:.6g}", "relative error": difference}
+    return table.style.format(formats).hide(axis="index")
+
+
+def exact_note(table: pd.DataFrame) -> str:
+    """Why contraction and the common offset respond exactly, as the body of a note (HTML): the
+    algebra, then how closely :func:`~embdiag.interventions.identities.exact_responses`' ``table``
+    of these vectors bears it out (every number read from ``table``)."""
+    exact, noisy = table[table["kind"] == "exact"], table[table["kind"] != "exact"]
+    largest = float(exact["relative error"].max())
+    held = (
+        f"hold to float64 rounding (largest relative difference {largest:.0e})"
+        if largest <= TOL_RELATIVE
+        else f"differ by up to {largest:.1e}, more than rounding"
+    )
+    severities = ", ".join(severity_label(x) for x in sorted(table["severity"].unique()))
     return (
-        f"Unchanged, RankMe is {u['rankme']:.2f} and {attribute} P@{k} {pk(u)} (random floor {floor:.2f}%). "
-        f"At severity {severity_label(s)}: **noise** raises RankMe to {r['noise']['rankme']:.2f} while P@{k} falls to "
-        f"{pk(r['noise'])}, {100 * r['noise'][p] - floor:+.2f} points from the floor; **contraction** leaves "
-        f"RankMe at {r['contraction']['rankme']:.2f} and P@{k} at {pk(r['contraction'])}; the **common offset** "
-        f"collapses RankMe to {r['common_offset']['rankme']:.2f} while P@{k} stays at {pk(r['common_offset'])}; "
-        f"**rank restriction** to {n_kept(results.d, s)} of {results.d} directions gives RankMe "
-        f"{r['rank_restriction']['rankme']:.2f} and P@{k} {pk(r['rank_restriction'])}."
+        "<p>Some responses are algebra, not experiments. <strong>Contraction</strong> x ↦ (1 − s)x multiplies "
+        "the centred covariance by (1 − s)²: total variance scales by (1 − s)², while cosines (hence every "
+        "top-k list), the normalised spectra behind RankMe and PR, and standardized probes do not move. A "
+        "<strong>common offset</strong> x ↦ x + v leaves every x − x̄, hence total variance and PR, unchanged, "
+        "but moves the raw spectrum that RankMe reads.</p>"
+        f"<p>On these vectors, at s = {severities}, the {len(exact)} exact identities {held}; the "
+        f"{len(noisy)} noise rows, true only in expectation, differ by up to "
+        f"{float(noisy['relative error'].max()):.1e}. So the contraction and offset findings check the "
+        "instruments and the code, not the encoder.</p>"
+    )
+
+
+@dataclass(frozen=True)
+class Note:
+    """A note box: ``html`` is a ``<div class="admonition note">`` (the book's admonition style)."""
+
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+
+def note(title: str, body: str, *parts) -> Note:
+    """A :class:`Note` titled ``title`` around ``body`` (HTML) and ``parts`` (exhibits, or
+    anything with ``_repr_html_``)."""
+    inner = "".join(p._repr_html_() for p in parts)
+    return Note(
+        f'<div class="admonition note"><p class="admonition-title">{html.escape(title, quote=False)}</p>'
+        f"{body}{inner}</div>"
     )
 
 
@@ -240,25 +336,6 @@ def curves_chart(results: StressResults) -> alt.Chart:
     p = [panel(f"{a} P@{results.k}", floor=True) for a in results.attributes]
     rows = [alt.hconcat(*geometry[:3]), alt.hconcat(*geometry[3:])] + ([alt.hconcat(*ba)] if ba else [])
     return alt.vconcat(*rows, alt.hconcat(*p)).configure_legend(orient="bottom")
-
-
-def contraction_table(results: StressResults) -> pd.DataFrame:
-    """Contraction's before (severity 0) and after (the top severity) for every metric, their ratio
-    and the ratio the mapping predicts: ``(1 - s)**2`` for total variance, 1 for all else."""
-    s = results.top
-    before, after = results.unchanged, results.row("contraction", s)
-    metrics = [c for c in results.grid.columns[2:] if not c.endswith(" accuracy")]
-    labels = {c: lab for c, lab, _ in GEOMETRY}
-    table = pd.DataFrame(
-        {
-            "before (s = 0)": [before[c] for c in metrics],
-            f"after (s = {severity_label(s)})": [after[c] for c in metrics],
-        },
-        index=pd.Index([labels.get(c, c) for c in metrics], name="metric"),
-    )
-    table["after / before"] = table.iloc[:, 1] / table.iloc[:, 0]
-    table["predicted ratio"] = [(1 - s) ** 2 if c == "total_variance" else 1.0 for c in metrics]
-    return table
 
 
 def _number(text: str) -> float:

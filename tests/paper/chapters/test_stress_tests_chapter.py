@@ -1,5 +1,6 @@
 """The stress chapter's figures and tables, drawn from a measurement of small synthetic vectors."""
 
+import dataclasses
 import json
 
 import altair as alt
@@ -8,6 +9,7 @@ import pandas as pd
 import pytest
 
 from embdiag.encoders.vectors import LabelledVectors
+from embdiag.interventions.identities import exact_responses
 from embdiag.paper.chapters import stress_tests as sf
 from embdiag.study import stress_tests
 from embdiag.synthetic import labelled_clusters
@@ -87,6 +89,44 @@ def test_headline_text_numbers(results):
     u, noise = results.unchanged, results.row("noise", 0.99)
     assert f"{u['rankme']:.2f}" in text and f"{noise['rankme']:.2f}" in text
     assert f"{100 * results.floors['weather']:.2f}%" in text and "1 of 32 directions" in text
+    assert f"under **contraction** RankMe stays at {u['rankme']:.2f}" in text  # exact: no direction to report
+    assert "study" not in text, "without verdicts, no reading of the study's contrast"
+
+
+def test_headline_text_says_which_way_each_number_moved(results):
+    """The directions are read from the run: a run whose noise lowered RankMe says so."""
+    grid = results.grid.copy()
+    noise = (grid["intervention"] == "noise") & (grid["severity"] == 0.99)
+    grid.loc[noise, "rankme"] = results.unchanged["rankme"] / 2
+    text = sf.headline_text(dataclasses.replace(results, grid=grid))
+    assert f"under **noise** RankMe falls to {results.unchanged['rankme'] / 2:.2f}" in text
+
+
+def test_headline_text_reads_the_verdicts(results):
+    verdicts = stress_tests.findings(results)
+    held = verdicts.set_index("finding")["verdict"]
+    text = sf.headline_text(results, verdicts=verdicts)
+    if all(held[f] == "holds" for f in sf.CONTRAST):
+        assert "As in the study" in text
+    failed = verdicts.assign(verdict=verdicts["verdict"].where(verdicts["finding"] != sf.CONTRAST[0], "inconclusive"))
+    text = sf.headline_text(results, verdicts=failed)
+    assert "As in the study" not in text and f"*{sf.CONTRAST[0]}* is inconclusive" in text
+
+
+def test_the_exact_responses_note_reads_its_table(results, vectors):
+    table = exact_responses(vectors.train, vectors.val, (0.5, 0.99), k=5, seed=3)
+    body = sf.exact_note(table)
+    exact, noisy = table[table["kind"] == "exact"], table[table["kind"] != "exact"]
+    assert f"at s = .5, .99, the {len(exact)} exact identities hold to float64 rounding" in body
+    assert f"the {len(noisy)} noise rows" in body and f"{noisy['relative error'].max():.1e}" in body
+    assert "$" not in body, "no TeX in a code output: MathJax does not render it there"
+    broken = table.assign(measured=table["measured"] * np.where(table["kind"] == "exact", 1.001, 1.0))
+    broken["relative error"] = (broken["measured"] - broken["predicted"]).abs() / broken["predicted"].abs()
+    assert "more than rounding" in sf.exact_note(broken)
+    html = sf.identities_table(table).to_html()
+    assert "below 1e-09" in html and ">.99<" in html
+    box = sf.note("Note: why", body)._repr_html_()
+    assert box.startswith('<div class="admonition note"><p class="admonition-title">Note: why</p>')
 
 
 def test_curves_chart(results):
@@ -111,16 +151,6 @@ def test_curves_chart(results):
 def test_decades():
     assert sf._decades(pd.Series([0.3, 50.0])) == [0.1, 1.0, 10.0, 100.0]
     assert sf._decades(pd.Series([1e-5, 1e4])) == [1e-5, 1e-3, 0.1, 10.0, 1000.0]
-
-
-def test_contraction_table(results):
-    t = sf.contraction_table(results)
-    assert list(t.columns) == ["before (s = 0)", "after (s = .99)", "after / before", "predicted ratio"]
-    assert t.loc["total variance", "after / before"] == pytest.approx(1e-4, rel=1e-9)
-    assert t.loc["total variance", "predicted ratio"] == pytest.approx(1e-4)
-    rest = t.drop(index="total variance")
-    np.testing.assert_allclose(rest["after / before"], 1.0, rtol=1e-9)
-    assert (rest["predicted ratio"] == 1).all() and "weather P@5" in t.index and "weather accuracy" not in t.index
 
 
 def test_severe_table_layout(results):
