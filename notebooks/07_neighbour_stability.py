@@ -70,7 +70,7 @@ display(Markdown(variant_note(dataset, "neighbour stability") + figures.data_sta
 #
 # ## The eight conditions
 #
-# Two conditions first move every vector by one common offset (the stress tests' severe offset).
+# Two conditions first move every vector by one common offset, as the stress tests do.
 
 # %%
 exhibits.table(figures.conditions_table(results), name="conditions", collapsed="The eight conditions defined",
