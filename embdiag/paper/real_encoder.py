@@ -2,9 +2,9 @@
 
 The four fixed-encoder chapters (stress tests, compression, neighbour stability, caption
 retrieval) run again on a real pretrained *text* encoder, WordLlama ``l2_supercat``, over a
-real lexical database, a committed sample of WordNet 3.0 (``notebooks/variants.yml``, pages
-11-14). :func:`variant_note` is what those pages say first about that mapping (empty for every
-other dataset, so the default chapters are unchanged); :func:`encoder_findings` computes every
+real lexical database, a committed sample of WordNet 3.0 (declared in ``notebooks/variants.yml``).
+:func:`variant_note` is what a chapter run on WordNet says first about that mapping (empty for
+every other dataset, so the default chapters are unchanged); :func:`encoder_findings` computes every
 design-B verdict per encoder of :data:`ENCODERS` with
 :func:`~embdiag.paper.conclusions.fixed_encoder_findings`, each section at the parameters its
 page on that encoder was executed with (:func:`section_parameters`: the chapters' defaults and
@@ -221,14 +221,10 @@ def differing(table: pd.DataFrame) -> pd.DataFrame:
     return table[verdicts.nunique(axis=1) > 1]
 
 
-def comparison_summary(table: pd.DataFrame) -> str:
-    """The result in Markdown: how many of the study's findings hold on each encoder of a
-    :func:`comparison` (and how many are contradicted, inconclusive, not testable, not
-    measured); where the last encoder's verdict differs from every other's (with both
-    verdicts); and where the others already disagree among themselves."""
+def tally_sentence(table: pd.DataFrame) -> str:
+    """How many of the study's design-B findings of a :func:`comparison` hold on each encoder, with
+    how many are contradicted, inconclusive, not testable and not measured (Markdown)."""
     t = tallies(table)
-    labels = list(t.index)
-    real, others = labels[-1], labels[:-1]
 
     def counted(label, r) -> str:
         rest = [f"{r[v]} {v}" for v in (CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, NOT_MEASURED) if r[v]]
@@ -236,10 +232,21 @@ def comparison_summary(table: pd.DataFrame) -> str:
 
     parts = [counted(label, r) for label, r in t.iterrows()]
     n_study = int(t.iloc[0].sum())
-    text = (
+    listed = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
+    return (
         f"Of the {n_study} design-B findings of the study, each decided by an interval against its declared "
-        "margin, " + ", ".join(parts[:-1]) + f" and {parts[-1]} hold."
+        f"margin, {listed} hold."
     )
+
+
+def comparison_summary(table: pd.DataFrame) -> str:
+    """The result in Markdown: how many of the study's findings hold on each encoder of a
+    :func:`comparison` (and how many are contradicted, inconclusive, not testable, not
+    measured); where the last encoder's verdict differs from every other's (with both
+    verdicts); and where the others already disagree among themselves."""
+    labels = _labels(table)
+    real, others = labels[-1], labels[:-1]
+    text = tally_sentence(table)
     diff = differing(table)
     if diff.empty:
         return text + " Every finding has the same verdict on every encoder."
@@ -270,7 +277,38 @@ def comparison_summary(table: pd.DataFrame) -> str:
     return text
 
 
-def result(table: pd.DataFrame) -> Result:
-    """The page's result box: :func:`comparison_summary` of ``table``."""
-    text = html.escape(comparison_summary(table), quote=False)
-    return box(re.sub(r"\*([^*]+)\*", r"<em>\1</em>", text))
+def matrix_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """The study's findings of a :func:`comparison` in long form for a verdict matrix
+    (:func:`embdiag.paper.scoreboard.matrix`): ``finding`` (section: finding), ``encoder``,
+    ``verdict`` and the deciding ``numbers``."""
+    study = table[table[("", "kind")] == STUDY]
+    return pd.DataFrame(
+        [
+            {
+                "finding": f"{section}: {finding}",
+                "encoder": label,
+                "verdict": study.loc[(section, finding), (label, "verdict")],
+                "numbers": study.loc[(section, finding), (label, "numbers")],
+            }
+            for section, finding in study.index
+            for label in _labels(table)
+        ]
+    )
+
+
+def not_measured(table: pd.DataFrame, label: str) -> list[str]:
+    """The study's findings of a :func:`comparison` that ``label``'s run could not measure."""
+    study = table[table[("", "kind")] == STUDY]
+    return [finding for (_, finding), v in study[(label, "verdict")].items() if v == NOT_MEASURED]
+
+
+def result(table: pd.DataFrame, *, figure=None) -> Result:
+    """The page's result box: :func:`tally_sentence` of ``table`` and how many findings' verdicts
+    differ between encoders, then ``figure``."""
+    n = len(differing(table)[lambda t: t[("", "kind")] == STUDY])
+    text = tally_sentence(table) + (
+        f" The verdicts differ between encoders on {n} of them."
+        if n
+        else " Every verdict is the same on every encoder."
+    )
+    return box(html.escape(text, quote=False), figure=figure)

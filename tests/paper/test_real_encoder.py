@@ -166,7 +166,7 @@ def _page_table(name: str) -> pd.DataFrame:
 
 
 def test_the_page_lists_every_design_b_finding_with_three_verdicts():
-    table = _page_table("10_real_encoder")
+    table = _page_table("10_across_encoders")
     assert list(zip(table["section"], table["finding"])) == FINDINGS
     labels = list(real_encoder.ENCODERS)
     assert list(table.columns) == ["section", "finding", "kind", *labels] and len(labels) == 3
