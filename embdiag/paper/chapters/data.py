@@ -138,3 +138,21 @@ def image_strip_chart(ds: Dataset, rows: list[int], size: int = 128) -> alt.Char
         )
     )
     return img.properties(width=(size + 12) * len(rows), height=size + 4).configure_view(stroke=None)
+
+
+def balance_sentence(counts: pd.DataFrame, split: str = "train", floor: int = 10, evaluation: str = "val") -> str:
+    """The class balance in words (plain text): each attribute's largest class in ``split`` with its
+    share, and the classes of ``evaluation`` absent or below ``floor`` (which balanced accuracy
+    leaves out, so no result speaks for them)."""
+    c = counts[counts["split"] == split]
+    tops = c.loc[c.groupby("attribute", sort=False)["count"].idxmax()]
+    largest = "; ".join(f"{r.attribute}: {r.value} {r.share:.0%}" for r in tops.itertuples())
+    low = support_table(counts, evaluation, floor)
+    named = low["attribute"] + " " + low["value"]
+    absent, few = ", ".join(named[low["count"] == 0]), ", ".join(named[low["count"] > 0])
+    return (
+        f"Largest class per attribute ({split}): {largest}."
+        + (f" Absent from {evaluation}: {absent}." if absent else "")
+        + (f" Below {floor} {evaluation} images: {few}." if few else "")
+        + (" Balanced accuracy leaves these out, so no result speaks for them." if absent or few else "")
+    )

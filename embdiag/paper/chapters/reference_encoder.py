@@ -1,4 +1,4 @@
-"""The reference-encoder chapter (04): the two declared bars an encoder must meet to be a
+"""The reference encoders on the data page (02): the two declared bars an encoder must meet to be a
 meaningful subject, and their verdicts.
 
 :data:`BARS` declares the two tests (before any measurement), each a claim decided by a 95%

@@ -1,12 +1,39 @@
-"""The reference-encoder chapter's bars: caption hits read from the caption-retrieval result
-(against a brute-force search) and the verdicts of the declared bars."""
+"""The data and reference-encoders page (02): the class-balance sentence read from the counts,
+caption hits read from the caption-retrieval result (against a brute-force search) and the
+verdicts of the encoders' declared bars."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from embdiag.interventions import caption_retrieval
+from embdiag.paper.chapters import data
 from embdiag.paper.chapters import reference_encoder as chapter
+
+
+def _counts(rows):
+    frame = pd.DataFrame(rows, columns=["attribute", "value", "split", "count"])
+    return frame.assign(share=frame["count"] / frame.groupby(["attribute", "split"])["count"].transform("sum"))
+
+
+def test_balance_sentence_names_the_largest_classes_and_the_missing_ones_of_these_counts():
+    counts = _counts(
+        [
+            ("weather", "rainy", "train", 30),
+            ("weather", "clear", "train", 10),
+            ("weather", "rainy", "val", 20),
+            ("weather", "clear", "val", 0),
+            ("scene", "highway", "train", 5),
+            ("scene", "tunnel", "train", 15),
+            ("scene", "highway", "val", 12),
+            ("scene", "tunnel", "val", 3),
+        ]
+    )
+    text = data.balance_sentence(counts)
+    assert text.startswith("Largest class per attribute (train): weather: rainy 75%; scene: tunnel 75%.")
+    assert "Absent from val: weather clear." in text and "Below 10 val images: scene tunnel." in text
+    full = counts.assign(count=counts["count"] + 20)
+    assert data.balance_sentence(full).count(".") == 1  # nothing missing: no caveat
 
 
 def test_caption_table_counts_own_image_hits():
