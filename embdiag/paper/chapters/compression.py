@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ...study.compression import (
+    ROUNDING,
     USER_OVERLAP,
     attributes_of,
     display_name,
@@ -32,6 +33,7 @@ __all__ = [
     "change_caption",
     "change_chart",
     "changes",
+    "study_changes",
     "overlap_chart",
     "overlap_text",
     "prefix_note",
@@ -89,13 +91,9 @@ def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = N
     on one fixed :data:`AXIS_PP` axis (values beyond it are drawn at its edge); one line per
     method over the kept dimensions, one colour per method. With ``study``
     (from :func:`read_study`), the study's values are open diamonds (its P@10 beside our P@k)."""
-    ours = changes(grid, k).assign(source="this run")
-    parts = [ours]
+    parts = [changes(grid, k).assign(source="this run")]
     if study is not None:
-        theirs = changes(study, 10).assign(source="study (published)")
-        theirs = theirs[theirs["dim"].isin(ours["dim"]) & theirs["attribute"].isin(ours["attribute"])]
-        theirs["endpoint"] = theirs["endpoint"].replace({"P@10": f"P@{k}"})
-        parts.append(theirs)
+        parts.append(study_changes(grid, study, k))
     data = pd.concat(parts, ignore_index=True)
     data["shown"] = data["change"].clip(*AXIS_PP)
     methods, color, _ = _method_scales(data["method"])
@@ -140,8 +138,18 @@ def change_chart(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = N
     return theme.legend_below(chart)
 
 
-def change_caption(grid: pd.DataFrame, k: int = 10) -> str:
-    """Caption of :func:`change_chart` naming any value beyond the fixed axis (plain text)."""
+def study_changes(grid: pd.DataFrame, study: pd.DataFrame, k: int = 10) -> pd.DataFrame:
+    """The study's :func:`changes` at this grid's dimensions and attributes (its P@10 named as
+    our P@k), ``source`` "study (published)": what :func:`change_chart` draws of the study."""
+    ours = changes(grid, k)
+    theirs = changes(study, 10).assign(source="study (published)")
+    theirs = theirs[theirs["dim"].isin(ours["dim"]) & theirs["attribute"].isin(ours["attribute"])]
+    return theirs.assign(endpoint=theirs["endpoint"].replace({"P@10": f"P@{k}"}))
+
+
+def change_caption(grid: pd.DataFrame, k: int = 10, study: pd.DataFrame | None = None) -> str:
+    """Caption of :func:`change_chart` naming any value beyond the fixed axis, and the study's
+    points where ``study`` has any at this grid's dimensions and attributes (plain text)."""
     data = changes(grid, k)
     out = data[(data["change"] < AXIS_PP[0]) | (data["change"] > AXIS_PP[1])]
     beyond = (
@@ -150,12 +158,18 @@ def change_caption(grid: pd.DataFrame, k: int = 10) -> str:
         else f"{len(out)} value(s) lie beyond it and are drawn at its edge: "
         + "; ".join(f"{r.representation} {r.attribute} {r.endpoint} {r.change:+.2f} pp" for r in out.itertuples())
     )
-    note = "" if k == 10 else f" (this run's P@{k} beside the study's P@10)"
+    theirs = (
+        ""
+        if study is None or study_changes(grid, study, k).empty
+        else (
+            "; open diamonds: the study's published values (EmbeddingGemma on BDD100K"
+            + ("" if k == 10 else f", its P@10 beside this run's P@{k}")
+            + ")"
+        )
+    )
     return (
-        f"Change from the native vectors in percentage points, balanced accuracy (top row) and P@{k} "
-        f"(bottom row) per attribute, on one fixed {AXIS_PP[0]:+g} to {AXIS_PP[1]:+g} pp axis: "
-        f"{beyond}. Lines and filled circles: this run, one colour per method; open diamonds: the "
-        f"study's published values{note}."
+        f"Change from native (pp) of balanced accuracy (top row) and P@{k} (bottom row) per attribute, on one "
+        f"fixed {AXIS_PP[0]:+g} to {AXIS_PP[1]:+g} pp axis: {beyond}. Lines and filled circles: this run{theirs}."
     )
 
 
@@ -233,9 +247,18 @@ def schematic_chart(seed: int = 0) -> alt.HConcatChart:
     raw = np.linalg.svd(pts)[2][0]  # its uncentred one (through the origin)
     raw = raw * np.sign(raw @ mean)
     centre = pts.mean(axis=0)
-    names = ["PCA: through the training mean", "uncentred PCA: through the origin"]
+    names = ["PCA", "PCA uncentred"]  # through the training mean; through the origin
     ends = np.array([centre - 1.6 * first, centre + 1.6 * first, [0.0, 0.0], 3.8 * raw])
     lines = pd.DataFrame({"x": ends[:, 0], "y": ends[:, 1], "direction": [names[0]] * 2 + [names[1]] * 2})
+    legend = alt.Legend(orient="bottom")
+    method = dict(
+        color=alt.Color(
+            "direction:N", scale=alt.Scale(domain=names, range=[STYLE[n][0] for n in names]), title=None, legend=legend
+        ),
+        shape=alt.Shape(
+            "direction:N", scale=alt.Scale(domain=names, range=[STYLE[n][1] for n in names]), title=None, legend=legend
+        ),
+    )
     p = pts[np.argmax(np.abs(s))]
     foot = centre + ((p - centre) @ first) * first
     drop = pd.DataFrame({"x": [p[0], foot[0]], "y": [p[1], foot[1]]})
@@ -246,18 +269,14 @@ def schematic_chart(seed: int = 0) -> alt.HConcatChart:
     )
     pca = alt.layer(
         alt.Chart(pd.DataFrame({"x": pts[:, 0], "y": pts[:, 1]})).mark_circle(size=22, color="#999999").encode(**xy),
-        alt.Chart(lines)
-        .mark_line(strokeWidth=2.5, clip=True)
-        .encode(
-            **xy,
-            detail="direction:N",
-            color=alt.Color(
-                "direction:N",
-                scale=alt.Scale(domain=names, range=[STYLE["PCA"][0], STYLE["PCA uncentred"][0]]),
-                title=None,
-                legend=alt.Legend(orient="bottom", direction="vertical"),
-            ),
+        *(  # one fixed colour per line: the legend is the end markers' (colour and shape together)
+            alt.Chart(lines[lines["direction"] == n])
+            .mark_line(strokeWidth=2.5, clip=True, color=STYLE[n][0])
+            .encode(**xy)
+            for n in names
         ),
+        # each direction's far end marked with its method's shape, as in the measured charts
+        alt.Chart(lines.iloc[[0, 3]]).mark_point(size=110, filled=True, opacity=1).encode(**xy, **method),
         alt.Chart(drop).mark_line(color="#999999", strokeWidth=1).encode(**xy),
         alt.Chart(marks).mark_point(shape="cross", size=90, color="black", filled=True).encode(**xy),
         alt.Chart(marks).mark_text(dx=10, dy=12, align="left", fontWeight="bold").encode(**xy, text="label:N"),
@@ -266,7 +285,7 @@ def schematic_chart(seed: int = 0) -> alt.HConcatChart:
         height=170,
         title=alt.TitleParams("PCA: project onto fitted directions", subtitle="new axes, fitted on training vectors"),
     )
-    return alt.hconcat(prefix, pca).resolve_scale(color="independent")
+    return alt.hconcat(prefix, pca).resolve_scale(color="independent", shape="independent")
 
 
 # -- tables ------------------------------------------------------------------------------------
@@ -330,14 +349,20 @@ def centring_text(centring: pd.DataFrame, k: int = 10) -> str:
     d = int(next(r for r in t.index if r.startswith("PCA ") and "uncentred" not in r).split()[-1])
     c, u = t.loc[f"PCA {d}"], t.loc[f"PCA uncentred {d}"]
     o = f"overlap@{k}"
+    same = c[f"{o} with centred cosine"] >= 1 - ROUNDING
+    cause = (
+        "the change is the centring, not the projection"
+        if same
+        else "so the projection, not the centring alone, accounts for part of the change"
+    )
+    rounding = " (rounding)" if u["max |Δ cosine|"] <= ROUNDING else ""
     return (
         f"At the full dimension ({d}, nothing projected away) centred PCA keeps on average "
         f"**{c[o]:.3f}** of each query's {k} native neighbours (the user reported about {USER_OVERLAP}) and "
         f"changes the top-{k} of {c[f'changed@{k}']:.1%} of the queries; its cosines differ from the native "
-        f"ones by up to {c['max |Δ cosine|']:.2f}. Its top-{k} is that of the native vectors minus the training "
-        f"mean (overlap {c[f'{o} with centred cosine']:.4f}): the change is the centring, not the projection. "
-        f"Uncentred PCA at {d} keeps overlap **{u[o]:.4f}**, with cosines within {u['max |Δ cosine|']:.1g} of "
-        f"the native ones (rounding)."
+        f"ones by up to {c['max |Δ cosine|']:.2f}. Its overlap with the top-{k} of the native vectors minus the "
+        f"training mean is {c[f'{o} with centred cosine']:.4f}: {cause}. Uncentred PCA at {d} keeps overlap "
+        f"**{u[o]:.4f}**, with cosines within {u['max |Δ cosine|']:.1g} of the native ones{rounding}."
     )
 
 
@@ -348,23 +373,17 @@ def retrieval_text(grid: pd.DataFrame, centring: pd.DataFrame, k: int = 10) -> s
     ch = ch[ch["endpoint"] == f"P@{k}"]
     if ch.empty:
         return ""
-    by = ch.groupby("method")["change"]
-    largest = by.agg(lambda x: x.abs().max())
-    spread = ch.groupby(["method", "attribute"])["change"].agg(lambda x: x.max() - x.min()).groupby("method").max()
+    largest = ch.groupby("method")["change"].agg(lambda x: x.abs().max())
     t = centring.set_index("representation")
     centred = next(r for r in t.index if r.startswith("PCA ") and "uncentred" not in r)
     cols = [c for c in t.columns if c.endswith(f" P@{k}")]
     shift = max(abs(100 * (t.loc[centred, c] - t.loc["native", c])) for c in cols)
     dims = sorted(ch["dim"].unique(), reverse=True)
-    parts = [
-        f"{m} {largest[m]:.2f} pp (varying by {spread[m]:.2f} pp between dimensions)"
-        for m in STYLE
-        if m in largest.index
-    ]
+    parts = [f"{m} {largest[m]:.2f} pp" for m in STYLE if m in largest.index]
     return (
-        f"At {', '.join(map(str, dims))} dimensions, P@{k} moves from native by at most: "
-        + "; ".join(parts)
-        + f". Centring alone, at the full dimension, moves it by up to {shift:.2f} pp."
+        f"At {', '.join(map(str, dims))} dimensions, P@{k} moves from native by at most "
+        + ", ".join(parts)
+        + f"; centring alone, at the full dimension, by up to {shift:.2f} pp."
     )
 
 
@@ -385,8 +404,16 @@ def overlap_text(curve: pd.DataFrame, k: int = 10, trained_prefixes=None) -> str
         on = [d for d in mrl.index if d in set(trained_prefixes) and d < top]
         off = [d for d in mrl.index if d not in set(trained_prefixes) and min(on or [0]) < d < top]
         if on and off:
+            trained, between = [mrl[d] for d in on], [mrl[d] for d in off]
+            reading = (
+                "more"
+                if min(trained) > max(between)
+                else "less"
+                if max(trained) < min(between)
+                else "neither consistently more nor less"
+            )
             lines.append(
-                "- The prefix keeps more at the lengths the encoder was trained at ("
+                f"- The prefix keeps {reading} at the lengths the encoder was trained at ("
                 + ", ".join(f"{d}: {mrl[d]:.3f}" for d in on)
                 + ") than in between ("
                 + ", ".join(f"{d}: {mrl[d]:.3f}" for d in off)
@@ -411,11 +438,15 @@ def standardization_text(
     dim = int(row["dim"])
     sp = spectrum.set_index("dim")
     std, nat = row[f"{attribute} BA"], native[f"{attribute} BA"]
-    verdict = (
-        "so here the loss comes from standardizing directions that carry almost no variance, not from what PCA keeps"
-        if raw_ba - std >= 0.01
-        else "so standardization does not explain the loss here"
-    )
+    if std >= nat:
+        verdict = f"so {representation} loses no balanced accuracy here for standardization to explain"
+    elif raw_ba - std >= 0.01:
+        verdict = (
+            "so here the loss comes from standardizing directions that carry almost no variance, "
+            "not from what PCA keeps"
+        )
+    else:
+        verdict = "so standardization does not explain the loss here"
     rank = spectrum.attrs.get("rank")
     span = f"The training vectors span {rank} directions (variance above 1e-12 of the largest). " if rank else ""
     if rank and dim > rank:

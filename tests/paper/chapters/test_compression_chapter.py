@@ -53,6 +53,19 @@ def test_change_chart_has_six_panels_on_one_fixed_axis(compression_tables):
     caption = F.change_caption(compression_tables.grid(mrl128_weather_ba=0.40))
     assert "1 value(s) lie beyond it" in caption and "MRL 128 weather BA -20.00 pp" in caption
     assert "every value lies within the axis" in F.change_caption(compression_tables.grid())
+    assert "open diamonds: the study's" in F.change_caption(compression_tables.grid(), study=read_study())
+    assert "diamonds" not in caption, "without the study, no study points to name"
+
+
+def test_the_caption_names_study_points_only_where_the_chart_draws_them(compression_tables):
+    """At dimensions the study did not keep (a 50,000-row run at 171, 85 and 43 of 512), no diamonds."""
+    g = compression_tables.grid()
+    g = g.assign(dim=g["dim"].replace({512: 171, 256: 85, 128: 43}))
+    g["representation"] = g["method"] + " " + g["dim"].astype(str)
+    assert F.study_changes(g, read_study()).empty
+    caption = F.change_caption(g, study=read_study())
+    assert "diamonds" not in caption and "EmbeddingGemma" not in caption
+    assert "EmbeddingGemma" in F.change_caption(compression_tables.grid(), study=read_study())
     assert not caption.startswith("*") and not caption.endswith("*")  # plain text: an exhibit's caption
 
 
@@ -89,6 +102,16 @@ def test_schematic_is_deterministic():
     assert a == b and len(a["hconcat"]) == 2
 
 
+def test_schematic_legend_is_short_and_tells_the_pca_lines_apart_by_shape_too():
+    spec = F.schematic_chart().to_dict()
+    ends = next(layer for layer in spec["hconcat"][1]["layer"] if "shape" in layer.get("encoding", {}))
+    enc = ends["encoding"]
+    assert enc["color"]["scale"]["domain"] == enc["shape"]["scale"]["domain"] == ["PCA", "PCA uncentred"]
+    assert enc["shape"]["scale"]["range"] == ["square", "triangle"]  # as in the measured charts
+    assert enc["color"]["scale"]["range"] == [theme.colour("PCA"), theme.colour("PCA uncentred")]
+    assert spec["resolve"]["scale"]["shape"] == "independent", "colour and shape share one legend"
+
+
 def test_prefix_note():
     assert "only meaningful for Matryoshka encoders" in F.prefix_note(None, [512, 256])
     assert "was trained to be an embedding" in F.prefix_note((768, 512, 256, 128), [512, 256, 128])
@@ -107,10 +130,22 @@ def test_texts_read_their_numbers_from_the_tables(compression_tables):
     spectrum.attrs["rank"] = 512
     assert "direction 512 has 1.0e-16" in F.standardization_text(g, spectrum, 0.61, "PCA 512", "weather")
     assert "does not explain" in F.standardization_text(g, spectrum, 0.595, "PCA 512", "weather")
+    gained = g.assign(**{"weather BA": np.where(g["representation"] == "PCA 512", 0.7, g["weather BA"])})
+    assert "PCA 512 loses no balanced accuracy" in F.standardization_text(gained, spectrum, 0.61, "PCA 512", "weather")
     html = F.spectrum_table(spectrum).to_html()
     assert "share of training variance left out" in html and "3.0e-04" in html
     words = F.retrieval_text(g, compression_tables.centring())
     assert "MRL 2.00 pp" in words and "PCA 2.00 pp" in words
+
+
+def test_the_centring_text_says_what_the_table_shows(compression_tables):
+    text = F.centring_text(compression_tables.centring())
+    assert "**0.900**" in text and "the change is the centring, not the projection" in text and "(rounding)" in text
+    other = compression_tables.centring()
+    other.loc[other["representation"] == "PCA 768", "overlap@10 with centred cosine"] = 0.95
+    other.loc[other["representation"] == "PCA uncentred 768", "max |Δ cosine|"] = 1e-3
+    text = F.centring_text(other)
+    assert "not the centring alone" in text and "is 0.9500" in text and "(rounding)" not in text
 
 
 def test_overlap_text_names_trained_and_untrained_prefixes():
@@ -124,7 +159,12 @@ def test_overlap_text_names_trained_and_untrained_prefixes():
     )
     text = F.overlap_text(curve, 10, (768, 512, 256, 128))
     assert "MRL: 1.000 at 768, 0.950 at its lowest (384)" in text
-    assert "(512: 0.990, 256: 0.980) than in between (384: 0.950)" in text
+    assert (
+        "keeps more at the lengths the encoder was trained at (512: 0.990, 256: 0.980) than in between (384: 0.950)"
+        in text
+    )
+    curve.loc[curve["representation"] == "MRL 384", "overlap@10"] = 0.995  # the untrained length keeps more
+    assert "keeps less at the lengths" in F.overlap_text(curve, 10, (768, 512, 256, 128))
     assert "trained" not in F.overlap_text(curve, 10, None)
 
 
