@@ -247,23 +247,27 @@ RELAYOUT_JS = r"""(function () {
         return result;
       });
     }
-    return draw(spec).then(function (result) {
+    var promise = draw(spec).then(function (result) {
+      if (run !== state.run) return state.promise;  // a later fit took over: resolve with its chart
       var width = room(el);
       state.width = width;
       state.relaid = false;
-      if (run !== state.run || width <= 0 || drawn(el) <= width + 1) return result;
+      if (width <= 0 || drawn(el) <= width + 1) return result;
       state.relaid = true;
       var pass = 0;
       function step(s) {
         return draw(s).then(function (r) {
+          if (run !== state.run) return state.promise;
           var excess = drawn(el) - width;
-          if (run !== state.run || excess <= 1 || pass >= PASSES) return r;
+          if (excess <= 1 || pass >= PASSES) return r;
           pass += 1;
           return step(narrow(s, excess, drawn(el), width));
         });
       }
       return step(relay(spec, width));
     });
+    state.promise = promise;
+    return promise;
   }
 
   function watch(el) {
@@ -274,7 +278,7 @@ RELAYOUT_JS = r"""(function () {
       clearTimeout(timer);
       timer = setTimeout(function () {
         var state = el.embdiagChart, width = room(el);
-        if (!state || width <= 0 || Math.abs(width - (state.width || 0)) < 16) return;
+        if (!state || state.width === undefined || width <= 0 || Math.abs(width - state.width) < 16) return;
         if (state.relaid || drawn(el) > width + 1 || !state.width) fit(el, state.spec, state.opts);
         else state.width = width;
       }, 200);
