@@ -5,7 +5,9 @@ GitHub Pages serves a project site: a request outside that prefix is answered 40
 so every asset and link that loads is proved relative. Every page is visited once at desktop
 (1400 px) and phone (390 px) width (:func:`visits`); the tests below read what each visit saw:
 console errors, charts drawn, CSV downloads, internal links, content cut off at the column or
-page edge, and a full-page screenshot of each (``$EMBDIAG_SCREENSHOTS``, default
+page edge, the issue #47 rules (visible prose words per page and over the site, sentences shared
+between pages, the result box first, chart text and table rows on a phone) and a full-page
+screenshot of each (``$EMBDIAG_SCREENSHOTS``, default
 ``book/_build/screenshots/``). The last test opens a report written by ``embdiag report`` (one
 file, from disk) and checks it the same way.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import csv
 import http.server
 import io
+import itertools
 import os
 import re
 import shutil
@@ -68,8 +71,10 @@ class _SubPathHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """Build the book into a temporary folder and serve it on 127.0.0.1 under :data:`PREFIX`."""
-    html = pipeline.build(output=tmp_path_factory.mktemp("book"))
+    """Build the book into a temporary folder and serve it on 127.0.0.1 under :data:`PREFIX`
+    (``$EMBDIAG_BUILT_BOOK``, if set, names an HTML folder already built, served instead)."""
+    built = os.environ.get("EMBDIAG_BUILT_BOOK")
+    html = Path(built) if built else pipeline.build(output=tmp_path_factory.mktemp("book"))
 
     def handler(*args, **kwargs):
         return _SubPathHandler(*args, directory=str(html), **kwargs)
@@ -216,38 +221,87 @@ return [...root.querySelectorAll('table, .embdiag-chart, ' + text)].filter(e => 
              || e.tagName.toLowerCase()) + ' ' + JSON.stringify(e.innerText.slice(0, 50)));"""
 
 
-# Where the result box sits: its top (page coordinates) and whether it comes before every other
-# exhibit of the page; null where the page has none.
-_RESULT_BOX = """
+# Where the result box sits: its top (page coordinates), whether it comes before every other
+# exhibit of the page and before every code toggle shown (myst-nb's hide-input ``details``,
+# :data:`TOGGLES`); null where the page has none.
+#: Code toggles a reader sees (myst-nb's "Show code cell source/outputs", sphinx-togglebutton's).
+TOGGLES = "details.above-input, details.below-input, details.hide, .toggle-details, button.toggle-button"
+_RESULT_BOX = f"""
 const box = document.querySelector('.embdiag-result');
 if (!box) return null;
+const after = e => !!(box.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING);
 const others = [...document.querySelectorAll('.embdiag-exhibit')].filter(e => !box.contains(e));
-return {top: box.getBoundingClientRect().top + window.scrollY,
-        first: others.every(e => box.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING)};"""
+const toggles = [...document.querySelectorAll({TOGGLES!r})].filter(e => !box.contains(e) && e.checkVisibility());
+return {{top: box.getBoundingClientRect().top + window.scrollY, first: others.every(after),
+        toggles_before: toggles.filter(e => !after(e)).length}};"""
 
-# The smallest text of every drawn chart as the reader sees it: its font size times the chart's
-# scale on the page (a chart narrowed to its column draws its text smaller).
+# The smallest text of every drawn chart a reader sees as drawn on the page: its font size times the
+# chart's scale (a chart scaled to its column draws its text smaller); charts in collapsed blocks skipped.
 _CHART_TEXT = """
-return [...document.querySelectorAll('.embdiag-chart svg.marks')].map(svg => {
+return [...document.querySelectorAll('.embdiag-chart svg.marks')].filter(svg => svg.checkVisibility()).map(svg => {
     const scale = svg.getBoundingClientRect().width / (svg.width.baseVal.value || 1);
     const sizes = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim())
         .map(t => parseFloat(getComputedStyle(t).fontSize) * scale);
     return {id: svg.closest('.embdiag-chart').id, smallest: sizes.length ? Math.min(...sizes) : null};
 });"""
 
+# The tallest row a reader sees of each table (rows of collapsed blocks are not rendered).
+_ROWS = """
+return [...document.querySelectorAll('article table, main table')].map(t => {
+    const rows = [...t.querySelectorAll('tr')].filter(r => r.checkVisibility());
+    const tallest = rows.reduce((a, r) => r.getBoundingClientRect().height > a.h
+        ? {h: r.getBoundingClientRect().height, text: r.innerText.slice(0, 40)} : a, {h: 0, text: ''});
+    return {height: tallest.h, row: tallest.text, caption: (t.closest('figure')?.id || t.id || '')};
+}).filter(t => t.height > 0);"""
 
-# Words a reader sees on the page: the article's rendered text (collapsed blocks and hidden code
-# are not rendered, so not counted), less the charts' own labels.
-_WORDS = """
+# The prose a reader sees: the article's rendered text (collapsed blocks and hidden code are not
+# rendered, so not included) less the charts' and tables' own text.
+_PROSE = """
 const root = document.querySelector('article') || document.querySelector('main') || document.body;
-const count = t => (t.match(/\\S+/g) || []).length;
-let n = count(root.innerText);
-for (const c of root.querySelectorAll('.embdiag-chart')) n -= count(c.innerText);
-return n;"""
-#: The most words a page may show outside collapsed blocks (issue #24).
-MAX_WORDS = 2400
-#: Where the first screen ends at desktop width: the bottom of a 1400 x 1200 px window.
-FIRST_SCREEN = 1200
+const hidden = [...root.querySelectorAll('.embdiag-chart, table')];
+const before = hidden.map(e => e.style.display);
+hidden.forEach(e => { e.style.display = 'none'; });
+const text = root.innerText;
+hidden.forEach((e, i) => { e.style.display = before[i]; });
+return text;"""
+
+#: Issue #47: the most prose words a page may show, and all pages together (search page excluded).
+MAX_WORDS, MAX_SITE_WORDS = 2000, 15000
+#: Issue #47: the largest share of sentences two pages may have in common (:func:`overlap`).
+MAX_OVERLAP = 0.30
+#: A sentence counts for :func:`sentences` from this many words.
+SENTENCE_WORDS = 5
+#: Issue #47: at desktop width the result box starts within this many px of the page's top.
+FIRST_SCREEN = 900
+#: Issue #47, at phone width: chart text at least this many px; no table row taller.
+PHONE_TEXT, PHONE_ROW = 11, 120
+#: Pages whose prose is not the book's (the search results page).
+NOT_PROSE = ("search.html",)
+
+
+def words(text: str) -> int:
+    """Whitespace-separated words of ``text``."""
+    return len(text.split())
+
+
+def sentences(text: str) -> set[str]:
+    """The sentences of ``text`` with at least :data:`SENTENCE_WORDS` words, lowercased and with
+    whitespace collapsed. A sentence ends at ``.``, ``!`` or ``?`` before whitespace, or at a line
+    break (headings, list items and table-free blocks end a sentence)."""
+    found = set()
+    for line in text.splitlines():
+        for part in re.split(r"(?<=[.!?])\s+", line):
+            norm = " ".join(part.lower().split())
+            if len(norm.split()) >= SENTENCE_WORDS:
+                found.add(norm)
+    return found
+
+
+def overlap(a: set[str], b: set[str]) -> float:
+    """Share of sentences two pages have in common: ``|a ∩ b| / min(|a|, |b|)`` (0 if either has none)."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
 
 
 def _screenshot_folder() -> Path:
@@ -305,7 +359,9 @@ def visits(site, browser) -> dict[tuple[str, int], dict]:
             visit["clipped"] = browser.execute_script(_CLIPPED)
             visit["result_box"] = browser.execute_script(_RESULT_BOX)
             visit["chart_text"] = browser.execute_script(_CHART_TEXT)
-            visit["words"] = browser.execute_script(_WORDS)
+            visit["prose"] = browser.execute_script(_PROSE)
+            visit["words"] = words(visit["prose"])
+            visit["rows"] = browser.execute_script(_ROWS)
             visit["scroll_width"], visit["inner_width"] = browser.execute_script(
                 "return [document.documentElement.scrollWidth, window.innerWidth]"
             )
@@ -485,49 +541,108 @@ def test_wide_tables_and_charts_scroll_inside_their_own_box(visits):
 
 
 def test_every_chapter_with_results_opens_with_its_result_box_on_the_first_screen(visits):
-    """The chapters that measure something (tests/paper/test_result_first.py) show their result
-    box before any other exhibit; the study's chapters and the report start it within the first
-    screen of a 1400 x 1200 px window (:data:`FIRST_SCREEN`)."""
-    from test_result_first import STUDY, WITH_RESULTS
+    """Issue #47, the answer first: the chapters that measure something (tests/paper/test_result_first.py)
+    have a result box; on every page that has one, it comes before any other exhibit and before any
+    code toggle shown, and at desktop width it starts within :data:`FIRST_SCREEN` px of the top."""
+    from test_result_first import WITH_RESULTS
 
-    def check(visit, first_screen):
+    def check(page, visit):
         box = visit["result_box"]
         if box is None:
-            yield "no result box"
-        elif not box["first"]:
+            if page in chapters:
+                yield "no result box"
+            return
+        if not box["first"]:
             yield "an exhibit comes before the result box"
-        elif first_screen and visit["inner_width"] == WIDTHS[0] and box["top"] > FIRST_SCREEN:
-            yield f"the result box starts {box['top']:.0f} px down, below the first screen ({FIRST_SCREEN} px)"
+        if box["toggles_before"]:
+            yield f"{box['toggles_before']} code toggle(s) come before the result box"
+        if visit["inner_width"] == WIDTHS[0] and box["top"] > FIRST_SCREEN:
+            yield f"the result box starts {box['top']:.0f} px down (at most {FIRST_SCREEN} px)"
 
     chapters = {f"chapters/{page}.html" for page in WITH_RESULTS}
-    study = {f"chapters/{page}.html" for page in STUDY}
     assert chapters <= {page for page, _ in visits}, "a chapter with results is not part of the site"
     failed = [
-        f"{page} at {width} px: {problem}"
-        for (page, width), visit in visits.items()
-        if page in chapters
-        for problem in check(visit, page in study)
+        f"{page} at {width} px: {problem}" for (page, width), visit in visits.items() for problem in check(page, visit)
     ]
     assert not failed, "\n".join(failed)
 
 
-def test_no_page_shows_more_than_2400_words_outside_collapsed_blocks(visits):
+def _desktop(visits) -> dict[str, dict]:
+    """The desktop visit of every page of the book's prose (not :data:`NOT_PROSE`)."""
+    return {page: v for (page, width), v in visits.items() if width == WIDTHS[0] and page not in NOT_PROSE}
+
+
+def test_no_page_shows_more_than_2000_prose_words(visits):
+    """Issue #47: visible prose (tables' and charts' text excluded, collapsed blocks not rendered)."""
+    failed = [
+        f"{page}: {v['words']:,} prose words (at most {MAX_WORDS:,})"
+        for page, v in _desktop(visits).items()
+        if v["words"] > MAX_WORDS
+    ]
+    assert not failed, "\n".join(failed)
+
+
+def test_the_site_shows_at_most_15000_prose_words(visits):
+    pages = _desktop(visits)
+    total = sum(v["words"] for v in pages.values())
+    listing = "\n".join(
+        f"  {v['words']:6,}  {page}" for page, v in sorted(pages.items(), key=lambda kv: -kv[1]["words"])
+    )
+    assert total <= MAX_SITE_WORDS, (
+        f"{total:,} prose words over {len(pages)} pages (at most {MAX_SITE_WORDS:,}):\n{listing}"
+    )
+
+
+def test_no_two_pages_share_more_than_30_percent_of_their_sentences(visits):
+    """Issue #47: a page does not repeat another's sentences (:func:`sentences`, :func:`overlap`)."""
+    said = {page: sentences(v["prose"]) for page, v in _desktop(visits).items()}
+    failed = []
+    for (a, sa), (b, sb) in itertools.combinations(sorted(said.items()), 2):
+        if (share := overlap(sa, sb)) > MAX_OVERLAP:
+            common = sorted(sa & sb)
+            failed.append(
+                f"{a} and {b} share {len(common)} sentences, {share:.0%} of the shorter page's "
+                f"{min(len(sa), len(sb))} (at most {MAX_OVERLAP:.0%}), e.g. {common[0][:80]!r}"
+            )
+    assert not failed, "\n".join(failed)
+
+
+def test_chart_text_is_at_least_12_px_at_desktop_and_11_px_at_phone_width(visits):
     def check(visit):
-        if visit["inner_width"] == WIDTHS[0] and visit["words"] > MAX_WORDS:
-            yield f"{visit['words']:,} visible words (at most {MAX_WORDS:,})"
-
-    assert not (failed := _failures(visits, check)), "\n".join(failed)
-
-
-def test_chart_text_is_at_least_12_px_at_desktop_width(visits):
-    def check(visit):
-        if visit["inner_width"] != WIDTHS[0]:
-            return
+        least = 11.5 if visit["inner_width"] == WIDTHS[0] else PHONE_TEXT
         for chart in visit["chart_text"]:
-            if chart["smallest"] is not None and chart["smallest"] < 11.5:
-                yield f"chart {chart['id']} draws text at {chart['smallest']:.1f} px"
+            if chart["smallest"] is not None and chart["smallest"] < least:
+                yield f"chart {chart['id']} draws text at {chart['smallest']:.1f} px (at least {least} px)"
 
     assert not (failed := _failures(visits, check)), "\n".join(failed)
+
+
+def test_table_rows_are_at_most_120_px_tall_at_phone_width(visits):
+    def check(visit):
+        if visit["inner_width"] == WIDTHS[-1]:
+            for table in visit["rows"]:
+                if table["height"] > PHONE_ROW + 0.5:
+                    yield (
+                        f"table {table['caption'] or '(no id)'}: a row {table['height']:.0f} px tall "
+                        f"(at most {PHONE_ROW} px): {table['row']!r}"
+                    )
+
+    assert not (failed := _failures(visits, check)), "\n".join(failed)
+
+
+def test_page_measures_are_listed(visits, capsys):
+    """Not a rule: prints, per page, the numbers the rules above read (for the issue's report)."""
+    lines = [f"{'page':40} {'words':>6} {'box top':>8} {'chart px @390':>14} {'row px @390':>12}"]
+    for page, v in sorted(_desktop(visits).items()):
+        phone = visits[page, WIDTHS[-1]]
+        texts = [c["smallest"] for c in phone["chart_text"] if c["smallest"] is not None]
+        box = v["result_box"]
+        lines.append(
+            f"{page:40} {v['words']:6,} {box['top'] if box else float('nan'):8.0f} "
+            f"{min(texts) if texts else float('nan'):14.1f} {max([t['height'] for t in phone['rows']] or [0]):12.0f}"
+        )
+    with capsys.disabled():
+        print("\n" + "\n".join(lines))
 
 
 def test_no_page_scrolls_sideways(visits):
