@@ -100,7 +100,7 @@ EDGES = (
 )
 EDGE_LABELS = ((1.0, 1.15, "full image"), (4.7, 2.47, "EMA update"), (6.0, 5.37, "without a projector"))
 
-# -- the cover schematic ---------------------------------------------------------------------------
+# -- the four-properties schematic ---------------------------------------------------------------------------
 PANEL_W, PANEL_H = 280, 210
 N_PER_CLASS = 20
 K = 3
@@ -315,7 +315,7 @@ def jepa_step(conditions=CONDITIONS) -> alt.LayerChart:
     )
 
 
-# -- the cover schematic -------------------------------------------------------------------------
+# -- the four-properties schematic -------------------------------------------------------------------------
 def _points(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Two classes of ``N_PER_CLASS`` points each (rows, labels 0/1), side by side across the
     minor axis of one elongated cloud (standard deviations 1 and 0.3 along the direction 25 degrees)."""
@@ -476,13 +476,19 @@ def _relevance(c: _Canvas, z: np.ndarray, labels: np.ndarray, q: int) -> list:
     ]
 
 
+def schematic_points(seed: int = 0) -> pd.DataFrame:
+    """The made-up points the schematic :func:`four_properties` draws (``x``, ``y``, ``class``):
+    its one download, so that a reader can see it is a drawing of 40 invented points."""
+    z, labels = _points(check_int(seed, "seed", minimum=0))
+    return pd.DataFrame({"x": z[:, 0], "y": z[:, 1], "class": labels})
+
+
 def four_properties(seed: int = 0) -> alt.ConcatChart:
     """The cover's schematic: one made-up 2-D point set (two classes, generated from ``seed``)
     drawn four times, 2 x 2: its spread and principal axes (distribution), its classes and a
     linear boundary (labels), a query's exact top-3 before and after a small change of every
     vector (identity), and which of a query's top-3 share its label (relevance). Panels are
-    titled with the property and its question (in the wording of the cover,
-    notebooks/00_cover.py). An illustration, not data."""
+    titled with the property and its question. An illustration, not data."""
     z, labels = _points(check_int(seed, "seed", minimum=0))
     half_x = 1.12 * max(np.abs(z[:, 0]).max(), np.abs(z[:, 1]).max() * PANEL_W / PANEL_H)
     half_y = half_x * PANEL_H / PANEL_W  # equal units on both axes, so rings are round

@@ -216,7 +216,7 @@ def test_four_properties_is_a_labelled_schematic_with_the_cover_questions():
     chart = d.four_properties()
     spec = chart.to_dict()
     assert "Schematic (illustration, not data)" in json.dumps(spec["title"])
-    cover = (ROOT / "notebooks" / "00_cover.py").read_text()  # the property table of the cover
+    cover = (ROOT / "notebooks" / "00_cover.py").read_text()  # the property table of the landing page
     rows = dict(re.findall(r"^# \| (Distribution|Labels|Identity|Relevance) \| ([^|]+?) \|", cover, re.M))
     assert len(rows) == 4
     panels = spec["concat"]
