@@ -12,9 +12,7 @@
 # # Reproduce
 #
 # Everything on this site is computed by the `embdiag` library from committed artifacts or from
-# caches that the commands below regenerate. This page says how to rebuild the site, re-run one
-# chapter with other parameters, point the chapters at the real datasets and an encoder of your
-# choice, and what each committed artifact is.
+# caches that the commands below regenerate.
 #
 # ## Rebuild everything
 #
@@ -30,17 +28,17 @@
 #
 # ## Re-run one chapter with other parameters
 #
-# Each chapter is a notebook, `notebooks/NN_name.py`, with one cell of parameters. One command
-# executes it with papermill into `book/chapters/NN_name.ipynb`, checking every parameter against
-# that cell first; a chapter that fails leaves the site's copy untouched:
+# Each chapter is a notebook, `notebooks/NN_name.py`, with one cell of parameters; one command
+# executes it with papermill, checking every parameter first. The book's pages keep their
+# parameters, so other values go to a folder of your own, with an offline page; so do the
+# *variants* declared in `notebooks/variants.yml` (each chapter on the second reference encoder
+# or on WordLlama/WordNet, compared on [Across encoders](10_across_encoders)):
 #
 # ```bash
 # .venv/bin/embdiag chapter stress_tests -p severities '[0, 0.5, 0.9, 0.99]' -p k 20 --out my_pages
-# .venv/bin/embdiag chapter compression -p encoder reference-vit -p dims '[384, 192]' --out my_pages
+# .venv/bin/embdiag chapter 12_compression_wordnet --out my_pages
 # .venv/bin/embdiag book --no-execute   # rebuild the site from the executed chapters
 # ```
-#
-# Every chapter's parameters, with their defaults, read from the chapters themselves:
 
 # %% tags=["parameters"]
 profile = "cpu"  # training profile whose sweeps (every length) are listed with their regeneration commands
@@ -63,14 +61,9 @@ exhibits.table(pipeline.parameter_table().set_index(["chapter", "parameter"]), n
 # ## The same pages on every machine
 #
 # Re-executing an unchanged chapter reproduces its page byte for byte on any x86-64 machine with
-# AVX2, because two things are fixed. The inputs: the embeddings the fixed-encoder chapters read
-# are committed (`data/embeddings/`, listed below), so no chapter runs an encoder, whose
-# convolution kernels differ between CPUs; `embdiag embeddings` recomputes them and prints how far
-# this machine's vectors are from the committed ones, keeping the committed ones. The float path:
-# numpy, PyTorch, oneDNN, MKL, OpenBLAS and FAISS each pick kernels for the CPU they find, and wider
-# kernels round sums differently, so every chapter, report and training sweep runs on one declared
-# level, with these variables (`embdiag` sets them for itself and everything it starts;
-# `EMBDIAG_FLOAT_PATH=native` turns them off):
+# AVX2: the embeddings the chapters read are committed (`embdiag embeddings` recomputes them and
+# says how far this machine's are), and every chapter, report and sweep runs on one declared float
+# path (`EMBDIAG_FLOAT_PATH=native` turns it off):
 
 # %%
 from embdiag import floatpath
@@ -83,30 +76,16 @@ exhibits.table(pd.DataFrame({"variable": list(floatpath.PINNED), "value": list(f
 
 # %%
 display(Markdown(
-    "On a machine without that level (ARM, x86-64 without AVX2) or with the pin turned off, the pages keep "
-    "every word and verdict, and each number agrees with the committed one within a relative "
-    f"{agreement.TOLERANCE:g}, an absolute {agreement.ABSOLUTE:g} (the float32 rounding of a unit-scale score) "
-    "or one unit of the last digit it is shown with. The test suite checks this on every machine: it executes "
-    "two fixed-encoder chapters and the report on an older float path (SSE4 kernels) and compares them with "
-    "these pages (`tests/paper/test_chapters_agree.py`); on a machine whose own path differs it compares "
-    "every chapter so, instead of nbval's exact comparison. Two things make the other chapters agree too. The "
-    "procedural scenes render a handful of pixel values one level apart on other float paths, so the sweep notes "
-    "which generator, parameters and float path the training records' scenes came from "
-    "(`data/training/renderings.json`) and accepts records whose scenes differ only so; and PCA sets the "
-    "coordinates beyond the training vectors' numerical rank to zero, since they hold rounding alone, which the "
-    "standardized probe would scale up (the [compression chapter](06_compression.html))."))
+    "On another float path (ARM, x86-64 without AVX2, or the pin off) the pages keep every word and verdict, and "
+    f"each number agrees within a relative {agreement.TOLERANCE:g}, an absolute {agreement.ABSOLUTE:g} or one unit "
+    "of its last shown digit; `tests/paper/test_chapters_agree.py` checks this on an older (SSE4) path."))
 
 # %% [markdown]
-# Pages of the appendix that repeat a chapter with other parameters are *variants*, declared in
-# `notebooks/variants.yml` and executed by `embdiag book` after the chapters (for example
-# `embdiag chapter 16_stress_tests_vit`).
-#
 # ## Real data and a pretrained encoder
 #
-# The machines that build this site cannot download BDD100K, COCO or a pretrained model, so the
-# site runs on procedural scenes and the project's own encoders. On a machine that has them, the
-# same chapters read the real data as distributed and any Hugging Face encoder pinned to a
-# revision:
+# On a machine that has them, the same chapters read BDD100K and COCO as distributed and any
+# Hugging Face encoder pinned to a revision. The loaders are tested on small fixtures in the
+# official formats, the encoder adapter on tiny models; neither has run here on the full data.
 #
 # ```bash
 # # BDD100K: labels/bdd100k_labels_images_{train,val}.json and images/100k/{train,val}/
@@ -115,25 +94,13 @@ display(Markdown(
 # # COCO 2017: annotations/captions_val2017.json, annotations/instances_val2017.json, val2017/
 # .venv/bin/embdiag chapter caption_retrieval -p dataset coco -p data_dir /data/coco \
 #     -p encoder hf:<model id>@<revision> --out my_pages
-# # the data chapter on both real datasets at once
-# .venv/bin/embdiag chapter data -p source real \
-#     -p bdd_train_labels /data/bdd100k/labels/bdd100k_labels_images_train.json \
-#     -p bdd_val_labels /data/bdd100k/labels/bdd100k_labels_images_val.json -p bdd_images /data/bdd100k/images/100k \
-#     -p coco_captions /data/coco/annotations/captions_val2017.json \
-#     -p coco_instances /data/coco/annotations/instances_val2017.json -p coco_images /data/coco/val2017 --out my_pages
 # ```
-#
-# The loaders are tested on small fixtures in the official file formats, and the Hugging Face
-# adapter on tiny models built from configs; neither has been run here on the full datasets or a
-# downloaded encoder. Their embeddings are cached under `data/cache/embeddings/`, keyed by the
-# encoder's revision, the dataset, split and role (the book's own are committed, see above).
 #
 # ## Your own vectors
 #
-# Every fixed-encoder chapter also reads vectors you bring: an `.npy` file of $n \times d$ rows and
-# a CSV with one row per vector, a `split` column (`train` or `val`) and one column per attribute;
-# for caption retrieval an `.npz` with `images`, `queries` and `group` (optional `documents`,
-# `categories`):
+# Every fixed-encoder chapter reads an `.npy` of $n \times d$ rows and a CSV with a `split` column
+# (`train` or `val`) and one column per attribute; caption retrieval an `.npz` with `images`,
+# `queries` and `group`:
 #
 # ```bash
 # .venv/bin/embdiag chapter stress_tests -p vectors_path my_vectors.npy -p labels_path my_labels.csv --out my_pages
@@ -143,9 +110,6 @@ display(Markdown(
 # ```
 #
 # ## What an exit status means
-#
-# Every `embdiag` command keeps one contract, so a CI job can read the status alone
-# (`embdiag.exits`; the README prints the same table):
 
 # %%
 display(Markdown(exits.contract_table()))
@@ -153,10 +117,9 @@ display(Markdown(exits.contract_table()))
 # %% [markdown]
 # ## Regenerate the committed artifacts
 #
-# Three kinds of expensive result are committed so the site builds in minutes and reads the same
-# inputs everywhere: the training records (design A), the reference encoders' weights and their
-# embeddings of the book's data (design B). Each manifest records the command that made it; the
-# long jobs run in the background, resume from checkpoints and skip finished runs:
+# The training records, the reference encoders' weights and their embeddings of the book's data
+# are committed; each manifest records the command that made it (long jobs resume and skip
+# finished runs):
 
 # %%
 inventory = artifacts.inventory()
@@ -175,15 +138,9 @@ display(Markdown("```bash\n" + "\n".join(sweeps + [f"nohup .venv/bin/{c} &" for 
 # %% [markdown]
 # ## Artifacts
 #
-# Every committed input the chapters read, with the SHA-256 that the provenance line under each
-# figure and table shows (for an artifact folder, the checksum of its `manifest.json`, which holds
-# the checksum of each of its files and the parameters that made it). Loading an artifact checks
-# every file against its manifest and the parameters against the request: a corrupt or stale
-# artifact raises an error instead of being used. Transcribed values of the published study are
-# plain files under `data/study/` (no command: they are copied from the study's tables, see
-# `data/study/README.md`). Regenerable caches (rendered scenes, embeddings of other data) live
-# under `data/cache/`, are not committed, and are rebuilt on first use; provenance lines name them
-# with the checksum of the manifest on the machine that built the page.
+# Loading an artifact checks every file against its manifest and the parameters against the
+# request: a corrupt or stale artifact raises an error instead of being used. Caches under
+# `data/cache/` are not committed and are rebuilt on first use.
 
 # %%
 exhibits.table(inventory.assign(sha256=inventory["sha256"].str[:12]).set_index("path"), name="artifacts", collapsed="The artifacts: every committed input with its checksum",
