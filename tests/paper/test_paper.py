@@ -342,7 +342,7 @@ def test_parameter_table_is_every_chapters_parameters_cell():
         assert rows["parameter"].tolist() == list(declared)
         assert [ast.literal_eval(v) for v in rows["default"]] == list(declared.values())
     cover = table[(table["chapter"] == "00_cover") & (table["parameter"] == "profile")].iloc[0]
-    assert cover["default"] == '"cpu"' and cover["meaning"].startswith("training profile whose lengths")
+    assert cover["default"] == '"cpu-steps6400"' and cover["meaning"].startswith("training records folder")
 
 
 def test_book_stylesheets_are_well_formed():

@@ -12,27 +12,21 @@ import pytest
 
 from embdiag.paper import pipeline
 
-#: The study's chapters with results, and the report: their result box opens the page.
-STUDY = (
+#: The pages that measure something: each opens with its result box before any other exhibit.
+WITH_RESULTS = (
+    "00_cover",
+    "02_data",
     "03_training",
-    "04_reference_encoder",
     "05_stress_tests",
     "06_compression",
     "07_neighbour_stability",
     "08_caption_retrieval",
     "09_conclusions",
+    "10_across_encoders",
+    "15_training_variants",
+    "20_rank_diagnostics",
     "21_report",
-)
-#: The chapters that measure something: each opens with its result box (study, variants, report).
-WITH_RESULTS = STUDY + (
-    "10_real_encoder",
-    "11_stress_tests_wordnet",
-    "12_compression_wordnet",
-    "13_neighbour_stability_wordnet",
-    "14_caption_retrieval_wordnet",
-    "16_stress_tests_vit",
-    "17_compression_vit",
-    "18_neighbour_stability_vit",
+    "22_choosing_a_compression",
 )
 _EXHIBIT = re.compile(r'class="embdiag-(result|exhibit)')
 
