@@ -117,9 +117,9 @@ DASHES = {"measured": [], "reference": [6, 3], "published": [2, 2]}
 #: The smallest text of any chart (px), the body text being 16 px.
 TEXT_PX = 12
 #: Width of the book's text column (px) that a chart fills.
-COLUMN_PX = 720
+COLUMN_PX = 840
 #: Width (px) a chart has inside a result box: the column less the box's border and padding.
-RESULT_PX = 680
+RESULT_PX = 800
 
 
 def _luminance(colour: str) -> float:
