@@ -11,108 +11,76 @@
 # %% [markdown]
 # # Can you trust an embedding?
 #
-# *An executable case study: four properties of one set of vectors, each measured with its own
-# instrument.*
-#
-# The study's headline comes from training; this project's own training runs put it to the test
-# at several training lengths (the chapter [Training evidence](03_training) decides each finding):
+# | property | question | instrument |
+# |---|---|---|
+# | Distribution | how do the vectors spread? | total variance, mean cosine, RankMe, participation ratio (no labels) |
+# | Labels | what can a fitted classifier recover? | probe accuracy, balanced accuracy |
+# | Identity | which exact neighbours stay nearby? | overlap@10, changed queries (a reference ranking) |
+# | Relevance | how much of the target set is found? | P@10, Hit@k, caption recall@10 |
 
 # %% tags=["parameters"]
-profile = "cpu"  # training profile whose lengths (data/training/<profile>, <profile>-steps<N>) give the headline
-attribute = "timeofday"  # attribute of the headline numbers: timeofday, weather or scene
+profile = "cpu-steps6400"  # training records folder under data/training/ (the conclusions' training length)
+attribute = "timeofday"  # attribute of the training findings: timeofday, weather or scene
+encoder = "reference-cnn"  # fixed encoder of design B (reference-cnn, reference-vit, hf:<model>@<revision>)
+driving_dataset = "procedural"  # driving scenes of design B: "procedural" or "bdd100k" (from driving_dir)
+driving_dir = None  # folder of the BDD100K download (for driving_dataset bdd100k)
+caption_dataset = "procedural"  # caption groups: "procedural" or "coco" (from caption_dir)
+caption_dir = None  # folder of COCO 2017 (for caption_dataset coco)
+k = 10  # neighbours per query
+seed = 0  # seed of the procedural data, the stress interventions and the bootstrap
 
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.paper import diagrams
-from embdiag.view import charts, exhibits
-from embdiag.paper.chapters import training as chapter
+from embdiag.encoders.vectors import caption_vectors, driving_vectors
+from embdiag.paper import conclusions, scoreboard
 from embdiag.study import training
+from embdiag.view import charts, exhibits
+from embdiag.view.result import box
 
 charts.enable()
-chapter.headline_result(training.run(training.Settings(profile=profile, attribute=attribute)))
-
-# %% [markdown]
-# **Problem.** Embedding vectors drive classification and search, and label-free geometry
-# (spread, direction, spectral breadth) is cheap to measure. When such a measurement raises an
-# alarm, does it say which task has stopped working?
-#
-# **Approach.** We separate four properties of one set of vectors and give each its own
-# instrument:
-#
-# | property | question | instrument | needs labels |
-# |---|---|---|---|
-# | Distribution | how do the vectors spread? | total variance, mean cosine, RankMe, participation ratio | no |
-# | Labels | what can a fitted classifier recover? | linear-probe accuracy, balanced accuracy | yes |
-# | Identity | which exact neighbours stay nearby? | top-10 overlap, changed queries, rank-10/11 margin | no (a reference ranking) |
-# | Relevance | how much of the target set is found? | P@10 attribute agreement, Hit@k, caption recall@10 | yes |
-#
-# Two designs exercise them: small JEPA encoders trained under seven conditions that switch
-# collapse protections on and off, and a fixed encoder whose cached vectors are changed after
-# the fact (stress tests, compression, storage precision) and used for image–caption search.
-#
-# **Finding.** These are different properties, and an alarm on one says little about the
-# others: evaluate the one your application needs.
-
-# %% [markdown]
-# ## Four properties, four instruments
-#
-# The schematic below is a drawing, not data: forty made-up points in a plane, to fix what each
-# instrument looks at. **Distribution** asks how the cloud spreads (its principal axes), with no
-# labels. **Labels** asks whether a fitted linear boundary can separate the classes. **Identity**
-# asks whether a query's exact nearest neighbours are still the same after a change to the
-# vectors. **Relevance** asks whether the neighbours found are the ones wanted (here: share the
-# query's label). A change can move one of these and leave the others where they were.
+vectors = driving_vectors(encoder, driving_dataset, data_dir=driving_dir, seed=seed)
+captions = caption_vectors(encoder, caption_dataset, data_dir=caption_dir, seed=seed)
+trained = training.run(training.Settings(profile=profile, attribute=attribute))
+tables = {"training": training.findings(trained), **conclusions.fixed_encoder_findings(vectors, captions, k=k, seed=seed)}
+verdicts = conclusions.stack(tables)
+tally = conclusions.tally(verdicts).sum()
+box(f"Of the study's {tally['declared']} findings, {tally['hold']} hold on this run's data, "
+    f"{tally['contradicted']} are contradicted and {tally['inconclusive'] + tally['not testable']} cannot be "
+    f"decided here (inconclusive or not testable); each verdict is an interval against a margin declared before "
+    f"the numbers were seen. An alarm on one property says little about the others: measure the one your "
+    f"application needs.",
+    figure=exhibits.figure(scoreboard.chart(verdicts), name="scoreboard",
+                           caption="The study's findings per section, by their verdict on this run's data."))
 
 # %%
-exhibits.figure(diagrams.four_properties(), name="four-properties", reads=[],
-                caption="Schematic of the four properties (an illustration, not data): forty made-up points "
-                        "in a plane, their spread, a linear class boundary, a query's exact top-3 before and "
-                        "after a change, and which of its top-3 share its label.")
+procedural = driving_dataset == caption_dataset == "procedural"
+display(Markdown(
+    f"**Data.** Design B: {vectors.source}{'' if procedural else f'; captions: {captions.source}'}. Design A: "
+    f"JEPA runs of profile `{profile}` on procedural scenes. "
+    + ("Not BDD100K, COCO or EmbeddingGemma: this machine downloads nothing ([why](02_data)); "
+       "[Across encoders](10_across_encoders) adds a real pretrained encoder, WordLlama on WordNet 3.0."
+       if procedural else "")))
+
+# %%
+exhibits.table(scoreboard.table(verdicts), name="scoreboard-findings", extremes=False,  # verdicts in words
+               collapsed="Each finding: the study's published numbers beside this run's, and the interval that "
+                         "decided it",
+               caption="The study's findings: the verdict here, the published numbers and this run's, and the interval "
+                       "against the declared margin that decided it.")
 
 # %% [markdown]
-# ## Which data produced the numbers
-#
-# The machines that build this book cannot download BDD100K, COCO or a pretrained encoder. The
-# book therefore runs on the project's **embedded default**: procedurally generated driving scenes
-# with BDD100K's attribute vocabulary and five captions per image that describe each scene; small
-# JEPA encoders the project trains itself on those scenes (the training chapters, from committed
-# records that `embdiag train` regenerates); and two small image–text dual encoders the project
-# trains itself in place of the study's pretrained encoder (the fixed-encoder chapters, from
-# committed weights that `python -m embdiag.encoders.train` regenerates). Each chapter states at
-# its top which data and encoder produced its numbers. **None of them are BDD100K or COCO
-# results**; where the published study's numbers appear beside ours, they are labelled as such.
-#
-# The real loaders and Hugging Face encoders are one parameter away (`dataset`, `data_dir`,
-# `encoder`), and every fixed-encoder chapter also reads your own vectors (see
-# [Reproduce](24_reproduce)):
-#
-# ```bash
-# embdiag chapter stress_tests -p vectors_path my_vectors.npy -p labels_path my_labels.csv --out my_pages
-# ```
-#
 # ## How to read this site
 #
-# The **study** runs in the order of the published one: the motivation and approach, the data,
-# the training evidence, the fixed encoder, its stress tests, compression, neighbour stability
-# under storage precision, and image–caption retrieval, then the conclusions with the published
-# values beside this run's. **On a real encoder** runs the four fixed-encoder chapters again on a
-# real pretrained text encoder (WordLlama) over a real lexical database (WordNet 3.0) and sets
-# every fixed-encoder finding's verdict on the three encoders side by side. The **appendix** holds
-# every training variant, the second encoder's replication, the exact responses of the metrics and
-# the technical note on rank diagnostics.
-# Under every figure and table a line names the chapter source that made it and the artifacts
-# it read, with their checksums, and a link downloads its data as CSV.
-#
-# ```{tableofcontents}
-# ```
-
-# %% [markdown]
-# ## Cite this
-#
-# The project's `CITATION.cff`, as BibTeX:
+# The study runs in the published order: [approach](01_approach), [training](03_training), then a
+# fixed encoder's [stress tests](05_stress_tests), [compression](06_compression),
+# [neighbour stability](07_neighbour_stability) and [image–caption retrieval](08_caption_retrieval),
+# then [conclusions](09_conclusions) and the same findings [across encoders](10_across_encoders).
+# **Your embeddings** points the instruments at your own vectors: [the report](21_report) and
+# [choosing a compression](22_choosing_a_compression). Under every exhibit a line names the source
+# that made it and the artifacts it read; a link downloads its data.
 
 # %%
 from embdiag.paper import citation
 
-display(Markdown(f"```bibtex\n{citation.bibtex()}\n```"))
+display(Markdown(f"<details><summary>Cite this</summary>\n\n```bibtex\n{citation.bibtex()}\n```\n\n</details>"))
