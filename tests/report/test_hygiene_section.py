@@ -10,6 +10,7 @@ import pytest
 from embdiag.metrics.retrieval import topk
 from embdiag.report import measurement as M
 from embdiag.report.sections import hygiene
+from embdiag.report.sections.presentation import code_options
 
 
 def _plan(V, queries=None, k=5):
@@ -173,7 +174,7 @@ def test_the_report_shows_it_first_and_fail_if_names_it():
     assert report.metrics["section"].iloc[0] == "hygiene"
     assert [g["passed"] for g in report.gates] == [True, True]
     parts = hygiene.exhibits(report)
-    assert parts[0]._repr_markdown_() == f"*Scope:* {report.scope['hygiene']}"
+    assert (parts[0].title, parts[0].text) == ("Scope", code_options(report.scope["hygiene"]))
     assert parts[1]._repr_markdown_() == "Nothing found at these thresholds."
     V[7] = V[2]
     report = M.measure(V, k=5, progress=False)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from embdiag.report import sections
-from embdiag.report.sections.presentation import for_reading
+from embdiag.report.sections.presentation import code_options, for_reading
 
 
 def test_shares_become_percent_and_headers_become_words():
@@ -61,7 +61,10 @@ def indexed():
 
 def test_index_section_without_timings_is_the_same_every_run(indexed):
     """What a byte-for-byte page shows: recall against the knob's value, no speed anywhere."""
-    a, b = ([x.html if hasattr(x, "html") else x.data for x in sections.indexes.exhibits(r)] for r in indexed)
+    a, b = (
+        [x._repr_html_() if hasattr(x, "_repr_html_") else x.data for x in sections.indexes.exhibits(r)]
+        for r in indexed
+    )
     assert a == b
     page = "\n".join(a)
     assert "knob value (log" in page and "queries per second (log)" not in page and "build (s)" not in page
@@ -72,7 +75,7 @@ def test_index_section_without_timings_is_the_same_every_run(indexed):
 
 def test_index_section_with_timings_plots_recall_against_queries_per_second(indexed):
     parts = sections.indexes.exhibits(indexed[0], timings=True)
-    page = "\n".join(x.html if hasattr(x, "html") else x.data for x in parts)
+    page = "\n".join(x._repr_html_() if hasattr(x, "_repr_html_") else x.data for x in parts)
     assert "queries per second (log)" in page and "build (s)" in page
     curves = sections.indexes.curve_table(indexed[0], timings=True)
     assert (curves["queries_per_s"] > 0).all() and len(curves) == len(indexed[0].tables["index_curves"])
@@ -137,7 +140,9 @@ def test_show_opens_a_section_with_its_intro_and_refuses_an_unknown_name(full):
     parts = sections.show(full, "geometry")
     assert parts[0]._repr_markdown_() == sections.geometry.INTRO
     assert [x._repr_html_() for x in parts[2:]] == [x._repr_html_() for x in sections.geometry.exhibits(full)[1:]]
-    assert [x._repr_markdown_() for x in sections.show(full, "indexes")[:1]] == [f"*Scope:* {full.scope['indexes']}"]
+    (scope,) = sections.show(full, "indexes")[:1]  # no intro: the folded scope comes first
+    assert (scope.title, scope.text) == ("Scope", code_options(full.scope["indexes"]))
+    assert scope._repr_html_().startswith('<details class="embdiag-more"><summary>Scope</summary>')
     with pytest.raises(ValueError, match="unknown section 'geometri'"):
         sections.show(full, "geometri")
 

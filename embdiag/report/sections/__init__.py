@@ -13,7 +13,7 @@ renderer (:mod:`embdiag.report.page`) show them alike, without IPython. A measur
 from the other sections' tables (:func:`summary.summarize`, :func:`frontier.frontier_table`), the
 gates by :mod:`embdiag.report.fail_if`.
 
-:data:`PAGE` is the page's order; :func:`head` opens the page (the result box and the overview),
+:data:`PAGE` is the page's order; :func:`head` opens the page (the result box, the overview and the sampling),
 :func:`show` gives a section as the page shows it. Every caption names the data, the uncertainty
 shown and what each column means; the charts are plain Altair, drawn offline
 (:func:`enable`), each representation coloured by its kind.
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from ...view import charts
 from ...view.markdown import Markdown
+from .presentation import Folded
 from . import (
     conditions,
     frontier,
@@ -43,7 +44,7 @@ from . import (
 if TYPE_CHECKING:
     from ..measurement import Report
 
-__all__ = ["PAGE", "head", "overview", "show", "enable"]
+__all__ = ["PAGE", "head", "overview", "sampling", "show", "enable"]
 
 #: The sections in the order the report's page shows them.
 PAGE = (hygiene, summary, conditions, geometry, labels, identity, hubness, indexes, relevance, stress, frontier, gates)
@@ -64,26 +65,37 @@ def show(report: Report, name: str, *, timings: bool = False) -> list:
     return ([Markdown(section.INTRO)] if section.INTRO else []) + section.exhibits(report, timings=timings)
 
 
-def head(report: Report, source: str) -> list:
-    """What opens the page: the result box (:func:`embdiag.report.sections.summary.result`) and
-    the :func:`overview` of the data (``source``: one sentence naming it)."""
-    return [summary.result(report), overview(report, source)]
+def head(report: Report, source: str, command: str | None = None) -> list:
+    """What opens the page: the result box (:func:`embdiag.report.sections.summary.result`),
+    then the :func:`overview` of the data (``source``: one sentence naming it) with the command
+    that measures it (``command``, shown when given), then how it was sampled (:func:`sampling`)."""
+    return [summary.result(report), overview(report, source, command), sampling(report)]
 
 
-def overview(report: Report, source: str) -> Markdown:
-    """Which data, how much of it, and how it was sampled; notes on anything left out."""
+def overview(report: Report, source: str, command: str | None = None) -> Markdown:
+    """Which data and how much of it, notes on anything left out, and ``command`` (when given)."""
     i = report.inputs
-    s = i["sampling"]
     lines = [f"**Data:** {source}. {i['n']:,} vectors of dimension {i['d']}, k = {i['k']}, seed {i['seed']}."]
     if "quick_statement" in i:
         lines.append(f"**{i['quick_statement']}**")
-    lines.append(f"**Searched:** {s['queries']} as queries, against {s['gallery']} ({i['exact_search']}).")
-    lines.append(f"**Samples:** geometry on {s['geometry']}; probes on {s['probes']}; intervals from {s['bootstrap']}.")
-    if "scored" in s:
-        lines.append(f"**Relevance:** {s['scored']}.")
     missing = {a: m for a, m in i.get("missing_labels", {}).items() if m}
     if missing:
         lost = ", ".join(f"{a} {m:,} of {i['n']:,}" for a, m in missing.items())
         lines.append(f"**Missing labels** (each row left out for that attribute only): {lost}.")
     lines += [f"- Note: {note}" for note in i["notes"]]
+    if command:
+        lines.append(f"```\n{command}\n```")
     return Markdown("\n\n".join(lines))
+
+
+def sampling(report: Report) -> Folded:
+    """How the rows were searched and sampled, folded under one line."""
+    i = report.inputs
+    s = i["sampling"]
+    lines = [
+        f"**Searched:** {s['queries']} as queries, against {s['gallery']} ({i['exact_search']}).",
+        f"**Samples:** geometry on {s['geometry']}; probes on {s['probes']}; intervals from {s['bootstrap']}.",
+    ]
+    if "scored" in s:
+        lines.append(f"**Relevance:** {s['scored']}.")
+    return Folded("How the rows were searched and sampled", "\n\n".join(lines))

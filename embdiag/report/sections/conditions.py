@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ...view import exhibits as exhibit
-from .presentation import NO_CONDITION, section
+from .presentation import NO_CONDITION, Folded, section
 
 if TYPE_CHECKING:
     from ..measurement import Report
@@ -56,3 +56,15 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
             collapsed="Every condition in full",
         )
     ]
+
+
+def described(report: Report, title: str = "What each condition is") -> Folded:
+    """Each condition in one line, folded under ``title``: its name, kind, the convention it follows
+    (where the table has one) and its description; a list, which a phone reads without scrolling."""
+    table = report.tables.get(NAME)
+    rows = [] if table is None else table.to_dict("records")
+    lines = [
+        f"- **{r['name']}** ({r['kind']}{', ' + r['convention'] if r.get('convention') else ''}): {r['description']}"
+        for r in rows
+    ]
+    return Folded(title, "\n".join(lines) or f"No condition: {NO_CONDITION}.")

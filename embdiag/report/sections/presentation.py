@@ -1,14 +1,15 @@
 """What the report's sections show alike: each kind of representation's colour
 (:data:`KIND_COLOURS`), the provenance line of a report's exhibits (:func:`provenance`), the
-scope sentence or the reason a section was not measured (:func:`scope`), columns under their
-readable names with shares in percent (:func:`for_reading`), and :func:`section`, which puts a
-section's exhibits under its scope."""
+scope sentence, folded, or the reason a section was not measured (:func:`scope`), detail a reader
+opens on demand (:class:`Folded`), columns under their readable names with shares in percent
+(:func:`for_reading`), and :func:`section`, which puts a section's exhibits under its scope."""
 
 from __future__ import annotations
 
 import html
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import altair as alt
@@ -21,7 +22,55 @@ from ...view.markdown import Markdown
 if TYPE_CHECKING:
     from ..measurement import Report
 
-__all__ = ["KIND_COLOURS", "LONG_TABLE", "kind_colour", "kinds", "provenance", "scope", "for_reading", "section"]
+__all__ = [
+    "KIND_COLOURS",
+    "LONG_TABLE",
+    "Folded",
+    "Html",
+    "kind_colour",
+    "kinds",
+    "provenance",
+    "scope",
+    "for_reading",
+    "section",
+]
+
+
+@dataclass(frozen=True)
+class Html:
+    """HTML ``html`` (already escaped) as a display object.
+
+    Example:
+        >>> Html("<p>x</p>")._repr_html_()
+        '<p>x</p>'
+    """
+
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+
+@dataclass(frozen=True)
+class Folded:
+    """Markdown ``text`` shown collapsed under the line ``title``: detail a reader opens on demand.
+
+    Example:
+        >>> Folded("Scope", "*shape* only")._repr_html_()
+        '<details class="embdiag-more"><summary>Scope</summary>\\n<p><em>shape</em> only</p>\\n</details>'
+    """
+
+    title: str
+    text: str
+
+    def _repr_html_(self) -> str:
+        from ..html import markdown
+
+        summary = f"<summary>{html.escape(self.title)}</summary>"
+        return f'<details class="embdiag-more">{summary}\n{markdown(self.text)}</details>'
+
+    def __repr__(self) -> str:
+        return f"{self.title}: {self.text}"
 
 
 #: One colour per kind of representation, used by every chart of the report.
@@ -53,12 +102,17 @@ def provenance(report: Report) -> dict:
     return {"made": made, "reads": [Read(f"{r['file']} ({option})", r["sha256"]) for option, r in files.items()]}
 
 
-def scope(report: Report, name: str, missing: str) -> list[Markdown]:
-    """The section's scope sentence (the report's ``scope[name]``) when its table ``name`` has rows,
-    else why it was not measured (``missing``, or that no condition can represent the vectors)."""
+#: The line a section's folded scope (what it establishes and what not) opens from.
+SCOPE_TITLE = "Scope"
+
+
+def scope(report: Report, name: str, missing: str) -> list[Folded | Markdown]:
+    """The section's scope sentence (the report's ``scope[name]``), folded under :data:`SCOPE_TITLE`,
+    when its table ``name`` has rows, else why it was not measured (``missing``, or that no
+    condition can represent the vectors)."""
     if name in report.tables and not report.tables[name].empty:
         scope = report.scope.get(name)
-        return [Markdown(f"*Scope:* {scope}")] if scope else []
+        return [Folded(SCOPE_TITLE, code_options(scope))] if scope else []
     from .summary import CANNOT_REPRESENT  # the summary section imports this module
 
     unmeasurable = report.summary and all(e["verdict"] == CANNOT_REPRESENT for e in report.summary)

@@ -18,7 +18,7 @@ from ...metrics.inference import NOT_TESTABLE, non_inferiority, queries_needed
 from ...view import exhibits as exhibit
 from ...view.result import Result, box
 from ..options import MARGIN_PP
-from .presentation import NO_CONDITION, for_reading, section
+from .presentation import NO_CONDITION, Html, for_reading, section
 
 if TYPE_CHECKING:
     from ..measurement import Report
@@ -218,10 +218,7 @@ def summary_table(summary: list[dict], k: int) -> pd.DataFrame:
 
 NAME = "summary"
 TITLE = "Summary: what each condition changes"
-INTRO = (
-    "One row per condition, with a verdict in words by the rule stated under the table; the "
-    "sections below give every number behind it."
-)
+INTRO = "The result box's verdicts with every change behind them; the sections below measure each one."
 #: Why the section can be missing.
 MISSING = NO_CONDITION
 #: What the section establishes and what not (the report's ``scope``).
@@ -252,37 +249,86 @@ def _needed(e: dict) -> str:
     n = e.get("queries_needed")
     if e["verdict"] != "inconclusive" or n is None or n != n:
         return ""
-    return f"; about {n:,.0f} queries would decide it at this spread"
+    return f"about {n:,.0f} queries would decide it"
+
+
+def _counts(summary: list[dict]) -> str:
+    """How many conditions have each verdict, worst first: ``4 within margin, 2 costs relevance``."""
+    counts: dict[str, int] = {}
+    for e in summary:
+        counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
+    order = sorted(counts, key=lambda v: VERDICTS.index(v) if v in VERDICTS else len(VERDICTS))
+    return ", ".join(f"{counts[v]} {html.escape(v)}" for v in order)
+
+
+def gates_sentence(report: Report) -> str:
+    """The gates' outcome in one sentence (HTML): the smallest condition passing every rule (or
+    none) and how many rule checks fail; '' without rules."""
+    if not report.gates:
+        return ""
+    from .frontier import smallest_passing  # the frontier section imports this module
+
+    rules = ", ".join(f"<code>{html.escape(r)}</code>" for r in dict.fromkeys(g["rule"] for g in report.gates))
+    frontier = report.tables.get("frontier")
+    best = None if frontier is None or frontier.empty else smallest_passing(frontier)
+    passing = (
+        f"smallest condition passing every rule ({rules}): <strong>{html.escape(best['condition'])}</strong>, "
+        f"{best['bytes_per_vector']:,.0f} bytes per vector, {best['times_smaller']:.3g} times smaller"
+        if best is not None
+        else f"no condition passes every rule ({rules})"
+    )
+    failed = sum(not g["passed"] for g in report.gates)
+    status = " (embdiag report exits with status 1)" if failed else ""
+    return f"{passing[0].upper()}{passing[1:]}; {failed} of {len(report.gates)} rule checks fail{status}."
+
+
+def verdict_table(report: Report) -> str:
+    """The result box's table (HTML), one row per condition: its verdict beside its name (both
+    in view on a phone), the share of its top-k sets that changed and its lowest-reaching
+    relevance change with interval; with rules, whether the condition passed them."""
+    k = report.inputs["k"]
+    gates = {}
+    for g in report.gates or []:
+        gates[g["condition"]] = gates.get(g["condition"], True) and g["passed"]
+    head = ["condition", "verdict", f"top-{k} changed", "lowest change, pp [95%]"] + (["rules"] if gates else [])
+    rows = []
+    for e in report.summary:
+        verdict = html.escape(e["verdict"])
+        needed = _needed(e)
+        if needed:
+            verdict += f"<br><small>{needed}</small>"
+        if e["verdict"] == CANNOT_REPRESENT:
+            changed, lowest = "—", html.escape(e["reason"])
+        else:
+            changed = f"{100 * e['changed_queries']:.3g}%"
+            lowest = html.escape(_worst(e["relevance"]).replace(" pp ", " ")) if e["relevance"] else "not measured"
+        cells = [f"<strong>{html.escape(e['condition'])}</strong>", verdict, changed, lowest]
+        if gates:
+            cells.append("" if e["condition"] not in gates else "passed" if gates[e["condition"]] else "failed")
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    header = "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
+    return (
+        '<div class="embdiag-scroll"><table class="embdiag-verdicts">'
+        f"<thead>{header}</thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def result(report: Report) -> Result:
-    """The page's result box: does each condition hurt these vectors? Conditions grouped by
-    their verdict (:func:`embdiag.report.summary.verdict`), each with its share of changed
-    top-k sets and its lowest-reaching relevance change, then the gates' outcome."""
-    k = report.inputs["k"]
+    """The page's result box: how many conditions have each verdict against the margin
+    (:func:`verdict`), the gates' outcome with the smallest condition passing every rule
+    (:func:`gates_sentence`), and a row per condition (:func:`verdict_table`)."""
     if not report.summary:
         text = f"Nothing is compared: {html.escape(MISSING)}."
-    else:
-        groups: dict[str, list[str]] = {}
-        for e in report.summary:
-            if e["verdict"] == CANNOT_REPRESENT:
-                detail = html.escape(e["reason"])  # not measured: why
-            else:
-                detail = f"{100 * e['changed_queries']:.3g}% of top-{k} sets changed"
-            if e["relevance"]:
-                detail += f"; lowest: {_worst(e['relevance'])}{_needed(e)}"
-            groups.setdefault(e["verdict"], []).append(f"<strong>{html.escape(e['condition'])}</strong> ({detail})")
-        order = sorted(groups, key=lambda v: VERDICTS.index(v) if v in VERDICTS else len(VERDICTS))
-        margin = report.inputs["margin_pp"]
-        text = f"Does each change cost more than {margin:g} pp of relevance? " + " ".join(
-            f"<em>{html.escape(v)}</em>: {'; '.join(groups[v])}." for v in order
-        )
-    if report.gates:
-        failed = sum(not g["passed"] for g in report.gates)
-        text += f" Gates: {failed} of {len(report.gates)} rule checks fail" + (
-            " (embdiag report exits with status 1)." if failed else "."
-        )
-    return box(text)
+        gates = gates_sentence(report)
+        return box(f"{text} {gates}" if gates else text)
+    margin = report.inputs["margin_pp"]
+    n = len(report.summary)
+    text = f"Verdicts of {n} condition{'s' if n > 1 else ''} against a {margin:g} pp margin on relevance loss: "
+    text += f"{_counts(report.summary)}."
+    gates = gates_sentence(report)
+    if gates:
+        text += f" {gates}"
+    return box(text, figure=Html(verdict_table(report)))
 
 
 def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
@@ -299,6 +345,7 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
         )
         .set_index("condition")
     )
+    shown = shown[["verdict", *(c for c in shown.columns if c != "verdict")]]  # the answer first
     if shown["queries needed"].isna().all():  # nothing inconclusive: the column would be empty
         shown = shown.drop(columns="queries needed")
     return [
@@ -307,6 +354,7 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
             name="report-summary",
             **mark,
             extremes=False,
+            collapsed="Every relevance and probe change of each condition",
             caption=(
                 f"Each condition against the reference. changed top-{k}: percent of searched queries whose top-{k} "
                 f"set differs from exact search; overlap@{k}: mean percent of the reference's top {k} still returned; "
