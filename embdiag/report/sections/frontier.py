@@ -136,11 +136,7 @@ def smallest_passing(table: pd.DataFrame) -> dict | None:
 
 NAME = "frontier"
 TITLE = "The frontier: what each condition keeps for its bytes"
-INTRO = (
-    "The Pareto set holds the conditions that no other matches or beats on bytes, identity and "
-    "relevance at once; with `--fail-if` rules, the smallest condition that passes every one is "
-    "named."
-)
+INTRO = "The conditions no other matches or beats on bytes, identity and relevance at once: the Pareto set."
 #: Why the section can be missing.
 MISSING = NO_CONDITION
 #: What the section establishes and what not (the report's ``scope``).
@@ -161,39 +157,31 @@ def _lowest_name(row: dict) -> str:
     return change_name({"metric": row["lowest_metric"], "attribute": row["lowest_attribute"]})
 
 
+def _first_upper(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def result(report: Report) -> Result:
-    """A result box for the frontier: the Pareto set with each member's bytes, overlap and lowest
-    relevance bound, the smallest condition passing every rule, and the frontier figure."""
+    """A result box for the frontier: the Pareto set by name, fewest bytes first, the smallest
+    condition passing every rule, and the frontier figure (each member's numbers)."""
     table = report.tables["frontier"]
     k = report.inputs["k"]
     reference = int(report.inputs["bytes_per_vector"])
-
-    def member(r) -> str:
-        low = "" if not r["lowest_metric"] else f", {_lowest_name(r)} reaching {r['lowest_low']:+.2f} pp"
-        return (
-            f"<strong>{html.escape(r['condition'])}</strong> ({r['bytes_per_vector']:,.0f} bytes, "
-            f"overlap@{k} {100 * r[f'overlap@{k}']:.1f}%{low})"
-        )
-
-    pareto = table[table["pareto"]]
-    text = (
-        f"Of {len(table)} conditions measured against the reference's {reference:,} bytes per vector (float32), "
-        f"{len(pareto)} form the Pareto set: " + "; ".join(member(r) for r in pareto.to_dict("records")) + "."
-    )
+    pareto = list(table.loc[table["pareto"], "condition"])
+    names = ", ".join(f"<strong>{html.escape(c)}</strong>" for c in pareto)
+    text = f"Of {len(table)} conditions, {len(pareto)} form the Pareto set (fewest bytes first): {names}."
     if report.gates:
-        best = smallest_passing(table)
-        rules = ", ".join(f"<code>{html.escape(g)}</code>" for g in dict.fromkeys(g["rule"] for g in report.gates))
-        text += f" The smallest condition passing every rule ({rules}, each the failing side): " + (
-            f"<strong>{html.escape(best['condition'])}</strong>, {best['times_smaller']:.3g} times smaller."
-            if best is not None
-            else "none."
-        )
+        from .summary import gates_sentence  # this module is imported by the summary's
+
+        text += f" {gates_sentence(report)}"
     figure = exhibit.figure(
-        chart(table, k, reference, room=theme.RESULT_PX),
+        chart(table, k, reference, room=theme.RESULT_PX, margin=report.inputs["margin_pp"]),
         name="frontier-result",
         caption=(
-            f"Bytes per vector (log axis; dashed: the reference's {reference:,}) against overlap@{k} (left) and the "
-            "lowest relevance change with its 95% interval (right); filled marks are the Pareto set."
+            f"Bytes per vector (log; dashed: the reference's {reference:,} as float32) against overlap@{k} (left), "
+            f"and each condition's lowest relevance change with its 95% interval (right; dashed: no change and "
+            f"−{report.inputs['margin_pp']:g} pp). {_first_upper(marks_sentence())}; names on the right, and on the "
+            "left beside the Pareto set where they fit."
         ),
     )
     return box(text, figure=figure)
@@ -230,11 +218,10 @@ def ranked(report: Report, mark: dict | None = None) -> exhibit.Exhibit:
         **(mark if mark is not None else provenance(report)),
         extremes=[f"overlap@{k} (%)"],
         caption=(
-            "The frontier, fewest bytes first. bytes per vector: a vector's codes and per-row scale (shared "
-            f"tables not counted); times smaller: the reference's float32 rows ({reference:,} bytes) over it; "
-            "lowest relevance change: of all the condition's changes (per label column, Hit@k, recall@k, nDCG, "
-            "MRR, MAP), the one whose interval reaches lowest; Pareto set: no other condition takes at most as "
-            "many bytes with at least as high an overlap and lowest bound, one strictly"
+            f"The frontier, fewest bytes first. times smaller: the reference's float32 rows ({reference:,} bytes) "
+            "over the condition's bytes (its codes and per-row scale); lowest relevance change: of all its changes, "
+            "the one whose interval reaches lowest; Pareto set: no other condition matches or beats it on bytes, "
+            "overlap and lowest bound at once"
             + ("; gates: whether every --fail-if row of the condition passed." if "gates" in columns else ".")
         ),
     )
@@ -245,15 +232,15 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
     reference = int(report.inputs["bytes_per_vector"])
     out = [
         exhibit.figure(
-            chart(table, k, reference),
+            chart(table, k, reference, margin=report.inputs["margin_pp"]),
             name="report-frontier",
             **mark,
             caption=(
-                "Each condition's bytes per vector (log axis; the dashed line is the reference's float32 rows, "
-                f"{reference:,} bytes) against what it keeps: overlap@{k} with exact search on the reference (left) "
-                "and the lowest relevance change with its 95% interval (right, where relevance was measured). Filled "
-                "marks: the Pareto set, conditions that no other matches or beats on bytes, overlap and lowest bound "
-                "at once."
+                f"Bytes per vector (log; dashed: the reference's {reference:,} as float32) against overlap@{k} with "
+                "exact search (left), and each condition's lowest relevance change with its 95% interval (right; "
+                f"dashed: no change and −{report.inputs['margin_pp']:g} pp). {_first_upper(marks_sentence())}: the "
+                "Pareto set holds what no other condition matches or beats on bytes, overlap and lowest bound at once, "
+                "named on the left where its names fit; every condition is named on the right."
             ),
         ),
         ranked(report, mark),
@@ -270,16 +257,84 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict) -> list:
     return out
 
 
-def chart(frontier: pd.DataFrame, k: int, reference_bytes: float, room: int = theme.COLUMN_PX) -> alt.HConcatChart:
-    """Bytes per vector (log x) against overlap@k (left) and against the lowest relevance change
-    with its interval (right, when measured); filled marks and names are the Pareto set (the
-    others are named on hover), the dashed line the reference's bytes; colour is the condition's
-    kind. Two panels share ``room`` pixels."""
-    pareto_rank = frontier["pareto"].cumsum().where(frontier["pareto"], 0)  # 1, 2, ... by bytes
+#: How each set is marked in :func:`chart`: its shape, and whether the mark is filled.
+MARKS = {"Pareto set": ("circle", True), "dominated": ("diamond", False)}
+
+
+def marks_sentence() -> str:
+    """How :func:`chart` marks the Pareto set and the others, in words, from :data:`MARKS`.
+
+    Example:
+        >>> marks_sentence()
+        'filled circles: the Pareto set; hollow diamonds: dominated'
+    """
+    said = []
+    for name, (shape, filled) in MARKS.items():
+        said.append(f"{'filled' if filled else 'hollow'} {shape}s: {'the ' if name == 'Pareto set' else ''}{name}")
+    return "; ".join(said)
+
+
+#: Where a Pareto member's name may sit beside its mark: (dx, dy, align), tried in this order.
+LABEL_SPOTS = {
+    "above": (6, -9, "left"),
+    "below": (6, 12, "left"),
+    "left above": (-6, -9, "right"),
+    "left below": (-6, 12, "right"),
+    "high": (0, -22, "center"),
+    "low": (0, 25, "center"),
+}
+#: Width (px) of one character of a 12 px label, and a label's height: to keep names apart.
+_CHAR_PX, _LABEL_PX = 7.2, 14
+
+
+def label_spots(x_px, y_px, names, pareto, width: float) -> list[str]:
+    """For each mark at pixel ``(x_px, y_px)``, where its name goes (a key of :data:`LABEL_SPOTS`),
+    or ``""``: only the Pareto set is named, fewest bytes first, each name inside ``width`` in the
+    first spot that covers no mark and no name placed before it, else in the first that covers
+    only dominated marks; a name with neither is left to the tooltip.
+
+    Example:
+        >>> label_spots([100, 102, 300], [50, 50, 50], ["a", "b", "c"], [True, True, False], 400)
+        ['below', 'above', '']
+        >>> label_spots([100, 395], [50, 50], ["a", "b"], [True, True], 400)  # b's name would leave the panel
+        ['above', 'left above']
+    """
+    marks = [((x - 5, y - 5, x + 5, y + 5), bool(m)) for x, y, m in zip(x_px, y_px, pareto)]
+    taken = [box for box, member in marks if member]  # the Pareto set's marks, then the names placed
+    dominated = [box for box, member in marks if not member]
+    out = []
+    for x, y, name, member in zip(x_px, y_px, names, pareto):
+        w = _CHAR_PX * len(str(name))
+        spots = []
+        for key, (dx, dy, align) in LABEL_SPOTS.items() if member else ():
+            left = x + dx - {"left": 0, "center": w / 2, "right": w}[align]
+            if 0 <= left and left + w <= width:
+                spots.append((key, (left, y + dy - _LABEL_PX / 2, left + w, y + dy + _LABEL_PX / 2)))
+        free = [(k, box) for k, box in spots if not any(_overlap(box, b) for b in taken)]
+        clear = [(k, box) for k, box in free if not any(_overlap(box, b) for b in dominated)]
+        key, box = (clear or free or [("", None)])[0]
+        if box is not None:
+            taken.append(box)
+        out.append(key)
+    return out
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def chart(
+    frontier: pd.DataFrame, k: int, reference_bytes: float, room: int = theme.COLUMN_PX, margin: float | None = None
+) -> alt.HConcatChart:
+    """Bytes per vector (log x) against overlap@k (left; the reference's bytes dashed), and each
+    condition's lowest relevance change with its interval (right, when measured; conditions fewest
+    bytes first; dashed: no change and, given, ``-margin``). Marks as
+    :data:`MARKS` say (the Pareto set named beside its marks where a name fits,
+    :func:`label_spots`; every mark named on hover); colour is the condition's kind. Two panels
+    share ``room`` pixels."""
     data = frontier.assign(
         set=frontier["pareto"].map({True: "Pareto set", False: "dominated"}),
         overlap=frontier[f"overlap@{k}"],
-        label=np.where(pareto_rank % 2 == 1, "above", np.where(frontier["pareto"], "below", "")),
     )
     low, high = float(data["bytes_per_vector"].min()) / 1.5, reference_bytes * 1.5
     ticks = [v for e in range(0, 8) for v in (10**e, 3 * 10**e) if low <= v <= high]
@@ -290,41 +345,77 @@ def chart(frontier: pd.DataFrame, k: int, reference_bytes: float, room: int = th
         axis=alt.Axis(values=ticks, format=",.0f"),
     )
     about = ["condition", "kind", alt.Tooltip("bytes_per_vector:Q", format=",.0f"), "set"]
-    shape = alt.Shape(
-        "set:N", title=None, scale=alt.Scale(domain=["Pareto set", "dominated"], range=["circle", "diamond"])
+    width, height = theme.panel_width(2, gap=70, room=room), 260
+    floor = max(0.0, float(np.floor((data["overlap"].min() - 0.02) * 10) / 10))
+    span = np.log(high) - np.log(low)
+    data["label"] = label_spots(
+        width * (np.log(data["bytes_per_vector"]) - np.log(low)) / span,
+        height * (1 - (data["overlap"] - floor) / (1 - floor)),
+        data["condition"],
+        data["pareto"],
+        width,
     )
+
+    def shape(name: str, legend: bool) -> alt.Shape:
+        return alt.Shape(
+            "set:N",
+            title=None,
+            scale=alt.Scale(domain=[name], range=[MARKS[name][0]]),
+            legend=alt.Undefined if legend else None,
+        )
+
+    def points(x, y, tooltip, legend: bool) -> list:
+        """One layer per set, each with its own one-entry shape scale, so that its legend entry is
+        drawn as its marks are (filled or hollow)."""
+        layers = []
+        for name, (_, filled) in MARKS.items():
+            layers.append(
+                alt.Chart()
+                .transform_filter(alt.datum.set == name)
+                .mark_point(size=70, filled=filled)
+                .encode(x=x, y=y, color=kind_colour(), shape=shape(name, legend), tooltip=tooltip)
+            )
+        return layers
+
     ref = (
         alt.Chart()
         .mark_rule(color=theme.PALETTE["grey"], strokeDash=theme.DASHES["reference"])
         .encode(x=alt.datum(reference_bytes))
     )
-    width = theme.panel_width(2, gap=70, room=room)
-
-    def points(y: alt.Y, extra=()):
-        base = alt.Chart().encode(x=x, y=y, color=kind_colour(), shape=shape)
-        hollow = base.transform_filter(alt.datum.pareto == False).mark_point(size=70, filled=False)  # noqa: E712
-        solid = base.transform_filter(alt.datum.pareto == True).mark_point(size=70, filled=True)  # noqa: E712
-        labels = [  # the Pareto set named, alternately above and below its marks (neighbours differ)
-            alt.Chart()
-            .transform_filter(alt.datum.label == side)
-            .mark_text(align="left", dx=6, dy=dy)
-            .encode(x=x, y=y, text="condition:N")
-            for side, dy in (("above", -9), ("below", 12))
-        ]
-        return [*extra, hollow.encode(tooltip=about + ["overlap"]), solid.encode(tooltip=about + ["overlap"]), *labels]
-
-    floor = max(0.0, float(np.floor((data["overlap"].min() - 0.02) * 10) / 10))
     overlap = alt.Y("overlap:Q", title=f"overlap@{k} (share)", scale=alt.Scale(domain=[floor, 1]))
-    left = alt.layer(ref, *points(overlap), data=data).properties(width=width, height=260)
+    names = [
+        alt.Chart()
+        .transform_filter(alt.datum.label == key)
+        .mark_text(align=align, dx=dx, dy=dy)
+        .encode(x=x, y=overlap, text="condition:N")
+        for key, (dx, dy, align) in LABEL_SPOTS.items()
+    ]
+    left = (
+        alt.layer(ref, *points(x, overlap, about + ["overlap"], True), *names, data=data)
+        .resolve_scale(shape="independent")
+        .properties(width=width, height=height)
+    )
     measured = data.dropna(subset=["lowest_low"])
     if measured.empty:
         return theme.legend_below(alt.hconcat(left))
-    y = alt.Y("lowest_value:Q", title="lowest relevance change (pp)")
+    order = list(measured["condition"])  # fewest bytes first
+    y = alt.Y("condition:N", title=None, sort=order)
+    change = alt.X("lowest_value:Q", title="lowest relevance change (pp)")
     interval = (
-        alt.Chart().mark_rule(strokeWidth=2).encode(x=x, y="lowest_low:Q", y2="lowest_high:Q", color=kind_colour())
+        alt.Chart()
+        .mark_rule(strokeWidth=2)
+        .encode(
+            x=alt.X("lowest_low:Q", title="lowest relevance change (pp)"), x2="lowest_high:Q", y=y, color=kind_colour()
+        )
     )
-    zero = (
-        alt.Chart().mark_rule(color=theme.PALETTE["grey"], strokeDash=theme.DASHES["reference"]).encode(y=alt.datum(0))
+    lines = [  # reference levels: no change, and the loss margin
+        alt.Chart().mark_rule(color=theme.PALETTE["grey"], strokeDash=theme.DASHES["reference"]).encode(x=alt.datum(v))
+        for v in [0.0] + ([-margin] if margin is not None else [])
+    ]
+    tip = about + [alt.Tooltip(f"{f}:Q", format="+.2f") for f in ("lowest_value", "lowest_low", "lowest_high")]
+    right = (
+        alt.layer(*lines, interval, *points(change, y, tip, False), data=measured)
+        .resolve_scale(shape="independent")
+        .properties(width=width, height=max(120, 20 * len(measured)))
     )
-    right = alt.layer(ref, zero, *points(y, extra=[interval]), data=measured).properties(width=width, height=260)
     return theme.legend_below(alt.hconcat(left, right))
