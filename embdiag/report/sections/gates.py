@@ -15,10 +15,7 @@ if TYPE_CHECKING:
 
 NAME = "gates"
 TITLE = "Gates: the `--fail-if` rules"
-INTRO = (
-    "Each rule given to `embdiag report --fail-if`, checked before anything was measured (its metric, "
-    "conditions and attributes exist for these inputs) and here on every row it selects."
-)
+INTRO = "Each `--fail-if` rule, checked before measuring and here on every row it selects."
 #: Why the section can be missing.
 MISSING = "no --fail-if rule was given"
 

@@ -27,12 +27,8 @@ if TYPE_CHECKING:
 NAME = "geometry"
 TITLE = "Distribution: geometry without labels"
 INTRO = (
-    "Geometry needs no labels: how spread the vectors are, how much they share one direction, and how"
-    " many directions carry their variance. Each representation is measured twice, in tables that are"
-    " not to be mixed: on its raw rows (as given, or as a storage format or compression makes them) "
-    "and on its unit rows (each divided by its norm, what cosine search compares). A condition that "
-    "changes these numbers changes the shape of the space; one that keeps them may still reorder "
-    "neighbours."
+    "Without labels: how spread the vectors are, how much they share one direction and how many directions "
+    "carry their variance, on raw rows and on unit rows (what cosine compares), in tables not to be mixed."
 )
 #: Why the section can be missing.
 MISSING = ""

@@ -32,9 +32,8 @@ if TYPE_CHECKING:
 NAME = "identity"
 TITLE = "Neighbour identity: does the exact top-k survive?"
 INTRO = (
-    "The study's finding is that neighbour identity can change while everything above stays put. "
-    "Queries whose k-th and (k+1)-th reference scores lie close together (a small boundary margin) "
-    "are the ones that change; for storage formats a float certificate proves which queries cannot."
+    "Whether each query keeps its exact top-k. Queries whose k-th and (k+1)-th scores lie close change "
+    "first; for storage formats a certificate proves which cannot."
 )
 #: Why the section can be missing.
 MISSING = NO_CONDITION
@@ -221,9 +220,8 @@ def certificates(report: Report) -> exhibit.Exhibit:
         name="report-certificates",
         extremes=False,
         caption=(
-            f"Proof beside measurement, per condition: changed queries, the percent of searched queries whose top-{k} "
-            "set changed; certified, the percent of the certificate's queries proven unchanged (a storage format by "
-            "the float certificate of its rounding, a truncation by the bound on what the dropped dimensions can "
-            f"move){_certified_on(report.tables['identity'])}; certified but changed must be 0."
+            f"changed queries: percent of searched queries whose top-{k} set changed; certified: percent of the "
+            f"certificate's queries proven unchanged{_certified_on(report.tables['identity'])}; certified but "
+            "changed must be 0."
         ),
     )

@@ -299,8 +299,8 @@ def _draw(report: Report, table: pd.DataFrame, mark: dict, timings: bool) -> lis
             name="report-index-curves",
             **mark,
             caption=(
-                f"recall@{k} of each index against exact search (tie-aware: a row tied with the k-th exact "
-                f"neighbour counts) at each knob value ({where}); filled: its default"
+                f"recall@{k} of each index against exact search (tie-aware) at each knob value ({where}); "
+                "filled: its default"
                 + (f"; x: queries per second (log){speed}." if fast else "; x: the knob's value (log).")
             ),
         ),
@@ -372,10 +372,13 @@ def _with_speed(table: pd.DataFrame, report: Report, timings: bool) -> pd.DataFr
 
 
 def answer(report: Report, timings: bool = False) -> Markdown:
-    """Per index and k, the cheapest setting reaching the target recall, with its recall interval,
+    """Per index, at the report's k (every k when the sweep has not it; the others are in the
+    folded table), the cheapest setting reaching the target recall, with its recall interval,
     bytes per vector, operations per query and (``timings``) this run's queries per second; or
     that none of the swept settings reaches it, and the best one."""
     table = _with_speed(report.tables["index_setting"], report, timings)
+    if (table["k"] == report.inputs["k"]).any():
+        table = table[table["k"] == report.inputs["k"]]
     lines = []
     for _, r in table.iterrows():
         head = f"For recall@{r['k']} ≥ {r['target']:g}, **{r['condition']}**"
@@ -448,9 +451,8 @@ def setting_exhibits(report: Report, mark: dict, timings: bool = False) -> list:
                 name="report-index-sweep",
                 **mark,
                 caption=(
-                    f"recall@k (tie-aware) of every swept setting against its operations per query (log), one line "
-                    f"per build through its knob's values, one panel per k; filled: its interval reaches {target:g} "
-                    "(dashed); ringed: the setting chosen."
+                    "recall@k of every swept setting against its operations per query (log), one line per build, "
+                    f"one panel per k; filled: its interval reaches {target:g} (dashed); ringed: the setting chosen."
                 ),
             )
         )

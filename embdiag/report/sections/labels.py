@@ -36,9 +36,8 @@ if TYPE_CHECKING:
 NAME = "labels"
 TITLE = "Recoverable labels: probes and P@k"
 INTRO = (
-    "A linear probe's balanced accuracy (fitted on part of the labelled rows, evaluated on the rest) "
-    "and P@k (the share of each query's k nearest neighbours with its label), each beside its chance "
-    "floor."
+    "What a linear probe recovers (balanced accuracy) and how often neighbours share a query's label (P@k), "
+    "each beside its chance floor."
 )
 #: Why the section can be missing.
 MISSING = "no --labels file was given"

@@ -24,9 +24,8 @@ if TYPE_CHECKING:
 NAME = "stress"
 TITLE = "Stress grid"
 INTRO = (
-    "On request (`--stress`), the reference vectors go through the study's declared interventions "
-    "(contraction, common offset, rank restriction, noise) at each severity, and every metric above "
-    "is measured again: how sensitive each number is, not what the user's pipeline does."
+    "With `--stress`, the study's interventions (contraction, common offset, rank restriction, noise) at "
+    "each severity, every metric measured again."
 )
 #: Why the section can be missing.
 MISSING = "--stress was not asked for"
