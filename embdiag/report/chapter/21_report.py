@@ -10,22 +10,6 @@
 
 # %% [markdown]
 # # Report: can you trust these vectors?
-#
-# Did my storage format, compression, approximate index or new model keep what my application
-# needs? This chapter answers it on any set of vectors for the study's four properties, with
-# paired intervals. `embdiag report` measures your files with the same code and draws the same
-# sections, in its own process:
-#
-# ```
-# embdiag report vectors.npy --labels labels.csv \
-#     --compress fp16,int8,pca256 --index hnsw --out report/
-# ```
-#
-# writes `report/report.html` (this page's sections for your vectors, one file that opens
-# offline), `report/report.json` (every number) and one CSV per table. Without a file, as in the book, it
-# measures the project's own cached embeddings: the reference encoder on the procedural driving
-# scenes, not BDD100K or COCO. The **Data** line below names the vectors that produced every
-# number on this page.
 
 # %% tags=["parameters"]
 vectors_path = None  # the vectors (.npy, .npz, .parquet, .safetensors; n x d); None: the project's cached vectors
@@ -50,10 +34,12 @@ cluster: str | None = None  # Ray cluster address (auto, ray://HOST:PORT, local[
 fail_if = []  # --fail-if rules, e.g. ["overlap@10<0.95"]: checked before measuring, outcomes shown last
 
 # %%
+import shlex
+
 from IPython.display import display
 
 from embdiag.cluster import maybe_connect
-from embdiag.report import measure, sections
+from embdiag.report import measure, page, sections
 from embdiag.report.cli import chapter_inputs
 
 sections.enable()
@@ -85,7 +71,16 @@ with maybe_connect(cluster):  # one connection for the input check and the searc
         fail_if=fail_if,
     )
 saved = report.save(out_dir) if out_dir else []
-display(*sections.head(report, source))
+command = page.command(page.recorded(report))
+if vectors_path is None:  # the cached vectors, written as the files the command reads
+    command = shlex.join(["embdiag", "vectors", "--encoder", encoder, "--out", "."]) + "\n" + command
+display(*sections.head(report, source, command))
+
+# %% [markdown]
+# The command above measures the same on your own files: it writes this page's sections to
+# `report/report.html` (one file that opens offline), every number to `report/report.json` and one
+# CSV per table. Add `--fail-if` rules (e.g. `overlap@10<0.9`) to gate a pipeline: the result box
+# then names the smallest condition passing every rule.
 
 # %% [markdown]
 # ## Hygiene: the vectors before they are measured
