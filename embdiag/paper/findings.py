@@ -92,27 +92,42 @@ def _names(rows) -> str:
     return "; ".join(f"<em>{html.escape(r['finding'])}</em>" for _, r in rows.iterrows())
 
 
-def _decided(rows) -> str:
-    return "; ".join(
-        f"<em>{html.escape(r['finding'])}</em> ({html.escape(str(r['reason']), quote=False)}, margin "
-        f"{html.escape(str(r['margin']), quote=False)})"
-        for _, r in rows.iterrows()
+def _decisions(verdict_table: pd.DataFrame) -> str:
+    """The findings as a compact HTML table: each finding, its verdict, this run's numbers and the
+    interval against the margin that decided it (not measured: no numbers)."""
+    rows = []
+    for _, r in in_words(verdict_table).iterrows():
+        measured = r["verdict"] != NOT_MEASURED
+        cells = (
+            f"<em>{html.escape(str(r['finding']), quote=False)}</em>",
+            html.escape(str(r["verdict"]), quote=False),
+            html.escape(str(r["this run"]), quote=False) if measured else "",
+            html.escape(f"{r['reason']}, margin {r['margin']}", quote=False) if measured else "",
+        )
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("finding", "verdict", "this run", "decided by"))
+    return (
+        '<div class="embdiag-scroll"><table class="embdiag-decisions"><thead><tr>'
+        f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
 def result(verdict_table: pd.DataFrame, claim: str, *, figure=None) -> Result:
     """The result box that opens a chapter: ``claim`` formatted with :func:`counts`, the
-    findings that hold by name, then those contradicted, inconclusive and not testable, each
-    with the interval and margin that decided it, a count of those not measured, then
-    ``figure`` (an exhibit or anything with ``_repr_html_``), the one decisive figure, if given.
+    findings by verdict (those that hold, are contradicted, inconclusive, not testable, not
+    measured), then ``figure`` (an exhibit or anything with ``_repr_html_``), the one decisive
+    figure, if given, then each finding's numbers and the interval and margin that decided it.
 
     >>> from embdiag.metrics.inference import at_least
     >>> from embdiag.study.findings import Claim, verdicts
     >>> c = {"a": Claim("x > 0", "0", "sign"), "b": Claim("y > 0", "0", "sign")}
     >>> v = verdicts(c, [("a", "", "x = 1", at_least(0.5, 1.5)), ("b", "", "y = -1", at_least(-2, -0.5))])
-    >>> print(result(v, "{held} of {measured} findings hold here").html)  # doctest: +NORMALIZE_WHITESPACE
+    >>> box = result(v, "{held} of {measured} findings hold here").html
+    >>> print(box[: box.index("</p>")])  # doctest: +NORMALIZE_WHITESPACE
     <div class="embdiag-result"><p><strong>Result.</strong> 1 of 2 findings hold here: <em>a</em>.
-    Contradicted: <em>b</em> (interval [-2, -0.5] lies wholly below 0, margin 0).</p></div>
+    Contradicted: <em>b</em>.
+    >>> "<td>interval [-2, -0.5] lies wholly below 0, margin 0</td>" in box
+    True
     """
     v = verdict_table["verdict"]
     held = verdict_table[v == HOLDS]
@@ -122,11 +137,22 @@ def result(verdict_table: pd.DataFrame, claim: str, *, figure=None) -> Result:
         (CONTRADICTED, "Contradicted"),
         (INCONCLUSIVE, "Inconclusive"),
         (NOT_TESTABLE, "Not testable here"),
+        (NOT_MEASURED, "Not measured in this run"),
     ):
         rows = verdict_table[v == verdict]
         if len(rows):
-            text += f" {words}: {_decided(rows)}."
-    unmeasured = verdict_table[v == NOT_MEASURED]
-    if len(unmeasured):
-        text += f" Not measured in this run: {_names(unmeasured)}."
-    return box(text, figure=figure)
+            text += f" {words}: {_names(rows)}."
+    decided = _decisions(verdict_table)
+    if figure is None:
+        return box(text, figure=_Html(decided))
+    return box(text, figure=_Html(figure._repr_html_() + decided))
+
+
+class _Html:
+    """Markup shown as is (what :func:`embdiag.view.result.box` appends after its text)."""
+
+    def __init__(self, markup: str):
+        self.markup = markup
+
+    def _repr_html_(self) -> str:
+        return self.markup

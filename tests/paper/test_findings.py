@@ -114,18 +114,20 @@ def test_docstring_examples():
     assert results.attempted > 0 and results.failed == 0
 
 
-def test_the_result_box_names_every_finding_once_with_the_interval_and_margin_of_the_rest():
+def test_the_result_box_names_each_finding_by_verdict_then_tabulates_what_decided_it():
     v = protocol.verdicts(CRITERIA, [("a", "", "x = 1", HOLDS), ("b", "", "y < 0", CON), ("c", "", "", None)])
     box = findings.result(v, "{held} of {measured} hold", figure=view_result.box("inner")).html
-    assert box.startswith('<div class="embdiag-result">') and "1 of 2 hold: <em>a</em>." in box
-    assert "Contradicted: <em>b</em> (interval [-2, -1] lies wholly below 0, margin 0)." in box
-    assert "Not measured in this run: <em>c</em>." in box
-    assert box.count("<em>a</em>") == box.count("<em>b</em>") == box.count("<em>c</em>") == 1
-    assert box.endswith("inner</p></div></div>")
+    text = box[: box.index("</p>")]
+    assert box.startswith('<div class="embdiag-result">') and "1 of 2 hold: <em>a</em>." in text
+    assert "Contradicted: <em>b</em>." in text and "Not measured in this run: <em>c</em>." in text
+    assert text.count("<em>a</em>") == text.count("<em>b</em>") == text.count("<em>c</em>") == 1
+    assert box.index("inner") < box.index('<table class="embdiag-decisions">'), "the figure comes before the table"
+    assert "<td>y &lt; 0</td><td>interval [-2, -1] lies wholly below 0, margin 0</td>" in box
+    assert "<td><em>c</em></td><td>not measured</td><td></td><td></td>" in box
     v = protocol.verdicts(CRITERIA, [("a", "", "", INC), ("b", "", "", not_testable("x<y")), ("c", "", "", HOLDS)])
     box = findings.result(v, "{held} of {measured}").html
-    assert "Inconclusive: <em>a</em> (interval [-1.5, +0.5] crosses ±1, margin 0)" in box
-    assert "Not testable here: <em>b</em> (x&lt;y, margin 0)" in box
+    assert "Inconclusive: <em>a</em>." in box and "<td>interval [-1.5, +0.5] crosses ±1, margin 0</td>" in box
+    assert "Not testable here: <em>b</em>." in box and "<td>x&lt;y, margin 0</td>" in box
 
 
 def test_the_protocols_docstring_examples():
