@@ -122,14 +122,16 @@ def pages(html: Path) -> list[str]:
     All ``*.html`` except: the folders whose names start with ``_`` (Sphinx's and the theme's
     assets: ``_static/`` holds the theme's Jinja template fragments, not pages); an
     ``index.html`` that only redirects to the landing page (Jupyter Book writes one when the
-    root page has another name; :func:`test_site_root_serves_the_landing_page`); and
+    root page has another name; :func:`test_site_root_serves_the_landing_page`) and the pages
+    that moved, which only redirect (:func:`test_moved_pages_land_where_their_content_lives`); and
     ``genindex.html``, Sphinx's general index, empty because the book declares no index entries
     and reached by no visible link. ``search.html`` is kept (every page's search box leads to
     it) and is visited with a query, so the search index is proved to load offline too.
     """
 
     def redirect(page: Path) -> bool:
-        return page.name == "index.html" and 'http-equiv="Refresh"' in page.read_text(encoding="utf-8")
+        text = page.read_text(encoding="utf-8")
+        return 'http-equiv="Refresh"' in text and "<article" not in text and len(text) < 2000
 
     found = sorted(p for p in html.rglob("*.html") if not redirect(p))
     names = [p.relative_to(html).as_posix() for p in found]
@@ -422,6 +424,17 @@ def test_site_root_serves_the_landing_page(site, browser):
         )
     )
     assert not site.outside
+
+
+def test_moved_pages_land_where_their_content_lives(site, browser):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from embdiag.paper.sphinxext import MOVED
+
+    for old, new in MOVED.items():
+        browser.get(f"{site.url}/{old}.html")
+        WebDriverWait(browser, 10).until(lambda b: b.current_url.endswith(f"/{new}.html"))
+        assert browser.execute_script("return document.querySelector('article') !== null"), old
 
 
 def test_handler_serves_only_the_sub_path(site):
