@@ -107,7 +107,8 @@ def test_end_to_end_in_this_process(tmp_path, vectors, capsys):
 
     page = (out / "report.html").read_text()
     assert "<title>embdiag report: emb.npy</title>" in page
-    assert "embdiag report " + str(vectors) + " --labels" in page and "&#x27;overlap@5&lt;0.1&#x27;" in page
+    assert "embdiag report " + str(vectors) + " --labels" in page and "--fail-if 'overlap@5&lt;0.1'" in page
+    assert page.index('class="embdiag-result"') < page.index("embdiag report " + str(vectors))  # the answer first
     assert page.index("Distribution: geometry without labels") < page.index("Neighbour identity")
     assert page.count("window.vegaEmbed=") == 1 and not re.search(r"""(src|href)=["']https?:""", page)
 

@@ -63,7 +63,8 @@ def test_self_pairs_are_excluded_counted_and_their_queries_left_unscored():
     )
     page = sections.overview(rep, "test").data  # the note is visible on the page
     assert "- Note: " + note in page
-    assert "**Relevance:** Hit@5 and recall@5 over every one of the 30 queries with a positive." in page
+    scored = sections.sampling(rep).text  # how the rows were sampled: folded under the data line
+    assert "**Relevance:** Hit@5 and recall@5 over every one of the 30 queries with a positive." in scored
     shown = [p.data for p in sections.relevance.exhibits(rep) if hasattr(p, "data") and isinstance(p.data, str)]
     assert "*Queries:* Hit@5 and recall@5 over every one of the 30 queries with a positive." in shown
 
