@@ -217,9 +217,12 @@ def render(nb, title: str) -> str:
 
 
 def document(body: str, title: str) -> str:
-    """``body`` (HTML) as one page titled ``title``, with the stylesheet and the chart bundle inline."""
+    """``body`` (HTML) as one page titled ``title``, with the stylesheet and the chart bundle inline
+    (with the book's re-layout of charts for a narrow window, :data:`embdiag.view.charts.RELAYOUT_JS`)."""
+    from ..view.charts import RELAYOUT_JS
+
     css = _inline(_PAGE_CSS + "\n" + _stylesheet(), "style")
-    js = _inline(_bundle(), "script")
+    js = _inline(_bundle() + "\n" + RELAYOUT_JS, "script")
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
