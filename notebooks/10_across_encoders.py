@@ -46,7 +46,7 @@ display(Markdown(
 # %% [markdown]
 # Each verdict is computed by the same code, with the same settings, as the finding's own chapter; the
 # variants that run a chapter on another encoder are declared in `notebooks/variants.yml` and execute
-# with `embdiag chapter NAME --out DIR`. The criteria are applied as declared: they were not rescaled to
+# with `embdiag chapter`, e.g. `embdiag chapter 12_compression_wordnet --out DIR`. The criteria are applied as declared: they were not rescaled to
 # WordLlama's width, because a criterion changed after seeing an encoder's numbers would no longer be
 # declared in advance. A finding that holds on WordLlama says the instrument responds on a real
 # encoder's vectors of real text as on the study's; it says nothing about images.
