@@ -58,8 +58,8 @@ procedural = driving_dataset == caption_dataset == "procedural"
 display(Markdown(
     f"**Data.** Design B: {vectors.source}{'' if procedural else f'; captions: {captions.source}'}. Design A: "
     f"JEPA runs of profile `{profile}` on procedural scenes. "
-    + ("Not BDD100K, COCO or EmbeddingGemma: this machine downloads nothing ([why](02_data)); "
-       "[Across encoders](10_across_encoders) adds a real pretrained encoder, WordLlama on WordNet 3.0."
+    + ("Not BDD100K, COCO or EmbeddingGemma: this machine downloads nothing ([why](02_data.html)); "
+       "[Across encoders](10_across_encoders.html) adds a real pretrained encoder, WordLlama on WordNet 3.0."
        if procedural else "")))
 
 # %%

@@ -211,4 +211,4 @@ exhibits.table(table.set_index("finding", append=True).drop(columns=["low", "hig
 
 # %%
 display(Markdown(f"The pages that follow measure **{encoders[0]}**; "
-                 + "[Across encoders](10_across_encoders) repeats them on others."))
+                 + "[Across encoders](10_across_encoders.html) repeats them on others."))

@@ -37,7 +37,7 @@ display(Markdown(
     f"**Data and model:** {chapter.profile_statement(cfg)}.  \n**Failed runs:** "
     + ("none." if failed.empty else "; ".join(f"{r.condition} seed {r.seed} ({r.reason})"
                                               for r in failed.itertuples()) + ". They enter no value or mean.")
-    + " The full record behind [Training evidence](03_training)."))
+    + " The full record behind [Training evidence](03_training.html)."))
 
 # %% [markdown]
 # ## Every seed, every metric
