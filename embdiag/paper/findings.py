@@ -92,20 +92,42 @@ def _names(rows) -> str:
     return "; ".join(f"<em>{html.escape(r['finding'])}</em>" for _, r in rows.iterrows())
 
 
+#: The most characters of a finding's reason its result-box row shows (whole clauses; the rest is elided).
+BRIEF = 160
+
+
+def brief(reason: str, limit: int = BRIEF) -> str:
+    """``reason`` cut after its last whole clause (``"; "``-separated) within ``limit`` characters,
+    with `` …`` where clauses were left out (the first clause is always kept whole).
+
+    >>> brief("interval [1, 2] lies above 0; another clause", limit=30)
+    'interval [1, 2] lies above 0 …'
+    >>> brief("short")
+    'short'
+    """
+    clauses = reason.split("; ")
+    kept = clauses[:1]
+    for clause in clauses[1:]:
+        if len("; ".join([*kept, clause])) > limit:
+            break
+        kept.append(clause)
+    return "; ".join(kept) + (" …" if len(kept) < len(clauses) else "")
+
+
 def _decisions(verdict_table: pd.DataFrame) -> str:
-    """The findings as a compact HTML table: each finding, its verdict, this run's numbers and the
-    interval against the margin that decided it (not measured: no numbers)."""
+    """The findings as a compact HTML table: each finding, its verdict and the interval against the
+    margin that decided it (:func:`brief`; not measured: none); the whole reason and this run's
+    numbers are in the chapter's findings table."""
     rows = []
     for _, r in in_words(verdict_table).iterrows():
         measured = r["verdict"] != NOT_MEASURED
         cells = (
             f"<em>{html.escape(str(r['finding']), quote=False)}</em>",
             html.escape(str(r["verdict"]), quote=False),
-            html.escape(str(r["this run"]), quote=False) if measured else "",
-            html.escape(f"{r['reason']}, margin {r['margin']}", quote=False) if measured else "",
+            html.escape(f"{brief(str(r['reason']))}, margin {r['margin']}", quote=False) if measured else "",
         )
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("finding", "verdict", "this run", "decided by"))
+    head = "".join(f"<th>{h}</th>" for h in ("finding", "verdict", "decided by"))
     return (
         '<div class="embdiag-scroll"><table class="embdiag-decisions"><thead><tr>'
         f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
@@ -116,7 +138,7 @@ def result(verdict_table: pd.DataFrame, claim: str, *, figure=None) -> Result:
     """The result box that opens a chapter: ``claim`` formatted with :func:`counts`, the
     findings by verdict (those that hold, are contradicted, inconclusive, not testable, not
     measured), then ``figure`` (an exhibit or anything with ``_repr_html_``), the one decisive
-    figure, if given, then each finding's numbers and the interval and margin that decided it.
+    figure, if given, then the interval and margin that decided each finding.
 
     >>> from embdiag.metrics.inference import at_least
     >>> from embdiag.study.findings import Claim, verdicts

@@ -122,8 +122,8 @@ def test_the_result_box_names_each_finding_by_verdict_then_tabulates_what_decide
     assert "Contradicted: <em>b</em>." in text and "Not measured in this run: <em>c</em>." in text
     assert text.count("<em>a</em>") == text.count("<em>b</em>") == text.count("<em>c</em>") == 1
     assert box.index("inner") < box.index('<table class="embdiag-decisions">'), "the figure comes before the table"
-    assert "<td>y &lt; 0</td><td>interval [-2, -1] lies wholly below 0, margin 0</td>" in box
-    assert "<td><em>c</em></td><td>not measured</td><td></td><td></td>" in box
+    assert "<td>contradicted</td><td>interval [-2, -1] lies wholly below 0, margin 0</td>" in box
+    assert "<td><em>c</em></td><td>not measured</td><td></td></tr>" in box
     v = protocol.verdicts(CRITERIA, [("a", "", "", INC), ("b", "", "", not_testable("x<y")), ("c", "", "", HOLDS)])
     box = findings.result(v, "{held} of {measured}").html
     assert "Inconclusive: <em>a</em>." in box and "<td>interval [-1.5, +0.5] crosses ±1, margin 0</td>" in box
