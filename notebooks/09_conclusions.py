@@ -25,18 +25,15 @@ seed = 0  # seed of the procedural data, the stress interventions and the bootst
 # %%
 from IPython.display import Markdown, display
 
-from embdiag.encoders.vectors import caption_vectors, driving_vectors
 from embdiag.paper import conclusions
 from embdiag.view import exhibits
 from embdiag.paper.chapters.training import headline_text, profile_statement
-from embdiag.study import training
 from embdiag.training import sweep
 
-vectors = driving_vectors(encoder, driving_dataset, data_dir=driving_dir, seed=seed)
-captions = caption_vectors(encoder, caption_dataset, data_dir=caption_dir, seed=seed)
-trained = training.run(training.Settings(profile=profile, attribute=attribute))
-tables = {"training": training.findings(trained), **conclusions.fixed_encoder_findings(vectors, captions, k=k, seed=seed)}
-verdicts = conclusions.stack(tables)
+measured = conclusions.run(profile=profile, attribute=attribute, encoder=encoder, driving_dataset=driving_dataset,
+                           driving_dir=driving_dir, caption_dataset=caption_dataset, caption_dir=caption_dir, k=k,
+                           seed=seed)
+verdicts, trained, vectors, captions = measured.verdicts, measured.trained, measured.vectors, measured.captions
 conclusions.result(verdicts, headline=headline_text(trained))
 
 # %%

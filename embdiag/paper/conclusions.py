@@ -70,6 +70,42 @@ def fixed_encoder_findings(vectors, captions, given: Mapping | None = None, **co
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """The study's findings decided on one run's data: ``verdicts`` (:func:`stack` of every
+    section), the training measurement ``trained`` and the design-B inputs."""
+
+    verdicts: pd.DataFrame
+    trained: object
+    vectors: object
+    captions: object
+
+
+def run(
+    *,
+    profile: str,
+    attribute: str,
+    encoder: str,
+    driving_dataset: str,
+    driving_dir=None,
+    caption_dataset: str,
+    caption_dir=None,
+    k: int,
+    seed: int,
+) -> Run:
+    """Every declared finding of the study on one run (the landing page's and the conclusions'
+    parameters): the training records of ``profile`` (findings on ``attribute``), and the four
+    fixed-encoder sections on ``encoder``'s vectors of the driving and caption data."""
+    from ..encoders.vectors import caption_vectors, driving_vectors
+    from ..study import training
+
+    vectors = driving_vectors(encoder, driving_dataset, data_dir=driving_dir, seed=seed)
+    captions = caption_vectors(encoder, caption_dataset, data_dir=caption_dir, seed=seed)
+    trained = training.run(training.Settings(profile=profile, attribute=attribute))
+    tables = {"training": training.findings(trained), **fixed_encoder_findings(vectors, captions, k=k, seed=seed)}
+    return Run(stack(tables), trained, vectors, captions)
+
+
 def stack(tables: dict) -> pd.DataFrame:
     """One table of ``{section: verdicts}`` in the study's section order, with the chapter of
     each section (:data:`COLUMNS`)."""
