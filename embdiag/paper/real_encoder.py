@@ -27,6 +27,7 @@ from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
 from ..study.findings import NOT_MEASURED, STUDY
 from ..view.result import Result, box
 from .findings import in_words
+from .scoreboard import BREAK
 
 WORDNET = "WordLlama / WordNet"
 #: Encoders compared, ``{label: (encoder, dataset)}``: the chapters' ``encoder`` and ``dataset``
@@ -279,13 +280,13 @@ def comparison_summary(table: pd.DataFrame) -> str:
 
 def matrix_frame(table: pd.DataFrame) -> pd.DataFrame:
     """The study's findings of a :func:`comparison` in long form for a verdict matrix
-    (:func:`embdiag.paper.scoreboard.matrix`): ``finding`` (section: finding), ``encoder``,
+    (:func:`embdiag.paper.scoreboard.matrix`): ``finding`` (section, :data:`~.scoreboard.BREAK`, finding), ``encoder``,
     ``verdict`` and the deciding ``numbers``."""
     study = table[table[("", "kind")] == STUDY]
     return pd.DataFrame(
         [
             {
-                "finding": f"{section}: {finding}",
+                "finding": f"{section}{BREAK}{finding}",
                 "encoder": label,
                 "verdict": study.loc[(section, finding), (label, "verdict")],
                 "numbers": study.loc[(section, finding), (label, "numbers")],

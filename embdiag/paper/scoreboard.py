@@ -17,6 +17,8 @@ from ..study.findings import NOT_MEASURED, STUDY
 from ..view import theme
 from .findings import in_words
 
+#: Where a matrix's row label breaks into two lines (e.g. section, then finding).
+BREAK = " — "
 #: Verdicts in the order a reader weighs them: decided, then undecided, then not decidable here.
 VERDICTS = (HOLDS, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, NOT_MEASURED)
 
@@ -68,20 +70,29 @@ def table(verdicts: pd.DataFrame) -> pd.DataFrame:
     return out.set_index(["section", "finding"])
 
 
-def matrix(frame: pd.DataFrame, *, row: str = "finding", column: str = "encoder", cell: int = 150) -> alt.Chart:
-    """A grid of verdicts: one row per ``row`` (in the frame's order, labels never cut), one column
-    of ``cell`` px per ``column``, each cell coloured and labelled by its ``verdict``; the
-    ``numbers`` column, if present, is the cell's tooltip."""
+def matrix(frame: pd.DataFrame, *, row: str = "finding", column: str = "encoder", cell: int = 96) -> alt.Chart:
+    """A grid of verdicts: one row per ``row`` (in the frame's order), one column of ``cell`` px per
+    ``column``, each cell coloured and labelled by its ``verdict``; the ``numbers`` column, if
+    present, is the cell's tooltip. Row labels break at :data:`BREAK` (never cut), and a column
+    is headed by its name up to ``" / "`` (whole in the tooltip), so the grid stays narrow."""
     rows = list(dict.fromkeys(frame[row]))
     columns = list(dict.fromkeys(frame[column]))
     present = [v for v in VERDICTS if v in set(frame["verdict"])]
     tooltip = [f"{row}:N", f"{column}:N", "verdict:N"] + (["numbers:N"] if "numbers" in frame else [])
+    two_lines = any(BREAK in str(r) for r in rows)
     base = alt.Chart(frame).encode(
-        y=alt.Y(f"{row}:N", sort=rows, title=None, axis=alt.Axis(labelLimit=0)),
-        x=alt.X(f"{column}:N", sort=columns, title=None, axis=alt.Axis(orient="top", labelAngle=0)),
+        y=alt.Y(
+            f"{row}:N", sort=rows, title=None, axis=alt.Axis(labelLimit=0, labelExpr=f"split(datum.label, '{BREAK}')")
+        ),
+        x=alt.X(
+            f"{column}:N",
+            sort=columns,
+            title=None,
+            axis=alt.Axis(orient="top", labelAngle=0, labelLimit=0, labelExpr="split(datum.label, ' / ')[0]"),
+        ),
     )
     cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
         color=alt.Color("verdict:N", scale=theme.scale(present), sort=present, legend=None), tooltip=tooltip
     )
     words = base.mark_text(color="white", fontWeight="bold").encode(text="verdict:N", tooltip=tooltip)
-    return (cells + words).properties(width=cell * len(columns), height=22 * len(rows))
+    return (cells + words).properties(width=cell * len(columns), height=(34 if two_lines else 22) * len(rows))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from embdiag.paper import scoreboard
@@ -49,6 +51,8 @@ def test_the_matrix_has_one_cell_per_row_and_column():
         {"finding": ["x", "x", "y", "y"], "encoder": ["p", "q", "p", "q"], "verdict": ["holds", "inconclusive"] * 2}
     )
     spec = scoreboard.matrix(frame).to_dict()
-    assert spec["height"] == 2 * 22
+    assert spec["height"] == 2 * 22 and spec["width"] == 2 * 96
+    two = scoreboard.matrix(frame.assign(finding=["s — x: a", "s — x: a", "s — y", "s — y"])).to_dict()
+    assert two["height"] == 2 * 34 and "split(datum.label, ' — ')" in json.dumps(two, ensure_ascii=False)
     layer = spec["layer"][0]["encoding"]
     assert layer["y"]["sort"] == ["x", "y"] and layer["x"]["sort"] == ["p", "q"]
