@@ -31,7 +31,7 @@ out_dir = None  # where report.json and the CSVs are saved (set by `embdiag repo
 progress = False  # progress bars on stderr for the long steps (set by `embdiag report`)
 timings = False  # show this run's index speeds (queries/s, build time), not reproducible (set by `embdiag report`)
 cluster: str | None = None  # Ray cluster address (auto, ray://HOST:PORT, local[:N]): exact searches run there, sharded
-fail_if = ["delta_p@10.low<-1"]  # --fail-if rules (at this k; [] for none): checked before measuring, outcomes shown last
+fail_if = ["delta_p@10.low<-1"]  # --fail-if rules at this k ([] for none), checked before measuring
 
 # %%
 import shlex
