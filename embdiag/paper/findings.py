@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..metrics.inference import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
 from ..study.findings import NOT_MEASURED, VERDICT_COLUMNS, WORDS
+from ..view.markdown import Html
 from ..view.result import Result, box
 
 __all__ = ["in_words", "table", "counts", "summary", "result"]
@@ -166,15 +167,5 @@ def result(verdict_table: pd.DataFrame, claim: str, *, figure=None) -> Result:
             text += f" {words}: {_names(rows)}."
     decided = _decisions(verdict_table)
     if figure is None:
-        return box(text, figure=_Html(decided))
-    return box(text, figure=_Html(figure._repr_html_() + decided))
-
-
-class _Html:
-    """Markup shown as is (what :func:`embdiag.view.result.box` appends after its text)."""
-
-    def __init__(self, markup: str):
-        self.markup = markup
-
-    def _repr_html_(self) -> str:
-        return self.markup
+        return box(text, figure=Html(decided))
+    return box(text, figure=Html(figure._repr_html_() + decided))

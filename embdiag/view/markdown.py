@@ -1,12 +1,12 @@
-"""A paragraph of Markdown as a display object: Jupyter shows it as Markdown
-(``_repr_markdown_``), and so does any renderer that reads an object's representations, with no
-IPython needed."""
+"""Text as a display object: a paragraph of Markdown (``_repr_markdown_``) or a piece of HTML
+(``_repr_html_``), shown by Jupyter and by any renderer that reads an object's representations,
+with no IPython needed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Markdown"]
+__all__ = ["Html", "Markdown"]
 
 
 @dataclass(frozen=True)
@@ -25,3 +25,18 @@ class Markdown:
 
     def __repr__(self) -> str:
         return self.data
+
+
+@dataclass(frozen=True)
+class Html:
+    """HTML ``html`` (already escaped) as a display object.
+
+    Example:
+        >>> Html("<p>x</p>")._repr_html_()
+        '<p>x</p>'
+    """
+
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ...artifacts import Read
 from ...view import theme
-from ...view.markdown import Markdown
+from ...view.markdown import Html, Markdown
 
 if TYPE_CHECKING:
     from ..measurement import Report
@@ -34,21 +34,6 @@ __all__ = [
     "for_reading",
     "section",
 ]
-
-
-@dataclass(frozen=True)
-class Html:
-    """HTML ``html`` (already escaped) as a display object.
-
-    Example:
-        >>> Html("<p>x</p>")._repr_html_()
-        '<p>x</p>'
-    """
-
-    html: str
-
-    def _repr_html_(self) -> str:
-        return self.html
 
 
 @dataclass(frozen=True)
